@@ -1,0 +1,91 @@
+//! The executor's interface to one raw ZooKeeper session.
+//!
+//! A [`Coordination`] reports raw states only (`Connected`, `Disconnected`, `Expired`); the
+//! Curator-style policy on top of them (Suspended, LOST, a new session) is the framework
+//! layer's, so it runs, and is model-checked, unchanged over every implementation.
+//!
+//! Contract, for every implementation:
+//! - Everything the session hears arrives on **one ordered stream** ([`Coordination::next_event`]):
+//!   replies, watch events and state changes, in the order the server produced them. A watch
+//!   event comes before any later reply that reflects the change that fired it.
+//! - Every submitted request gets exactly one reply on that stream, carrying the caller's
+//!   [`OpId`]: `ConnectionLoss` when the connection dropped before the reply arrived (the
+//!   request may or may not have been applied), `SessionExpired` when the session is gone.
+//!   Replies to requests in flight when the connection drops come before the `Disconnected`.
+//! - After a reconnect to the same session, the implementation re-registers its outstanding
+//!   watches with the last zxid it saw, so watches whose nodes changed meanwhile fire.
+//! - A closed handle produces nothing more: `next_event` returns `None`.
+
+use std::future::Future;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::OpId;
+use crate::zk::{OpResult, Request, SessionId, WatchedEvent};
+
+/// A raw session state, as the ZooKeeper client library reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum RawState {
+    /// Connected (or reconnected) to the server with this session.
+    Connected {
+        /// The session.
+        session: SessionId,
+        /// The negotiated session timeout.
+        timeout: Duration,
+    },
+    /// The connection dropped; the session may still be alive on the server.
+    Disconnected,
+    /// The server said the session has expired.
+    Expired,
+}
+
+/// One item of a session's ordered event stream.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RawEvent {
+    /// The reply to request `op`.
+    Reply {
+        /// The request's id.
+        op: OpId,
+        /// Its outcome.
+        result: OpResult,
+    },
+    /// A watch fired.
+    Watch {
+        /// The event.
+        event: WatchedEvent,
+    },
+    /// The session's state changed.
+    State {
+        /// The new state.
+        state: RawState,
+    },
+}
+
+/// One raw ZooKeeper session handle. See the module documentation for the contract.
+pub trait Coordination: Send + Sync {
+    /// Sends `request`; its reply arrives on the event stream tagged with `op`.
+    fn submit(&self, op: OpId, request: Request) -> impl Future<Output = ()> + Send;
+
+    /// The next event of the session, in server order; `None` once the handle is closed.
+    /// Cancel-safe: dropping the future loses no event.
+    fn next_event(&self) -> impl Future<Output = Option<RawEvent>> + Send;
+
+    /// Closes the session (if the server can be reached) and the handle.
+    fn close(&self) -> impl Future<Output = ()> + Send;
+
+    /// Sleeps on this implementation's clock (simulated, real or test).
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send + 'static;
+}
+
+/// Opens sessions: the first one, and a new one each time the framework layer gives up on
+/// the previous one.
+pub trait Connector: Send + Sync {
+    /// The session handle type.
+    type Session: Coordination;
+
+    /// Opens a new session. The handle's first event is `Connected` once the server accepted it.
+    fn connect(&self) -> impl Future<Output = Self::Session> + Send;
+}

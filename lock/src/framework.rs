@@ -1,0 +1,476 @@
+//! The framework layer: Curator's connection-state manager and retry machinery as a sans-IO
+//! component, composed into every recipe so that the model checker explores it too.
+//!
+//! - Raw `Disconnected` becomes [`SessionEvent::Suspended`]; LOST is declared after
+//!   [`FrameworkConfig::lost_after_percent`] of the negotiated session timeout without
+//!   reconnecting, or at once when the server reports `Expired`. Then the old handle is
+//!   closed and a *new* session opened, while the server may still hold the old one.
+//! - Every request is retried until it gets an answer other than `ConnectionLoss` (Curator
+//!   with a retry-forever policy): requests are held while disconnected, re-sent after a
+//!   reconnect, and re-sent on the new session after LOST.
+//! - Protected creates: each gets a fresh [`ProtectionId`], reused by its retries. After an
+//!   interruption the framework lists the parent, and adopts a node carrying the id only if
+//!   its `ephemeral_owner` is the current session; a node of another session gets a
+//!   guaranteed delete and the create is redone.
+//! - Guaranteed deletes (and other detached requests) are retried the same way and their
+//!   replies dropped.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::coordination::{RawEvent, RawState};
+use crate::ids::{ClientSlot, OpId, ProtectionId, TimerId};
+use crate::recipe::{Effect, SessionEvent};
+use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, WatchedEvent, ZkError};
+
+/// Settings of the framework layer.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct FrameworkConfig {
+    /// LOST is declared after this percentage of the negotiated session timeout spent
+    /// disconnected (Curator's `sessionExpirationPercent`, default 100).
+    pub lost_after_percent: u32,
+}
+
+impl Default for FrameworkConfig {
+    fn default() -> Self {
+        FrameworkConfig {
+            lost_after_percent: 100,
+        }
+    }
+}
+
+/// What the framework hands on to the recipe.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    Reply { op: OpId, result: OpResult },
+    Watch(WatchedEvent),
+    Session(SessionEvent),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Connection {
+    /// Waiting for the first `Connected` of a session; `after_loss` when it replaces a lost one.
+    Connecting { after_loss: bool },
+    Connected {
+        session: SessionId,
+        timeout: Duration,
+    },
+    Suspended {
+        session: SessionId,
+        lost_timer: TimerId,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Purpose {
+    /// The reply goes to the recipe.
+    Recipe,
+    /// The reply is dropped.
+    Detached,
+    /// A step of the protected create the recipe knows as this op.
+    Protected(OpId),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Pending {
+    request: Request,
+    purpose: Purpose,
+    sent: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Step {
+    /// The create request is pending.
+    Creating,
+    /// An attempt was interrupted: the node may exist; list the parent once connected.
+    Unknown,
+    /// Listing the parent for a node with our protection id.
+    Finding,
+    /// Reading the stat of the node found, to check its owner.
+    Checking(Path),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Protected {
+    parent: Path,
+    /// The full name to create: protection prefix + the recipe's name.
+    name: String,
+    protection: ProtectionId,
+    data: Vec<u8>,
+    mode: CreateMode,
+    step: Step,
+}
+
+/// The framework layer's state for one client. Pure, like recipes.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Framework {
+    config: FrameworkConfig,
+    client: ClientSlot,
+    nonce: u32,
+    connection: Connection,
+    next_op: u32,
+    next_timer: u32,
+    next_protection: u32,
+    pending: BTreeMap<OpId, Pending>,
+    protected: BTreeMap<OpId, Protected>,
+}
+
+impl Framework {
+    /// A framework for client `client` whose protection ids carry `nonce` (drawn from the
+    /// run's seeded source; any constant in the model). Starts waiting for its first session.
+    pub fn new(config: FrameworkConfig, client: ClientSlot, nonce: u32) -> Framework {
+        Framework {
+            config,
+            client,
+            nonce,
+            connection: Connection::Connecting { after_loss: false },
+            next_op: 0,
+            next_timer: 0,
+            next_protection: 0,
+            pending: BTreeMap::new(),
+            protected: BTreeMap::new(),
+        }
+    }
+
+    /// The client this framework belongs to.
+    pub fn client(&self) -> ClientSlot {
+        self.client
+    }
+
+    /// The current session, while connected.
+    pub fn session(&self) -> Option<SessionId> {
+        match self.connection {
+            Connection::Connected { session, .. } => Some(session),
+            _ => None,
+        }
+    }
+
+    /// Requests not yet answered (sent or waiting for a connection).
+    pub fn pending_requests(&self) -> usize {
+        self.pending.len()
+    }
+
+    pub(crate) fn next_timer(&mut self) -> TimerId {
+        self.next_timer += 1;
+        TimerId(self.next_timer)
+    }
+
+    pub(crate) fn submit_for_recipe<N>(
+        &mut self,
+        request: Request,
+        out: &mut Vec<Effect<N>>,
+    ) -> OpId {
+        self.send(request, Purpose::Recipe, out)
+    }
+
+    pub(crate) fn submit_detached<N>(&mut self, request: Request, out: &mut Vec<Effect<N>>) {
+        self.send(request, Purpose::Detached, out);
+    }
+
+    pub(crate) fn create_protected<N>(
+        &mut self,
+        parent: &Path,
+        name: &str,
+        data: Vec<u8>,
+        mode: CreateMode,
+        out: &mut Vec<Effect<N>>,
+    ) -> OpId {
+        self.next_protection += 1;
+        let protection = ProtectionId {
+            nonce: self.nonce,
+            client: self.client,
+            serial: self.next_protection,
+        };
+        let handle = self.next_op_id();
+        let protected = Protected {
+            parent: parent.clone(),
+            name: format!("{}{name}", protection.prefix()),
+            protection,
+            data,
+            mode,
+            step: Step::Creating,
+        };
+        let create = protected.create_request();
+        self.protected.insert(handle, protected);
+        self.send(create, Purpose::Protected(handle), out);
+        handle
+    }
+
+    /// Handles one raw event; returns what the recipe must be told, in order.
+    pub(crate) fn on_event<N>(
+        &mut self,
+        event: RawEvent,
+        out: &mut Vec<Effect<N>>,
+    ) -> Vec<Delivery> {
+        match event {
+            RawEvent::Reply { op, result } => self.on_reply(op, result, out),
+            RawEvent::Watch { event } => vec![Delivery::Watch(event)],
+            RawEvent::State { state } => self.on_state(state, out),
+        }
+    }
+
+    /// Handles a timer: `Ok` with deliveries when it was the framework's own, `Err` with the
+    /// timer when it belongs to the recipe.
+    pub(crate) fn on_timer<N>(
+        &mut self,
+        timer: TimerId,
+        out: &mut Vec<Effect<N>>,
+    ) -> Result<Vec<Delivery>, TimerId> {
+        match self.connection {
+            Connection::Suspended { lost_timer, .. } if lost_timer == timer => {
+                Ok(self.declare_lost(false, out))
+            }
+            _ => Err(timer),
+        }
+    }
+
+    fn next_op_id(&mut self) -> OpId {
+        self.next_op += 1;
+        OpId(self.next_op)
+    }
+
+    fn connected(&self) -> bool {
+        matches!(self.connection, Connection::Connected { .. })
+    }
+
+    fn send<N>(&mut self, request: Request, purpose: Purpose, out: &mut Vec<Effect<N>>) -> OpId {
+        let op = self.next_op_id();
+        let sent = self.connected();
+        if sent {
+            out.push(Effect::Op {
+                op,
+                request: request.clone(),
+            });
+        }
+        self.pending.insert(
+            op,
+            Pending {
+                request,
+                purpose,
+                sent,
+            },
+        );
+        op
+    }
+
+    fn on_reply<N>(
+        &mut self,
+        op: OpId,
+        result: OpResult,
+        out: &mut Vec<Effect<N>>,
+    ) -> Vec<Delivery> {
+        if matches!(
+            result,
+            Err(ZkError::ConnectionLoss) | Err(ZkError::SessionExpired)
+        ) {
+            self.interrupt(op);
+            return Vec::new();
+        }
+        let Some(pending) = self.pending.remove(&op) else {
+            return Vec::new();
+        };
+        match pending.purpose {
+            Purpose::Recipe => vec![Delivery::Reply { op, result }],
+            Purpose::Detached => Vec::new(),
+            Purpose::Protected(handle) => self.protected_step(handle, result, out),
+        }
+    }
+
+    /// A sent request got no answer: re-send a plain one later; for a protected create's
+    /// step, forget the step and find out what happened once connected.
+    fn interrupt(&mut self, op: OpId) {
+        let Some(pending) = self.pending.get_mut(&op) else {
+            return;
+        };
+        match pending.purpose {
+            Purpose::Recipe | Purpose::Detached => pending.sent = false,
+            Purpose::Protected(handle) => {
+                self.pending.remove(&op);
+                if let Some(protected) = self.protected.get_mut(&handle) {
+                    protected.step = Step::Unknown;
+                }
+            }
+        }
+    }
+
+    fn protected_step<N>(
+        &mut self,
+        handle: OpId,
+        result: OpResult,
+        out: &mut Vec<Effect<N>>,
+    ) -> Vec<Delivery> {
+        let Some(protected) = self.protected.get(&handle) else {
+            return Vec::new();
+        };
+        let session = self.session();
+        let next = match (&protected.step, result) {
+            (Step::Creating, result) => {
+                self.protected.remove(&handle);
+                return vec![Delivery::Reply { op: handle, result }];
+            }
+            (Step::Finding, Ok(OpOk::Children { names })) => {
+                let prefix = protected.protection.prefix();
+                match names.iter().filter(|n| n.starts_with(&prefix)).min() {
+                    Some(found) => {
+                        let path = protected
+                            .parent
+                            .child(found)
+                            .expect("a listed child name is valid");
+                        Step::Checking(path)
+                    }
+                    None => Step::Creating,
+                }
+            }
+            (Step::Checking(path), Ok(OpOk::Exists { stat: Some(stat) })) => {
+                let persistent = !protected.mode.is_ephemeral();
+                if persistent || (session.is_some() && stat.ephemeral_owner == session) {
+                    let path = path.clone();
+                    self.protected.remove(&handle);
+                    let result = Ok(OpOk::Created { path, stat });
+                    return vec![Delivery::Reply { op: handle, result }];
+                }
+                let stale = path.clone();
+                self.submit_detached(
+                    Request::Delete {
+                        path: stale,
+                        version: None,
+                    },
+                    out,
+                );
+                Step::Creating
+            }
+            // The parent is gone, or the node found vanished: create it (again).
+            _ => Step::Creating,
+        };
+        self.start_step(handle, next, out);
+        Vec::new()
+    }
+
+    fn start_step<N>(&mut self, handle: OpId, step: Step, out: &mut Vec<Effect<N>>) {
+        let protected = self.protected.get_mut(&handle).expect("live protected create");
+        let request = match &step {
+            Step::Creating => protected.create_request(),
+            Step::Finding => Request::GetChildren {
+                path: protected.parent.clone(),
+                watch: false,
+            },
+            Step::Checking(path) => Request::Exists {
+                path: path.clone(),
+                watch: false,
+            },
+            Step::Unknown => unreachable!("Unknown is never started"),
+        };
+        protected.step = step;
+        self.send(request, Purpose::Protected(handle), out);
+    }
+
+    fn on_state<N>(&mut self, state: RawState, out: &mut Vec<Effect<N>>) -> Vec<Delivery> {
+        match (state, &self.connection) {
+            (RawState::Connected { session, timeout }, Connection::Connecting { after_loss }) => {
+                let changed = *after_loss;
+                self.connection = Connection::Connected { session, timeout };
+                self.resume(out);
+                if changed {
+                    self.session_event(
+                        SessionEvent::Reconnected {
+                            session_changed: true,
+                        },
+                        out,
+                    )
+                } else {
+                    Vec::new()
+                }
+            }
+            (
+                RawState::Connected { session, timeout },
+                Connection::Suspended {
+                    session: old,
+                    lost_timer,
+                },
+            ) => {
+                let session_changed = session != *old;
+                out.push(Effect::CancelTimer(*lost_timer));
+                self.connection = Connection::Connected { session, timeout };
+                self.resume(out);
+                self.session_event(SessionEvent::Reconnected { session_changed }, out)
+            }
+            (RawState::Disconnected, Connection::Connected { session, timeout }) => {
+                let session = *session;
+                let after = *timeout * self.config.lost_after_percent / 100;
+                let lost_timer = self.next_timer();
+                out.push(Effect::SetTimer {
+                    timer: lost_timer,
+                    after,
+                });
+                self.connection = Connection::Suspended {
+                    session,
+                    lost_timer,
+                };
+                self.session_event(SessionEvent::Suspended, out)
+            }
+            (RawState::Expired, Connection::Connected { .. } | Connection::Suspended { .. }) => {
+                self.declare_lost(true, out)
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn declare_lost<N>(&mut self, server_confirmed: bool, out: &mut Vec<Effect<N>>) -> Vec<Delivery> {
+        if let Connection::Suspended { lost_timer, .. } = self.connection {
+            out.push(Effect::CancelTimer(lost_timer));
+        }
+        let sent: Vec<OpId> = self
+            .pending
+            .iter()
+            .filter(|(_, pending)| pending.sent)
+            .map(|(op, _)| *op)
+            .collect();
+        for op in sent {
+            self.interrupt(op);
+        }
+        out.push(Effect::CloseSession);
+        out.push(Effect::OpenSession);
+        self.connection = Connection::Connecting { after_loss: true };
+        self.session_event(SessionEvent::Lost { server_confirmed }, out)
+    }
+
+    fn session_event<N>(&self, event: SessionEvent, out: &mut Vec<Effect<N>>) -> Vec<Delivery> {
+        out.push(Effect::Session(event));
+        vec![Delivery::Session(event)]
+    }
+
+    /// Connected: send what waited, then find out about interrupted protected creates.
+    fn resume<N>(&mut self, out: &mut Vec<Effect<N>>) {
+        for (op, pending) in self.pending.iter_mut().filter(|(_, p)| !p.sent) {
+            pending.sent = true;
+            out.push(Effect::Op {
+                op: *op,
+                request: pending.request.clone(),
+            });
+        }
+        let unknown: Vec<OpId> = self
+            .protected
+            .iter()
+            .filter(|(_, p)| p.step == Step::Unknown)
+            .map(|(handle, _)| *handle)
+            .collect();
+        for handle in unknown {
+            self.start_step(handle, Step::Finding, out);
+        }
+    }
+}
+
+impl Protected {
+    fn create_request(&self) -> Request {
+        Request::Create {
+            path: self
+                .parent
+                .child(&self.name)
+                .expect("protected names are validated when the recipe is built"),
+            data: self.data.clone(),
+            mode: self.mode,
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Small newtypes for the identities a recipe deals in. Client slots (and the protection ids
+//! that embed them) identify a client; the model's symmetry reduction rewrites them.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A client's index in a run (0-based).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ClientSlot(pub u16);
+
+impl fmt::Display for ClientSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "c{}", self.0)
+    }
+}
+
+/// A request's id, unique per client for the client's whole life (across sessions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct OpId(pub u32);
+
+/// A timer's id, unique per client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TimerId(pub u32);
+
+/// A caller-chosen identity that holds locks (Curator's "thread"): reentrancy is per owner,
+/// and two owners on one recipe instance queue with their own nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Owner(pub u32);
+
+/// The protection id of one protected create (Curator's `_c_<uuid>-` prefix), reused by that
+/// create's retries. `nonce` comes from the run's seeded source, so that runs against one real
+/// server never collide; `client` and `serial` make it unique within a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ProtectionId {
+    /// Per-run random part.
+    pub nonce: u32,
+    /// The creating client.
+    pub client: ClientSlot,
+    /// The client's count of protected creates so far.
+    pub serial: u32,
+}
+
+impl ProtectionId {
+    /// The node-name prefix that marks this create: `_c_<id>-`.
+    pub fn prefix(&self) -> String {
+        format!("_c_{self}-")
+    }
+
+    /// Reads the protection id back from a node name that starts with one.
+    pub fn parse_prefix(name: &str) -> Option<ProtectionId> {
+        let rest = name.strip_prefix("_c_")?;
+        let mut parts = rest.splitn(4, '-');
+        let nonce = u32::from_str_radix(parts.next()?, 16).ok()?;
+        let client = u16::from_str_radix(parts.next()?, 16).ok()?;
+        let serial = u32::from_str_radix(parts.next()?, 16).ok()?;
+        parts.next()?;
+        Some(ProtectionId {
+            nonce,
+            client: ClientSlot(client),
+            serial,
+        })
+    }
+}
+
+impl fmt::Display for ProtectionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:08x}-{:04x}-{:08x}",
+            self.nonce, self.client.0, self.serial
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protection_prefix_round_trips() {
+        let id = ProtectionId {
+            nonce: 0xdead_beef,
+            client: ClientSlot(3),
+            serial: 17,
+        };
+        let name = format!("{}lock-0000000004", id.prefix());
+        assert_eq!(name, "_c_deadbeef-0003-00000011-lock-0000000004");
+        assert_eq!(ProtectionId::parse_prefix(&name), Some(id));
+        assert_eq!(ProtectionId::parse_prefix("lock-0000000004"), None);
+    }
+}

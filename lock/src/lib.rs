@@ -1,0 +1,26 @@
+//! splitbrain's lock layer: ZooKeeper coordination recipes written once, as sans-IO state
+//! machines, and run unchanged by the model checker, the simulator and a real ZooKeeper.
+//!
+//! Layers, bottom up:
+//! - [`zk`]: ZooKeeper's vocabulary and [`zk::tree`], the one pure data tree.
+//! - [`coordination`]: the executor's interface to one raw ZooKeeper session.
+//! - [`recipe`] and [`framework`]: the recipe contract, and Curator's connection-state and
+//!   retry machinery as a sans-IO layer composed into every recipe ([`client::Client`]).
+//! - [`recipes`]: the lock recipes, good and known-bad; [`fencing`]: tokens and the resource
+//!   that checks them.
+//! - [`driver`]: runs any client over any `Coordination`; [`memory`]: an in-memory,
+//!   fault-free `Coordination` for tests.
+//!
+//! Nothing here reads a clock, draws a random number or does I/O except through the
+//! `Coordination` the driver is given.
+
+pub mod client;
+pub mod coordination;
+pub mod driver;
+pub mod fencing;
+pub mod framework;
+pub mod ids;
+pub mod memory;
+pub mod recipe;
+pub mod recipes;
+pub mod zk;

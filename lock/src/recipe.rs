@@ -1,0 +1,165 @@
+//! The recipe contract: a recipe is a pure state machine that takes [`Input`]s and emits
+//! [`Effect`]s through a [`Ctx`]. It never sees time (timers are opaque ids with relative
+//! durations), does no I/O and draws no randomness, which is what lets one implementation
+//! run under the model checker, the simulator and a real ZooKeeper.
+//!
+//! A recipe is always composed with the [`Framework`](crate::framework::Framework) layer into
+//! a [`Client`](crate::client::Client): the framework owns the session, retries requests
+//! across connection loss and session changes, runs protected creates and guaranteed
+//! deletes, and translates raw session states into [`SessionEvent`]s.
+
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::framework::Framework;
+use crate::ids::{OpId, TimerId};
+use crate::zk::{CreateMode, OpResult, Path, Request, SessionId, WatchedEvent};
+
+/// A connection-state change as recipes see it (Curator's `ConnectionState`, minus the raw
+/// states): "the client gave up" and "the server deleted my ephemerals" are told apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "session", rename_all = "snake_case")]
+pub enum SessionEvent {
+    /// The connection dropped; the session may come back. Nothing held is safe now.
+    Suspended,
+    /// The session is gone: the server said so (`server_confirmed`), or the client stopped
+    /// waiting after the configured share of the session timeout, in which case the server
+    /// may still hold the old session (and its ephemerals) for a while.
+    Lost {
+        /// True when the server reported the expiry.
+        server_confirmed: bool,
+    },
+    /// Connected again after `Suspended` (same session) or after `Lost` (a new one).
+    Reconnected {
+        /// True when this is a new session.
+        session_changed: bool,
+    },
+}
+
+/// What a recipe is asked to handle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input<C> {
+    /// A user call.
+    Call(C),
+    /// The final reply to one of the recipe's requests (never `ConnectionLoss`: the framework
+    /// retries those).
+    Reply {
+        /// The id `Ctx::submit` returned.
+        op: OpId,
+        /// The outcome.
+        result: OpResult,
+    },
+    /// A watch fired.
+    Watch(WatchedEvent),
+    /// The connection state changed.
+    Session(SessionEvent),
+    /// A timer the recipe set has fired.
+    Timer(TimerId),
+}
+
+/// What a client (framework + recipe) asks its executor to do.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Effect<N> {
+    /// Send a request on the current session.
+    Op {
+        /// Its id; the reply carries it.
+        op: OpId,
+        /// The request.
+        request: Request,
+    },
+    /// Fire `Input::Timer(timer)` after `after` (the model ignores the duration).
+    SetTimer {
+        /// The timer.
+        timer: TimerId,
+        /// Relative delay.
+        after: Duration,
+    },
+    /// Forget a timer (a no-op if it already fired).
+    CancelTimer(TimerId),
+    /// Close the current session handle (without waiting for the server).
+    CloseSession,
+    /// Open a new session.
+    OpenSession,
+    /// The framework's view of the connection changed (for traces).
+    Session(SessionEvent),
+    /// Tell the user something.
+    Notify(N),
+}
+
+/// One recipe instance. Pure: no I/O, no clock, no RNG.
+pub trait Recipe: Clone + Eq + Ord + Hash + Debug + Send + Sync {
+    /// User calls (acquire, release, start, ...).
+    type Call: Clone + Debug + Send + Sync;
+    /// Notices to the user (acquired with a token, released, lost, ...).
+    type Notice: Clone + Debug + Send + Sync;
+
+    /// Handles one input, acting through `cx`.
+    fn handle(&mut self, input: Input<Self::Call>, cx: &mut Ctx<'_, Self::Notice>);
+}
+
+/// A recipe's handle on the framework layer and its effect buffer for one `handle` call.
+pub struct Ctx<'a, N> {
+    pub(crate) framework: &'a mut Framework,
+    pub(crate) out: &'a mut Vec<Effect<N>>,
+}
+
+impl<N> Ctx<'_, N> {
+    /// Sends `request` (now, or once connected); the final reply comes as `Input::Reply`.
+    /// The framework retries it after `ConnectionLoss` and on a new session.
+    pub fn submit(&mut self, request: Request) -> OpId {
+        self.framework.submit_for_recipe(request, self.out)
+    }
+
+    /// Sends `request` with retries like [`Ctx::submit`], and drops its reply. Used for
+    /// guaranteed deletes and idempotent set-up such as creating parent containers.
+    pub fn submit_detached(&mut self, request: Request) {
+        self.framework.submit_detached(request, self.out)
+    }
+
+    /// Deletes `path`, retrying until it succeeds or the node is gone.
+    pub fn delete_guaranteed(&mut self, path: Path) {
+        self.submit_detached(Request::Delete {
+            path,
+            version: None,
+        })
+    }
+
+    /// Creates `parent/<protection prefix><name>` in protection mode: after a connection
+    /// loss the framework finds the node by its protection id instead of creating a second
+    /// one, adopting it only if the current session owns it. Replies like a create.
+    pub fn create_protected(
+        &mut self,
+        parent: &Path,
+        name: &str,
+        data: Vec<u8>,
+        mode: CreateMode,
+    ) -> OpId {
+        self.framework
+            .create_protected(parent, name, data, mode, self.out)
+    }
+
+    /// Sets a timer that fires `Input::Timer` after `after`.
+    pub fn set_timer(&mut self, after: Duration) -> TimerId {
+        let timer = self.framework.next_timer();
+        self.out.push(Effect::SetTimer { timer, after });
+        timer
+    }
+
+    /// Cancels a timer.
+    pub fn cancel_timer(&mut self, timer: TimerId) {
+        self.out.push(Effect::CancelTimer(timer));
+    }
+
+    /// Emits a notice to the user.
+    pub fn notify(&mut self, notice: N) {
+        self.out.push(Effect::Notify(notice));
+    }
+
+    /// The current session, if connected.
+    pub fn session(&self) -> Option<SessionId> {
+        self.framework.session()
+    }
+}

@@ -1,0 +1,273 @@
+//! `Mutex`: Curator's InterProcessMutex.
+//!
+//! Each acquisition creates a protected ephemeral-sequential node
+//! `<path>/_c_<protection-id>-lock-NNNNNNNNNN`. Nodes are ordered by the sequence suffix
+//! after `lock-` (the protection prefix is ignored); the lowest holds. Every other waiter
+//! leaves a one-shot get_data watch on its immediate predecessor only, so a release wakes at
+//! most one waiter, and re-lists when woken (or at once, if the predecessor vanished before
+//! the watch was set). Reentrant per owner; a second owner on one instance queues with its
+//! own node. The fencing token is the node's czxid.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{FailReason, Hold, LOCK_NAME, LockCall, LockNotice, create_parents, release_hold, update_hold};
+use crate::fencing::Token;
+use crate::ids::{OpId, Owner, TimerId};
+use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
+use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, WatchedEvent, ZkError, sequence_suffix};
+
+/// The InterProcessMutex recipe for one lock path.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Mutex {
+    path: Path,
+    owners: BTreeMap<Owner, Acquisition>,
+    /// Protected creates of owners that gave up: the node they produce gets deleted.
+    abandoned: BTreeSet<OpId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Acquisition {
+    stage: Stage,
+    timeout: Option<TimerId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Stage {
+    /// Creating our node.
+    Creating(OpId),
+    /// Our node exists; we are not first (yet).
+    Waiting { node: Path, token: Token, step: Wait },
+    /// We hold the lock.
+    Holding(Hold),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Wait {
+    /// Listing the lock's children.
+    Listing(OpId),
+    /// Watching the predecessor; the op is the get_data that sets the watch, until it replies.
+    Watching { predecessor: Path, op: Option<OpId> },
+}
+
+impl Mutex {
+    /// A mutex on the lock path `path`.
+    pub fn new(path: Path) -> Mutex {
+        Mutex {
+            path,
+            owners: BTreeMap::new(),
+            abandoned: BTreeSet::new(),
+        }
+    }
+
+    /// The lock path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The token of `owner`'s current hold.
+    pub fn holding(&self, owner: Owner) -> Option<Token> {
+        match &self.owners.get(&owner)?.stage {
+            Stage::Holding(hold) => Some(hold.token),
+            _ => None,
+        }
+    }
+
+    fn acquire(&mut self, owner: Owner, timeout: Option<std::time::Duration>, cx: &mut Ctx<'_, LockNotice>) {
+        match self.owners.get_mut(&owner).map(|a| &mut a.stage) {
+            Some(Stage::Holding(hold)) => {
+                hold.count += 1;
+                let token = hold.token;
+                cx.notify(LockNotice::Acquired { owner, token });
+            }
+            Some(_) => cx.notify(LockNotice::Failed {
+                owner,
+                reason: FailReason::AlreadyAcquiring,
+            }),
+            None => {
+                let stage = Stage::Creating(self.create(cx));
+                let timeout = timeout.map(|after| cx.set_timer(after));
+                self.owners.insert(owner, Acquisition { stage, timeout });
+            }
+        }
+    }
+
+    fn create(&self, cx: &mut Ctx<'_, LockNotice>) -> OpId {
+        cx.create_protected(&self.path, LOCK_NAME, Vec::new(), CreateMode::EphemeralSequential)
+    }
+
+    fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, LockNotice>) {
+        let Some(Acquisition {
+            stage: Stage::Holding(hold),
+            ..
+        }) = self.owners.get_mut(&owner)
+        else {
+            return cx.notify(LockNotice::Failed {
+                owner,
+                reason: FailReason::NotHeld,
+            });
+        };
+        if !release_hold(owner, hold, cx) {
+            self.owners.remove(&owner);
+        }
+    }
+
+    fn on_reply(&mut self, op: OpId, result: OpResult, cx: &mut Ctx<'_, LockNotice>) {
+        if self.abandoned.remove(&op) {
+            if let Ok(OpOk::Created { path, .. }) = result {
+                cx.delete_guaranteed(path);
+            }
+            return;
+        }
+        let Some((&owner, acquisition)) = self
+            .owners
+            .iter_mut()
+            .find(|(_, a)| a.stage.awaits(op))
+        else {
+            return;
+        };
+        match (&mut acquisition.stage, result) {
+            (Stage::Creating(_), Ok(OpOk::Created { path, stat })) => {
+                let token = stat.czxid.into();
+                let step = Wait::Listing(list(&self.path, cx));
+                acquisition.stage = Stage::Waiting { node: path, token, step };
+            }
+            (Stage::Creating(pending), Err(ZkError::NoNode)) => {
+                create_parents(&self.path, cx);
+                *pending = cx.create_protected(&self.path, LOCK_NAME, Vec::new(), CreateMode::EphemeralSequential);
+            }
+            (Stage::Waiting { node, token, step }, Ok(OpOk::Children { names })) => {
+                match position(&names, node.name()) {
+                    None => return self.fail(owner, FailReason::NodeVanished, cx),
+                    Some(0) => {
+                        let hold = Hold { node: node.clone(), token: *token, count: 1, suspended: false };
+                        let token = *token;
+                        if let Some(timer) = acquisition.timeout.take() {
+                            cx.cancel_timer(timer);
+                        }
+                        acquisition.stage = Stage::Holding(hold);
+                        cx.notify(LockNotice::Acquired { owner, token });
+                    }
+                    Some(index) => {
+                        let name = &sorted(&names)[index - 1];
+                        let predecessor = self.path.child(name).expect("a listed child name is valid");
+                        let op = cx.submit(Request::GetData { path: predecessor.clone(), watch: true });
+                        *step = Wait::Watching { predecessor, op: Some(op) };
+                    }
+                }
+            }
+            (Stage::Waiting { step: Wait::Watching { op, .. }, .. }, Ok(_)) => *op = None,
+            // The predecessor went before the watch was set: look again.
+            (Stage::Waiting { step: step @ Wait::Watching { .. }, .. }, Err(ZkError::NoNode)) => {
+                *step = Wait::Listing(list(&self.path, cx));
+            }
+            (_, Err(error)) => self.fail(owner, FailReason::Zk(error), cx),
+            (_, Ok(_)) => {}
+        }
+    }
+
+    fn on_watch(&mut self, event: &WatchedEvent, cx: &mut Ctx<'_, LockNotice>) {
+        for acquisition in self.owners.values_mut() {
+            if let Stage::Waiting { step, .. } = &mut acquisition.stage {
+                if matches!(step, Wait::Watching { predecessor, .. } if *predecessor == event.path) {
+                    *step = Wait::Listing(list(&self.path, cx));
+                }
+            }
+        }
+    }
+
+    fn on_timer(&mut self, timer: TimerId, cx: &mut Ctx<'_, LockNotice>) {
+        let Some(&owner) = self
+            .owners
+            .iter()
+            .find(|(_, a)| a.timeout == Some(timer) && !matches!(a.stage, Stage::Holding(_)))
+            .map(|(owner, _)| owner)
+        else {
+            return;
+        };
+        self.abandon(owner, cx);
+        cx.notify(LockNotice::TimedOut { owner });
+    }
+
+    fn on_session(&mut self, event: SessionEvent, cx: &mut Ctx<'_, LockNotice>) {
+        let owners: Vec<Owner> = self.owners.keys().copied().collect();
+        for owner in owners {
+            let acquisition = self.owners.get_mut(&owner).expect("listed above");
+            match &mut acquisition.stage {
+                Stage::Holding(hold) => {
+                    if !update_hold(owner, hold, event, cx) {
+                        self.owners.remove(&owner);
+                    }
+                }
+                Stage::Waiting { .. } if matches!(event, SessionEvent::Lost { .. }) => {
+                    self.fail(owner, FailReason::SessionLost, cx);
+                }
+                // A create carries on in the new session: protection mode sorts it out.
+                _ => {}
+            }
+        }
+    }
+
+    /// Ends `owner`'s acquisition with a failure notice.
+    fn fail(&mut self, owner: Owner, reason: FailReason, cx: &mut Ctx<'_, LockNotice>) {
+        self.abandon(owner, cx);
+        cx.notify(LockNotice::Failed { owner, reason });
+    }
+
+    /// Drops `owner`'s (unheld) acquisition, making sure its node goes.
+    fn abandon(&mut self, owner: Owner, cx: &mut Ctx<'_, LockNotice>) {
+        let Some(acquisition) = self.owners.remove(&owner) else {
+            return;
+        };
+        if let Some(timer) = acquisition.timeout {
+            cx.cancel_timer(timer);
+        }
+        match acquisition.stage {
+            Stage::Creating(op) => {
+                self.abandoned.insert(op);
+            }
+            Stage::Waiting { node, .. } | Stage::Holding(Hold { node, .. }) => cx.delete_guaranteed(node),
+        }
+    }
+}
+
+impl Stage {
+    fn awaits(&self, op: OpId) -> bool {
+        match self {
+            Stage::Creating(pending) | Stage::Waiting { step: Wait::Listing(pending), .. } => *pending == op,
+            Stage::Waiting { step: Wait::Watching { op: pending, .. }, .. } => *pending == Some(op),
+            Stage::Holding(_) => false,
+        }
+    }
+}
+
+impl Recipe for Mutex {
+    type Call = LockCall;
+    type Notice = LockNotice;
+
+    fn handle(&mut self, input: Input<LockCall>, cx: &mut Ctx<'_, LockNotice>) {
+        match input {
+            Input::Call(LockCall::Acquire { owner, timeout }) => self.acquire(owner, timeout, cx),
+            Input::Call(LockCall::Release { owner }) => self.release(owner, cx),
+            Input::Reply { op, result } => self.on_reply(op, result, cx),
+            Input::Watch(event) => self.on_watch(&event, cx),
+            Input::Session(event) => self.on_session(event, cx),
+            Input::Timer(timer) => self.on_timer(timer, cx),
+        }
+    }
+}
+
+fn list(path: &Path, cx: &mut Ctx<'_, LockNotice>) -> OpId {
+    cx.submit(Request::GetChildren { path: path.clone(), watch: false })
+}
+
+/// The lock nodes among `names`, in lock order: by the sequence suffix after `lock-`,
+/// ignoring the protection prefix (Curator's `StandardLockInternalsDriver` sorting).
+fn sorted(names: &[String]) -> Vec<&String> {
+    let mut nodes: Vec<&String> = names.iter().filter(|n| n.contains(LOCK_NAME)).collect();
+    nodes.sort_by_key(|name| (sequence_suffix(name), name.as_str()));
+    nodes
+}
+
+fn position(names: &[String], node: &str) -> Option<usize> {
+    sorted(names).iter().position(|name| name.as_str() == node)
+}

@@ -1,0 +1,189 @@
+//! The trace: one JSON document per run, `{ "meta": {..}, "events": [..] }`, with no
+//! wall-clock time in it. The simulator, the model checker and real runs all write it;
+//! checkers and reports read nothing else.
+
+use lock::coordination::RawState;
+use lock::fencing::Token;
+use lock::ids::{ClientSlot, OpId, Owner};
+use lock::recipe::SessionEvent;
+use lock::recipes::{LockCall, LockNotice};
+use lock::zk::{OpResult, Request, SessionId, WatchedEvent, Zxid};
+use serde::{Deserialize, Serialize};
+
+use crate::fault::{Fault, ScheduledFault};
+
+/// Where a trace came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The madsim simulator; `t` is simulated nanoseconds.
+    Sim,
+    /// A model-checker counterexample; `t` is the step index.
+    Model,
+    /// A real ZooKeeper; `t` is nanoseconds since the run started.
+    Real,
+}
+
+/// What the run was.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The seed (simulator), or 0.
+    pub seed: u64,
+    /// Who produced the trace.
+    pub source: Source,
+    /// The splitbrain version and build that produced it.
+    pub build: String,
+    /// The recipe's kebab-case name (`mutex`, `naive-herd-mutex`, ...).
+    pub recipe: String,
+    /// Number of clients.
+    pub clients: u16,
+    /// Whatever else the producer needs to rerun the trace exactly (scenario settings).
+    pub settings: serde_json::Value,
+    /// The faults the run injected, as scheduled (after any randomization and shrinking).
+    pub fault_schedule: Vec<ScheduledFault>,
+}
+
+/// One trace event: at `t`, on `client` (absent for the server and the environment).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Simulated or real nanoseconds since the start, or the model's step index.
+    pub t: u64,
+    /// The client the event happened on; `None` for server-side and environment events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientSlot>,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// A server-side change to a session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerSession {
+    /// The server created the session.
+    Created,
+    /// A new connection re-attached to the session.
+    Reattached,
+    /// The server expired the session (its ephemerals are deleted in one zxid).
+    Expired,
+    /// The client closed the session.
+    Closed,
+}
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EventKind {
+    /// Client side: a request went out.
+    OpSent {
+        /// The client's id for it.
+        op: OpId,
+        /// The request.
+        request: Request,
+    },
+    /// Server side: a request was applied.
+    OpApplied {
+        /// The requesting session.
+        session: SessionId,
+        /// The client's id for it.
+        op: OpId,
+        /// The request.
+        request: Request,
+        /// The outcome.
+        result: OpResult,
+        /// The zxid it got, if it changed the tree.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        zxid: Option<Zxid>,
+    },
+    /// Client side: a reply arrived.
+    Reply {
+        /// The request's id.
+        op: OpId,
+        /// The outcome.
+        result: OpResult,
+    },
+    /// Server side: a watch fired for `session`.
+    WatchFired {
+        /// Whose watch.
+        session: SessionId,
+        /// The event.
+        event: WatchedEvent,
+    },
+    /// Client side: a watch event arrived.
+    WatchDelivered {
+        /// The event.
+        event: WatchedEvent,
+    },
+    /// Server side: a session changed.
+    ServerSession {
+        /// The session.
+        session: SessionId,
+        /// How.
+        change: ServerSession,
+    },
+    /// Client side: the raw session state changed.
+    RawSession {
+        /// The new raw state.
+        state: RawState,
+    },
+    /// Client side: the framework layer's connection state changed.
+    Session {
+        /// The new state as recipes see it.
+        event: SessionEvent,
+    },
+    /// Client side: the user called the recipe (recorded before the client handles it, so a
+    /// release call comes before its delete is sent).
+    Call {
+        /// The call.
+        call: LockCall,
+    },
+    /// Client side: the recipe told the user something.
+    Notice {
+        /// The notice.
+        notice: LockNotice,
+    },
+    /// A fault began.
+    FaultStart {
+        /// The fault.
+        fault: Fault,
+    },
+    /// A fault ended.
+    FaultEnd {
+        /// The fault.
+        fault: Fault,
+    },
+    /// Client side: the workload read the protected resource.
+    ResourceRead {
+        /// The reading owner.
+        owner: Owner,
+        /// The token presented.
+        token: Token,
+        /// Whether the resource accepted the token.
+        accepted: bool,
+        /// The value read, when accepted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        value: Option<u64>,
+    },
+    /// Client side: the workload wrote the protected resource.
+    ResourceWrite {
+        /// The writing owner.
+        owner: Owner,
+        /// The token presented.
+        token: Token,
+        /// The value written.
+        value: u64,
+        /// Whether the resource accepted the token.
+        accepted: bool,
+    },
+}
+
+/// A whole run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    /// What the run was.
+    pub meta: Meta,
+    /// What happened, in order.
+    pub events: Vec<Event>,
+}
