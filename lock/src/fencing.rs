@@ -90,9 +90,7 @@ mod tests {
         assert_eq!(resource.read(Token(5)), Ok(0));
         resource.write(Token(5), 1).unwrap();
         assert_eq!(resource.read(Token(9)), Ok(1));
-        let stale = Stale {
-            highest: Token(9),
-        };
+        let stale = Stale { highest: Token(9) };
         assert_eq!(resource.read(Token(5)), Err(stale));
         assert_eq!(resource.write(Token(5), 7), Err(stale));
         assert_eq!(resource.value(), 1);

@@ -349,7 +349,10 @@ impl Framework {
     }
 
     fn start_step<N>(&mut self, handle: OpId, step: Step, out: &mut Vec<Effect<N>>) {
-        let protected = self.protected.get_mut(&handle).expect("live protected create");
+        let protected = self
+            .protected
+            .get_mut(&handle)
+            .expect("live protected create");
         let request = match &step {
             Step::Creating => protected.create_request(),
             Step::Finding => Request::GetChildren {
@@ -417,7 +420,11 @@ impl Framework {
         }
     }
 
-    fn declare_lost<N>(&mut self, server_confirmed: bool, out: &mut Vec<Effect<N>>) -> Vec<Delivery> {
+    fn declare_lost<N>(
+        &mut self,
+        server_confirmed: bool,
+        out: &mut Vec<Effect<N>>,
+    ) -> Vec<Delivery> {
         if let Connection::Suspended { lost_timer, .. } = self.connection {
             out.push(Effect::CancelTimer(lost_timer));
         }

@@ -128,4 +128,3 @@ impl Coordination for MemorySession {
         (self.sleeper)(duration)
     }
 }
-

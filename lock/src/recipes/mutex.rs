@@ -10,11 +10,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{FailReason, Hold, LOCK_NAME, LockCall, LockNotice, create_parents, release_hold, update_hold};
+use super::{
+    FailReason, Hold, LOCK_NAME, LockCall, LockNotice, create_parents, release_hold, update_hold,
+};
 use crate::fencing::Token;
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
-use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, WatchedEvent, ZkError, sequence_suffix};
+use crate::zk::{
+    CreateMode, OpOk, OpResult, Path, Request, WatchedEvent, ZkError, sequence_suffix,
+};
 
 /// The InterProcessMutex recipe for one lock path.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -36,7 +40,11 @@ enum Stage {
     /// Creating our node.
     Creating(OpId),
     /// Our node exists; we are not first (yet).
-    Waiting { node: Path, token: Token, step: Wait },
+    Waiting {
+        node: Path,
+        token: Token,
+        step: Wait,
+    },
     /// We hold the lock.
     Holding(Hold),
 }
@@ -72,7 +80,12 @@ impl Mutex {
         }
     }
 
-    fn acquire(&mut self, owner: Owner, timeout: Option<std::time::Duration>, cx: &mut Ctx<'_, LockNotice>) {
+    fn acquire(
+        &mut self,
+        owner: Owner,
+        timeout: Option<std::time::Duration>,
+        cx: &mut Ctx<'_, LockNotice>,
+    ) {
         match self.owners.get_mut(&owner).map(|a| &mut a.stage) {
             Some(Stage::Holding(hold)) => {
                 hold.count += 1;
@@ -92,7 +105,12 @@ impl Mutex {
     }
 
     fn create(&self, cx: &mut Ctx<'_, LockNotice>) -> OpId {
-        cx.create_protected(&self.path, LOCK_NAME, Vec::new(), CreateMode::EphemeralSequential)
+        cx.create_protected(
+            &self.path,
+            LOCK_NAME,
+            Vec::new(),
+            CreateMode::EphemeralSequential,
+        )
     }
 
     fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, LockNotice>) {
@@ -118,10 +136,7 @@ impl Mutex {
             }
             return;
         }
-        let Some((&owner, acquisition)) = self
-            .owners
-            .iter_mut()
-            .find(|(_, a)| a.stage.awaits(op))
+        let Some((&owner, acquisition)) = self.owners.iter_mut().find(|(_, a)| a.stage.awaits(op))
         else {
             return;
         };
@@ -129,17 +144,31 @@ impl Mutex {
             (Stage::Creating(_), Ok(OpOk::Created { path, stat })) => {
                 let token = stat.czxid.into();
                 let step = Wait::Listing(list(&self.path, cx));
-                acquisition.stage = Stage::Waiting { node: path, token, step };
+                acquisition.stage = Stage::Waiting {
+                    node: path,
+                    token,
+                    step,
+                };
             }
             (Stage::Creating(pending), Err(ZkError::NoNode)) => {
                 create_parents(&self.path, cx);
-                *pending = cx.create_protected(&self.path, LOCK_NAME, Vec::new(), CreateMode::EphemeralSequential);
+                *pending = cx.create_protected(
+                    &self.path,
+                    LOCK_NAME,
+                    Vec::new(),
+                    CreateMode::EphemeralSequential,
+                );
             }
             (Stage::Waiting { node, token, step }, Ok(OpOk::Children { names })) => {
                 match position(&names, node.name()) {
                     None => return self.fail(owner, FailReason::NodeVanished, cx),
                     Some(0) => {
-                        let hold = Hold { node: node.clone(), token: *token, count: 1, suspended: false };
+                        let hold = Hold {
+                            node: node.clone(),
+                            token: *token,
+                            count: 1,
+                            suspended: false,
+                        };
                         let token = *token;
                         if let Some(timer) = acquisition.timeout.take() {
                             cx.cancel_timer(timer);
@@ -149,15 +178,34 @@ impl Mutex {
                     }
                     Some(index) => {
                         let name = &sorted(&names)[index - 1];
-                        let predecessor = self.path.child(name).expect("a listed child name is valid");
-                        let op = cx.submit(Request::GetData { path: predecessor.clone(), watch: true });
-                        *step = Wait::Watching { predecessor, op: Some(op) };
+                        let predecessor =
+                            self.path.child(name).expect("a listed child name is valid");
+                        let op = cx.submit(Request::GetData {
+                            path: predecessor.clone(),
+                            watch: true,
+                        });
+                        *step = Wait::Watching {
+                            predecessor,
+                            op: Some(op),
+                        };
                     }
                 }
             }
-            (Stage::Waiting { step: Wait::Watching { op, .. }, .. }, Ok(_)) => *op = None,
+            (
+                Stage::Waiting {
+                    step: Wait::Watching { op, .. },
+                    ..
+                },
+                Ok(_),
+            ) => *op = None,
             // The predecessor went before the watch was set: look again.
-            (Stage::Waiting { step: step @ Wait::Watching { .. }, .. }, Err(ZkError::NoNode)) => {
+            (
+                Stage::Waiting {
+                    step: step @ Wait::Watching { .. },
+                    ..
+                },
+                Err(ZkError::NoNode),
+            ) => {
                 *step = Wait::Listing(list(&self.path, cx));
             }
             (_, Err(error)) => self.fail(owner, FailReason::Zk(error), cx),
@@ -168,7 +216,8 @@ impl Mutex {
     fn on_watch(&mut self, event: &WatchedEvent, cx: &mut Ctx<'_, LockNotice>) {
         for acquisition in self.owners.values_mut() {
             if let Stage::Waiting { step, .. } = &mut acquisition.stage {
-                if matches!(step, Wait::Watching { predecessor, .. } if *predecessor == event.path) {
+                if matches!(step, Wait::Watching { predecessor, .. } if *predecessor == event.path)
+                {
                     *step = Wait::Listing(list(&self.path, cx));
                 }
             }
@@ -225,7 +274,9 @@ impl Mutex {
             Stage::Creating(op) => {
                 self.abandoned.insert(op);
             }
-            Stage::Waiting { node, .. } | Stage::Holding(Hold { node, .. }) => cx.delete_guaranteed(node),
+            Stage::Waiting { node, .. } | Stage::Holding(Hold { node, .. }) => {
+                cx.delete_guaranteed(node)
+            }
         }
     }
 }
@@ -233,8 +284,15 @@ impl Mutex {
 impl Stage {
     fn awaits(&self, op: OpId) -> bool {
         match self {
-            Stage::Creating(pending) | Stage::Waiting { step: Wait::Listing(pending), .. } => *pending == op,
-            Stage::Waiting { step: Wait::Watching { op: pending, .. }, .. } => *pending == Some(op),
+            Stage::Creating(pending)
+            | Stage::Waiting {
+                step: Wait::Listing(pending),
+                ..
+            } => *pending == op,
+            Stage::Waiting {
+                step: Wait::Watching { op: pending, .. },
+                ..
+            } => *pending == Some(op),
             Stage::Holding(_) => false,
         }
     }
@@ -257,7 +315,10 @@ impl Recipe for Mutex {
 }
 
 fn list(path: &Path, cx: &mut Ctx<'_, LockNotice>) -> OpId {
-    cx.submit(Request::GetChildren { path: path.clone(), watch: false })
+    cx.submit(Request::GetChildren {
+        path: path.clone(),
+        watch: false,
+    })
 }
 
 /// The lock nodes among `names`, in lock order: by the sequence suffix after `lock-`,

@@ -133,7 +133,10 @@ impl NaiveHerdMutex {
             (Stage::Checking(pending), Ok(OpOk::Exists { stat })) if *pending == op => {
                 match stat {
                     // Our own create, applied before a connection loss and retried.
-                    Some(stat) if stat.ephemeral_owner.is_some() && stat.ephemeral_owner == cx.session() => {
+                    Some(stat)
+                        if stat.ephemeral_owner.is_some()
+                            && stat.ephemeral_owner == cx.session() =>
+                    {
                         self.hold(self.node.clone(), stat.czxid.into(), cx);
                     }
                     Some(_) => head.stage = Stage::Waiting,
@@ -152,8 +155,16 @@ impl NaiveHerdMutex {
         if let Some(timer) = head.timeout.take() {
             cx.cancel_timer(timer);
         }
-        head.stage = Stage::Holding(Hold { node, token, count: 1, suspended: false });
-        cx.notify(LockNotice::Acquired { owner: head.owner, token });
+        head.stage = Stage::Holding(Hold {
+            node,
+            token,
+            count: 1,
+            suspended: false,
+        });
+        cx.notify(LockNotice::Acquired {
+            owner: head.owner,
+            token,
+        });
     }
 
     fn on_watch(&mut self, path: &Path, cx: &mut Ctx<'_, LockNotice>) {
@@ -177,7 +188,9 @@ impl NaiveHerdMutex {
         };
         let contender = self.queue.remove(index).expect("found above");
         self.forget(contender.stage);
-        cx.notify(LockNotice::TimedOut { owner: contender.owner });
+        cx.notify(LockNotice::TimedOut {
+            owner: contender.owner,
+        });
         self.start_head(cx);
     }
 
@@ -208,7 +221,10 @@ impl NaiveHerdMutex {
             cx.cancel_timer(timer);
         }
         self.forget(head.stage);
-        cx.notify(LockNotice::Failed { owner: head.owner, reason });
+        cx.notify(LockNotice::Failed {
+            owner: head.owner,
+            reason,
+        });
         self.start_head(cx);
     }
 
@@ -237,9 +253,16 @@ impl Recipe for NaiveHerdMutex {
 }
 
 fn create(node: &Path, cx: &mut Ctx<'_, LockNotice>) -> OpId {
-    cx.submit(Request::Create { path: node.clone(), data: Vec::new(), mode: CreateMode::Ephemeral })
+    cx.submit(Request::Create {
+        path: node.clone(),
+        data: Vec::new(),
+        mode: CreateMode::Ephemeral,
+    })
 }
 
 fn check(node: &Path, cx: &mut Ctx<'_, LockNotice>) -> OpId {
-    cx.submit(Request::Exists { path: node.clone(), watch: true })
+    cx.submit(Request::Exists {
+        path: node.clone(),
+        watch: true,
+    })
 }

@@ -48,7 +48,10 @@ pub enum CreateMode {
 impl CreateMode {
     /// True for modes whose node belongs to the creating session.
     pub fn is_ephemeral(self) -> bool {
-        matches!(self, CreateMode::Ephemeral | CreateMode::EphemeralSequential)
+        matches!(
+            self,
+            CreateMode::Ephemeral | CreateMode::EphemeralSequential
+        )
     }
 
     /// True for modes that append a sequence number to the name.

@@ -277,7 +277,13 @@ impl Tree {
                 children: BTreeSet::new(),
             },
         );
-        trigger(&mut self.data_watches, &path, EventKind::NodeCreated, &[], fired);
+        trigger(
+            &mut self.data_watches,
+            &path,
+            EventKind::NodeCreated,
+            &[],
+            fired,
+        );
         trigger(
             &mut self.child_watches,
             &parent_path,
@@ -312,7 +318,13 @@ impl Tree {
             parent.stat.pzxid = zxid;
             parent.stat.num_children -= 1;
         }
-        let notified = trigger(&mut self.data_watches, path, EventKind::NodeDeleted, &[], fired);
+        let notified = trigger(
+            &mut self.data_watches,
+            path,
+            EventKind::NodeDeleted,
+            &[],
+            fired,
+        );
         trigger(
             &mut self.child_watches,
             path,
@@ -486,14 +498,24 @@ mod tests {
     fn sequential_names_come_from_the_parent_cversion() {
         let mut tree = Tree::new();
         create(&mut tree, A, "/locks", CreateMode::Persistent);
-        let first = create(&mut tree, A, "/locks/lock-", CreateMode::EphemeralSequential);
+        let first = create(
+            &mut tree,
+            A,
+            "/locks/lock-",
+            CreateMode::EphemeralSequential,
+        );
         assert_eq!(created_path(&first), "/locks/lock-0000000000");
         let delete = Request::Delete {
             path: p("/locks/lock-0000000000"),
             version: None,
         };
         assert_eq!(tree.apply(A, &delete).result, Ok(OpOk::Deleted));
-        let second = create(&mut tree, B, "/locks/lock-", CreateMode::EphemeralSequential);
+        let second = create(
+            &mut tree,
+            B,
+            "/locks/lock-",
+            CreateMode::EphemeralSequential,
+        );
         assert_eq!(created_path(&second), "/locks/lock-0000000002");
     }
 
@@ -510,7 +532,10 @@ mod tests {
         let Ok(OpOk::DataSet { stat }) = tree.apply(A, &set).result else {
             panic!()
         };
-        assert_eq!((stat.czxid, stat.mzxid, stat.version), (Zxid(1), Zxid(2), 1));
+        assert_eq!(
+            (stat.czxid, stat.mzxid, stat.version),
+            (Zxid(1), Zxid(2), 1)
+        );
         assert_eq!(tree.apply(A, &set).result, Err(ZkError::BadVersion));
         let read = tree.apply(
             A,
@@ -580,7 +605,10 @@ mod tests {
                 }
             }]
         );
-        assert!(tree.end_session(B).is_empty(), "A's watch on /l/b was dropped");
+        assert!(
+            tree.end_session(B).is_empty(),
+            "A's watch on /l/b was dropped"
+        );
     }
 
     #[test]
@@ -606,7 +634,10 @@ mod tests {
         let applied = tree.apply(A, &delete);
         assert_eq!(applied.fired.len(), 1);
         create(&mut tree, A, "/n", CreateMode::Persistent);
-        assert!(tree.apply(A, &delete).fired.is_empty(), "watch was consumed");
+        assert!(
+            tree.apply(A, &delete).fired.is_empty(),
+            "watch was consumed"
+        );
     }
 
     #[test]
@@ -622,7 +653,11 @@ mod tests {
             watch: true,
         };
         tree.apply(B, &exists);
-        assert!(create(&mut tree, A, "/x", CreateMode::Persistent).fired.is_empty());
+        assert!(
+            create(&mut tree, A, "/x", CreateMode::Persistent)
+                .fired
+                .is_empty()
+        );
         let fired = create(&mut tree, A, "/y", CreateMode::Persistent).fired;
         assert_eq!(fired[0].event.kind, EventKind::NodeCreated);
     }
@@ -661,7 +696,11 @@ mod tests {
             data: vec![1],
             version: None,
         };
-        assert_eq!(tree.apply(A, &set).fired.len(), 1, "re-registered watch fires");
+        assert_eq!(
+            tree.apply(A, &set).fired.len(),
+            1,
+            "re-registered watch fires"
+        );
     }
 
     #[test]
@@ -674,7 +713,10 @@ mod tests {
         tree.reap_containers();
         assert!(tree.get(&p("/c")).is_some(), "has a child");
         tree.end_session(A);
-        assert!(tree.get(&p("/c")).is_some(), "not reaped the instant it empties");
+        assert!(
+            tree.get(&p("/c")).is_some(),
+            "not reaped the instant it empties"
+        );
         tree.reap_containers();
         assert!(tree.get(&p("/c")).is_none());
     }
