@@ -3,4 +3,5 @@
 //! format, the property vocabulary and the trace checkers.
 
 pub mod fault;
+pub mod property;
 pub mod trace;

@@ -1,0 +1,98 @@
+//! The property vocabulary, one set of names for scenario files, `hunt`, `check`, reports and
+//! tests, and the shape of a checker's verdict.
+
+use std::fmt;
+
+use lock::ids::ClientSlot;
+use serde::{Deserialize, Serialize};
+
+/// A property a run can be checked for (see DESIGN "What is checked").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Property {
+    /// No two clients hold the same exclusive lock at one instant, as they believe.
+    MutualExclusionBelief,
+    /// Accepted resource accesses form non-interleaved blocks in increasing token order and
+    /// no update is lost.
+    MutualExclusionFenced,
+    /// No deletion wakes more than one waiting client.
+    HerdFree,
+    /// No waiter is still waiting at the horizon once faults have healed.
+    Progress,
+    /// No lock node is left once all sessions have closed.
+    NoOrphans,
+    /// At most one leader at an instant, as the participants believe.
+    LeaderUniqueBelief,
+    /// Leaders' accesses to the resource are fenced as for `mutual_exclusion_fenced`.
+    LeaderUniqueFenced,
+    /// A writer excludes everyone else in a read-write lock.
+    RwExclusion,
+    /// No more leases out at once than the semaphore allows.
+    LeaseBound,
+}
+
+impl Property {
+    /// Every property, in declaration order.
+    pub const ALL: [Property; 9] = [
+        Property::MutualExclusionBelief,
+        Property::MutualExclusionFenced,
+        Property::HerdFree,
+        Property::Progress,
+        Property::NoOrphans,
+        Property::LeaderUniqueBelief,
+        Property::LeaderUniqueFenced,
+        Property::RwExclusion,
+        Property::LeaseBound,
+    ];
+
+    /// The property's name as it appears in files and output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Property::MutualExclusionBelief => "mutual_exclusion_belief",
+            Property::MutualExclusionFenced => "mutual_exclusion_fenced",
+            Property::HerdFree => "herd_free",
+            Property::Progress => "progress",
+            Property::NoOrphans => "no_orphans",
+            Property::LeaderUniqueBelief => "leader_unique_belief",
+            Property::LeaderUniqueFenced => "leader_unique_fenced",
+            Property::RwExclusion => "rw_exclusion",
+            Property::LeaseBound => "lease_bound",
+        }
+    }
+}
+
+impl fmt::Display for Property {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a scenario expects of a property over its seed range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expectation {
+    /// No seed violates it.
+    Holds,
+    /// At least one seed violates it.
+    Violated,
+    /// Not checked.
+    Unchecked,
+}
+
+/// One violation a checker found in a trace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    /// The property violated.
+    pub property: Property,
+    /// When the violation begins (trace time `t`).
+    pub at: u64,
+    /// When it ends, for violations that span an interval (an overlap of holds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<u64>,
+    /// The clients involved.
+    pub clients: Vec<ClientSlot>,
+    /// Indices into the trace's events of the events involved.
+    pub events: Vec<usize>,
+    /// One sentence a person can read.
+    pub message: String,
+}
