@@ -110,6 +110,10 @@ pub enum EventKind {
         session: SessionId,
         /// The event.
         event: WatchedEvent,
+        /// The zxid of the change that fired it (the delete, or the expiry that deleted
+        /// ephemerals); `None` when a reconnect's SetWatches fired it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        zxid: Option<Zxid>,
     },
     /// Client side: a watch event arrived.
     WatchDelivered {
