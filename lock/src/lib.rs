@@ -19,6 +19,8 @@ pub mod coordination;
 pub mod driver;
 pub mod fencing;
 pub mod framework;
+#[cfg(test)]
+mod harness;
 pub mod ids;
 pub mod memory;
 pub mod recipe;

@@ -171,3 +171,6 @@ fn release_hold(owner: Owner, hold: &mut Hold, cx: &mut Ctx<'_, LockNotice>) -> 
     });
     hold.count > 0
 }
+
+#[cfg(test)]
+mod tests;

@@ -136,7 +136,8 @@ impl Mutex {
             }
             return;
         }
-        let Some((&owner, acquisition)) = self.owners.iter_mut().find(|(_, a)| a.stage.awaits(op))
+        let Some((&owner, acquisition)) =
+            self.owners.iter_mut().find(|(_, a)| a.stage.waits_for(op))
         else {
             return;
         };
@@ -161,7 +162,7 @@ impl Mutex {
             }
             (Stage::Waiting { node, token, step }, Ok(OpOk::Children { names })) => {
                 match position(&names, node.name()) {
-                    None => return self.fail(owner, FailReason::NodeVanished, cx),
+                    None => self.fail(owner, FailReason::NodeVanished, cx),
                     Some(0) => {
                         let hold = Hold {
                             node: node.clone(),
@@ -215,11 +216,10 @@ impl Mutex {
 
     fn on_watch(&mut self, event: &WatchedEvent, cx: &mut Ctx<'_, LockNotice>) {
         for acquisition in self.owners.values_mut() {
-            if let Stage::Waiting { step, .. } = &mut acquisition.stage {
-                if matches!(step, Wait::Watching { predecessor, .. } if *predecessor == event.path)
-                {
-                    *step = Wait::Listing(list(&self.path, cx));
-                }
+            if let Stage::Waiting { step, .. } = &mut acquisition.stage
+                && matches!(step, Wait::Watching { predecessor, .. } if *predecessor == event.path)
+            {
+                *step = Wait::Listing(list(&self.path, cx));
             }
         }
     }
@@ -243,7 +243,8 @@ impl Mutex {
             let acquisition = self.owners.get_mut(&owner).expect("listed above");
             match &mut acquisition.stage {
                 Stage::Holding(hold) => {
-                    if !update_hold(owner, hold, event, cx) {
+                    let held = update_hold(owner, hold, event, cx);
+                    if !held {
                         self.owners.remove(&owner);
                     }
                 }
@@ -282,7 +283,7 @@ impl Mutex {
 }
 
 impl Stage {
-    fn awaits(&self, op: OpId) -> bool {
+    fn waits_for(&self, op: OpId) -> bool {
         match self {
             Stage::Creating(pending)
             | Stage::Waiting {

@@ -85,10 +85,10 @@ impl NaiveHerdMutex {
 
     /// Lets the first queued owner contend, if nobody of this instance is contending.
     fn start_head(&mut self, cx: &mut Ctx<'_, LockNotice>) {
-        if let Some(head) = self.queue.front_mut() {
-            if head.stage == Stage::Queued {
-                head.stage = Stage::Creating(create(&self.node, cx));
-            }
+        if let Some(head) = self.queue.front_mut()
+            && head.stage == Stage::Queued
+        {
+            head.stage = Stage::Creating(create(&self.node, cx));
         }
     }
 
@@ -171,10 +171,10 @@ impl NaiveHerdMutex {
         if *path != self.node {
             return;
         }
-        if let Some(head) = self.queue.front_mut() {
-            if head.stage == Stage::Waiting {
-                head.stage = Stage::Creating(create(&self.node, cx));
-            }
+        if let Some(head) = self.queue.front_mut()
+            && head.stage == Stage::Waiting
+        {
+            head.stage = Stage::Creating(create(&self.node, cx));
         }
     }
 
@@ -201,7 +201,8 @@ impl NaiveHerdMutex {
         let owner = head.owner;
         match &mut head.stage {
             Stage::Holding(hold) => {
-                if !update_hold(owner, hold, event, cx) {
+                let held = update_hold(owner, hold, event, cx);
+                if !held {
                     self.queue.pop_front();
                     self.start_head(cx);
                 }

@@ -1,0 +1,255 @@
+//! A step-by-step test harness: clients (recipe + framework) over one shared [`Tree`], with
+//! every request, reply, watch and session change delivered by hand, so that unit tests can
+//! drive the exact interleaving they are about (quinn-proto's `Pair` in spirit).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use crate::client::{Client, ClientInput};
+use crate::coordination::{RawEvent, RawState};
+use crate::framework::{Framework, FrameworkConfig};
+use crate::ids::{ClientSlot, OpId, TimerId};
+use crate::recipe::{Effect, Recipe, SessionEvent};
+use crate::zk::tree::{Fired, Tree};
+use crate::zk::{Path, Request, SessionId, WatchedEvent, ZkError};
+
+pub const TIMEOUT: Duration = Duration::from_secs(6);
+
+pub struct Peer<R: Recipe> {
+    pub client: Client<R>,
+    pub session: SessionId,
+    /// Requests sent and not yet applied, in order.
+    pub inflight: VecDeque<(OpId, Request)>,
+    /// Events the server has produced for the client and it has not handled yet.
+    pub events: VecDeque<RawEvent>,
+    pub timers: BTreeMap<TimerId, Duration>,
+    pub notices: Vec<R::Notice>,
+    pub sessions: Vec<SessionEvent>,
+    /// Watch events the client has handled.
+    pub watched: Vec<WatchedEvent>,
+    /// Every request the client sent, in order.
+    pub sent: Vec<Request>,
+    /// Whether the client's connection is up (requests reach the server).
+    pub connected: bool,
+    /// Set when the client asked for a new session.
+    pub wants_session: bool,
+}
+
+pub struct Harness<R: Recipe> {
+    pub tree: Tree,
+    pub peers: Vec<Peer<R>>,
+    last_session: u64,
+}
+
+impl<R: Recipe> Harness<R> {
+    /// `n` clients, each running `recipe()`, all connected.
+    pub fn new(n: u16, recipe: impl Fn() -> R) -> Harness<R> {
+        let mut harness = Harness {
+            tree: Tree::new(),
+            peers: Vec::new(),
+            last_session: 0,
+        };
+        for slot in 0..n {
+            let framework = Framework::new(FrameworkConfig::default(), ClientSlot(slot), 7);
+            harness.peers.push(Peer {
+                client: Client::new(framework, recipe()),
+                session: SessionId(0),
+                inflight: VecDeque::new(),
+                events: VecDeque::new(),
+                timers: BTreeMap::new(),
+                notices: Vec::new(),
+                sessions: Vec::new(),
+                watched: Vec::new(),
+                sent: Vec::new(),
+                connected: false,
+                wants_session: true,
+            });
+            harness.open_session(slot as usize);
+        }
+        harness.settle();
+        harness
+    }
+
+    fn open_session(&mut self, c: usize) {
+        self.last_session += 1;
+        let peer = &mut self.peers[c];
+        peer.session = SessionId(self.last_session);
+        peer.connected = true;
+        peer.wants_session = false;
+        peer.inflight.clear();
+        peer.events.clear();
+        peer.events.push_back(RawEvent::State {
+            state: RawState::Connected {
+                session: peer.session,
+                timeout: TIMEOUT,
+            },
+        });
+    }
+
+    /// Feeds `input` to client `c` and carries out its effects.
+    pub fn input(&mut self, c: usize, input: ClientInput<R::Call>) {
+        let mut out = Vec::new();
+        self.peers[c].client.handle(input, &mut out);
+        for effect in out {
+            let peer = &mut self.peers[c];
+            match effect {
+                Effect::Op { op, request } => {
+                    assert!(
+                        peer.connected,
+                        "the framework sent {request:?} while disconnected"
+                    );
+                    peer.sent.push(request.clone());
+                    peer.inflight.push_back((op, request));
+                }
+                Effect::SetTimer { timer, after } => {
+                    peer.timers.insert(timer, after);
+                }
+                Effect::CancelTimer(timer) => {
+                    peer.timers.remove(&timer);
+                }
+                Effect::CloseSession => peer.connected = false,
+                Effect::OpenSession => peer.wants_session = true,
+                Effect::Session(event) => peer.sessions.push(event),
+                Effect::Notify(notice) => peer.notices.push(notice),
+            }
+        }
+        if self.peers[c].wants_session {
+            self.open_session(c);
+        }
+    }
+
+    pub fn call(&mut self, c: usize, call: R::Call) {
+        self.input(c, ClientInput::Call(call));
+    }
+
+    /// Applies client `c`'s oldest in-flight request; returns false if there was none.
+    pub fn apply_next(&mut self, c: usize) -> bool {
+        let Some((op, request)) = self.peers[c].inflight.pop_front() else {
+            return false;
+        };
+        let applied = self.tree.apply(self.peers[c].session, &request);
+        self.route(applied.fired);
+        self.peers[c].events.push_back(RawEvent::Reply {
+            op,
+            result: applied.result,
+        });
+        true
+    }
+
+    /// Delivers client `c`'s next event; returns false if there was none.
+    pub fn deliver_next(&mut self, c: usize) -> bool {
+        let Some(event) = self.peers[c].events.pop_front() else {
+            return false;
+        };
+        if let RawEvent::Watch { event } = &event {
+            self.peers[c].watched.push(event.clone());
+        }
+        self.input(c, ClientInput::Event(event));
+        true
+    }
+
+    /// Runs every client until nothing is left to apply or deliver (timers do not fire).
+    pub fn settle(&mut self) {
+        loop {
+            let mut progressed = false;
+            for c in 0..self.peers.len() {
+                if self.peers[c].connected {
+                    while self.apply_next(c) {
+                        progressed = true;
+                    }
+                }
+                while self.deliver_next(c) {
+                    progressed = true;
+                }
+            }
+            if !progressed {
+                break;
+            }
+        }
+    }
+
+    /// Fires client `c`'s timer `timer`.
+    pub fn fire(&mut self, c: usize, timer: TimerId) {
+        assert!(
+            self.peers[c].timers.remove(&timer).is_some(),
+            "timer {timer:?} is not set"
+        );
+        self.input(c, ClientInput::Timer(timer));
+    }
+
+    /// The connection of client `c` drops. Its oldest in-flight request is applied first if
+    /// `apply_first`; every request in flight gets ConnectionLoss, then Disconnected.
+    pub fn drop_connection(&mut self, c: usize, apply_first: bool) {
+        if apply_first {
+            let (op, request) = self.peers[c]
+                .inflight
+                .pop_front()
+                .expect("a request in flight");
+            let applied = self.tree.apply(self.peers[c].session, &request);
+            self.route(applied.fired);
+            self.peers[c].inflight.push_front((op, request));
+        }
+        let peer = &mut self.peers[c];
+        peer.connected = false;
+        for (op, _) in peer.inflight.drain(..) {
+            peer.events.push_back(RawEvent::Reply {
+                op,
+                result: Err(ZkError::ConnectionLoss),
+            });
+        }
+        peer.events.push_back(RawEvent::State {
+            state: RawState::Disconnected,
+        });
+    }
+
+    /// Client `c` reconnects to its session (which must still be alive).
+    pub fn reconnect(&mut self, c: usize) {
+        let peer = &mut self.peers[c];
+        peer.connected = true;
+        peer.events.push_back(RawEvent::State {
+            state: RawState::Connected {
+                session: peer.session,
+                timeout: TIMEOUT,
+            },
+        });
+    }
+
+    /// The server expires client `c`'s session; the client hears of it only when `tell`.
+    pub fn expire(&mut self, c: usize, tell: bool) {
+        let fired = self.tree.end_session(self.peers[c].session);
+        self.route(fired);
+        if tell {
+            let peer = &mut self.peers[c];
+            peer.inflight.clear();
+            peer.events.push_back(RawEvent::State {
+                state: RawState::Expired,
+            });
+        }
+    }
+
+    fn route(&mut self, fired: Vec<Fired>) {
+        for Fired { session, event } in fired {
+            if let Some(peer) = self.peers.iter_mut().find(|p| p.session == session) {
+                peer.events.push_back(RawEvent::Watch { event });
+            }
+        }
+    }
+
+    /// The names of the children of `path`, in lock order of their sequence suffix.
+    pub fn children(&self, path: &str) -> Vec<String> {
+        let path = Path::new(path).unwrap();
+        let Some(node) = self.tree.get(&path) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = node.children().map(str::to_owned).collect();
+        names.sort_by_key(|n| crate::zk::sequence_suffix(n));
+        names
+    }
+
+    /// Client `c`'s only set timer.
+    pub fn only_timer(&self, c: usize) -> TimerId {
+        let timers: Vec<_> = self.peers[c].timers.keys().copied().collect();
+        assert_eq!(timers.len(), 1, "timers of c{c}: {timers:?}");
+        timers[0]
+    }
+}

@@ -1,0 +1,443 @@
+//! The lock recipes and the framework layer driven input by input through the harness.
+
+use std::time::Duration;
+
+use super::{FailReason, LockCall, LockNotice, Mutex, NaiveHerdMutex};
+use crate::client::ClientInput;
+use crate::fencing::Token;
+use crate::harness::Harness;
+use crate::ids::Owner;
+use crate::recipe::SessionEvent;
+use crate::zk::{EventKind, Path, Request};
+
+const A: Owner = Owner(1);
+const B: Owner = Owner(2);
+
+fn mutexes(n: u16) -> Harness<Mutex> {
+    Harness::new(n, || Mutex::new(Path::new("/locks/m").unwrap()))
+}
+
+fn acquire(owner: Owner) -> LockCall {
+    LockCall::Acquire {
+        owner,
+        timeout: None,
+    }
+}
+
+fn acquire_within(owner: Owner, secs: u64) -> LockCall {
+    LockCall::Acquire {
+        owner,
+        timeout: Some(Duration::from_secs(secs)),
+    }
+}
+
+fn release(owner: Owner) -> LockCall {
+    LockCall::Release { owner }
+}
+
+/// The token of the last `Acquired` notice of client `c`.
+fn acquired<R: crate::recipe::Recipe<Notice = LockNotice>>(
+    h: &Harness<R>,
+    c: usize,
+) -> Option<Token> {
+    h.peers[c].notices.iter().rev().find_map(|n| match n {
+        LockNotice::Acquired { token, .. } => Some(*token),
+        _ => None,
+    })
+}
+
+fn last_notice<R: crate::recipe::Recipe<Notice = LockNotice>>(
+    h: &Harness<R>,
+    c: usize,
+) -> Option<LockNotice> {
+    h.peers[c].notices.last().copied()
+}
+
+#[test]
+fn five_contenders_acquire_in_fifo_order_with_increasing_tokens() {
+    let mut h = mutexes(5);
+    for c in 0..5 {
+        h.call(c, acquire(A));
+        h.settle();
+    }
+    assert!(acquired(&h, 0).is_some());
+    assert!((1..5).all(|c| acquired(&h, c).is_none()));
+    let mut tokens = vec![acquired(&h, 0).unwrap()];
+    for c in 0..4 {
+        h.call(c, release(A));
+        h.settle();
+        assert_eq!(
+            last_notice(&h, c),
+            Some(LockNotice::Released {
+                owner: A,
+                remaining: 0
+            })
+        );
+        let next = acquired(&h, c + 1).unwrap_or_else(|| panic!("c{} did not acquire", c + 1));
+        tokens.push(next);
+        assert!(
+            (c + 2..5).all(|w| acquired(&h, w).is_none()),
+            "only c{} holds",
+            c + 1
+        );
+    }
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "tokens {tokens:?}");
+}
+
+#[test]
+fn each_waiter_watches_only_its_predecessor_and_a_release_wakes_one() {
+    let mut h = mutexes(4);
+    for c in 0..4 {
+        h.call(c, acquire(A));
+        h.settle();
+    }
+    let names = h.children("/locks/m");
+    for c in 1..4 {
+        let watched: Vec<&Request> = h.peers[c]
+            .sent
+            .iter()
+            .filter(|r| matches!(r, Request::GetData { watch: true, .. }))
+            .collect();
+        assert_eq!(watched.len(), 1, "c{c} set one watch");
+        assert_eq!(
+            watched[0].path().name(),
+            names[c - 1],
+            "c{c} watches its predecessor"
+        );
+    }
+    h.call(0, release(A));
+    h.settle();
+    let woken: Vec<usize> = (1..4).filter(|&c| !h.peers[c].watched.is_empty()).collect();
+    assert_eq!(woken, [1]);
+    assert_eq!(h.peers[1].watched[0].kind, EventKind::NodeDeleted);
+}
+
+#[test]
+fn a_predecessor_gone_before_the_watch_is_set_means_list_again_not_hang() {
+    let mut h = mutexes(2);
+    h.call(0, acquire(A));
+    h.settle();
+    h.call(1, acquire(A));
+    // c1: create, then list.
+    for _ in 0..2 {
+        assert!(h.apply_next(1));
+        assert!(h.deliver_next(1));
+    }
+    assert!(matches!(
+        h.peers[1].inflight.front(),
+        Some((_, Request::GetData { watch: true, .. }))
+    ));
+    h.call(0, release(A));
+    assert!(h.apply_next(0), "c0's delete applies before c1's get_data");
+    h.settle();
+    assert!(acquired(&h, 1).is_some());
+    assert!(h.peers[1].watched.is_empty(), "no watch was ever set");
+}
+
+#[test]
+fn a_timed_out_waiter_deletes_its_node() {
+    let mut h = mutexes(2);
+    h.call(0, acquire(A));
+    h.settle();
+    h.call(1, acquire_within(A, 3));
+    h.settle();
+    assert_eq!(h.children("/locks/m").len(), 2);
+    let timer = h.only_timer(1);
+    h.fire(1, timer);
+    h.settle();
+    assert_eq!(last_notice(&h, 1), Some(LockNotice::TimedOut { owner: A }));
+    assert_eq!(h.children("/locks/m").len(), 1);
+    h.call(0, release(A));
+    h.settle();
+    assert!(h.children("/locks/m").is_empty());
+}
+
+#[test]
+fn a_timeout_during_the_create_deletes_the_node_it_produces() {
+    let mut h = mutexes(1);
+    h.call(0, acquire_within(A, 3));
+    let timer = h.only_timer(0);
+    h.fire(0, timer);
+    h.settle();
+    assert_eq!(last_notice(&h, 0), Some(LockNotice::TimedOut { owner: A }));
+    assert!(h.children("/locks/m").is_empty());
+}
+
+#[test]
+fn reentrant_per_owner_and_the_node_goes_on_the_last_release() {
+    let mut h = mutexes(1);
+    h.call(0, acquire(A));
+    h.settle();
+    let token = acquired(&h, 0).unwrap();
+    h.call(0, acquire(A));
+    assert_eq!(
+        last_notice(&h, 0),
+        Some(LockNotice::Acquired { owner: A, token })
+    );
+    h.call(0, release(A));
+    h.settle();
+    assert_eq!(h.children("/locks/m").len(), 1, "one hold left");
+    h.call(0, release(A));
+    h.settle();
+    assert!(h.children("/locks/m").is_empty());
+    h.call(0, release(A));
+    assert_eq!(
+        last_notice(&h, 0),
+        Some(LockNotice::Failed {
+            owner: A,
+            reason: FailReason::NotHeld
+        })
+    );
+}
+
+#[test]
+fn a_second_owner_on_one_instance_queues_with_its_own_node() {
+    let mut h = mutexes(1);
+    h.call(0, acquire(A));
+    h.settle();
+    h.call(0, acquire(B));
+    h.settle();
+    assert_eq!(h.children("/locks/m").len(), 2);
+    assert_eq!(h.peers[0].notices.len(), 1, "only A acquired");
+    h.call(0, release(A));
+    h.settle();
+    assert!(matches!(
+        last_notice(&h, 0),
+        Some(LockNotice::Acquired { owner: B, .. })
+    ));
+}
+
+#[test]
+fn connection_loss_during_create_leaves_exactly_one_node() {
+    for applied in [true, false] {
+        let mut h = mutexes(1);
+        h.call(0, acquire(A));
+        h.drop_connection(0, applied);
+        h.settle();
+        assert_eq!(h.peers[0].sessions, [SessionEvent::Suspended]);
+        h.reconnect(0);
+        h.settle();
+        assert_eq!(
+            h.children("/locks/m").len(),
+            1,
+            "applied before the loss: {applied}"
+        );
+        assert!(acquired(&h, 0).is_some());
+    }
+}
+
+#[test]
+fn a_protected_node_of_an_older_session_is_deleted_not_adopted() {
+    let mut h = mutexes(1);
+    h.call(0, acquire(A));
+    let old_session = h.peers[0].session;
+    h.drop_connection(0, true);
+    h.settle();
+    // The client gives up on the session (the LOST timer) while the server still holds it.
+    let lost = h.only_timer(0);
+    h.fire(0, lost);
+    h.settle();
+    let new_session = h.peers[0].session;
+    assert_ne!(old_session, new_session);
+    assert_eq!(
+        h.peers[0].sessions,
+        [
+            SessionEvent::Suspended,
+            SessionEvent::Lost {
+                server_confirmed: false
+            },
+            SessionEvent::Reconnected {
+                session_changed: true
+            }
+        ]
+    );
+    let names = h.children("/locks/m");
+    assert_eq!(names.len(), 1);
+    let node = h
+        .tree
+        .get(&Path::new("/locks/m").unwrap().child(&names[0]).unwrap())
+        .unwrap();
+    assert_eq!(node.stat.ephemeral_owner, Some(new_session));
+    assert!(acquired(&h, 0).is_some());
+}
+
+#[test]
+fn a_guaranteed_delete_is_retried_after_connection_loss_until_no_node() {
+    let mut h = mutexes(1);
+    h.call(0, acquire(A));
+    h.settle();
+    h.call(0, release(A));
+    h.drop_connection(0, true);
+    h.settle();
+    h.reconnect(0);
+    h.settle();
+    let deletes = h.peers[0]
+        .sent
+        .iter()
+        .filter(|r| matches!(r, Request::Delete { .. }))
+        .count();
+    assert_eq!(deletes, 2, "sent again after the connection loss");
+    assert!(h.children("/locks/m").is_empty());
+    assert_eq!(h.peers[0].client.framework().pending_requests(), 0);
+}
+
+#[test]
+fn suspended_and_lost_end_the_hold() {
+    let mut h = mutexes(2);
+    h.call(0, acquire(A));
+    h.settle();
+    h.drop_connection(0, false);
+    h.settle();
+    assert_eq!(last_notice(&h, 0), Some(LockNotice::Suspended { owner: A }));
+    h.reconnect(0);
+    h.settle();
+    assert_eq!(
+        last_notice(&h, 0),
+        Some(LockNotice::Reconnected { owner: A })
+    );
+    assert_eq!(h.children("/locks/m").len(), 1, "same session, same node");
+    // Cut off again; the server expires the session and says so on reconnect.
+    h.drop_connection(0, false);
+    h.call(1, acquire(A));
+    h.expire(0, true);
+    h.settle();
+    assert_eq!(last_notice(&h, 0), Some(LockNotice::Lost { owner: A }));
+    assert!(h.peers[0].sessions.contains(&SessionEvent::Lost {
+        server_confirmed: true
+    }));
+    assert!(acquired(&h, 1).is_some(), "the next waiter gets the lock");
+    assert!(acquired(&h, 1) > acquired(&h, 0));
+}
+
+#[test]
+fn a_waiter_whose_session_is_lost_fails_and_leaves_no_node() {
+    let mut h = mutexes(2);
+    h.call(0, acquire(A));
+    h.settle();
+    h.call(1, acquire(A));
+    h.settle();
+    h.drop_connection(1, false);
+    h.settle();
+    let lost = h.only_timer(1);
+    h.fire(1, lost);
+    h.settle();
+    assert_eq!(
+        last_notice(&h, 1),
+        Some(LockNotice::Failed {
+            owner: A,
+            reason: FailReason::SessionLost
+        })
+    );
+    assert_eq!(
+        h.children("/locks/m").len(),
+        1,
+        "the waiter's node was deleted"
+    );
+}
+
+#[test]
+fn requests_wait_for_the_connection() {
+    let mut h = mutexes(1);
+    h.drop_connection(0, false);
+    h.settle();
+    h.call(0, acquire(A));
+    assert!(
+        h.peers[0].inflight.is_empty(),
+        "nothing sent while disconnected"
+    );
+    h.reconnect(0);
+    h.settle();
+    assert!(acquired(&h, 0).is_some());
+}
+
+#[test]
+fn a_reaped_lock_path_is_created_again() {
+    let mut h = mutexes(1);
+    h.call(0, acquire(A));
+    h.settle();
+    h.call(0, release(A));
+    h.settle();
+    h.tree.reap_containers();
+    assert!(h.tree.get(&Path::new("/locks/m").unwrap()).is_none());
+    h.call(0, acquire(A));
+    h.settle();
+    assert_eq!(
+        acquired(&h, 0).map(|_| h.children("/locks/m").len()),
+        Some(1)
+    );
+}
+
+fn naive(n: u16) -> Harness<NaiveHerdMutex> {
+    Harness::new(n, || NaiveHerdMutex::new(Path::new("/locks/n").unwrap()))
+}
+
+#[test]
+fn the_naive_lock_excludes_but_every_release_wakes_the_herd() {
+    let mut h = naive(4);
+    for c in 0..4 {
+        h.call(c, acquire(A));
+        h.settle();
+    }
+    assert!(acquired(&h, 0).is_some());
+    h.call(0, release(A));
+    h.settle();
+    let woken = (1..4).filter(|&c| !h.peers[c].watched.is_empty()).count();
+    assert_eq!(woken, 3, "all waiters woke");
+    let holders = (1..4).filter(|&c| acquired(&h, c).is_some()).count();
+    assert_eq!(holders, 1, "one of them won");
+}
+
+#[test]
+fn the_naive_lock_adopts_its_own_node_after_a_connection_loss() {
+    let mut h = naive(1);
+    h.call(0, acquire(A));
+    h.drop_connection(0, true);
+    h.settle();
+    h.reconnect(0);
+    h.settle();
+    assert!(acquired(&h, 0).is_some());
+}
+
+#[test]
+fn the_naive_lock_queues_owners_of_one_instance() {
+    let mut h = naive(1);
+    h.call(0, acquire(A));
+    h.call(0, acquire(B));
+    h.settle();
+    assert_eq!(h.peers[0].notices.len(), 1);
+    h.call(0, release(A));
+    h.settle();
+    assert!(matches!(
+        last_notice(&h, 0),
+        Some(LockNotice::Acquired { owner: B, .. })
+    ));
+    assert_eq!(h.children("/locks/n"), ["lock"]);
+}
+
+#[test]
+fn lost_is_declared_after_the_session_timeout_and_a_new_session_follows() {
+    let mut h = mutexes(1);
+    h.drop_connection(0, false);
+    h.settle();
+    let lost = h.only_timer(0);
+    assert_eq!(
+        h.peers[0].timers[&lost],
+        crate::harness::TIMEOUT,
+        "100 % by default"
+    );
+    h.input(0, ClientInput::Timer(lost));
+    h.settle();
+    assert_eq!(
+        h.peers[0].sessions,
+        [
+            SessionEvent::Suspended,
+            SessionEvent::Lost {
+                server_confirmed: false
+            },
+            SessionEvent::Reconnected {
+                session_changed: true
+            }
+        ]
+    );
+    assert!(h.peers[0].notices.is_empty(), "nothing was held");
+}
