@@ -441,3 +441,34 @@ fn lost_is_declared_after_the_session_timeout_and_a_new_session_follows() {
     );
     assert!(h.peers[0].notices.is_empty(), "nothing was held");
 }
+
+#[test]
+fn lost_after_percent_scales_the_lost_timer() {
+    use crate::client::Client;
+    use crate::coordination::{RawEvent, RawState};
+    use crate::framework::{Framework, FrameworkConfig};
+    use crate::ids::ClientSlot;
+    use crate::recipe::Effect;
+    use crate::zk::SessionId;
+
+    let config = FrameworkConfig {
+        lost_after_percent: 50,
+    };
+    let framework = Framework::new(config, ClientSlot(0), 0);
+    let mut client = Client::new(framework, Mutex::new(Path::new("/l").unwrap()));
+    let mut out = Vec::new();
+    for state in [
+        RawState::Connected {
+            session: SessionId(1),
+            timeout: Duration::from_secs(8),
+        },
+        RawState::Disconnected,
+    ] {
+        client.handle(ClientInput::Event(RawEvent::State { state }), &mut out);
+    }
+    let after = out.iter().find_map(|e| match e {
+        Effect::SetTimer { after, .. } => Some(*after),
+        _ => None,
+    });
+    assert_eq!(after, Some(Duration::from_secs(4)));
+}
