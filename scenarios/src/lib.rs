@@ -4,4 +4,6 @@
 
 pub mod fault;
 pub mod property;
+pub mod rng;
+pub mod scenario;
 pub mod trace;

@@ -1,0 +1,374 @@
+//! Randomized faults: a scenario lists generators, each drawing a number of faults per seed,
+//! each at a drawn instant, of a kind picked uniformly from its templates, with drawn clients
+//! and durations.
+//!
+//! ```json
+//! { "count": { "min": 1, "max": 3 },
+//!   "at_ms": { "min": 0, "max": 8000 },
+//!   "pick": [
+//!     { "kind": "pause", "client": "any", "for_ms": { "min": 100, "max": 2500 } },
+//!     { "kind": "partition", "a": "any_client", "b": "server", "for_ms": { "min": 100, "max": 2000 } },
+//!     { "kind": "expire_session", "client": 1 },
+//!     { "kind": "restart_server" } ] }
+//! ```
+
+use std::fmt;
+
+use serde::de::{self, Unexpected, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::span::Span;
+use crate::fault::{Fault, Node, ScheduledFault};
+use crate::rng::SplitMix64;
+
+/// One generator of randomized faults.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomFaults {
+    /// How many faults to draw.
+    pub count: Span,
+    /// When each one starts, in ms of simulated time.
+    pub at_ms: Span,
+    /// What each one is: one template, picked uniformly.
+    pub pick: Vec<FaultTemplate>,
+}
+
+/// A client: a fixed index, or `"any"` (drawn per fault).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ClientPick {
+    /// This client.
+    Client(u16),
+    /// Any client, drawn uniformly.
+    Any,
+}
+
+/// A machine: `"server"`, `{"client": n}`, or `"any_client"` (drawn per fault).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodePick {
+    /// The server.
+    Server,
+    /// This client.
+    Client(u16),
+    /// Any client, drawn uniformly (never the node at the other end of the same fault).
+    AnyClient,
+}
+
+/// A fault with drawn parts: the [`Fault`] vocabulary with [`ClientPick`]s, [`NodePick`]s and
+/// [`Span`]s where the fault has clients, nodes and durations.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FaultTemplate {
+    /// [`Fault::Pause`].
+    Pause {
+        /// Who pauses.
+        client: ClientPick,
+        /// How long.
+        for_ms: Span,
+    },
+    /// [`Fault::Partition`].
+    Partition {
+        /// One end.
+        a: NodePick,
+        /// The other end.
+        b: NodePick,
+        /// Cut `a → b` only.
+        #[serde(default)]
+        oneway: bool,
+        /// Heal by itself after this long (else at the next `heal`).
+        #[serde(default)]
+        for_ms: Option<Span>,
+    },
+    /// [`Fault::Isolate`].
+    Isolate {
+        /// The isolated node.
+        node: NodePick,
+        /// Heal by itself after this long.
+        #[serde(default)]
+        for_ms: Option<Span>,
+    },
+    /// [`Fault::Heal`].
+    Heal,
+    /// [`Fault::ExpireSession`].
+    ExpireSession {
+        /// Whose session.
+        client: ClientPick,
+    },
+    /// [`Fault::Crash`].
+    Crash {
+        /// Which client.
+        client: ClientPick,
+    },
+    /// [`Fault::RestartServer`].
+    RestartServer,
+    /// [`Fault::Delay`].
+    Delay {
+        /// Sender.
+        from: NodePick,
+        /// Receiver.
+        to: NodePick,
+        /// Smallest extra delay.
+        min_ms: u64,
+        /// Largest extra delay.
+        max_ms: u64,
+        /// Heal by itself after this long.
+        #[serde(default)]
+        for_ms: Option<Span>,
+    },
+    /// [`Fault::Drop`].
+    Drop {
+        /// Sender.
+        from: NodePick,
+        /// Receiver.
+        to: NodePick,
+        /// Loss probability in percent.
+        percent: u8,
+        /// Heal by itself after this long.
+        #[serde(default)]
+        for_ms: Option<Span>,
+    },
+}
+
+impl RandomFaults {
+    /// Draws this generator's faults for a run with `clients` clients, appending them.
+    pub fn draw(&self, clients: u16, rng: &mut SplitMix64, out: &mut Vec<ScheduledFault>) {
+        if self.pick.is_empty() {
+            return;
+        }
+        for _ in 0..self.count.draw(rng) {
+            let at_ms = self.at_ms.draw(rng);
+            let template = &self.pick[rng.index(self.pick.len())];
+            let fault = template.draw(clients, rng);
+            out.push(ScheduledFault { at_ms, fault });
+        }
+    }
+}
+
+impl FaultTemplate {
+    /// Draws one concrete fault for a run with `clients` clients.
+    pub fn draw(&self, clients: u16, rng: &mut SplitMix64) -> Fault {
+        let mut client = |pick: ClientPick| pick.draw(clients, rng);
+        match *self {
+            FaultTemplate::Pause { client: c, for_ms } => Fault::Pause {
+                client: client(c),
+                for_ms: for_ms.draw(rng),
+            },
+            FaultTemplate::ExpireSession { client: c } => {
+                Fault::ExpireSession { client: client(c) }
+            }
+            FaultTemplate::Crash { client: c } => Fault::Crash { client: client(c) },
+            FaultTemplate::Heal => Fault::Heal,
+            FaultTemplate::RestartServer => Fault::RestartServer,
+            FaultTemplate::Partition {
+                a,
+                b,
+                oneway,
+                for_ms,
+            } => {
+                let (a, b) = draw_pair(a, b, clients, rng);
+                Fault::Partition {
+                    a,
+                    b,
+                    oneway,
+                    for_ms: for_ms.map(|d| d.draw(rng)),
+                }
+            }
+            FaultTemplate::Isolate { node, for_ms } => Fault::Isolate {
+                node: node.draw(clients, None, rng),
+                for_ms: for_ms.map(|d| d.draw(rng)),
+            },
+            FaultTemplate::Delay {
+                from,
+                to,
+                min_ms,
+                max_ms,
+                for_ms,
+            } => {
+                let (from, to) = draw_pair(from, to, clients, rng);
+                Fault::Delay {
+                    from,
+                    to,
+                    min_ms,
+                    max_ms,
+                    for_ms: for_ms.map(|d| d.draw(rng)),
+                }
+            }
+            FaultTemplate::Drop {
+                from,
+                to,
+                percent,
+                for_ms,
+            } => {
+                let (from, to) = draw_pair(from, to, clients, rng);
+                Fault::Drop {
+                    from,
+                    to,
+                    percent,
+                    for_ms: for_ms.map(|d| d.draw(rng)),
+                }
+            }
+        }
+    }
+
+    /// The clients and nodes the template names, and its spans, for validation.
+    pub(super) fn parts(&self) -> (Vec<ClientPick>, Vec<NodePick>, Vec<Span>) {
+        let spans = |for_ms: &Option<Span>| for_ms.iter().copied().collect::<Vec<_>>();
+        match self {
+            FaultTemplate::Pause { client, for_ms } => (vec![*client], vec![], vec![*for_ms]),
+            FaultTemplate::ExpireSession { client } | FaultTemplate::Crash { client } => {
+                (vec![*client], vec![], vec![])
+            }
+            FaultTemplate::Heal | FaultTemplate::RestartServer => (vec![], vec![], vec![]),
+            FaultTemplate::Partition { a, b, for_ms, .. } => (vec![], vec![*a, *b], spans(for_ms)),
+            FaultTemplate::Isolate { node, for_ms } => (vec![], vec![*node], spans(for_ms)),
+            FaultTemplate::Delay {
+                from, to, for_ms, ..
+            }
+            | FaultTemplate::Drop {
+                from, to, for_ms, ..
+            } => (vec![], vec![*from, *to], spans(for_ms)),
+        }
+    }
+}
+
+/// Draws the two ends of a link fault; a drawn end is never the other end.
+fn draw_pair(a: NodePick, b: NodePick, clients: u16, rng: &mut SplitMix64) -> (Node, Node) {
+    let a = a.draw(clients, None, rng);
+    let b = b.draw(clients, Some(a), rng);
+    (a, b)
+}
+
+impl ClientPick {
+    /// The client index.
+    pub fn draw(self, clients: u16, rng: &mut SplitMix64) -> u16 {
+        match self {
+            ClientPick::Client(client) => client,
+            ClientPick::Any => rng.in_range(0, u64::from(clients.max(1)) - 1) as u16,
+        }
+    }
+}
+
+impl NodePick {
+    /// The node; a drawn client is never `other` (unless it is the only client).
+    pub fn draw(self, clients: u16, other: Option<Node>, rng: &mut SplitMix64) -> Node {
+        match self {
+            NodePick::Server => Node::Server,
+            NodePick::Client(client) => Node::Client(client),
+            NodePick::AnyClient => {
+                let excluded = match other {
+                    Some(Node::Client(c)) if clients > 1 => Some(c),
+                    _ => None,
+                };
+                let choices = clients.max(1) - u16::from(excluded.is_some());
+                let mut pick = rng.in_range(0, u64::from(choices) - 1) as u16;
+                if excluded.is_some_and(|c| pick >= c) {
+                    pick += 1;
+                }
+                Node::Client(pick)
+            }
+        }
+    }
+}
+
+impl Serialize for ClientPick {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ClientPick::Client(client) => serializer.serialize_u16(*client),
+            ClientPick::Any => serializer.serialize_str("any"),
+        }
+    }
+}
+
+struct ClientPickVisitor;
+
+impl Visitor<'_> for ClientPickVisitor {
+    type Value = ClientPick;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a client index or \"any\"")
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<ClientPick, E> {
+        u16::try_from(value)
+            .map(ClientPick::Client)
+            .map_err(|_| E::invalid_value(Unexpected::Unsigned(value), &self))
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<ClientPick, E> {
+        u16::try_from(value)
+            .map(ClientPick::Client)
+            .map_err(|_| E::invalid_value(Unexpected::Signed(value), &self))
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<ClientPick, E> {
+        match value {
+            "any" => Ok(ClientPick::Any),
+            _ => Err(E::invalid_value(Unexpected::Str(value), &self)),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ClientPick {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<ClientPick, D::Error> {
+        deserializer.deserialize_any(ClientPickVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn generator(text: &str) -> RandomFaults {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn a_generator_draws_its_count_within_its_window() {
+        let random = generator(
+            r#"{"count": {"min": 2, "max": 4}, "at_ms": {"min": 100, "max": 900},
+                "pick": [{"kind": "pause", "client": "any", "for_ms": {"min": 10, "max": 20}}]}"#,
+        );
+        for seed in 0..50 {
+            let mut out = Vec::new();
+            random.draw(3, &mut SplitMix64::new(seed), &mut out);
+            assert!((2..=4).contains(&out.len()));
+            for fault in out {
+                assert!((100..=900).contains(&fault.at_ms));
+                let Fault::Pause { client, for_ms } = fault.fault else {
+                    panic!("{fault:?}")
+                };
+                assert!(client < 3 && (10..=20).contains(&for_ms));
+            }
+        }
+    }
+
+    #[test]
+    fn drawn_link_ends_differ() {
+        let template: FaultTemplate =
+            serde_json::from_str(r#"{"kind": "partition", "a": "any_client", "b": "any_client"}"#)
+                .unwrap();
+        let mut rng = SplitMix64::new(5);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..100 {
+            let Fault::Partition { a, b, .. } = template.draw(3, &mut rng) else {
+                panic!()
+            };
+            assert_ne!(a, b);
+            seen.insert((a, b));
+        }
+        assert_eq!(seen.len(), 6, "every ordered pair of 3 clients: {seen:?}");
+    }
+
+    #[test]
+    fn client_picks_read_indices_and_any() {
+        let picks: Vec<ClientPick> = serde_json::from_str(r#"[2, "any"]"#).unwrap();
+        assert_eq!(picks, [ClientPick::Client(2), ClientPick::Any]);
+        assert_eq!(serde_json::to_string(&picks).unwrap(), r#"[2,"any"]"#);
+        let error = serde_json::from_str::<ClientPick>(r#""all""#).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("expected a client index or \"any\"")
+        );
+    }
+}

@@ -1,0 +1,267 @@
+//! Scenario parsing, validation and fault-schedule resolution.
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::fault::Fault;
+
+fn base() -> Value {
+    json!({
+        "name": "unit-test",
+        "description": "A scenario for unit tests",
+        "recipe": "mutex",
+        "lock_path": "/locks/unit",
+        "clients": 3,
+        "workload": {
+            "acquisitions": 2,
+            "hold_ms": {"min": 100, "max": 200},
+            "think_ms": 10,
+            "acquire_timeout_ms": 5000,
+            "fenced": true
+        },
+        "server": {"tick_ms": 100, "session_timeout_ms": 1000, "container_sweep_ms": 500},
+        "horizon_ms": 20000,
+        "faults": [{"at_ms": 500, "fault": {"kind": "pause", "client": 0, "for_ms": 1500}}],
+        "random_faults": [{
+            "count": {"min": 1, "max": 3},
+            "at_ms": {"min": 0, "max": 9000},
+            "pick": [
+                {"kind": "pause", "client": "any", "for_ms": {"min": 100, "max": 2000}},
+                {"kind": "partition", "a": "any_client", "b": "server", "for_ms": 700}
+            ]
+        }],
+        "seeds": "0..50",
+        "properties": {"mutual_exclusion_fenced": "holds", "mutual_exclusion_belief": "violated"}
+    })
+}
+
+fn parse(value: &Value) -> Result<Scenario, ScenarioError> {
+    Scenario::from_json("unit.json", &value.to_string())
+}
+
+/// Applies `edit` to the base scenario at `pointer` and returns the error line.
+fn error_after(pointer: &str, edit: impl FnOnce(&mut Value)) -> String {
+    let mut value = base();
+    edit(
+        value
+            .pointer_mut(pointer)
+            .unwrap_or_else(|| panic!("no {pointer}")),
+    );
+    parse(&value).expect_err("must be rejected").to_string()
+}
+
+fn set(pointer: &str, new: Value) -> String {
+    error_after(pointer, |v| *v = new)
+}
+
+fn remove(object: &str, field: &str) -> String {
+    error_after(object, |v| {
+        v.as_object_mut().unwrap().remove(field);
+    })
+}
+
+fn insert(object: &str, field: &str, new: Value) -> String {
+    error_after(object, |v| {
+        v.as_object_mut().unwrap().insert(field.to_owned(), new);
+    })
+}
+
+#[test]
+fn the_base_scenario_parses_and_round_trips() {
+    let scenario = parse(&base()).unwrap();
+    assert_eq!(scenario.recipe, RecipeKind::Mutex);
+    assert_eq!(scenario.workload.hold_ms, Span { min: 100, max: 200 });
+    assert_eq!(scenario.seeds, SeedRange { start: 0, end: 50 });
+    assert_eq!(
+        scenario.expectation(Property::HerdFree),
+        Expectation::Unchecked
+    );
+    assert_eq!(
+        scenario.expectation(Property::MutualExclusionBelief),
+        Expectation::Violated
+    );
+    let again = serde_json::to_string(&scenario).unwrap();
+    assert_eq!(Scenario::from_json("again", &again).unwrap(), scenario);
+}
+
+#[test]
+fn optional_sections_take_their_defaults() {
+    let mut value = base();
+    for field in ["server", "faults", "random_faults", "seeds", "properties"] {
+        value.as_object_mut().unwrap().remove(field);
+    }
+    let scenario = parse(&value).unwrap();
+    assert_eq!(scenario.server, ServerSettings::default());
+    assert_eq!(scenario.seeds, SeedRange::DEFAULT);
+    assert!(scenario.fault_schedule(1).is_empty());
+}
+
+/// Each kind of mistake gives exactly one line naming the file, the pointer and what was
+/// expected instead of what was found.
+#[test]
+fn malformed_files_give_one_line_errors() {
+    let cases = [
+        (
+            set("/clients", json!("three")),
+            r#"unit.json: /clients: expected u16, found string "three""#,
+        ),
+        (
+            insert("/workload", "colour", json!(1)),
+            "unit.json: /workload/colour: expected one of `acquisitions`, `hold_ms`, `think_ms`, \
+             `acquire_timeout_ms`, `fenced`, found unknown field `colour`",
+        ),
+        (
+            remove("", "horizon_ms"),
+            "unit.json: /: expected field `horizon_ms`, found nothing",
+        ),
+        (
+            set("/recipe", json!("spin-lock")),
+            "unit.json: /recipe: expected `mutex` or `naive-herd-mutex`, found unknown variant \
+             `spin-lock`",
+        ),
+        (
+            set("/faults/0/fault/kind", json!("explode")),
+            "unit.json: /faults/0/fault/kind: expected one of `pause`, `partition`, `isolate`, \
+             `heal`, `expire_session`, `crash`, `restart_server`, `delay`, `drop`, found \
+             unknown variant `explode`",
+        ),
+        (
+            set("/faults/0/fault/for_ms", json!(-5)),
+            "unit.json: /faults/0/fault: expected u64, found integer `-5`",
+        ),
+        (
+            set("/faults/0/fault/for_ms", json!(0)),
+            "unit.json: /faults/0/fault/for_ms: expected a positive number of milliseconds, \
+             found 0",
+        ),
+        (
+            set("/faults/0/fault/client", json!(7)),
+            "unit.json: /faults/0/fault/client: expected a client index below 3, found 7",
+        ),
+        (
+            insert("/properties", "liveness", json!("holds")),
+            "unit.json: /properties/liveness: expected one of `mutual_exclusion_belief`, \
+             `mutual_exclusion_fenced`, `herd_free`, `progress`, `no_orphans`, \
+             `leader_unique_belief`, `leader_unique_fenced`, `rw_exclusion`, `lease_bound`, \
+             found unknown variant `liveness`",
+        ),
+        (
+            insert("/properties", "herd_free", json!("sometimes")),
+            "unit.json: /properties/herd_free: expected one of `holds`, `violated`, \
+             `unchecked`, found unknown variant `sometimes`",
+        ),
+        (
+            set("/seeds", json!("10..10")),
+            r#"unit.json: /seeds: expected a non-empty seed range like "0..200", found string "10..10""#,
+        ),
+        (
+            set("/workload/hold_ms", json!({"min": 300, "max": 100})),
+            "unit.json: /workload/hold_ms: expected min <= max, found min 300 above max 100",
+        ),
+        (
+            set("/faults/0/at_ms", json!(20000)),
+            "unit.json: /faults/0/at_ms: expected an instant before the horizon (20000 ms), \
+             found 20000",
+        ),
+        (
+            set("/server/session_timeout_ms", json!(50)),
+            "unit.json: /server/session_timeout_ms: expected a session timeout within 2 to 20 \
+             ticks (200..=2000 ms), found 50",
+        ),
+        (
+            set("/lock_path", json!("locks/unit")),
+            r#"unit.json: /lock_path: expected a ZooKeeper path like "/locks/name" (must start with '/'), found string "locks/unit""#,
+        ),
+        (
+            set("/random_faults/0/pick/1/a", json!({"client": 9})),
+            "unit.json: /random_faults/0/pick/1/client: expected a client index below 3, \
+             found 9",
+        ),
+        (
+            set("/random_faults/0/pick", json!([])),
+            "unit.json: /random_faults/0/pick: expected at least one fault template, found an \
+             empty list",
+        ),
+        (
+            set("/name", json!("Split Brain")),
+            r#"unit.json: /name: expected a kebab-case name, found "Split Brain""#,
+        ),
+        (
+            insert("/properties", "lease_bound", json!("holds")),
+            "unit.json: /properties/lease_bound: expected a property of recipe `mutex` \
+             (mutual_exclusion_belief, mutual_exclusion_fenced, herd_free, progress, \
+             no_orphans), found `lease_bound`",
+        ),
+        (
+            set("/workload/acquire_timeout_ms", json!(0)),
+            "unit.json: /workload/acquire_timeout_ms: expected a positive number of \
+             milliseconds, found 0",
+        ),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter(|(got, wanted)| got != wanted || got.contains('\n'))
+        .map(|(got, wanted)| format!("got    {got}\nwanted {wanted}"))
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn broken_json_names_the_line_and_column() {
+    let error = Scenario::from_json("bad.json", "{\n  \"name\": \"x\",\n}").unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "bad.json: /: expected valid JSON, found trailing comma (line 3 column 1)"
+    );
+    let error = Scenario::from_json("bad.json", &format!("{} 1", base())).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("bad.json: /: expected valid JSON, found trailing characters")
+    );
+}
+
+#[test]
+fn a_seed_resolves_to_the_same_schedule_every_time() {
+    let scenario = parse(&base()).unwrap();
+    let schedules: Vec<_> = (0..20).map(|seed| scenario.fault_schedule(seed)).collect();
+    for (seed, schedule) in schedules.iter().enumerate() {
+        assert_eq!(*schedule, scenario.fault_schedule(seed as u64));
+        assert!(schedule.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
+        assert!(schedule.contains(&scenario.faults[0]), "fixed faults stay");
+        assert!((2..=4).contains(&schedule.len()));
+        for fault in schedule {
+            match fault.fault {
+                Fault::Pause { client, for_ms } => {
+                    assert!(client < 3 && for_ms > 0)
+                }
+                Fault::Partition { b, for_ms, .. } => {
+                    assert_eq!((b, for_ms), (crate::fault::Node::Server, Some(700)))
+                }
+                ref other => panic!("not in the template list: {other:?}"),
+            }
+        }
+    }
+    assert!(
+        schedules.windows(2).any(|w| w[0] != w[1]),
+        "different seeds draw different schedules"
+    );
+}
+
+#[test]
+fn workload_times_are_drawn_per_client_and_acquisition() {
+    let scenario = parse(&base()).unwrap();
+    let holds: Vec<u64> = (0..10).map(|n| scenario.hold_ms(4, 1, n)).collect();
+    assert!(holds.iter().all(|h| (100..=200).contains(h)));
+    assert!(holds.windows(2).any(|w| w[0] != w[1]));
+    assert_eq!(holds[3], scenario.hold_ms(4, 1, 3));
+    assert_eq!(scenario.think_ms(4, 2, 0), 10);
+}
+
+#[test]
+fn seed_ranges_parse_like_the_command_line() {
+    assert_eq!("3..9".parse(), Ok(SeedRange { start: 3, end: 9 }));
+    assert!("9..3".parse::<SeedRange>().is_err());
+    assert!("3-9".parse::<SeedRange>().is_err());
+    assert_eq!(SeedRange { start: 3, end: 9 }.iter().count(), 6);
+}

@@ -1,0 +1,281 @@
+//! The semantic checks a scenario must pass after parsing: names, ranges, durations, client
+//! indices, instants inside the horizon, properties the recipe can be checked for.
+
+use crate::fault::{Fault, Node, ScheduledFault};
+use crate::property::{Expectation, Property};
+
+use super::parse::Invalid;
+use super::random::{ClientPick, FaultTemplate, NodePick};
+use super::{RecipeKind, Scenario};
+
+type Check = Result<(), Invalid>;
+
+fn invalid(
+    pointer: impl Into<String>,
+    expected: impl Into<String>,
+    found: impl ToString,
+) -> Invalid {
+    Invalid {
+        pointer: pointer.into(),
+        expected: expected.into(),
+        found: found.to_string(),
+    }
+}
+
+/// Fails with `expected, found` at `pointer` unless `ok`.
+fn require(ok: bool, pointer: &str, expected: &str, found: impl ToString) -> Check {
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(pointer, expected, found))
+    }
+}
+
+fn positive(value: u64, pointer: &str) -> Check {
+    require(
+        value > 0,
+        pointer,
+        "a positive number of milliseconds",
+        value,
+    )
+}
+
+/// Checks everything serde cannot.
+pub(super) fn validate(s: &Scenario) -> Check {
+    let kebab = !s.name.is_empty()
+        && s.name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    require(kebab, "/name", "a kebab-case name", format!("{:?}", s.name))?;
+    let one_line = !s.description.trim().is_empty() && !s.description.contains('\n');
+    let found = format!("{:?}", s.description);
+    require(one_line, "/description", "one non-empty line", found)?;
+    require(s.clients >= 1, "/clients", "at least 1 client", s.clients)?;
+    check_workload(s)?;
+    check_server(s)?;
+    positive(s.horizon_ms, "/horizon_ms")?;
+    for (i, fault) in s.faults.iter().enumerate() {
+        check_scheduled(s, fault, &format!("/faults/{i}"))?;
+    }
+    for (i, random) in s.random_faults.iter().enumerate() {
+        let at = format!("/random_faults/{i}");
+        let before = format!("instants before the horizon ({} ms)", s.horizon_ms);
+        let found = format!("at_ms up to {}", random.at_ms.max);
+        require(
+            random.at_ms.max < s.horizon_ms,
+            &format!("{at}/at_ms"),
+            &before,
+            found,
+        )?;
+        let found = "an empty list";
+        require(
+            !random.pick.is_empty(),
+            &format!("{at}/pick"),
+            "at least one fault template",
+            found,
+        )?;
+        for (j, template) in random.pick.iter().enumerate() {
+            check_template(s.clients, template, &format!("{at}/pick/{j}"))?;
+        }
+    }
+    check_properties(s)
+}
+
+fn check_workload(s: &Scenario) -> Check {
+    let w = &s.workload;
+    let found = w.acquisitions;
+    require(
+        found >= 1,
+        "/workload/acquisitions",
+        "at least 1 acquisition",
+        found,
+    )?;
+    if let Some(timeout) = w.acquire_timeout_ms {
+        positive(timeout, "/workload/acquire_timeout_ms")?;
+    }
+    Ok(())
+}
+
+fn check_server(s: &Scenario) -> Check {
+    let server = &s.server;
+    positive(server.tick_ms, "/server/tick_ms")?;
+    positive(server.container_sweep_ms, "/server/container_sweep_ms")?;
+    let (low, high) = (2 * server.tick_ms, 20 * server.tick_ms);
+    require(
+        (low..=high).contains(&server.session_timeout_ms),
+        "/server/session_timeout_ms",
+        &format!("a session timeout within 2 to 20 ticks ({low}..={high} ms)"),
+        server.session_timeout_ms,
+    )
+}
+
+fn check_client(clients: u16, client: u16, pointer: &str) -> Check {
+    let expected = format!("a client index below {clients}");
+    require(client < clients, pointer, &expected, client)
+}
+
+fn check_node(clients: u16, node: Node, pointer: &str) -> Check {
+    match node {
+        Node::Server => Ok(()),
+        Node::Client(client) => check_client(clients, client, &format!("{pointer}/client")),
+    }
+}
+
+fn check_duration(for_ms: Option<u64>, pointer: &str) -> Check {
+    for_ms.map_or(Ok(()), |d| positive(d, &format!("{pointer}/for_ms")))
+}
+
+fn check_scheduled(s: &Scenario, scheduled: &ScheduledFault, at: &str) -> Check {
+    let before = format!("an instant before the horizon ({} ms)", s.horizon_ms);
+    require(
+        scheduled.at_ms < s.horizon_ms,
+        &format!("{at}/at_ms"),
+        &before,
+        scheduled.at_ms,
+    )?;
+    let at = format!("{at}/fault");
+    let clients = s.clients;
+    match scheduled.fault {
+        Fault::Pause { client, for_ms } => {
+            check_client(clients, client, &format!("{at}/client"))?;
+            positive(for_ms, &format!("{at}/for_ms"))
+        }
+        Fault::ExpireSession { client } | Fault::Crash { client } => {
+            check_client(clients, client, &format!("{at}/client"))
+        }
+        Fault::Heal | Fault::RestartServer => Ok(()),
+        Fault::Isolate { node, for_ms } => {
+            check_node(clients, node, &format!("{at}/node"))?;
+            check_duration(for_ms, &at)
+        }
+        Fault::Partition { a, b, for_ms, .. } => {
+            check_link(clients, (a, b), ("a", "b"), &at)?;
+            check_duration(for_ms, &at)
+        }
+        Fault::Delay {
+            from,
+            to,
+            min_ms,
+            max_ms,
+            for_ms,
+        } => {
+            check_link(clients, (from, to), ("from", "to"), &at)?;
+            let found = format!("min_ms {min_ms} above max_ms {max_ms}");
+            require(
+                min_ms <= max_ms,
+                &format!("{at}/max_ms"),
+                "max_ms >= min_ms",
+                found,
+            )?;
+            check_duration(for_ms, &at)
+        }
+        Fault::Drop {
+            from,
+            to,
+            percent,
+            for_ms,
+        } => {
+            check_link(clients, (from, to), ("from", "to"), &at)?;
+            check_percent(percent, &at)?;
+            check_duration(for_ms, &at)
+        }
+    }
+}
+
+fn check_percent(percent: u8, at: &str) -> Check {
+    require(
+        percent <= 100,
+        &format!("{at}/percent"),
+        "a percentage 0..=100",
+        percent,
+    )
+}
+
+fn check_link(clients: u16, (a, b): (Node, Node), names: (&str, &str), at: &str) -> Check {
+    check_node(clients, a, &format!("{at}/{}", names.0))?;
+    check_node(clients, b, &format!("{at}/{}", names.1))?;
+    let found = format!("{a:?} at both ends");
+    require(
+        a != b,
+        &format!("{at}/{}", names.1),
+        "two different nodes",
+        found,
+    )
+}
+
+fn check_template(clients: u16, template: &FaultTemplate, at: &str) -> Check {
+    let (client_picks, node_picks, spans) = template.parts();
+    for pick in client_picks {
+        if let ClientPick::Client(client) = pick {
+            check_client(clients, client, &format!("{at}/client"))?;
+        }
+    }
+    for pick in &node_picks {
+        if let NodePick::Client(client) = *pick {
+            check_client(clients, client, &format!("{at}/client"))?;
+        }
+    }
+    if let [a, b] = node_picks[..] {
+        let same = match (a, b) {
+            (NodePick::AnyClient, NodePick::AnyClient) => clients < 2,
+            (NodePick::AnyClient, NodePick::Client(_))
+            | (NodePick::Client(_), NodePick::AnyClient) => clients < 2,
+            _ => a == b,
+        };
+        require(
+            !same,
+            at,
+            "two different nodes at the ends of a link",
+            format!("{a:?} and {b:?}"),
+        )?;
+    }
+    for span in spans {
+        require(
+            span.min > 0,
+            &format!("{at}/for_ms"),
+            "a positive number of milliseconds",
+            span,
+        )?;
+    }
+    match *template {
+        FaultTemplate::Delay { min_ms, max_ms, .. } => {
+            let found = format!("min_ms {min_ms} above max_ms {max_ms}");
+            require(
+                min_ms <= max_ms,
+                &format!("{at}/max_ms"),
+                "max_ms >= min_ms",
+                found,
+            )
+        }
+        FaultTemplate::Drop { percent, .. } => check_percent(percent, at),
+        _ => Ok(()),
+    }
+}
+
+/// The properties a recipe's traces can be checked for.
+pub(super) fn checkable(recipe: RecipeKind) -> &'static [Property] {
+    match recipe {
+        RecipeKind::Mutex | RecipeKind::NaiveHerdMutex => &[
+            Property::MutualExclusionBelief,
+            Property::MutualExclusionFenced,
+            Property::HerdFree,
+            Property::Progress,
+            Property::NoOrphans,
+        ],
+    }
+}
+
+fn check_properties(s: &Scenario) -> Check {
+    let known = checkable(s.recipe);
+    for (property, expectation) in &s.properties {
+        if *expectation != Expectation::Unchecked && !known.contains(property) {
+            let names: Vec<&str> = known.iter().map(|p| p.name()).collect();
+            return Err(invalid(
+                format!("/properties/{property}"),
+                format!("a property of recipe `{}` ({})", s.recipe, names.join(", ")),
+                format!("`{property}`"),
+            ));
+        }
+    }
+    Ok(())
+}
