@@ -1,9 +1,12 @@
-//! What a splitbrain run is and what it must satisfy: the fault vocabulary, the trace schema
-//! shared by the simulator, the model checker and real runs, and (as they land) the scenario
-//! format, the property vocabulary and the trace checkers.
+//! What a splitbrain run is and what it must satisfy: the fault vocabulary, the scenario
+//! format and the embedded catalog, the trace schema shared by the simulator, the model
+//! checker and real runs, the property vocabulary, the trace checkers and the fault-schedule
+//! minimizer.
 
+pub mod check;
 pub mod fault;
 pub mod property;
 pub mod rng;
 pub mod scenario;
+pub mod shrink;
 pub mod trace;

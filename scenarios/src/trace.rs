@@ -7,10 +7,11 @@ use lock::fencing::Token;
 use lock::ids::{ClientSlot, OpId, Owner};
 use lock::recipe::SessionEvent;
 use lock::recipes::{LockCall, LockNotice};
-use lock::zk::{OpResult, Request, SessionId, WatchedEvent, Zxid};
+use lock::zk::{OpResult, Path, Request, SessionId, WatchedEvent, Zxid};
 use serde::{Deserialize, Serialize};
 
 use crate::fault::{Fault, ScheduledFault};
+use crate::scenario::Scenario;
 
 /// Where a trace came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -43,6 +44,13 @@ pub struct Meta {
     pub settings: serde_json::Value,
     /// The faults the run injected, as scheduled (after any randomization and shrinking).
     pub fault_schedule: Vec<ScheduledFault>,
+    /// The scenario as run (after command-line overrides), so that `replay --from` reruns it
+    /// exactly; absent in traces that did not come from a scenario.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_spec: Option<Box<Scenario>>,
+    /// The schedule `fault_schedule` was shrunk from, when it was minimized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shrunk_from: Option<Vec<ScheduledFault>>,
 }
 
 /// One trace event: at `t`, on `client` (absent for the server and the environment).
@@ -181,6 +189,22 @@ pub enum EventKind {
         /// Whether the resource accepted the token.
         accepted: bool,
     },
+    /// Server side: the data tree's nodes at this instant, each with its ephemeral owner (the
+    /// simulator records one at the end of a run; `no_orphans` reads the last one).
+    TreeSnapshot {
+        /// Every node but the root, in path order.
+        nodes: Vec<SnapshotNode>,
+    },
+}
+
+/// One node of a [`EventKind::TreeSnapshot`].
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SnapshotNode {
+    /// The node's path.
+    pub path: Path,
+    /// The owning session of an ephemeral node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ephemeral_owner: Option<SessionId>,
 }
 
 /// A whole run.

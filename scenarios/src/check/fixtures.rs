@@ -1,0 +1,232 @@
+//! Hand-built traces for the checkers' unit tests.
+
+use lock::coordination::RawState;
+use lock::fencing::Token;
+use lock::ids::{ClientSlot, OpId, Owner};
+use lock::recipes::{FailReason, LockCall, LockNotice};
+use lock::zk::{
+    CreateMode, EventKind as ZkEventKind, OpOk, Path, Request, SessionId, Stat, WatchedEvent, Zxid,
+};
+use serde_json::Value;
+
+use crate::fault::Fault;
+use crate::trace::{Event, EventKind, Meta, ServerSession, Source, Trace};
+
+/// Builds a trace event by event; `t` advances by 1 ms per event unless set.
+pub struct Build {
+    trace: Trace,
+    t: u64,
+}
+
+pub const OWNER: Owner = Owner(1);
+
+pub fn path(text: &str) -> Path {
+    Path::new(text).unwrap()
+}
+
+impl Build {
+    pub fn new() -> Build {
+        let meta = Meta {
+            scenario: "fixture".into(),
+            seed: 0,
+            source: Source::Sim,
+            build: "test".into(),
+            recipe: "mutex".into(),
+            clients: 3,
+            settings: Value::Null,
+            fault_schedule: Vec::new(),
+            scenario_spec: None,
+            shrunk_from: None,
+        };
+        Build {
+            trace: Trace {
+                meta,
+                events: Vec::new(),
+            },
+            t: 0,
+        }
+    }
+
+    pub fn trace(self) -> Trace {
+        self.trace
+    }
+
+    /// Sets the time of the next events, in ms.
+    pub fn at_ms(mut self, ms: u64) -> Build {
+        self.t = ms * 1_000_000;
+        self
+    }
+
+    pub fn push(mut self, client: Option<u16>, kind: EventKind) -> Build {
+        self.trace.events.push(Event {
+            t: self.t,
+            client: client.map(ClientSlot),
+            kind,
+        });
+        self.t += 1_000_000;
+        self
+    }
+
+    pub fn acquire(self, client: u16) -> Build {
+        let call = LockCall::Acquire {
+            owner: OWNER,
+            timeout: None,
+        };
+        self.push(Some(client), EventKind::Call { call })
+    }
+
+    pub fn release(self, client: u16) -> Build {
+        let call = LockCall::Release { owner: OWNER };
+        self.push(Some(client), EventKind::Call { call })
+    }
+
+    pub fn notice(self, client: u16, notice: LockNotice) -> Build {
+        self.push(Some(client), EventKind::Notice { notice })
+    }
+
+    pub fn acquired(self, client: u16, token: u64) -> Build {
+        let token = Token(token);
+        self.notice(
+            client,
+            LockNotice::Acquired {
+                owner: OWNER,
+                token,
+            },
+        )
+    }
+
+    pub fn suspended(self, client: u16) -> Build {
+        self.notice(client, LockNotice::Suspended { owner: OWNER })
+    }
+
+    pub fn reconnected(self, client: u16) -> Build {
+        self.notice(client, LockNotice::Reconnected { owner: OWNER })
+    }
+
+    pub fn lost(self, client: u16) -> Build {
+        self.notice(client, LockNotice::Lost { owner: OWNER })
+    }
+
+    pub fn timed_out(self, client: u16) -> Build {
+        self.notice(client, LockNotice::TimedOut { owner: OWNER })
+    }
+
+    pub fn failed(self, client: u16) -> Build {
+        let reason = FailReason::SessionLost;
+        self.notice(
+            client,
+            LockNotice::Failed {
+                owner: OWNER,
+                reason,
+            },
+        )
+    }
+
+    pub fn fault(self, fault: Fault) -> Build {
+        self.push(None, EventKind::FaultStart { fault })
+    }
+
+    pub fn fault_end(self, fault: Fault) -> Build {
+        self.push(None, EventKind::FaultEnd { fault })
+    }
+
+    pub fn connected(self, client: u16, session: u64) -> Build {
+        let state = RawState::Connected {
+            session: SessionId(session),
+            timeout: std::time::Duration::from_secs(1),
+        };
+        self.push(Some(client), EventKind::RawSession { state })
+    }
+
+    pub fn server_session(self, session: u64, change: ServerSession) -> Build {
+        let session = SessionId(session);
+        self.push(None, EventKind::ServerSession { session, change })
+    }
+
+    /// A NodeDeleted watch on `node` fired for `session` by the change `zxid`.
+    pub fn deleted_watch(self, session: u64, node: &str, zxid: u64) -> Build {
+        let event = WatchedEvent {
+            kind: ZkEventKind::NodeDeleted,
+            path: path(node),
+        };
+        let session = SessionId(session);
+        let zxid = Some(Zxid(zxid));
+        self.push(
+            None,
+            EventKind::WatchFired {
+                session,
+                event,
+                zxid,
+            },
+        )
+    }
+
+    /// The server applied a successful create of `node` (ephemeral for `owner`, else
+    /// persistent) as `zxid`.
+    pub fn created(self, session: u64, node: &str, owner: Option<u64>, zxid: u64) -> Build {
+        let mode = match owner {
+            Some(_) => CreateMode::EphemeralSequential,
+            None => CreateMode::PersistentSequential,
+        };
+        let stat = Stat {
+            czxid: Zxid(zxid),
+            ephemeral_owner: owner.map(SessionId),
+            ..Stat::default()
+        };
+        let request = Request::Create {
+            path: path(node),
+            data: Vec::new(),
+            mode,
+        };
+        let result = Ok(OpOk::Created {
+            path: path(node),
+            stat,
+        });
+        self.applied(session, request, result, Some(zxid))
+    }
+
+    pub fn deleted(self, session: u64, node: &str, zxid: u64) -> Build {
+        let request = Request::Delete {
+            path: path(node),
+            version: None,
+        };
+        self.applied(session, request, Ok(OpOk::Deleted), Some(zxid))
+    }
+
+    fn applied(
+        self,
+        session: u64,
+        request: Request,
+        result: lock::zk::OpResult,
+        zxid: Option<u64>,
+    ) -> Build {
+        let kind = EventKind::OpApplied {
+            session: SessionId(session),
+            op: OpId(0),
+            request,
+            result,
+            zxid: zxid.map(Zxid),
+        };
+        self.push(None, kind)
+    }
+
+    pub fn read(self, client: u16, token: u64, accepted: bool, value: u64) -> Build {
+        let kind = EventKind::ResourceRead {
+            owner: OWNER,
+            token: Token(token),
+            accepted,
+            value: accepted.then_some(value),
+        };
+        self.push(Some(client), kind)
+    }
+
+    pub fn write(self, client: u16, token: u64, accepted: bool, value: u64) -> Build {
+        let kind = EventKind::ResourceWrite {
+            owner: OWNER,
+            token: Token(token),
+            value,
+            accepted,
+        };
+        self.push(Some(client), kind)
+    }
+}

@@ -1,0 +1,127 @@
+//! `progress`: once every fault has healed, each waiter is served within the grace the
+//! scenario allows; a waiter still waiting at the horizon, after waiting at least the grace
+//! since the faults healed (or since it began waiting, if later), is a violation.
+
+use crate::property::{Property, Violation};
+use crate::trace::Trace;
+
+use super::Context;
+use super::ms;
+use super::timeline::{Timeline, healed_at};
+
+/// Every waiter stuck at the horizon.
+pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
+    let Some(healed) = healed_at(&trace.events) else {
+        return Vec::new();
+    };
+    let healed_t = trace.events.get(healed).map_or(0, |e| e.t);
+    let horizon = cx.horizon.max(trace.events.last().map_or(0, |e| e.t));
+    let timeline = Timeline::of(trace);
+    timeline
+        .waits
+        .iter()
+        .filter(|wait| wait.end.is_none())
+        .filter_map(|wait| {
+            let since = trace.events[wait.start].t;
+            let stuck_from = since.max(healed_t);
+            (stuck_from.saturating_add(cx.progress_grace) <= horizon).then(|| {
+                let client = wait.who.0;
+                let message = format!(
+                    "{client} began waiting for the lock at {} and was still waiting at the \
+                     horizon ({}), {} after the last fault healed",
+                    ms(since),
+                    ms(horizon),
+                    ms(horizon - healed_t.min(horizon))
+                );
+                Violation {
+                    property: Property::Progress,
+                    at: since,
+                    until: Some(horizon),
+                    clients: vec![client],
+                    events: vec![wait.start],
+                    message,
+                }
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::fixtures::{Build, path};
+    use crate::fault::Fault;
+
+    fn cx(horizon_ms: u64, grace_ms: u64) -> Context {
+        Context {
+            lock_path: path("/lock"),
+            horizon: horizon_ms * 1_000_000,
+            progress_grace: grace_ms * 1_000_000,
+        }
+    }
+
+    const PAUSE: Fault = Fault::Pause {
+        client: 0,
+        for_ms: 5,
+    };
+
+    #[test]
+    fn served_waiters_pass() {
+        let trace = Build::new().acquire(0).acquired(0, 5).acquire(1).trace();
+        assert_eq!(check(&trace, &cx(100, 10)).len(), 1);
+        let trace = Build::new()
+            .acquire(0)
+            .acquired(0, 5)
+            .acquire(1)
+            .release(0)
+            .acquired(1, 6)
+            .trace();
+        assert_eq!(check(&trace, &cx(100, 10)), []);
+        let trace = Build::new()
+            .acquire(0)
+            .failed(0)
+            .acquire(1)
+            .timed_out(1)
+            .trace();
+        assert_eq!(check(&trace, &cx(100, 10)), []);
+    }
+
+    #[test]
+    fn a_stuck_waiter_after_the_faults_healed_is_caught() {
+        let trace = Build::new()
+            .acquire(0)
+            .acquired(0, 5)
+            .acquire(1)
+            .fault(PAUSE)
+            .at_ms(10)
+            .fault_end(PAUSE)
+            .trace();
+        let violations = check(&trace, &cx(100, 50));
+        assert_eq!(violations.len(), 1);
+        assert_eq!(violations[0].events, [2]);
+        assert_eq!(
+            violations[0].message,
+            "c1 began waiting for the lock at 2.000 ms and was still waiting at the horizon \
+             (100.000 ms), 90.000 ms after the last fault healed"
+        );
+        assert_eq!(check(&trace, &cx(100, 95)), [], "within the grace");
+    }
+
+    #[test]
+    fn no_verdict_while_a_fault_is_in_force() {
+        let partition = Fault::Partition {
+            a: crate::fault::Node::Server,
+            b: crate::fault::Node::Client(0),
+            oneway: false,
+            for_ms: None,
+        };
+        let trace = Build::new().acquire(1).fault(partition.clone()).trace();
+        assert_eq!(check(&trace, &cx(100, 10)), []);
+        let trace = Build::new()
+            .acquire(1)
+            .fault(partition)
+            .fault(Fault::Heal)
+            .trace();
+        assert_eq!(check(&trace, &cx(100, 10)).len(), 1);
+    }
+}
