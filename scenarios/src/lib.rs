@@ -3,6 +3,7 @@
 //! checker and real runs, the property vocabulary, the trace checkers and the fault-schedule
 //! minimizer.
 
+pub mod catalog;
 pub mod check;
 pub mod fault;
 pub mod property;

@@ -105,7 +105,8 @@ impl fmt::Display for RecipeKind {
 
 /// What each client does: `acquisitions` times acquire → hold → release → think. While it
 /// holds, a client reads the protected counter, waits `hold_ms`, then writes it plus one,
-/// presenting its fencing token both times.
+/// presenting its fencing token both times. The simulator draws hold and think times from
+/// the run's seeded source.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
@@ -305,8 +306,6 @@ mod properties {
 /// a draw of one kind never shifts the others.
 mod stream {
     pub const FAULTS: u64 = 1;
-    pub const HOLD: u64 = 2;
-    pub const THINK: u64 = 3;
 }
 
 impl Scenario {
@@ -328,18 +327,6 @@ impl Scenario {
         }
         schedule.sort_by_key(|fault| fault.at_ms);
         schedule
-    }
-
-    /// How long `client` holds the lock on its `n`th acquisition (from 0) in the run of `seed`.
-    pub fn hold_ms(&self, seed: u64, client: u16, n: u32) -> u64 {
-        let mut rng = SplitMix64::for_stream(seed, &[stream::HOLD, client.into(), n.into()]);
-        self.workload.hold_ms.draw(&mut rng)
-    }
-
-    /// How long `client` thinks after its `n`th release (from 0) in the run of `seed`.
-    pub fn think_ms(&self, seed: u64, client: u16, n: u32) -> u64 {
-        let mut rng = SplitMix64::for_stream(seed, &[stream::THINK, client.into(), n.into()]);
-        self.workload.think_ms.draw(&mut rng)
     }
 
     /// How long after the last fault has healed every waiter must have been served (the

@@ -249,16 +249,6 @@ fn a_seed_resolves_to_the_same_schedule_every_time() {
 }
 
 #[test]
-fn workload_times_are_drawn_per_client_and_acquisition() {
-    let scenario = parse(&base()).unwrap();
-    let holds: Vec<u64> = (0..10).map(|n| scenario.hold_ms(4, 1, n)).collect();
-    assert!(holds.iter().all(|h| (100..=200).contains(h)));
-    assert!(holds.windows(2).any(|w| w[0] != w[1]));
-    assert_eq!(holds[3], scenario.hold_ms(4, 1, 3));
-    assert_eq!(scenario.think_ms(4, 2, 0), 10);
-}
-
-#[test]
 fn seed_ranges_parse_like_the_command_line() {
     assert_eq!("3..9".parse(), Ok(SeedRange { start: 3, end: 9 }));
     assert!("9..3".parse::<SeedRange>().is_err());
