@@ -133,12 +133,7 @@ impl Tree {
     /// Ends `session` (close or expiry): drops all its watches, then deletes all its
     /// ephemerals in one zxid. Returns the watches of other sessions that fired.
     pub fn end_session(&mut self, session: SessionId) -> Vec<Fired> {
-        for table in [&mut self.data_watches, &mut self.child_watches] {
-            for sessions in table.values_mut() {
-                sessions.remove(&session);
-            }
-            table.retain(|_, sessions| !sessions.is_empty());
-        }
+        self.drop_watches(session);
         let owned: Vec<Path> = self
             .nodes
             .iter()
@@ -154,6 +149,17 @@ impl Tree {
             self.remove_node(&path, zxid, &mut fired);
         }
         fired
+    }
+
+    /// Drops every watch `session` has registered (its connection closed: a reconnecting
+    /// client re-registers the ones it still wants with [`Tree::set_watches`]).
+    pub fn drop_watches(&mut self, session: SessionId) {
+        for table in [&mut self.data_watches, &mut self.child_watches] {
+            for sessions in table.values_mut() {
+                sessions.remove(&session);
+            }
+            table.retain(|_, sessions| !sessions.is_empty());
+        }
     }
 
     /// The paths of `session`'s ephemeral nodes.
@@ -701,6 +707,29 @@ mod tests {
             1,
             "re-registered watch fires"
         );
+    }
+
+    #[test]
+    fn dropped_watches_do_not_fire_and_ephemerals_stay() {
+        let mut tree = Tree::new();
+        create(&mut tree, A, "/mine", CreateMode::Ephemeral);
+        create(&mut tree, B, "/theirs", CreateMode::Persistent);
+        let watch = Request::GetData {
+            path: p("/theirs"),
+            watch: true,
+        };
+        tree.apply(A, &watch);
+        tree.apply(B, &watch);
+        tree.drop_watches(A);
+        let set = Request::SetData {
+            path: p("/theirs"),
+            data: vec![1],
+            version: None,
+        };
+        let fired = tree.apply(B, &set).fired;
+        assert_eq!(fired.len(), 1);
+        assert_eq!(fired[0].session, B, "only B's watch is left");
+        assert!(tree.get(&p("/mine")).is_some(), "the session goes on");
     }
 
     #[test]

@@ -1,0 +1,365 @@
+//! The raw ZooKeeper client: a [`Coordination`] session over the simulated wire, and the
+//! [`Connector`] that opens them.
+//!
+//! Each session handle is served by a task on the client's node that owns the connection:
+//! - Every event (replies, watch events, raw states) goes to one ordered stream, in the
+//!   order the server sent it.
+//! - While connected it pings after T/3 without sending, and drops the connection after
+//!   2/3 T without hearing from the server, or at once on a reset. Dropping it answers the
+//!   requests in flight with `ConnectionLoss`, then reports `Disconnected`.
+//! - Disconnected, it opens a new connection that re-attaches the session with the last zxid
+//!   it saw and the watches it still expects (SetWatches), repeating its `Connect` every
+//!   T/10 until the server answers: `Connected` again, or `Expired`.
+//! - Requests submitted while disconnected are answered `ConnectionLoss` at once (the
+//!   framework layer holds its requests until it sees `Connected`), after expiry
+//!   `SessionExpired`.
+//! - A lost connection never ends the session; only `close` (which sends a close-session if
+//!   connected) or the server's expiry does.
+
+use std::collections::VecDeque;
+use std::future::poll_fn;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
+use futures::channel::oneshot;
+use futures::{FutureExt, StreamExt, select_biased};
+use lock::coordination::{Connector, Coordination, RawEvent, RawState};
+use lock::ids::OpId;
+use lock::zk::watches::WatchSet;
+use lock::zk::{Request, SessionId, ZkError, Zxid};
+use madsim::time::{Instant, sleep_until};
+use scenarios::fault::Node;
+
+use crate::links::Links;
+use crate::wire::{ConnId, Datagram, Inbox, Resume, ToClient, ToServer, Wire, server_addr};
+
+/// Opens sessions from one client node. Cheap to clone.
+#[derive(Clone)]
+pub struct SimConnector {
+    me: Node,
+    timeout: Duration,
+    links: Arc<Mutex<Links>>,
+}
+
+impl SimConnector {
+    /// A connector for the node `me` (call it on that node), asking for session timeout
+    /// `timeout`, sending through the network faults in `links`.
+    pub fn new(me: Node, timeout: Duration, links: Arc<Mutex<Links>>) -> SimConnector {
+        SimConnector { me, timeout, links }
+    }
+}
+
+impl Connector for SimConnector {
+    type Session = SimSession;
+
+    async fn connect(&self) -> SimSession {
+        let any: SocketAddr = ([0, 0, 0, 0], 0).into();
+        let wire = Wire::bind(any, self.me, self.links.clone())
+            .await
+            .expect("a client can always bind an ephemeral port");
+        let (commands_tx, commands_rx) = unbounded();
+        let (events_tx, events_rx) = unbounded();
+        let task = SessionTask {
+            wire,
+            asked: self.timeout,
+            events: events_tx,
+            session: None,
+            last_zxid: Zxid::default(),
+            watches: WatchSet::default(),
+            phase: Phase::Connecting,
+            conn: Conn::open(),
+        };
+        madsim::task::spawn(task.run(commands_rx));
+        SimSession {
+            commands: commands_tx,
+            events: Mutex::new(events_rx),
+        }
+    }
+}
+
+/// One session handle. See the module documentation.
+pub struct SimSession {
+    commands: UnboundedSender<Command>,
+    events: Mutex<UnboundedReceiver<RawEvent>>,
+}
+
+enum Command {
+    Submit { op: OpId, request: Request },
+    Close(oneshot::Sender<()>),
+}
+
+impl Coordination for SimSession {
+    async fn submit(&self, op: OpId, request: Request) {
+        // The task is gone only after close, when nothing is to be answered any more.
+        let _ = self
+            .commands
+            .unbounded_send(Command::Submit { op, request });
+    }
+
+    async fn next_event(&self) -> Option<RawEvent> {
+        poll_fn(|cx| self.events.lock().expect("events lock").poll_next_unpin(cx)).await
+    }
+
+    async fn close(&self) {
+        let (done_tx, done_rx) = oneshot::channel();
+        if self
+            .commands
+            .unbounded_send(Command::Close(done_tx))
+            .is_ok()
+        {
+            let _ = done_rx.await;
+        }
+    }
+
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send + 'static {
+        madsim::time::sleep(duration)
+    }
+}
+
+#[derive(Debug)]
+enum Phase {
+    /// Waiting for the server to answer the current connection's `Connect`.
+    Connecting,
+    /// Attached to the session.
+    Connected,
+    /// A close-session is out; the task ends on its answer or when the connection drops.
+    Closing(oneshot::Sender<()>),
+    /// The server said the session has expired.
+    Expired,
+    /// The task is done.
+    Finished,
+}
+
+/// One connection, from the client's side.
+struct Conn {
+    id: ConnId,
+    sent: u64,
+    inbox: Inbox<ToClient>,
+    in_flight: VecDeque<(OpId, Request)>,
+    last_sent: Instant,
+    last_heard: Instant,
+}
+
+impl Conn {
+    fn open() -> Conn {
+        let now = Instant::now();
+        Conn {
+            id: madsim::rand::random(),
+            sent: 0,
+            inbox: Inbox::default(),
+            in_flight: VecDeque::new(),
+            last_sent: now,
+            last_heard: now,
+        }
+    }
+}
+
+struct SessionTask {
+    wire: Wire,
+    asked: Duration,
+    events: UnboundedSender<RawEvent>,
+    session: Option<(SessionId, Duration)>,
+    last_zxid: Zxid,
+    watches: WatchSet,
+    phase: Phase,
+    conn: Conn,
+}
+
+impl SessionTask {
+    async fn run(mut self, mut commands: UnboundedReceiver<Command>) {
+        self.send_connect().await;
+        let mut receive = self.wire.receive::<ToClient>().fuse();
+        while !matches!(self.phase, Phase::Finished) {
+            let deadline = self.deadline();
+            select_biased! {
+                (datagram, _) = receive => {
+                    receive = self.wire.receive::<ToClient>().fuse();
+                    self.on_datagram(datagram).await;
+                }
+                command = commands.next() => match command {
+                    Some(Command::Submit { op, request }) => self.submit(op, request).await,
+                    Some(Command::Close(done)) => self.close(done).await,
+                    // The handle was dropped without a close: just go.
+                    None => self.phase = Phase::Finished,
+                },
+                () = sleep_until_some(deadline).fuse() => self.on_deadline().await,
+            }
+        }
+    }
+
+    /// The negotiated session timeout, or the one asked for until the server answered.
+    fn timeout(&self) -> Duration {
+        self.session.map_or(self.asked, |(_, timeout)| timeout)
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        let timeout = self.timeout();
+        match self.phase {
+            Phase::Connecting => Some(self.conn.last_sent + timeout / 10),
+            Phase::Connected => {
+                let ping = self.conn.last_sent + timeout / 3;
+                Some(ping.min(self.silence_limit()))
+            }
+            Phase::Closing(_) => Some(self.silence_limit()),
+            Phase::Expired | Phase::Finished => None,
+        }
+    }
+
+    fn silence_limit(&self) -> Instant {
+        self.conn.last_heard + self.timeout() * 2 / 3
+    }
+
+    async fn on_deadline(&mut self) {
+        match self.phase {
+            Phase::Connecting => self.send_connect().await,
+            Phase::Connected | Phase::Closing(_) if Instant::now() >= self.silence_limit() => {
+                self.drop_connection().await;
+            }
+            Phase::Connected => self.send(ToServer::Ping).await,
+            _ => {}
+        }
+    }
+
+    fn emit(&self, event: RawEvent) {
+        // Nobody listens any more only after the handle was dropped.
+        let _ = self.events.unbounded_send(event);
+    }
+
+    fn answer(&self, op: OpId, error: ZkError) {
+        self.emit(RawEvent::Reply {
+            op,
+            result: Err(error),
+        });
+    }
+
+    async fn send(&mut self, body: ToServer) {
+        let datagram = Datagram::Seq {
+            conn: self.conn.id,
+            seq: self.conn.sent,
+            body,
+        };
+        self.conn.sent += 1;
+        self.conn.last_sent = Instant::now();
+        self.wire.send(Node::Server, server_addr(), datagram).await;
+    }
+
+    /// Sends (or repeats) the current connection's `Connect` as its sequence 0.
+    async fn send_connect(&mut self) {
+        let resume = self.session.map(|(session, _)| Resume {
+            session,
+            last_zxid: self.last_zxid,
+            watches: self.watches.clone(),
+        });
+        self.conn.sent = 0;
+        let timeout = self.asked;
+        self.send(ToServer::Connect { timeout, resume }).await;
+    }
+
+    async fn submit(&mut self, op: OpId, request: Request) {
+        match self.phase {
+            Phase::Connected => {
+                self.conn.in_flight.push_back((op, request.clone()));
+                self.send(ToServer::Request { op, request }).await;
+            }
+            Phase::Expired => self.answer(op, ZkError::SessionExpired),
+            _ => self.answer(op, ZkError::ConnectionLoss),
+        }
+    }
+
+    async fn close(&mut self, done: oneshot::Sender<()>) {
+        if let Phase::Connected = self.phase {
+            self.phase = Phase::Closing(done);
+            self.send(ToServer::Close).await;
+        } else {
+            self.phase = Phase::Finished;
+        }
+    }
+
+    async fn on_datagram(&mut self, datagram: Datagram<ToClient>) {
+        match datagram {
+            Datagram::Seq { conn, seq, body } if conn == self.conn.id => {
+                for message in self.conn.inbox.accept(seq, body) {
+                    self.conn.last_heard = Instant::now();
+                    self.on_message(message).await;
+                }
+            }
+            Datagram::Reset { conn }
+                if conn == self.conn.id
+                    && !matches!(self.phase, Phase::Expired | Phase::Finished) =>
+            {
+                self.drop_connection().await;
+            }
+            // Datagrams of an older connection.
+            _ => {}
+        }
+    }
+
+    async fn on_message(&mut self, message: ToClient) {
+        match message {
+            ToClient::Accepted { session, timeout } => {
+                self.session = Some((session, timeout));
+                if let Phase::Connecting = self.phase {
+                    self.phase = Phase::Connected;
+                    self.emit(RawEvent::State {
+                        state: RawState::Connected { session, timeout },
+                    });
+                }
+            }
+            ToClient::Expired => {
+                self.phase = Phase::Expired;
+                self.emit(RawEvent::State {
+                    state: RawState::Expired,
+                });
+            }
+            ToClient::Reply { op, result, zxid } => {
+                if let Some((sent, request)) = self.conn.in_flight.pop_front() {
+                    debug_assert_eq!(sent, op, "replies come in request order");
+                    self.watches.record(&request, &result);
+                }
+                self.last_zxid = self.last_zxid.max(zxid);
+                self.emit(RawEvent::Reply { op, result });
+            }
+            ToClient::Watch { event } => {
+                self.watches.consume(&event);
+                self.emit(RawEvent::Watch { event });
+            }
+            ToClient::Pong => {}
+            ToClient::Closed => self.finish_close(),
+        }
+    }
+
+    fn finish_close(&mut self) {
+        if let Phase::Closing(done) = std::mem::replace(&mut self.phase, Phase::Finished) {
+            let _ = done.send(());
+        }
+    }
+
+    /// The connection is gone: answer what was in flight, report `Disconnected`, and (unless
+    /// closing) start re-attaching on a new connection.
+    async fn drop_connection(&mut self) {
+        for (op, _) in std::mem::take(&mut self.conn.in_flight) {
+            self.answer(op, ZkError::ConnectionLoss);
+        }
+        if let Phase::Closing(_) = self.phase {
+            self.finish_close();
+            return;
+        }
+        if let Phase::Connected = self.phase {
+            self.emit(RawEvent::State {
+                state: RawState::Disconnected,
+            });
+        }
+        self.phase = Phase::Connecting;
+        self.conn = Conn::open();
+        self.send_connect().await;
+    }
+}
+
+async fn sleep_until_some(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => sleep_until(deadline).await,
+        None => futures::future::pending().await,
+    }
+}

@@ -1,0 +1,175 @@
+//! The fault injector: carries out a fault schedule on simulated time, recording each fault's
+//! start and end in the trace.
+//!
+//! - `pause`: madsim's pause/resume of the client node (it runs nothing and sends nothing;
+//!   what arrives meanwhile waits in its mailbox).
+//! - `partition`, `isolate`, `delay`, `drop`: rules in the wire's link table (real loss: a
+//!   lost datagram is never retransmitted). `heal` removes them all and ends each one.
+//! - `expire_session`: the server expires the client's newest session now.
+//! - `crash`: madsim restarts the client node; its driver starts over with a new session,
+//!   and the old one expires on the server.
+//! - `restart_server`: madsim restarts the server node (state kept, see [`crate::server`]).
+//!
+//! Instantaneous faults record their start and end at the same instant.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use madsim::runtime::Handle;
+use madsim::task::NodeId;
+use madsim::time::{Instant, sleep_until};
+use scenarios::fault::{Fault, ScheduledFault};
+use scenarios::trace::EventKind;
+
+use crate::links::{Effect, End, Links, Rule};
+use crate::recorder::Recorder;
+use crate::server::{Control, ServerHandle};
+
+/// What the injector acts on.
+pub(crate) struct Injector {
+    pub handle: Handle,
+    pub server_node: NodeId,
+    pub client_nodes: Vec<NodeId>,
+    pub server: ServerHandle,
+    pub links: Arc<Mutex<Links>>,
+    pub recorder: Recorder,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    /// Ends come first at a tie, so that back-to-back faults do not overlap.
+    End,
+    Start,
+}
+
+impl Injector {
+    /// Runs `schedule` (times from `start`) to its last step.
+    pub async fn run(self, start: Instant, schedule: Vec<ScheduledFault>) {
+        let mut timeline: Vec<(u64, Step, usize)> = Vec::new();
+        for (index, scheduled) in schedule.iter().enumerate() {
+            timeline.push((scheduled.at_ms, Step::Start, index));
+            if let Some(lasts) = duration_ms(&scheduled.fault) {
+                timeline.push((scheduled.at_ms + lasts, Step::End, index));
+            }
+        }
+        timeline.sort();
+        for (at_ms, step, index) in timeline {
+            sleep_until(start + Duration::from_millis(at_ms)).await;
+            let fault = &schedule[index].fault;
+            match step {
+                Step::Start => self.start(index, fault, &schedule),
+                Step::End => self.end(index, fault),
+            }
+        }
+    }
+
+    fn record(&self, kind: EventKind) {
+        self.recorder.record(None, kind);
+    }
+
+    fn start(&self, index: usize, fault: &Fault, schedule: &[ScheduledFault]) {
+        self.record(EventKind::FaultStart {
+            fault: fault.clone(),
+        });
+        let rules = match *fault {
+            Fault::Pause { client, .. } => {
+                self.handle.pause(self.client_nodes[client as usize]);
+                Vec::new()
+            }
+            Fault::Partition { a, b, oneway, .. } => {
+                let mut rules = vec![rule(End::Is(a), End::Is(b), Effect::Cut)];
+                if !oneway {
+                    rules.push(rule(End::Is(b), End::Is(a), Effect::Cut));
+                }
+                rules
+            }
+            Fault::Isolate { node, .. } => vec![
+                rule(End::Is(node), End::Any, Effect::Cut),
+                rule(End::Any, End::Is(node), Effect::Cut),
+            ],
+            Fault::Delay {
+                from,
+                to,
+                min_ms,
+                max_ms,
+                ..
+            } => {
+                let effect = Effect::Delay {
+                    min: Duration::from_millis(min_ms),
+                    max: Duration::from_millis(max_ms),
+                };
+                vec![rule(End::Is(from), End::Is(to), effect)]
+            }
+            Fault::Drop {
+                from, to, percent, ..
+            } => vec![rule(End::Is(from), End::Is(to), Effect::Drop { percent })],
+            Fault::Heal => {
+                let healed = self.links.lock().expect("links lock").clear();
+                for healed in healed {
+                    let fault = schedule[healed].fault.clone();
+                    self.record(EventKind::FaultEnd { fault });
+                }
+                return self.end(index, fault);
+            }
+            Fault::ExpireSession { client } => {
+                self.server.control(Control::ExpireClient(client));
+                return self.end(index, fault);
+            }
+            Fault::Crash { client } => {
+                self.handle.restart(self.client_nodes[client as usize]);
+                return self.end(index, fault);
+            }
+            Fault::RestartServer => {
+                self.handle.restart(self.server_node);
+                return self.end(index, fault);
+            }
+        };
+        let mut links = self.links.lock().expect("links lock");
+        for rule in rules {
+            links.add(index, rule);
+        }
+    }
+
+    fn end(&self, index: usize, fault: &Fault) {
+        let ended = match *fault {
+            Fault::Pause { client, .. } => {
+                self.handle.resume(self.client_nodes[client as usize]);
+                true
+            }
+            Fault::Partition { .. }
+            | Fault::Isolate { .. }
+            | Fault::Delay { .. }
+            | Fault::Drop { .. } => {
+                // False when a heal ended it already.
+                self.links.lock().expect("links lock").remove(index)
+            }
+            Fault::Heal
+            | Fault::ExpireSession { .. }
+            | Fault::Crash { .. }
+            | Fault::RestartServer => true,
+        };
+        if ended {
+            self.record(EventKind::FaultEnd {
+                fault: fault.clone(),
+            });
+        }
+    }
+}
+
+fn rule(from: End, to: End, effect: Effect) -> Rule {
+    Rule { from, to, effect }
+}
+
+/// How long a fault lasts by itself, if it ends by itself.
+fn duration_ms(fault: &Fault) -> Option<u64> {
+    match *fault {
+        Fault::Pause { for_ms, .. } => Some(for_ms),
+        Fault::Partition { for_ms, .. }
+        | Fault::Isolate { for_ms, .. }
+        | Fault::Delay { for_ms, .. }
+        | Fault::Drop { for_ms, .. } => for_ms,
+        Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } | Fault::RestartServer => {
+            None
+        }
+    }
+}

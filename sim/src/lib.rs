@@ -1,0 +1,28 @@
+//! The simulated ZooKeeper on madsim: a server over the shared data tree (sessions, expiry,
+//! container sweeps, restarts), raw clients implementing [`lock::coordination::Coordination`]
+//! over a lossy datagram wire, fault injection on simulated time, and [`Sim`], which runs N
+//! clients with a recipe and a workload under a fault schedule and returns the trace.
+//!
+//! Everything here only compiles with `--cfg madsim` (the workspace's `.cargo/config.toml`
+//! sets it), and every run is reproducible from its seed.
+
+#[cfg(not(madsim))]
+compile_error!(
+    "splitbrain-sim needs the madsim simulator: build with `--cfg madsim`. The workspace's \
+     .cargo/config.toml sets `[build] rustflags = [\"--cfg\", \"madsim\"]`; a RUSTFLAGS \
+     environment variable replaces it, so use RUSTFLAGS=\"--cfg madsim\" (plus your flags) \
+     or unset RUSTFLAGS."
+);
+
+pub mod client;
+mod faults;
+pub mod links;
+pub mod recorder;
+mod run;
+pub mod server;
+pub mod settings;
+pub mod wire;
+mod workload;
+
+pub use run::{Sim, SimError};
+pub use settings::{MsRange, RecipeKind, ServerSettings, Workload};

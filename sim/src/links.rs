@@ -1,0 +1,184 @@
+//! The network faults in force: cut, delayed and lossy links between the server and the
+//! clients. The wire consults this table for every datagram it sends; the fault injector
+//! adds and removes rules.
+
+use std::time::Duration;
+
+use madsim::rand::Rng;
+use scenarios::fault::Node;
+
+/// Which end of a link a rule applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Any node.
+    Any,
+    /// This node.
+    Is(Node),
+}
+
+impl End {
+    fn matches(self, node: Node) -> bool {
+        match self {
+            End::Any => true,
+            End::Is(n) => n == node,
+        }
+    }
+}
+
+/// What a rule does to datagrams from `from` to `to`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Every datagram is lost.
+    Cut,
+    /// Every datagram is held back a uniformly drawn extra delay within `[min, max]`.
+    Delay {
+        /// Smallest extra delay.
+        min: Duration,
+        /// Largest extra delay.
+        max: Duration,
+    },
+    /// Each datagram is lost with probability `percent` / 100.
+    Drop {
+        /// Loss probability in percent.
+        percent: u8,
+    },
+}
+
+/// One rule on the directed link `from → to`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// Sender.
+    pub from: End,
+    /// Receiver.
+    pub to: End,
+    /// What happens to the datagrams.
+    pub effect: Effect,
+}
+
+/// What happens to one datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// It is lost.
+    Lost,
+    /// It is sent after this extra delay (zero: at once).
+    Send(Duration),
+}
+
+/// The rules in force, each tagged with the id of the fault that installed it.
+#[derive(Debug, Default)]
+pub struct Links {
+    rules: Vec<(usize, Rule)>,
+}
+
+impl Links {
+    /// Installs `rule` on behalf of fault `fault`.
+    pub fn add(&mut self, fault: usize, rule: Rule) {
+        self.rules.push((fault, rule));
+    }
+
+    /// Removes the rules of fault `fault`; true when it had any.
+    pub fn remove(&mut self, fault: usize) -> bool {
+        let before = self.rules.len();
+        self.rules.retain(|(id, _)| *id != fault);
+        self.rules.len() != before
+    }
+
+    /// Removes every rule; returns the ids of the faults that had some, in order.
+    pub fn clear(&mut self) -> Vec<usize> {
+        let mut ids: Vec<usize> = self.rules.drain(..).map(|(id, _)| id).collect();
+        ids.dedup();
+        ids
+    }
+
+    /// Decides the fate of one datagram from `from` to `to`, drawing from `rng` for lossy and
+    /// delayed links (one draw per matching rule, in installation order).
+    pub fn verdict(&self, from: Node, to: Node, rng: &mut impl Rng) -> Verdict {
+        let mut delay = Duration::ZERO;
+        for (_, rule) in &self.rules {
+            if !(rule.from.matches(from) && rule.to.matches(to)) {
+                continue;
+            }
+            match rule.effect {
+                Effect::Cut => return Verdict::Lost,
+                Effect::Drop { percent } => {
+                    if rng.gen_range(0..100u8) < percent {
+                        return Verdict::Lost;
+                    }
+                }
+                Effect::Delay { min, max } => delay += rng.gen_range(min..=max),
+            }
+        }
+        Verdict::Send(delay)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use madsim::rand::{GlobalRng, thread_rng};
+    use madsim::runtime::Runtime;
+
+    const S: Node = Node::Server;
+    const C0: Node = Node::Client(0);
+    const C1: Node = Node::Client(1);
+
+    fn rule(from: End, to: End, effect: Effect) -> Rule {
+        Rule { from, to, effect }
+    }
+
+    /// Runs `check` with the simulator's seeded RNG.
+    fn with_rng(seed: u64, check: impl FnOnce(&mut GlobalRng) + Send + 'static) {
+        let rt = Runtime::with_seed_and_config(seed, madsim::Config::default());
+        rt.block_on(async move { check(&mut thread_rng()) });
+    }
+
+    #[test]
+    fn a_one_way_cut_loses_one_direction_only() {
+        with_rng(1, a_one_way_cut);
+    }
+
+    fn a_one_way_cut(mut rng: &mut GlobalRng) {
+        let mut links = Links::default();
+        links.add(0, rule(End::Is(C0), End::Is(S), Effect::Cut));
+        assert_eq!(links.verdict(C0, S, &mut rng), Verdict::Lost);
+        assert_eq!(
+            links.verdict(S, C0, &mut rng),
+            Verdict::Send(Duration::ZERO)
+        );
+        assert_eq!(
+            links.verdict(C1, S, &mut rng),
+            Verdict::Send(Duration::ZERO)
+        );
+        assert!(links.remove(0));
+        assert!(!links.remove(0));
+        assert_eq!(
+            links.verdict(C0, S, &mut rng),
+            Verdict::Send(Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn delays_stay_in_range_and_drops_lose_about_their_share() {
+        with_rng(2, delays_and_drops);
+    }
+
+    fn delays_and_drops(mut rng: &mut GlobalRng) {
+        let mut links = Links::default();
+        let (min, max) = (Duration::from_millis(5), Duration::from_millis(9));
+        links.add(3, rule(End::Any, End::Is(C1), Effect::Delay { min, max }));
+        links.add(4, rule(End::Is(S), End::Any, Effect::Drop { percent: 50 }));
+        let mut lost = 0;
+        for _ in 0..1000 {
+            match links.verdict(S, C1, &mut rng) {
+                Verdict::Lost => lost += 1,
+                Verdict::Send(d) => assert!(min <= d && d <= max, "{d:?}"),
+            }
+        }
+        assert!((400..600).contains(&lost), "lost {lost} of 1000");
+        assert_eq!(links.clear(), [3, 4]);
+        assert_eq!(
+            links.verdict(S, C1, &mut rng),
+            Verdict::Send(Duration::ZERO)
+        );
+    }
+}

@@ -1,0 +1,84 @@
+//! The in-memory trace recorder shared by every node of a run, and the driver observer that
+//! feeds it the client-side events.
+
+use std::sync::{Arc, Mutex};
+
+use lock::coordination::RawEvent;
+use lock::driver::{Observed, Observer};
+use lock::ids::ClientSlot;
+use lock::recipe::Recipe;
+use lock::recipes::{LockCall, LockNotice};
+use madsim::time::Instant;
+use scenarios::trace::{Event, EventKind};
+
+/// Collects trace events, stamped with simulated nanoseconds since the run started. Cheap to
+/// clone; all clones append to one list.
+#[derive(Clone)]
+pub struct Recorder {
+    start: Instant,
+    events: Arc<Mutex<Vec<Event>>>,
+}
+
+impl Recorder {
+    /// A recorder whose time zero is now (simulated time: call it inside the runtime).
+    pub fn start() -> Recorder {
+        Recorder {
+            start: Instant::now(),
+            events: Arc::default(),
+        }
+    }
+
+    /// Records `kind` on `client` (`None`: the server or the environment).
+    pub fn record(&self, client: Option<ClientSlot>, kind: EventKind) {
+        let t = Instant::now().duration_since(self.start).as_nanos();
+        let event = Event {
+            t: u64::try_from(t).unwrap_or(u64::MAX),
+            client,
+            kind,
+        };
+        self.events.lock().expect("recorder lock").push(event);
+    }
+
+    /// The events recorded so far.
+    pub fn events(&self) -> Vec<Event> {
+        self.events.lock().expect("recorder lock").clone()
+    }
+}
+
+/// Records what a client's driver observes.
+pub struct TraceObserver {
+    client: ClientSlot,
+    recorder: Recorder,
+}
+
+impl TraceObserver {
+    /// An observer of client `client`.
+    pub fn new(client: ClientSlot, recorder: Recorder) -> TraceObserver {
+        TraceObserver { client, recorder }
+    }
+}
+
+impl<R: Recipe<Call = LockCall, Notice = LockNotice>> Observer<R> for TraceObserver {
+    fn observe(&mut self, observed: Observed<'_, R>) {
+        let kind = match observed {
+            // The raw `Connected` that follows says which session it is.
+            Observed::SessionOpened | Observed::SessionClosed => return,
+            Observed::Call(call) => EventKind::Call { call: *call },
+            Observed::OpSent { op, request } => EventKind::OpSent {
+                op,
+                request: request.clone(),
+            },
+            Observed::Event(RawEvent::Reply { op, result }) => EventKind::Reply {
+                op: *op,
+                result: result.clone(),
+            },
+            Observed::Event(RawEvent::Watch { event }) => EventKind::WatchDelivered {
+                event: event.clone(),
+            },
+            Observed::Event(RawEvent::State { state }) => EventKind::RawSession { state: *state },
+            Observed::Session(event) => EventKind::Session { event },
+            Observed::Notice(notice) => EventKind::Notice { notice: *notice },
+        };
+        self.recorder.record(Some(self.client), kind);
+    }
+}

@@ -1,0 +1,303 @@
+//! [`Sim`]: one simulated run — a server, N clients running a recipe and a workload, a fault
+//! schedule, a horizon and a seed — and the trace it records.
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::channel::mpsc::unbounded;
+use futures::{FutureExt, StreamExt, select_biased};
+use lock::fencing::FencedResource;
+use lock::framework::FrameworkConfig;
+use lock::ids::ClientSlot;
+use madsim::runtime::{Handle, Runtime};
+use madsim::time::{Instant, sleep, sleep_until};
+use scenarios::fault::{Fault, Node, ScheduledFault};
+use scenarios::trace::{EventKind, Meta, SnapshotNode, Source, Trace};
+use serde::Serialize;
+
+use crate::faults::Injector;
+use crate::links::Links;
+use crate::recorder::Recorder;
+use crate::server::ServerHandle;
+use crate::settings::{RecipeKind, ServerSettings, Workload};
+use crate::wire::node_ip;
+use crate::workload::ClientNode;
+
+/// A run's description. Build with [`Sim::new`] and the setters, then [`Sim::run`]. The same
+/// nodes and tasks run whatever the caller does with the trace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[must_use = "a Sim does nothing until `run` is called"]
+pub struct Sim {
+    scenario: String,
+    seed: u64,
+    server: ServerSettings,
+    clients: u16,
+    recipe: RecipeKind,
+    workload: Workload,
+    framework: FrameworkConfig,
+    horizon_ms: u64,
+    #[serde(skip)]
+    faults: Vec<ScheduledFault>,
+}
+
+/// A run that cannot start: a setting is out of range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimError {
+    /// The setting, as a path (`faults[2].client`, `server.tick_ms`, ...).
+    pub field: String,
+    /// What it must be.
+    pub expected: String,
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: expected {}", self.field, self.expected)
+    }
+}
+
+impl std::error::Error for SimError {}
+
+impl Sim {
+    /// A run named `scenario` with defaults: seed 0, 2 clients on `Mutex`, the default server
+    /// settings and workload, no faults, a 60 s horizon.
+    pub fn new(scenario: impl Into<String>) -> Sim {
+        Sim {
+            scenario: scenario.into(),
+            seed: 0,
+            server: ServerSettings::default(),
+            clients: 2,
+            recipe: RecipeKind::Mutex,
+            workload: Workload::default(),
+            framework: FrameworkConfig::default(),
+            horizon_ms: 60_000,
+            faults: Vec::new(),
+        }
+    }
+
+    /// The seed of madsim's RNG (scheduling, latency, random draws).
+    pub fn seed(mut self, seed: u64) -> Sim {
+        self.seed = seed;
+        self
+    }
+
+    /// The server's settings.
+    pub fn server(mut self, server: ServerSettings) -> Sim {
+        self.server = server;
+        self
+    }
+
+    /// The number of clients.
+    pub fn clients(mut self, clients: u16) -> Sim {
+        self.clients = clients;
+        self
+    }
+
+    /// The recipe every client runs.
+    pub fn recipe(mut self, recipe: RecipeKind) -> Sim {
+        self.recipe = recipe;
+        self
+    }
+
+    /// What every client does.
+    pub fn workload(mut self, workload: Workload) -> Sim {
+        self.workload = workload;
+        self
+    }
+
+    /// The framework layer's settings.
+    pub fn framework(mut self, framework: FrameworkConfig) -> Sim {
+        self.framework = framework;
+        self
+    }
+
+    /// The faults to inject.
+    pub fn faults(mut self, faults: Vec<ScheduledFault>) -> Sim {
+        self.faults = faults;
+        self
+    }
+
+    /// The run stops at this simulated time even if clients are still busy.
+    pub fn horizon_ms(mut self, horizon_ms: u64) -> Sim {
+        self.horizon_ms = horizon_ms;
+        self
+    }
+
+    /// Checks the settings, then runs the simulation on a fresh OS thread (madsim seeds
+    /// per-thread state, so a thread per run is what makes a seed reproducible) and returns
+    /// the trace. A panic inside the run is re-raised after printing the seed.
+    pub fn run(&self) -> Result<Trace, SimError> {
+        self.validate()?;
+        let sim = self.clone();
+        let seed = self.seed;
+        let joined = std::thread::spawn(move || {
+            let runtime = Runtime::with_seed_and_config(seed, madsim::Config::default());
+            runtime.block_on(sim.simulate())
+        })
+        .join();
+        match joined {
+            Ok(trace) => Ok(trace),
+            Err(panic) => {
+                eprintln!("the simulation panicked; rerun with seed {seed} to reproduce");
+                std::panic::resume_unwind(panic)
+            }
+        }
+    }
+
+    fn validate(&self) -> Result<(), SimError> {
+        let fail = |field: String, expected: &str| {
+            Err(SimError {
+                field,
+                expected: expected.to_owned(),
+            })
+        };
+        if self.server.tick_ms == 0 {
+            return fail("server.tick_ms".into(), "at least 1");
+        }
+        if self.server.container_sweep_ms == 0 {
+            return fail("server.container_sweep_ms".into(), "at least 1");
+        }
+        if self.clients == 0 {
+            return fail("clients".into(), "at least 1");
+        }
+        for range in [
+            ("workload.hold", self.workload.hold),
+            ("workload.think", self.workload.think),
+        ] {
+            if range.1.min_ms > range.1.max_ms {
+                return fail(format!("{}.min_ms", range.0), "at most max_ms");
+            }
+        }
+        let clients = self.clients;
+        let known = |node: Node| match node {
+            Node::Server => true,
+            Node::Client(i) => i < clients,
+        };
+        for (i, scheduled) in self.faults.iter().enumerate() {
+            let field = |name: &str| format!("faults[{i}].{name}");
+            let client_range = format!("a client index below {clients}");
+            match scheduled.fault {
+                Fault::Pause { client, .. }
+                | Fault::ExpireSession { client }
+                | Fault::Crash { client }
+                    if client >= clients =>
+                {
+                    return fail(field("client"), &client_range);
+                }
+                Fault::Partition { a, b, .. } if !known(a) || !known(b) => {
+                    return fail(field("a/b"), &format!("server or {client_range}"));
+                }
+                Fault::Isolate { node, .. } if !known(node) => {
+                    return fail(field("node"), &format!("server or {client_range}"));
+                }
+                Fault::Delay { from, to, .. } | Fault::Drop { from, to, .. }
+                    if !known(from) || !known(to) =>
+                {
+                    return fail(field("from/to"), &format!("server or {client_range}"));
+                }
+                Fault::Delay { min_ms, max_ms, .. } if min_ms > max_ms => {
+                    return fail(field("min_ms"), "at most max_ms");
+                }
+                Fault::Drop { percent, .. } if percent > 100 => {
+                    return fail(field("percent"), "0..=100");
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The run itself, inside the madsim runtime.
+    async fn simulate(self) -> Trace {
+        let start = Instant::now();
+        let handle = Handle::current();
+        let recorder = Recorder::start();
+        let links = Arc::new(Mutex::new(Links::default()));
+        let server = ServerHandle::new(self.server.clone(), recorder.clone(), links.clone());
+        let server_node = {
+            let server = server.clone();
+            handle
+                .create_node()
+                .name("zookeeper")
+                .ip(node_ip(Node::Server))
+                .init(move || server.clone().run())
+                .build()
+        };
+        let resource = Arc::new(Mutex::new(FencedResource::new(self.workload.fenced)));
+        let (done_tx, mut done_rx) = unbounded();
+        let client_nodes = (0..self.clients)
+            .map(|i| {
+                let node = ClientNode {
+                    slot: ClientSlot(i),
+                    recipe: self.recipe,
+                    workload: self.workload.clone(),
+                    server: self.server.clone(),
+                    framework: self.framework.clone(),
+                    links: links.clone(),
+                    recorder: recorder.clone(),
+                    resource: resource.clone(),
+                    started: Arc::default(),
+                    done: done_tx.clone(),
+                };
+                handle
+                    .create_node()
+                    .name(format!("client-{i}"))
+                    .ip(node_ip(Node::Client(i)))
+                    .init(move || node.clone().run())
+                    .build()
+                    .id()
+            })
+            .collect();
+        let injector = Injector {
+            handle: handle.clone(),
+            server_node: server_node.id(),
+            client_nodes,
+            server: server.clone(),
+            links,
+            recorder: recorder.clone(),
+        };
+        let _faults = madsim::task::spawn(injector.run(start, self.faults.clone()));
+        let clients = usize::from(self.clients);
+        let settled = async {
+            // Every workload done, its session closed...
+            for _ in 0..clients {
+                done_rx.next().await;
+            }
+            // ... and every other session (of crashed clients) gone.
+            while !server.sessions().is_empty() {
+                sleep(self.server.tick()).await;
+            }
+        };
+        let horizon = start + Duration::from_millis(self.horizon_ms);
+        select_biased! {
+            () = settled.fuse() => {},
+            () = sleep_until(horizon).fuse() => {},
+        }
+        let nodes = (server.tree().nodes())
+            .map(|(path, node)| SnapshotNode {
+                path: path.clone(),
+                ephemeral_owner: node.stat.ephemeral_owner,
+            })
+            .collect();
+        recorder.record(None, EventKind::TreeSnapshot { nodes });
+        Trace {
+            meta: self.meta(),
+            events: recorder.events(),
+        }
+    }
+
+    fn meta(&self) -> Meta {
+        Meta {
+            scenario: self.scenario.clone(),
+            seed: self.seed,
+            source: Source::Sim,
+            build: format!("splitbrain-sim {}", env!("CARGO_PKG_VERSION")),
+            recipe: self.recipe.name().to_owned(),
+            clients: self.clients,
+            settings: serde_json::to_value(self).expect("settings serialize"),
+            fault_schedule: self.faults.clone(),
+            scenario_spec: None,
+            shrunk_from: None,
+        }
+    }
+}

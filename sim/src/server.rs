@@ -1,0 +1,399 @@
+//! The simulated ZooKeeper server: a single-threaded service over the shared data tree,
+//! with sessions, connections and the periodic expiry and container sweeps.
+//!
+//! Its state lives in a [`ServerHandle`] owned by the run, outside the node, so that a
+//! restart (madsim kills the node's tasks and runs its init again) keeps the tree, the zxid
+//! and the sessions; it drops the connections and restarts every surviving session's expiry
+//! clock.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
+use futures::{FutureExt, StreamExt, select_biased};
+use lock::ids::OpId;
+use lock::zk::tree::{Fired, Tree};
+use lock::zk::{Request, SessionId, Zxid};
+use madsim::time::{Instant, sleep_until};
+use scenarios::fault::Node;
+use scenarios::trace::{EventKind, ServerSession};
+
+use crate::links::Links;
+use crate::recorder::Recorder;
+use crate::settings::ServerSettings;
+use crate::wire::{ConnId, Datagram, Inbox, Resume, ToClient, ToServer, Wire, client_of};
+
+/// A command from the environment (the fault injector).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Expire the newest live session of this client now.
+    ExpireClient(u16),
+}
+
+#[derive(Debug)]
+struct Session {
+    client: u16,
+    timeout: Duration,
+    deadline: Instant,
+    conn: Option<ConnId>,
+}
+
+#[derive(Debug)]
+struct Conn {
+    session: SessionId,
+    client: u16,
+    peer: SocketAddr,
+    inbox: Inbox<ToServer>,
+    sent: u64,
+}
+
+/// A datagram to send once the state lock is released.
+type Out = (u16, SocketAddr, Datagram<ToClient>);
+
+struct State {
+    settings: ServerSettings,
+    tree: Tree,
+    last_session: u64,
+    sessions: BTreeMap<SessionId, Session>,
+    conns: BTreeMap<ConnId, Conn>,
+    /// Connections that ended; their datagrams get a reset.
+    retired: BTreeSet<ConnId>,
+    control: Option<UnboundedSender<Control>>,
+    recorder: Recorder,
+}
+
+/// The server's state, shared by the run and the server node's incarnations. Cheap to clone.
+#[derive(Clone)]
+pub struct ServerHandle {
+    state: Arc<Mutex<State>>,
+    links: Arc<Mutex<Links>>,
+}
+
+impl ServerHandle {
+    /// A fresh server (an empty tree at zxid 0) that records into `recorder` and sends through
+    /// the network faults in `links`.
+    pub fn new(settings: ServerSettings, recorder: Recorder, links: Arc<Mutex<Links>>) -> Self {
+        let state = State {
+            settings,
+            tree: Tree::new(),
+            last_session: 0,
+            sessions: BTreeMap::new(),
+            conns: BTreeMap::new(),
+            retired: BTreeSet::new(),
+            control: None,
+            recorder,
+        };
+        ServerHandle {
+            state: Arc::new(Mutex::new(state)),
+            links,
+        }
+    }
+
+    /// A copy of the data tree.
+    pub fn tree(&self) -> Tree {
+        self.lock().tree.clone()
+    }
+
+    /// The sessions the server holds, in id order.
+    pub fn sessions(&self) -> Vec<SessionId> {
+        self.lock().sessions.keys().copied().collect()
+    }
+
+    /// Sends a command to the running server (dropped while it is down).
+    pub fn control(&self, command: Control) {
+        if let Some(control) = &self.lock().control {
+            let _ = control.unbounded_send(command);
+        }
+    }
+
+    /// The server node's main: call it from the node's init. Starts (or restarts) the server.
+    pub async fn run(self) {
+        let (control_tx, control_rx) = unbounded();
+        let (tick, sweep) = {
+            let mut state = self.lock();
+            state.restart(control_tx);
+            let sweep = Duration::from_millis(state.settings.container_sweep_ms);
+            (state.settings.tick(), sweep)
+        };
+        let wire = Wire::bind(crate::wire::server_addr(), Node::Server, self.links.clone())
+            .await
+            .expect("the server address is free");
+        self.serve(wire, control_rx, tick, sweep).await;
+    }
+
+    async fn serve(
+        &self,
+        wire: Wire,
+        mut control: UnboundedReceiver<Control>,
+        tick: Duration,
+        sweep: Duration,
+    ) {
+        let mut receive = wire.receive::<ToServer>().fuse();
+        let mut next_tick = Instant::now() + tick;
+        let mut next_sweep = Instant::now() + sweep;
+        loop {
+            let out = select_biased! {
+                (datagram, from) = receive => {
+                    receive = wire.receive::<ToServer>().fuse();
+                    self.lock().on_datagram(datagram, from)
+                }
+                command = control.next() => match command {
+                    Some(Control::ExpireClient(client)) => self.lock().expire_client(client),
+                    None => Vec::new(),
+                },
+                () = sleep_until(next_tick).fuse() => {
+                    next_tick += tick;
+                    self.lock().expire_due()
+                },
+                () = sleep_until(next_sweep).fuse() => {
+                    next_sweep += sweep;
+                    self.lock().sweep_containers()
+                },
+            };
+            for (client, peer, datagram) in out {
+                wire.send(Node::Client(client), peer, datagram).await;
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().expect("server state lock")
+    }
+}
+
+impl State {
+    fn restart(&mut self, control: UnboundedSender<Control>) {
+        let now = Instant::now();
+        self.retired
+            .extend(std::mem::take(&mut self.conns).into_keys());
+        for session in self.sessions.values_mut() {
+            session.conn = None;
+            session.deadline = now + session.timeout;
+        }
+        self.control = Some(control);
+    }
+
+    fn record(&self, kind: EventKind) {
+        self.recorder.record(None, kind);
+    }
+
+    fn on_datagram(&mut self, datagram: Datagram<ToServer>, from: SocketAddr) -> Vec<Out> {
+        let Datagram::Seq { conn, seq, body } = datagram else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let Some(client) = client_of(from) else {
+            return out;
+        };
+        if self.retired.contains(&conn) {
+            out.push((client, from, Datagram::Reset { conn }));
+            return out;
+        }
+        let Some(known) = self.conns.get_mut(&conn) else {
+            match body {
+                ToServer::Connect { timeout, resume } if seq == 0 => {
+                    self.connect(conn, client, from, timeout, resume, &mut out);
+                }
+                // A connection the server never saw open (its Connect was lost).
+                _ => out.push((client, from, Datagram::Reset { conn })),
+            }
+            return out;
+        };
+        if let (0, ToServer::Connect { .. }) = (seq, &body) {
+            // A repeated Connect: repeat the answer.
+            let session = known.session;
+            let timeout = self.sessions[&session].timeout;
+            let body = ToClient::Accepted { session, timeout };
+            out.push((client, from, Datagram::Seq { conn, seq: 0, body }));
+            return out;
+        }
+        for message in known.inbox.accept(seq, body) {
+            self.on_message(conn, message, &mut out);
+        }
+        out
+    }
+
+    fn connect(
+        &mut self,
+        conn: ConnId,
+        client: u16,
+        peer: SocketAddr,
+        asked: Duration,
+        resume: Option<Resume>,
+        out: &mut Vec<Out>,
+    ) {
+        let now = Instant::now();
+        let (session, fired) = match resume {
+            None => {
+                self.last_session += 1;
+                let session = SessionId(self.last_session);
+                let timeout = self.settings.negotiate(asked);
+                let deadline = now + timeout;
+                let entry = Session {
+                    client,
+                    timeout,
+                    deadline,
+                    conn: Some(conn),
+                };
+                self.sessions.insert(session, entry);
+                self.record_session(session, ServerSession::Created);
+                (session, Vec::new())
+            }
+            Some(resume) => {
+                let Some(entry) = self.sessions.get_mut(&resume.session) else {
+                    self.retired.insert(conn);
+                    let body = ToClient::Expired;
+                    out.push((client, peer, Datagram::Seq { conn, seq: 0, body }));
+                    return;
+                };
+                entry.deadline = now + entry.timeout;
+                if let Some(old) = entry.conn.replace(conn) {
+                    self.conns.remove(&old);
+                    self.retired.insert(old);
+                }
+                self.tree.drop_watches(resume.session);
+                let fired =
+                    (self.tree).set_watches(resume.session, resume.last_zxid, &resume.watches);
+                self.record_session(resume.session, ServerSession::Reattached);
+                (resume.session, fired)
+            }
+        };
+        let timeout = self.sessions[&session].timeout;
+        self.conns.insert(
+            conn,
+            Conn {
+                session,
+                client,
+                peer,
+                // Sequence 0 was the Connect itself.
+                inbox: Inbox::starting_at(1),
+                sent: 0,
+            },
+        );
+        self.send(conn, ToClient::Accepted { session, timeout }, out);
+        self.deliver(fired, None, out);
+    }
+
+    fn on_message(&mut self, conn: ConnId, message: ToServer, out: &mut Vec<Out>) {
+        let session = self.conns[&conn].session;
+        if let Some(entry) = self.sessions.get_mut(&session) {
+            entry.deadline = Instant::now() + entry.timeout;
+        }
+        match message {
+            // Only sequence 0 is a Connect, and it was handled when the connection opened.
+            ToServer::Connect { .. } => {}
+            ToServer::Ping => self.send(conn, ToClient::Pong, out),
+            ToServer::Request { op, request } => self.apply(conn, session, op, request, out),
+            ToServer::Close => {
+                self.send(conn, ToClient::Closed, out);
+                self.end_session(session, ServerSession::Closed, out);
+            }
+        }
+    }
+
+    fn apply(
+        &mut self,
+        conn: ConnId,
+        session: SessionId,
+        op: OpId,
+        request: Request,
+        out: &mut Vec<Out>,
+    ) {
+        let applied = self.tree.apply(session, &request);
+        let result = applied.result.clone();
+        self.record(EventKind::OpApplied {
+            session,
+            op,
+            request,
+            result: applied.result,
+            zxid: applied.zxid,
+        });
+        // Watch events before the reply that reflects their change.
+        self.deliver(applied.fired, applied.zxid, out);
+        let zxid = self.tree.zxid();
+        self.send(conn, ToClient::Reply { op, result, zxid }, out);
+    }
+
+    /// Delivers fired watches to their sessions' connections, recording each with `zxid`.
+    fn deliver(&mut self, fired: Vec<Fired>, zxid: Option<Zxid>, out: &mut Vec<Out>) {
+        for Fired { session, event } in fired {
+            self.record(EventKind::WatchFired {
+                session,
+                event: event.clone(),
+                zxid,
+            });
+            if let Some(conn) = self.sessions.get(&session).and_then(|s| s.conn) {
+                self.send(conn, ToClient::Watch { event }, out);
+            }
+        }
+    }
+
+    fn send(&mut self, conn: ConnId, body: ToClient, out: &mut Vec<Out>) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            let seq = c.sent;
+            c.sent += 1;
+            out.push((c.client, c.peer, Datagram::Seq { conn, seq, body }));
+        }
+    }
+
+    /// Ends `session` (close or expiry): its ephemerals go in one zxid, its watches are
+    /// dropped, its connection ends (with a reset on expiry, as the server closes the socket).
+    fn end_session(&mut self, session: SessionId, change: ServerSession, out: &mut Vec<Out>) {
+        let Some(entry) = self.sessions.remove(&session) else {
+            return;
+        };
+        let before = self.tree.zxid();
+        let fired = self.tree.end_session(session);
+        let zxid = (self.tree.zxid() != before).then_some(self.tree.zxid());
+        self.record_session(session, change);
+        if let Some(conn) = entry.conn
+            && let Some(c) = self.conns.remove(&conn)
+        {
+            self.retired.insert(conn);
+            if change == ServerSession::Expired {
+                out.push((c.client, c.peer, Datagram::Reset { conn }));
+            }
+        }
+        self.deliver(fired, zxid, out);
+    }
+
+    fn expire_due(&mut self) -> Vec<Out> {
+        let now = Instant::now();
+        let due: Vec<SessionId> = (self.sessions.iter())
+            .filter(|(_, s)| s.deadline <= now)
+            .map(|(id, _)| *id)
+            .collect();
+        let mut out = Vec::new();
+        for session in due {
+            self.end_session(session, ServerSession::Expired, &mut out);
+        }
+        out
+    }
+
+    fn expire_client(&mut self, client: u16) -> Vec<Out> {
+        let newest = (self.sessions.iter().rev())
+            .find(|(_, s)| s.client == client)
+            .map(|(id, _)| *id);
+        let mut out = Vec::new();
+        if let Some(session) = newest {
+            self.end_session(session, ServerSession::Expired, &mut out);
+        }
+        out
+    }
+
+    fn sweep_containers(&mut self) -> Vec<Out> {
+        let before = self.tree.zxid();
+        let fired = self.tree.reap_containers();
+        // Each reaped container has its own zxid; the events are stamped with the sweep's last.
+        let zxid = (self.tree.zxid() != before).then_some(self.tree.zxid());
+        let mut out = Vec::new();
+        self.deliver(fired, zxid, &mut out);
+        out
+    }
+
+    fn record_session(&self, session: SessionId, change: ServerSession) {
+        self.record(EventKind::ServerSession { session, change });
+    }
+}

@@ -1,0 +1,169 @@
+//! A client node's main: the recipe with its framework layer, run by the driver over the
+//! simulated client, and the workload that uses the lock to guard the shared resource.
+
+use std::sync::{Arc, Mutex};
+
+use futures::channel::mpsc::UnboundedSender;
+use lock::client::Client;
+use lock::driver::{Driver, Handle};
+use lock::fencing::{FencedResource, Token};
+use lock::framework::{Framework, FrameworkConfig};
+use lock::ids::{ClientSlot, Owner};
+use lock::recipe::Recipe;
+use lock::recipes::{LockCall, LockNotice, Mutex as LockMutex, NaiveHerdMutex};
+use scenarios::fault::Node;
+use scenarios::trace::EventKind;
+
+use crate::client::SimConnector;
+use crate::links::Links;
+use crate::recorder::{Recorder, TraceObserver};
+use crate::settings::{RecipeKind, ServerSettings, Workload};
+
+/// The one owner each client acquires for.
+const OWNER: Owner = Owner(0);
+
+/// Everything a client node needs; survives the node's restarts (a crash), so that the
+/// restarted client carries on with the acquisitions left.
+#[derive(Clone)]
+pub(crate) struct ClientNode {
+    pub slot: ClientSlot,
+    pub recipe: RecipeKind,
+    pub workload: Workload,
+    pub server: ServerSettings,
+    pub framework: FrameworkConfig,
+    pub links: Arc<Mutex<Links>>,
+    pub recorder: Recorder,
+    pub resource: Arc<Mutex<FencedResource>>,
+    /// Acquisitions started so far, across restarts.
+    pub started: Arc<Mutex<u32>>,
+    pub done: UnboundedSender<ClientSlot>,
+}
+
+impl ClientNode {
+    /// The node's main: runs the workload to its end, closes the session, reports done.
+    pub async fn run(self) {
+        let framework = Framework::new(self.framework.clone(), self.slot, madsim::rand::random());
+        let path = self.workload.lock_path.clone();
+        match self.recipe {
+            RecipeKind::Mutex => {
+                self.drive(Client::new(framework, LockMutex::new(path)))
+                    .await
+            }
+            RecipeKind::NaiveHerdMutex => {
+                self.drive(Client::new(framework, NaiveHerdMutex::new(path)))
+                    .await
+            }
+        }
+        let _ = self.done.unbounded_send(self.slot);
+    }
+
+    async fn drive<R: Recipe<Call = LockCall, Notice = LockNotice>>(&self, client: Client<R>) {
+        let connector = SimConnector::new(
+            Node::Client(self.slot.0),
+            std::time::Duration::from_millis(self.server.session_timeout_ms),
+            self.links.clone(),
+        );
+        let mut observer = TraceObserver::new(self.slot, self.recorder.clone());
+        let (driver, handle) = Driver::new(client);
+        // The workload drops the handle when it is done, which closes the session.
+        futures::join!(driver.run(&connector, &mut observer), self.work(handle));
+    }
+
+    async fn work<R: Recipe<Call = LockCall, Notice = LockNotice>>(&self, mut handle: Handle<R>) {
+        let timeout = (self.workload.acquire_timeout_ms).map(std::time::Duration::from_millis);
+        while self.start_acquisition() {
+            let acquire = LockCall::Acquire {
+                owner: OWNER,
+                timeout,
+            };
+            if handle.call(acquire).is_err() {
+                return;
+            }
+            let outcome = next_matching(&mut handle, |n| {
+                matches!(
+                    n,
+                    LockNotice::Acquired { .. }
+                        | LockNotice::TimedOut { .. }
+                        | LockNotice::Failed { .. }
+                )
+            })
+            .await;
+            match outcome {
+                None => return,
+                Some(LockNotice::Acquired { token, .. }) => {
+                    self.use_resource(token).await;
+                    if handle.call(LockCall::Release { owner: OWNER }).is_err() {
+                        return;
+                    }
+                    let released = next_matching(&mut handle, |n| {
+                        matches!(
+                            n,
+                            LockNotice::Released { remaining: 0, .. } | LockNotice::Failed { .. }
+                        )
+                    });
+                    if released.await.is_none() {
+                        return;
+                    }
+                }
+                Some(_) => {}
+            }
+            madsim::time::sleep(self.workload.think.draw()).await;
+        }
+    }
+
+    /// Counts one more acquisition if the workload has any left.
+    fn start_acquisition(&self) -> bool {
+        let mut started = self.started.lock().expect("progress lock");
+        let more = *started < self.workload.acquisitions;
+        if more {
+            *started += 1;
+        }
+        more
+    }
+
+    /// Read with the token, hold, write value + 1 with the token (skipped when the read was
+    /// refused). No re-check of the lock in between: that is what fencing is for.
+    async fn use_resource(&self, token: Token) {
+        let read = self.resource().read(token);
+        self.record(EventKind::ResourceRead {
+            owner: OWNER,
+            token,
+            accepted: read.is_ok(),
+            value: read.ok(),
+        });
+        madsim::time::sleep(self.workload.hold.draw()).await;
+        let Ok(value) = read else {
+            return;
+        };
+        let value = value + 1;
+        let accepted = self.resource().write(token, value).is_ok();
+        self.record(EventKind::ResourceWrite {
+            owner: OWNER,
+            token,
+            value,
+            accepted,
+        });
+    }
+
+    fn resource(&self) -> std::sync::MutexGuard<'_, FencedResource> {
+        self.resource.lock().expect("resource lock")
+    }
+
+    fn record(&self, kind: EventKind) {
+        self.recorder.record(Some(self.slot), kind);
+    }
+}
+
+/// The next notice that `wanted` accepts, skipping the others (connection-state notices);
+/// `None` once the driver has stopped.
+async fn next_matching<R: Recipe<Notice = LockNotice>>(
+    handle: &mut Handle<R>,
+    wanted: impl Fn(&LockNotice) -> bool,
+) -> Option<LockNotice> {
+    loop {
+        let notice = handle.next_notice().await?;
+        if wanted(&notice) {
+            return Some(notice);
+        }
+    }
+}
