@@ -37,7 +37,7 @@ use crate::fault::ScheduledFault;
 use crate::property::{Expectation, Property};
 use crate::rng::SplitMix64;
 
-pub use parse::ScenarioError;
+pub use parse::{ScenarioError, parse_json};
 pub use random::{ClientPick, FaultTemplate, NodePick, RandomFaults};
 pub use span::Span;
 
@@ -97,6 +97,21 @@ impl RecipeKind {
     }
 }
 
+impl RecipeKind {
+    /// The properties a trace of this recipe can be checked for.
+    pub fn properties(self) -> &'static [Property] {
+        match self {
+            RecipeKind::Mutex | RecipeKind::NaiveHerdMutex => &[
+                Property::MutualExclusionBelief,
+                Property::MutualExclusionFenced,
+                Property::HerdFree,
+                Property::Progress,
+                Property::NoOrphans,
+            ],
+        }
+    }
+}
+
 impl fmt::Display for RecipeKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -121,6 +136,10 @@ pub struct Workload {
     pub acquire_timeout_ms: Option<u64>,
     /// Whether the protected resource rejects stale tokens.
     pub fenced: bool,
+    /// Client `i` makes its first acquire `i × stagger_ms` after the start (0: all at once),
+    /// so that scenarios can know who holds first.
+    #[serde(default)]
+    pub stagger_ms: u64,
 }
 
 /// The simulated ZooKeeper server's settings.

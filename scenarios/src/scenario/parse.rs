@@ -40,23 +40,29 @@ pub(super) struct Invalid {
     pub found: String,
 }
 
+/// Parses any JSON document (a scenario, a trace) with the one-line errors of scenario files;
+/// `file` names it in errors.
+pub fn parse_json<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, ScenarioError> {
+    let error = |pointer: String, message: String| ScenarioError {
+        file: file.to_owned(),
+        pointer,
+        message,
+    };
+    let mut json = serde_json::Deserializer::from_str(text);
+    let value: T = serde_path_to_error::deserialize(&mut json)
+        .map_err(|e| error(pointer(e.path()), reword(e.inner())))?;
+    json.end().map_err(|e| error(String::new(), reword(&e)))?;
+    Ok(value)
+}
+
 impl Scenario {
     /// Parses and checks a scenario file; `file` names it in errors.
     pub fn from_json(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
-        let error = |pointer: String, message: String| ScenarioError {
+        let scenario: Scenario = parse_json(file, text)?;
+        validate(&scenario).map_err(|invalid| ScenarioError {
             file: file.to_owned(),
-            pointer,
-            message,
-        };
-        let mut json = serde_json::Deserializer::from_str(text);
-        let scenario: Scenario = serde_path_to_error::deserialize(&mut json)
-            .map_err(|e| error(pointer(e.path()), reword(e.inner())))?;
-        json.end().map_err(|e| error(String::new(), reword(&e)))?;
-        validate(&scenario).map_err(|invalid| {
-            error(
-                invalid.pointer,
-                format!("expected {}, found {}", invalid.expected, invalid.found),
-            )
+            pointer: invalid.pointer,
+            message: format!("expected {}, found {}", invalid.expected, invalid.found),
         })?;
         Ok(scenario)
     }

@@ -2,11 +2,11 @@
 //! indices, instants inside the horizon, properties the recipe can be checked for.
 
 use crate::fault::{Fault, Node, ScheduledFault};
-use crate::property::{Expectation, Property};
+use crate::property::Expectation;
 
 use super::parse::Invalid;
 use super::random::{ClientPick, FaultTemplate, NodePick};
-use super::{RecipeKind, Scenario};
+use super::Scenario;
 
 type Check = Result<(), Invalid>;
 
@@ -252,21 +252,8 @@ fn check_template(clients: u16, template: &FaultTemplate, at: &str) -> Check {
     }
 }
 
-/// The properties a recipe's traces can be checked for.
-pub(super) fn checkable(recipe: RecipeKind) -> &'static [Property] {
-    match recipe {
-        RecipeKind::Mutex | RecipeKind::NaiveHerdMutex => &[
-            Property::MutualExclusionBelief,
-            Property::MutualExclusionFenced,
-            Property::HerdFree,
-            Property::Progress,
-            Property::NoOrphans,
-        ],
-    }
-}
-
 fn check_properties(s: &Scenario) -> Check {
-    let known = checkable(s.recipe);
+    let known = s.recipe.properties();
     for (property, expectation) in &s.properties {
         if *expectation != Expectation::Unchecked && !known.contains(property) {
             let names: Vec<&str> = known.iter().map(|p| p.name()).collect();

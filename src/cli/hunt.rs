@@ -1,0 +1,168 @@
+//! `splitbrain hunt`: sweeps seeds over the catalog in parallel, checks every run, keeps the
+//! traces of the first violating seeds, and tells whether each scenario's expectations are
+//! met (exit 0 only when all are).
+
+mod summary;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use scenarios::property::Expectation;
+use scenarios::scenario::{Scenario, SeedRange};
+use splitbrain::files::write_json;
+use splitbrain::run::{self, Outcome as RunOutcome, RunError};
+use splitbrain::sweep;
+
+use super::{CatalogArgs, Failure, Outcome, UNMET, find};
+use summary::{Sweep, Tally};
+
+/// How many violating seeds per scenario and property keep their trace, unless
+/// `--all-reports`.
+const KEPT_PER_PROPERTY: usize = 3;
+
+/// Arguments of `hunt`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Hunt only these scenarios (repeatable) [default: the whole catalog].
+    #[arg(long = "scenario", value_name = "NAME")]
+    scenarios: Vec<String>,
+    /// The seeds to run, `A..B` (B excluded) [default: each scenario's own range, 0..200].
+    #[arg(long, value_name = "A..B")]
+    seeds: Option<SeedRange>,
+    /// Where to write traces of violating seeds.
+    #[arg(long, value_name = "DIR", default_value = "splitbrain-out")]
+    out: PathBuf,
+    /// Run only shard I of N: the seeds with seed % N == I.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    shard: Option<(u64, u64)>,
+    /// Keep the trace of every violating seed, not only the first 3 per property.
+    #[arg(long)]
+    all_reports: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Worker threads [default: the number of cores].
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    #[command(flatten)]
+    catalog: CatalogArgs,
+}
+
+fn parse_shard(text: &str) -> Result<(u64, u64), String> {
+    let expected = || format!("expected a shard I/N with I < N, found {text:?}");
+    let (i, n) = text.split_once('/').ok_or_else(expected)?;
+    let (i, n): (u64, u64) = (
+        i.trim().parse().map_err(|_| expected())?,
+        n.trim().parse().map_err(|_| expected())?,
+    );
+    if i < n { Ok((i, n)) } else { Err(expected()) }
+}
+
+/// One run's result, as the sweep needs it: the trace is kept only when something was
+/// violated.
+enum Run {
+    Done(RunOutcome),
+    Failed(RunError),
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> Outcome {
+    let catalog = args.catalog.load()?;
+    let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
+        catalog.scenarios().to_vec()
+    } else {
+        let found: Result<Vec<_>, Failure> =
+            args.scenarios.iter().map(|name| find(&catalog, name).cloned()).collect();
+        found?
+    };
+    let jobs: Vec<(usize, u64)> = scenarios
+        .iter()
+        .enumerate()
+        .flat_map(|(index, scenario)| {
+            let range = args.seeds.unwrap_or(scenario.seeds);
+            range.iter().map(move |seed| (index, seed))
+        })
+        .filter(|(_, seed)| args.shard.is_none_or(|(i, n)| seed % n == i))
+        .collect();
+    let bar = progress_bar(jobs.len() as u64, args.json);
+    let started = Instant::now();
+    let mut sweep = Sweep::new(&scenarios);
+    let mut write_error = None;
+    let workers = args.jobs.unwrap_or_else(sweep::default_workers);
+    sweep::in_order(
+        &jobs,
+        workers,
+        |&(index, seed)| match run::run(&scenarios[index], seed) {
+            Ok(outcome) => Run::Done(outcome),
+            Err(error) => Run::Failed(error),
+        },
+        |job, result| {
+            let (index, seed) = jobs[job];
+            let tally = &mut sweep.scenarios[index];
+            match result {
+                Run::Done(outcome) => {
+                    let keep = tally.record(seed, &outcome, args.all_reports, KEPT_PER_PROPERTY);
+                    if keep && write_error.is_none() {
+                        write_error = keep_trace(&args, &scenarios[index], tally, outcome).err();
+                    }
+                }
+                Run::Failed(error) => {
+                    bar.println(format!("{} seed {seed}: {error}", scenarios[index].name));
+                    tally.fail(seed, &error);
+                }
+            }
+            bar.inc(1);
+        },
+    );
+    bar.finish_and_clear();
+    if let Some(error) = write_error {
+        return Err(error);
+    }
+    let summary = sweep.summary(started.elapsed().as_secs_f64());
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print!("{}", summary.table());
+    }
+    Ok(if summary.all_met {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(UNMET)
+    })
+}
+
+fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    let style = ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {per_sec}, eta {eta}")
+        .expect("a valid template");
+    bar.set_style(style);
+    bar
+}
+
+/// Writes a violating run's trace, shrinking its schedule first for each unexpected
+/// violation of a scenario with randomized faults.
+fn keep_trace(args: &Args, scenario: &Scenario, tally: &mut Tally, outcome: RunOutcome) -> Result<(), Failure> {
+    let seed = outcome.trace.meta.seed;
+    let dir = args.out.join(&scenario.name);
+    let path = dir.join(format!("seed-{seed}.trace.json"));
+    write_json(&path, &outcome.trace).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+    tally.kept(seed, &path, None);
+    if scenario.random_faults.is_empty() {
+        return Ok(());
+    }
+    for property in run::checked_properties(scenario) {
+        if outcome.violates(property) && scenario.expectation(property) == Expectation::Holds {
+            let shrunk = run::shrink_run(scenario, &outcome, property);
+            let path = dir.join(format!("seed-{seed}.{property}.shrunk.trace.json"));
+            write_json(&path, &shrunk.outcome.trace)
+                .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+            tally.kept(seed, &path, Some(property));
+        }
+    }
+    Ok(())
+}

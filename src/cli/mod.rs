@@ -1,0 +1,79 @@
+//! What the commands share: the catalog option, errors and exit codes, printing verdicts.
+
+pub mod hunt;
+pub mod replay;
+pub mod scenarios;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use ::scenarios::catalog::Catalog;
+use ::scenarios::property::Violation;
+use ::scenarios::scenario::Scenario;
+
+/// Exit code of a command that ran but found an expectation unmet.
+pub const UNMET: u8 = 1;
+/// Exit code of bad input: a malformed file, an unknown name, a run that could not start.
+pub const BAD_INPUT: u8 = 2;
+
+/// A command's failure: one line for the user.
+#[derive(Debug)]
+pub struct Failure(pub String);
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(error: E) -> Failure {
+        Failure(error.to_string())
+    }
+}
+
+/// What a command returns: its exit code, or a failure to print.
+pub type Outcome = Result<ExitCode, Failure>;
+
+/// Prints a failure and turns the result into the process's exit code.
+pub fn finish(result: Outcome) -> ExitCode {
+    result.unwrap_or_else(|Failure(message)| {
+        eprintln!("splitbrain: {message}");
+        ExitCode::from(BAD_INPUT)
+    })
+}
+
+/// `--catalog DIR`, for every command that reads scenarios.
+#[derive(clap::Args, Debug)]
+pub struct CatalogArgs {
+    /// Read the scenarios from the *.json files of DIR instead of the built-in catalog.
+    #[arg(long, value_name = "DIR")]
+    pub catalog: Option<PathBuf>,
+}
+
+impl CatalogArgs {
+    /// The catalog to use.
+    pub fn load(&self) -> Result<Catalog, Failure> {
+        let catalog = match &self.catalog {
+            Some(dir) => Catalog::load_dir(dir)?,
+            None => Catalog::builtin()?,
+        };
+        Ok(catalog)
+    }
+}
+
+/// The scenario called `name`, or a one-line error listing the catalog.
+pub fn find<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a Scenario, Failure> {
+    catalog.get(name).ok_or_else(|| {
+        Failure(format!(
+            "expected a scenario of the catalog ({}), found `{name}`",
+            catalog.names().join(", ")
+        ))
+    })
+}
+
+/// A violation as one line: `property at 1.234 ms [c0, c1]: sentence`.
+pub fn violation_line(violation: &Violation) -> String {
+    let clients: Vec<String> = violation.clients.iter().map(ToString::to_string).collect();
+    format!(
+        "{} at {:.3} ms [{}]: {}",
+        violation.property,
+        violation.at as f64 / 1e6,
+        clients.join(", "),
+        violation.message
+    )
+}

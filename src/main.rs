@@ -1,0 +1,36 @@
+//! The `splitbrain` command line. Each command is one module in `cli/`; adding a command takes
+//! that module, one `Command` variant and one match arm.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Deterministic simulation of ZooKeeper lock recipes: sweep seeds for split brains, replay
+/// any run exactly, shrink counterexamples.
+#[derive(Parser)]
+#[command(name = "splitbrain", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the scenario catalog with one-line descriptions.
+    Scenarios(cli::scenarios::Args),
+    /// Rerun one seed of a scenario (or the run a trace records) and check it.
+    Replay(cli::replay::Args),
+    /// Sweep seeds over the catalog and check every scenario's expectations.
+    Hunt(cli::hunt::Args),
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse().command {
+        Command::Scenarios(args) => cli::scenarios::run(args),
+        Command::Replay(args) => cli::replay::run(args),
+        Command::Hunt(args) => cli::hunt::run(args),
+    };
+    cli::finish(result)
+}

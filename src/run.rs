@@ -1,0 +1,184 @@
+//! One run: a scenario, a seed and a concrete fault schedule on the simulator, its trace, and
+//! the checkers' verdicts. The trace records the scenario as run, so [`rerun`] repeats it
+//! exactly from the trace alone.
+
+use scenarios::check::{self, Context};
+use scenarios::fault::ScheduledFault;
+use scenarios::property::{Property, Violation};
+use scenarios::scenario::{RecipeKind, Scenario, Span};
+use scenarios::shrink::shrink;
+use scenarios::trace::{Source, Trace};
+use sim::{MsRange, Sim};
+
+/// A checked run.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The trace.
+    pub trace: Trace,
+    /// Every violation of every checked property, in property order.
+    pub violations: Vec<Violation>,
+}
+
+impl Outcome {
+    /// True when `property` was violated.
+    pub fn violates(&self, property: Property) -> bool {
+        self.violations.iter().any(|v| v.property == property)
+    }
+}
+
+/// Why a run produced no trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunError {
+    /// The simulator refused the settings.
+    Settings(String),
+    /// The run panicked.
+    Panicked(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Settings(message) => write!(f, "invalid settings: {message}"),
+            RunError::Panicked(message) => write!(f, "panicked: {message}"),
+        }
+    }
+}
+
+/// The properties checked on runs of `scenario`: those of its recipe that have a checker.
+pub fn checked_properties(scenario: &Scenario) -> Vec<Property> {
+    let recipe = scenario.recipe.properties();
+    check::CHECKED.into_iter().filter(|p| recipe.contains(p)).collect()
+}
+
+fn ms_range(span: Span) -> MsRange {
+    MsRange {
+        min_ms: span.min,
+        max_ms: span.max,
+    }
+}
+
+/// The simulator run of `scenario` with `seed` under `faults`.
+pub fn sim_for(scenario: &Scenario, seed: u64, faults: Vec<ScheduledFault>) -> Sim {
+    let recipe = match scenario.recipe {
+        RecipeKind::Mutex => sim::RecipeKind::Mutex,
+        RecipeKind::NaiveHerdMutex => sim::RecipeKind::NaiveHerdMutex,
+    };
+    let workload = sim::Workload {
+        lock_path: scenario.lock_path.clone(),
+        acquisitions: scenario.workload.acquisitions,
+        hold: ms_range(scenario.workload.hold_ms),
+        think: ms_range(scenario.workload.think_ms),
+        acquire_timeout_ms: scenario.workload.acquire_timeout_ms,
+        fenced: scenario.workload.fenced,
+        stagger_ms: scenario.workload.stagger_ms,
+    };
+    let server = sim::ServerSettings {
+        tick_ms: scenario.server.tick_ms,
+        session_timeout_ms: scenario.server.session_timeout_ms,
+        container_sweep_ms: scenario.server.container_sweep_ms,
+    };
+    Sim::new(scenario.name.clone())
+        .seed(seed)
+        .server(server)
+        .clients(scenario.clients)
+        .recipe(recipe)
+        .workload(workload)
+        .faults(faults)
+        .horizon_ms(scenario.horizon_ms)
+}
+
+/// Runs `scenario` with `seed` under exactly `faults` and checks the trace. A panic inside
+/// the run comes back as [`RunError::Panicked`].
+pub fn run_with(
+    scenario: &Scenario,
+    seed: u64,
+    faults: Vec<ScheduledFault>,
+) -> Result<Outcome, RunError> {
+    let sim = sim_for(scenario, seed, faults);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run()));
+    let mut trace = match result {
+        Ok(Ok(trace)) => trace,
+        Ok(Err(error)) => return Err(RunError::Settings(error.to_string())),
+        Err(panic) => return Err(RunError::Panicked(panic_message(panic.as_ref()))),
+    };
+    trace.meta.scenario_spec = Some(Box::new(scenario.clone()));
+    Ok(checked(trace, scenario))
+}
+
+/// Runs seed `seed` of `scenario` with the seed's own fault schedule.
+pub fn run(scenario: &Scenario, seed: u64) -> Result<Outcome, RunError> {
+    run_with(scenario, seed, scenario.fault_schedule(seed))
+}
+
+/// Checks `trace`, a run of `scenario`.
+pub fn checked(trace: Trace, scenario: &Scenario) -> Outcome {
+    let cx = Context::for_scenario(scenario, trace.meta.source);
+    let violations = check::check_all(&trace, &checked_properties(scenario), &cx);
+    Outcome { trace, violations }
+}
+
+/// Why a trace cannot be rerun.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotRerunnable(pub String);
+
+/// Reruns the run recorded in `trace`: its scenario as run, its seed and its exact fault
+/// schedule; the new trace keeps the record of any shrinking.
+pub fn rerun(trace: &Trace) -> Result<Result<Outcome, RunError>, NotRerunnable> {
+    if trace.meta.source != Source::Sim {
+        return Err(NotRerunnable(format!(
+            "expected a simulator trace, found a {:?} trace",
+            trace.meta.source
+        )));
+    }
+    let scenario = trace.meta.scenario_spec.as_deref().ok_or_else(|| {
+        NotRerunnable("expected meta.scenario_spec (the scenario as run), found none".into())
+    })?;
+    let faults = trace.meta.fault_schedule.clone();
+    Ok(run_with(scenario, trace.meta.seed, faults).map(|mut outcome| {
+        outcome.trace.meta.shrunk_from = trace.meta.shrunk_from.clone();
+        outcome
+    }))
+}
+
+/// A run whose schedule was shrunk for one property.
+#[derive(Clone, Debug)]
+pub struct ShrunkRun {
+    /// The run under the shrunk schedule (its trace records the original schedule in
+    /// `meta.shrunk_from`).
+    pub outcome: Outcome,
+    /// The original schedule's length.
+    pub original_faults: usize,
+    /// Runs the shrinking took.
+    pub runs: usize,
+}
+
+/// Shrinks the fault schedule of `outcome` (a run of `scenario` that violates `property`),
+/// the seed held fixed, to a 1-minimal schedule that still violates it.
+pub fn shrink_run(scenario: &Scenario, outcome: &Outcome, property: Property) -> ShrunkRun {
+    let seed = outcome.trace.meta.seed;
+    let original = outcome.trace.meta.fault_schedule.clone();
+    let shrunk = shrink(&original, |faults| {
+        run_with(scenario, seed, faults.to_vec()).is_ok_and(|o| o.violates(property))
+    });
+    let mut result = match run_with(scenario, seed, shrunk.schedule.clone()) {
+        Ok(result) if result.violates(property) => result,
+        _ => outcome.clone(),
+    };
+    if result.trace.meta.fault_schedule != original {
+        result.trace.meta.shrunk_from = Some(original.clone());
+    }
+    ShrunkRun {
+        outcome: result,
+        original_faults: original.len(),
+        runs: shrunk.runs,
+    }
+}
+
+/// The text of a panic payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
