@@ -47,7 +47,10 @@ impl std::fmt::Display for RunError {
 /// The properties checked on runs of `scenario`: those of its recipe that have a checker.
 pub fn checked_properties(scenario: &Scenario) -> Vec<Property> {
     let recipe = scenario.recipe.properties();
-    check::CHECKED.into_iter().filter(|p| recipe.contains(p)).collect()
+    check::CHECKED
+        .into_iter()
+        .filter(|p| recipe.contains(p))
+        .collect()
 }
 
 fn ms_range(span: Span) -> MsRange {
@@ -134,10 +137,12 @@ pub fn rerun(trace: &Trace) -> Result<Result<Outcome, RunError>, NotRerunnable> 
         NotRerunnable("expected meta.scenario_spec (the scenario as run), found none".into())
     })?;
     let faults = trace.meta.fault_schedule.clone();
-    Ok(run_with(scenario, trace.meta.seed, faults).map(|mut outcome| {
-        outcome.trace.meta.shrunk_from = trace.meta.shrunk_from.clone();
-        outcome
-    }))
+    Ok(
+        run_with(scenario, trace.meta.seed, faults).map(|mut outcome| {
+            outcome.trace.meta.shrunk_from = trace.meta.shrunk_from.clone();
+            outcome
+        }),
+    )
 }
 
 /// A run whose schedule was shrunk for one property.

@@ -73,8 +73,11 @@ pub fn run(args: Args) -> Outcome {
     let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
         catalog.scenarios().to_vec()
     } else {
-        let found: Result<Vec<_>, Failure> =
-            args.scenarios.iter().map(|name| find(&catalog, name).cloned()).collect();
+        let found: Result<Vec<_>, Failure> = args
+            .scenarios
+            .iter()
+            .map(|name| find(&catalog, name).cloned())
+            .collect();
         found?
     };
     let jobs: Vec<(usize, u64)> = scenarios
@@ -146,7 +149,12 @@ fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
 
 /// Writes a violating run's trace, shrinking its schedule first for each unexpected
 /// violation of a scenario with randomized faults.
-fn keep_trace(args: &Args, scenario: &Scenario, tally: &mut Tally, outcome: RunOutcome) -> Result<(), Failure> {
+fn keep_trace(
+    args: &Args,
+    scenario: &Scenario,
+    tally: &mut Tally,
+    outcome: RunOutcome,
+) -> Result<(), Failure> {
     let seed = outcome.trace.meta.seed;
     let dir = args.out.join(&scenario.name);
     let path = dir.join(format!("seed-{seed}.trace.json"));

@@ -79,8 +79,12 @@ pub fn run(args: Args) -> Outcome {
         None => (outcome, None),
     };
     let trace_path = args.trace.clone().unwrap_or(default_trace);
-    write_json(&trace_path, &outcome.trace)
-        .map_err(|e| Failure(format!("{}: cannot write the trace: {e}", trace_path.display())))?;
+    write_json(&trace_path, &outcome.trace).map_err(|e| {
+        Failure(format!(
+            "{}: cannot write the trace: {e}",
+            trace_path.display()
+        ))
+    })?;
     print(&args, &outcome, &trace_path, shrunk_note.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
@@ -92,8 +96,11 @@ fn run_failed(scenario: &str, seed: u64, error: &run::RunError) -> Failure {
 /// Reads a trace file and reruns it.
 fn rerun_from(path: &Path) -> Result<RunOutcome, Failure> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure(format!("{file}: expected a readable trace file, found an error: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Failure(format!(
+            "{file}: expected a readable trace file, found an error: {e}"
+        ))
+    })?;
     let trace: Trace = parse_json(&file, &text)?;
     let outcome = run::rerun(&trace)
         .map_err(|run::NotRerunnable(why)| Failure(format!("{file}: /meta: {why}")))?;
@@ -101,7 +108,10 @@ fn rerun_from(path: &Path) -> Result<RunOutcome, Failure> {
 }
 
 /// Shrinks the run's schedule for `property`, with a note on what it did.
-fn shrink(outcome: RunOutcome, property: Property) -> Result<(RunOutcome, Option<String>), Failure> {
+fn shrink(
+    outcome: RunOutcome,
+    property: Property,
+) -> Result<(RunOutcome, Option<String>), Failure> {
     if !outcome.violates(property) {
         let note = format!("nothing to shrink: the run does not violate {property}");
         return Ok((outcome, Some(note)));
@@ -122,7 +132,12 @@ fn shrink(outcome: RunOutcome, property: Property) -> Result<(RunOutcome, Option
     Ok((shrunk.outcome, Some(note)))
 }
 
-fn print(args: &Args, outcome: &RunOutcome, trace_path: &Path, note: Option<&str>) -> Result<(), Failure> {
+fn print(
+    args: &Args,
+    outcome: &RunOutcome,
+    trace_path: &Path,
+    note: Option<&str>,
+) -> Result<(), Failure> {
     let meta = &outcome.trace.meta;
     if args.json {
         let violations: Vec<_> = outcome
@@ -163,12 +178,19 @@ fn print(args: &Args, outcome: &RunOutcome, trace_path: &Path, note: Option<&str
         println!("{note}");
     }
     for fault in &meta.fault_schedule {
-        println!("  fault at {} ms: {}", fault.at_ms, serde_json::to_string(&fault.fault)?);
+        println!(
+            "  fault at {} ms: {}",
+            fault.at_ms,
+            serde_json::to_string(&fault.fault)?
+        );
     }
     for violation in &outcome.violations {
         println!("  {}", violation_line(violation));
     }
     println!("trace: {}", trace_path.display());
-    println!("reproduce: splitbrain replay --from {}", trace_path.display());
+    println!(
+        "reproduce: splitbrain replay --from {}",
+        trace_path.display()
+    );
     Ok(())
 }

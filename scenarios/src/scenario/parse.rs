@@ -42,7 +42,10 @@ pub(super) struct Invalid {
 
 /// Parses any JSON document (a scenario, a trace) with the one-line errors of scenario files;
 /// `file` names it in errors.
-pub fn parse_json<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, ScenarioError> {
+pub fn parse_json<T: serde::de::DeserializeOwned>(
+    file: &str,
+    text: &str,
+) -> Result<T, ScenarioError> {
     let error = |pointer: String, message: String| ScenarioError {
         file: file.to_owned(),
         pointer,

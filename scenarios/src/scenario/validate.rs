@@ -4,9 +4,9 @@
 use crate::fault::{Fault, Node, ScheduledFault};
 use crate::property::Expectation;
 
+use super::Scenario;
 use super::parse::Invalid;
 use super::random::{ClientPick, FaultTemplate, NodePick};
-use super::Scenario;
 
 type Check = Result<(), Invalid>;
 

@@ -143,7 +143,11 @@ impl Sweep {
             scenarios: self.scenarios,
             seeds_run,
             seconds,
-            seeds_per_second: if seconds > 0.0 { seeds_run as f64 / seconds } else { 0.0 },
+            seeds_per_second: if seconds > 0.0 {
+                seeds_run as f64 / seconds
+            } else {
+                0.0
+            },
             all_met,
         }
     }
@@ -164,7 +168,13 @@ impl Summary {
     /// The table for people.
     pub fn table(&self) -> String {
         let mut out = String::new();
-        let width = self.scenarios.iter().map(|s| s.name.len()).max().unwrap_or(8).max(8);
+        let width = self
+            .scenarios
+            .iter()
+            .map(|s| s.name.len())
+            .max()
+            .unwrap_or(8)
+            .max(8);
         let _ = writeln!(
             out,
             "{:width$}  {:23}  {:9}  {:>5}  {:>9}  {:>10}  met",
@@ -172,7 +182,9 @@ impl Summary {
         );
         for scenario in &self.scenarios {
             for p in &scenario.properties {
-                let first = p.first_violating_seed.map_or("-".to_owned(), |s| s.to_string());
+                let first = p
+                    .first_violating_seed
+                    .map_or("-".to_owned(), |s| s.to_string());
                 let expected = serde_json::to_value(p.expectation)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_owned))
@@ -214,7 +226,11 @@ impl Summary {
                 self.scenarios.len()
             );
         } else {
-            let _ = writeln!(out, "expectations NOT met in: {} ({rate})", unmet.join(", "));
+            let _ = writeln!(
+                out,
+                "expectations NOT met in: {} ({rate})",
+                unmet.join(", ")
+            );
         }
         out
     }
