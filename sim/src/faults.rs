@@ -116,11 +116,11 @@ impl Injector {
                 return self.end(index, fault);
             }
             Fault::Crash { client } => {
-                self.handle.restart(self.client_nodes[client as usize]);
+                self.restart(self.client_nodes[client as usize]);
                 return self.end(index, fault);
             }
             Fault::RestartServer => {
-                self.handle.restart(self.server_node);
+                self.restart(self.server_node);
                 return self.end(index, fault);
             }
         };
@@ -128,6 +128,13 @@ impl Injector {
         for rule in rules {
             links.add(index, rule);
         }
+    }
+
+    /// Kills the node (which also closes its sockets, so the restarted node can bind them
+    /// again) and runs its init again.
+    fn restart(&self, node: NodeId) {
+        self.handle.kill(node);
+        self.handle.restart(node);
     }
 
     fn end(&self, index: usize, fault: &Fault) {

@@ -136,7 +136,7 @@ impl Sim {
         })
         .join();
         match joined {
-            Ok(trace) => Ok(trace),
+            Ok(trace) => trace,
             Err(panic) => {
                 eprintln!("the simulation panicked; rerun with seed {seed} to reproduce");
                 std::panic::resume_unwind(panic)
@@ -207,8 +207,11 @@ impl Sim {
         Ok(())
     }
 
-    /// The run itself, inside the madsim runtime.
-    async fn simulate(self) -> Trace {
+    /// Checks the settings and runs inside the current madsim runtime, which must be fresh
+    /// and seeded with this run's seed (what [`Sim::run`] sets up; madsim's
+    /// `Runtime::check_determinism` is the other caller).
+    pub async fn simulate(self) -> Result<Trace, SimError> {
+        self.validate()?;
         let start = Instant::now();
         let handle = Handle::current();
         let recorder = Recorder::start();
@@ -280,10 +283,10 @@ impl Sim {
             })
             .collect();
         recorder.record(None, EventKind::TreeSnapshot { nodes });
-        Trace {
+        Ok(Trace {
             meta: self.meta(),
             events: recorder.events(),
-        }
+        })
     }
 
     fn meta(&self) -> Meta {

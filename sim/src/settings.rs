@@ -107,6 +107,9 @@ pub struct Workload {
     pub acquire_timeout_ms: Option<u64>,
     /// The resource rejects stale tokens.
     pub fenced: bool,
+    /// Client `i` starts its first acquire `i × stagger_ms` after the start (0: all at once).
+    #[serde(default)]
+    pub stagger_ms: u64,
 }
 
 impl Default for Workload {
@@ -118,6 +121,7 @@ impl Default for Workload {
             think: MsRange::fixed(50),
             acquire_timeout_ms: None,
             fenced: true,
+            stagger_ms: 0,
         }
     }
 }

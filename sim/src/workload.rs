@@ -2,6 +2,7 @@
 //! simulated client, and the workload that uses the lock to guard the shared resource.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::channel::mpsc::UnboundedSender;
 use lock::client::Client;
@@ -60,7 +61,7 @@ impl ClientNode {
     async fn drive<R: Recipe<Call = LockCall, Notice = LockNotice>>(&self, client: Client<R>) {
         let connector = SimConnector::new(
             Node::Client(self.slot.0),
-            std::time::Duration::from_millis(self.server.session_timeout_ms),
+            Duration::from_millis(self.server.session_timeout_ms),
             self.links.clone(),
         );
         let mut observer = TraceObserver::new(self.slot, self.recorder.clone());
@@ -70,7 +71,9 @@ impl ClientNode {
     }
 
     async fn work<R: Recipe<Call = LockCall, Notice = LockNotice>>(&self, mut handle: Handle<R>) {
-        let timeout = (self.workload.acquire_timeout_ms).map(std::time::Duration::from_millis);
+        let timeout = (self.workload.acquire_timeout_ms).map(Duration::from_millis);
+        let stagger = self.workload.stagger_ms * u64::from(self.slot.0);
+        madsim::time::sleep(Duration::from_millis(stagger)).await;
         while self.start_acquisition() {
             let acquire = LockCall::Acquire {
                 owner: OWNER,

@@ -1,0 +1,73 @@
+//! Herd behaviour: how many waiting clients each deletion wakes.
+
+use std::collections::BTreeMap;
+
+use lock::zk::{EventKind as WatchKind, Zxid};
+use scenarios::trace::{EventKind, Trace};
+use sim::{RecipeKind, Workload};
+
+use crate::query::{run, sim, workload};
+
+/// For each deletion zxid that fired NodeDeleted watches, how many sessions it woke.
+fn woken_per_deletion(trace: &Trace) -> BTreeMap<Zxid, usize> {
+    let mut woken = BTreeMap::new();
+    for event in &trace.events {
+        if let EventKind::WatchFired {
+            event,
+            zxid: Some(zxid),
+            ..
+        } = &event.kind
+            && event.kind == WatchKind::NodeDeleted
+        {
+            *woken.entry(*zxid).or_insert(0) += 1;
+        }
+    }
+    woken
+}
+
+/// Deletions of lock nodes: zxids of successful deletes and of session ends.
+fn deletions(trace: &Trace) -> Vec<Zxid> {
+    (trace.events.iter())
+        .filter_map(|e| match &e.kind {
+            EventKind::OpApplied {
+                request: lock::zk::Request::Delete { path, .. },
+                zxid: Some(zxid),
+                ..
+            } if path.name().contains("lock") => Some(*zxid),
+            _ => None,
+        })
+        .collect()
+}
+
+fn ten_waiters(recipe: RecipeKind) -> Trace {
+    let workload = Workload {
+        stagger_ms: 0,
+        ..workload(1, 50)
+    };
+    run(sim("herd", 10, workload).recipe(recipe), 21, Vec::new())
+}
+
+#[test]
+fn mutex_wakes_at_most_one_waiter_per_deletion() {
+    let trace = ten_waiters(RecipeKind::Mutex);
+    let woken = woken_per_deletion(&trace);
+    let deletions = deletions(&trace);
+    assert_eq!(deletions.len(), 10, "every client released");
+    let count = |pred: fn(usize) -> bool| {
+        (deletions.iter())
+            .filter(|z| pred(woken.get(z).copied().unwrap_or(0)))
+            .count()
+    };
+    let (zero, one, many) = (count(|n| n == 0), count(|n| n == 1), count(|n| n >= 2));
+    println!("Mutex, 10 clients: deletions waking 0: {zero}, 1: {one}, >=2: {many}");
+    assert_eq!(many, 0);
+    assert!(one >= 1, "waiters are woken one at a time");
+}
+
+#[test]
+fn naive_herd_mutex_wakes_the_whole_herd() {
+    let trace = ten_waiters(RecipeKind::NaiveHerdMutex);
+    let most = woken_per_deletion(&trace).into_values().max().unwrap_or(0);
+    println!("NaiveHerdMutex, 10 clients: the largest wake-up is {most} clients");
+    assert!(most >= 9, "a release wakes the herd: {most}");
+}

@@ -1,0 +1,9 @@
+//! Simulation tests of the simulated ZooKeeper, its client and its faults: determinism,
+//! the GC-pause split brain, session semantics and herd behaviour. Every run has a pinned
+//! seed; assertions read the trace's events directly.
+
+mod determinism;
+mod herd;
+mod query;
+mod sessions;
+mod split_brain;

@@ -1,0 +1,341 @@
+//! Session semantics of the simulated server and client, under partitions, expiry and a
+//! server restart, through the Mutex recipe and its framework layer.
+
+use lock::coordination::RawState;
+use lock::framework::FrameworkConfig;
+use lock::recipe::SessionEvent;
+use lock::recipes::{LockCall, LockNotice};
+use lock::zk::{CreateMode, EventKind as WatchKind, OpOk, Path, Request, ZkError};
+use scenarios::fault::{Fault, Node, ScheduledFault};
+use scenarios::trace::{EventKind, ServerSession, Trace};
+
+use crate::query::{
+    T_MS, applied_zxids, count_server, find, index, notice, on, raw, run, server_session,
+    sessions_of, sim, workload,
+};
+
+fn isolate(client: u16, at_ms: u64, for_ms: u64) -> ScheduledFault {
+    ScheduledFault {
+        at_ms,
+        fault: Fault::Isolate {
+            node: Node::Client(client),
+            for_ms: Some(for_ms),
+        },
+    }
+}
+
+fn lost_notices(trace: &Trace, client: u16) -> usize {
+    (trace.events.iter())
+        .filter(|e| matches!(notice(e, client), Some(LockNotice::Lost { .. })))
+        .count()
+}
+
+fn accepted_writes(trace: &Trace) -> usize {
+    (trace.events.iter())
+        .filter(|e| matches!(e.kind, EventKind::ResourceWrite { accepted: true, .. }))
+        .count()
+}
+
+#[test]
+fn a_partitioned_client_sees_disconnected_before_expired() {
+    // The framework waits 4 T before LOST, so the raw session lives to hear the server.
+    let sim = sim("partition-expiry", 1, workload(1, 8_000)).framework(FrameworkConfig {
+        lost_after_percent: 400,
+    });
+    let trace = run(sim, 3, vec![isolate(0, 500, 3 * T_MS)]);
+    let session = sessions_of(&trace, 0)[0];
+    let disconnected = index(&trace, 0, "Disconnected", |e| {
+        raw(e, 0) == Some(RawState::Disconnected)
+    });
+    let expired_on_server = index(&trace, 0, "the server's expiry", |e| {
+        server_session(e, session, ServerSession::Expired)
+    });
+    let expired = index(&trace, disconnected, "Expired", |e| {
+        raw(e, 0) == Some(RawState::Expired)
+    });
+    assert!(disconnected < expired_on_server && expired_on_server < expired);
+    let reconnected = find(&trace, disconnected, |e| {
+        matches!(raw(e, 0), Some(RawState::Connected { .. }))
+    });
+    assert!(
+        reconnected.is_none_or(|(i, _)| i > expired),
+        "no reconnect to the expired session"
+    );
+    let lost = index(&trace, expired, "the Lost notice", |e| {
+        matches!(notice(e, 0), Some(LockNotice::Lost { .. }))
+    });
+    let lost_event = &trace.events[lost - 1];
+    assert!(
+        matches!(
+            lost_event.kind,
+            EventKind::Session {
+                event: SessionEvent::Lost {
+                    server_confirmed: true
+                }
+            }
+        ),
+        "LOST confirmed by the server: {lost_event:?}"
+    );
+}
+
+#[test]
+fn partitions_shorter_than_the_ping_margin_keep_the_session_and_the_lock() {
+    // Below T - T/3 (the last ping may be T/3 old) - T/10 (the reconnect cadence).
+    for for_ms in [T_MS / 10, T_MS * 3 / 10, T_MS / 2] {
+        for seed in 1..=3 {
+            let sim = sim("short-partition", 2, workload(1, 4_000));
+            let trace = run(sim, seed, vec![isolate(0, 1_000, for_ms)]);
+            let context = format!("partition of {for_ms} ms, seed {seed}");
+            assert_eq!(count_server(&trace, ServerSession::Expired), 0, "{context}");
+            assert_eq!(lost_notices(&trace, 0), 0, "{context}");
+            assert_eq!(sessions_of(&trace, 0).len(), 1, "{context}");
+            assert_eq!(accepted_writes(&trace), 2, "{context}: both holds wrote");
+            let release = index(&trace, 0, "A's release", |e| {
+                on(e, 0)
+                    && matches!(
+                        e.kind,
+                        EventKind::Call {
+                            call: LockCall::Release { .. }
+                        }
+                    )
+            });
+            let b_acquired = index(&trace, 0, "B's Acquired", |e| {
+                matches!(notice(e, 1), Some(LockNotice::Acquired { .. }))
+            });
+            assert!(release < b_acquired, "{context}: A kept the lock");
+        }
+    }
+}
+
+#[test]
+fn partitions_longer_than_the_session_timeout_expire_it() {
+    for for_ms in [T_MS * 3 / 2, 2 * T_MS, 3 * T_MS] {
+        for seed in 1..=3 {
+            let sim = sim("long-partition", 2, workload(1, 8_000));
+            let trace = run(sim, seed, vec![isolate(0, 1_000, for_ms)]);
+            let context = format!("partition of {for_ms} ms, seed {seed}");
+            let session = sessions_of(&trace, 0)[0];
+            assert!(
+                find(&trace, 0, |e| server_session(
+                    e,
+                    session,
+                    ServerSession::Expired
+                ))
+                .is_some(),
+                "{context}"
+            );
+            assert_eq!(lost_notices(&trace, 0), 1, "{context}");
+        }
+    }
+}
+
+/// The lock path's nodes each client's sessions created, from the server's view.
+fn lock_nodes_created_by(trace: &Trace, client: u16) -> Vec<Path> {
+    let sessions = sessions_of(trace, client);
+    (trace.events.iter())
+        .filter_map(|e| match &e.kind {
+            EventKind::OpApplied {
+                session,
+                request:
+                    Request::Create {
+                        mode: CreateMode::EphemeralSequential,
+                        ..
+                    },
+                result: Ok(OpOk::Created { path, .. }),
+                ..
+            } if sessions.contains(session) => Some(path.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn connection_loss_during_create_then_reconnect_leaves_one_node() {
+    let mut applied_but_lost = 0;
+    for at_ms in 1..=40 {
+        // Cut replies to client 0 around its first create, for less than the session timeout.
+        let cut = ScheduledFault {
+            at_ms,
+            fault: Fault::Partition {
+                a: Node::Server,
+                b: Node::Client(0),
+                oneway: true,
+                for_ms: Some(T_MS / 2),
+            },
+        };
+        let trace = run(sim("create-loss", 1, workload(1, 100)), at_ms, vec![cut]);
+        let created = lock_nodes_created_by(&trace, 0);
+        assert_eq!(created.len(), 1, "cut at {at_ms} ms: one node, {created:?}");
+        let acquired = (trace.events.iter())
+            .filter(|e| matches!(notice(e, 0), Some(LockNotice::Acquired { .. })))
+            .count();
+        assert_eq!(acquired, 1, "cut at {at_ms} ms");
+        // Count the runs where the create was applied and its reply lost.
+        for (i, event) in trace.events.iter().enumerate() {
+            let EventKind::OpSent {
+                op,
+                request:
+                    Request::Create {
+                        mode: CreateMode::EphemeralSequential,
+                        ..
+                    },
+            } = event.kind
+            else {
+                continue;
+            };
+            let lost = find(&trace, i, |e| {
+                on(e, 0)
+                    && matches!(&e.kind, EventKind::Reply { op: o, result: Err(ZkError::ConnectionLoss) } if *o == op)
+            });
+            let applied = find(
+                &trace,
+                i,
+                |e| matches!(&e.kind, EventKind::OpApplied { op: o, result: Ok(_), .. } if *o == op),
+            );
+            if lost.is_some() && applied.is_some() {
+                applied_but_lost += 1;
+            }
+        }
+    }
+    println!("creates applied with their reply lost: {applied_but_lost} of 40 runs");
+    assert!(applied_but_lost > 0, "some run lost a create's reply");
+}
+
+#[test]
+fn watches_of_an_expired_session_never_fire() {
+    let expire = ScheduledFault {
+        at_ms: 1_000,
+        fault: Fault::ExpireSession { client: 1 },
+    };
+    // Two acquisitions: B's first fails with its session; its second waits on a new one.
+    let trace = run(
+        sim("expired-watches", 2, workload(2, 3_000)),
+        5,
+        vec![expire],
+    );
+    let old = sessions_of(&trace, 1)[0];
+    let watched = index(
+        &trace,
+        0,
+        "B's watch on A's node",
+        |e| matches!(&e.kind, EventKind::OpApplied { session, request: Request::GetData { watch: true, .. }, result: Ok(_), .. } if *session == old),
+    );
+    let expired = index(&trace, watched, "the expiry", |e| {
+        server_session(e, old, ServerSession::Expired)
+    });
+    let a_node_deleted = index(&trace, expired, "A's release deleting its node", |e| {
+        matches!(
+            &e.kind,
+            EventKind::OpApplied {
+                request: Request::Delete { .. },
+                result: Ok(_),
+                ..
+            }
+        )
+    });
+    let fired_for = |session| {
+        (trace.events.iter())
+            .filter(
+                |e| matches!(&e.kind, EventKind::WatchFired { session: s, .. } if *s == session),
+            )
+            .count()
+    };
+    assert_eq!(fired_for(old), 0, "the expired session's watch is gone");
+    let new = sessions_of(&trace, 1)[1];
+    assert!(fired_for(new) >= 1, "the new session's watch fires");
+    assert!(a_node_deleted > expired);
+}
+
+#[test]
+fn a_watch_whose_node_changed_while_disconnected_fires_after_reconnect() {
+    // A holds 800 ms; B, waiting with a watch on A's node, is cut off from 600 ms for 800 ms.
+    let trace = run(
+        sim("watch-reconnect", 2, workload(1, 800)),
+        11,
+        vec![isolate(1, 600, 800)],
+    );
+    let session = sessions_of(&trace, 1)[0];
+    assert_eq!(sessions_of(&trace, 1), [session], "B keeps its session");
+    let cut = index(&trace, 0, "the isolation", |e| {
+        matches!(e.kind, EventKind::FaultStart { .. })
+    });
+    let deleted = index(&trace, cut, "A's node deleted", |e| {
+        matches!(
+            &e.kind,
+            EventKind::OpApplied {
+                request: Request::Delete { .. },
+                result: Ok(_),
+                ..
+            }
+        )
+    });
+    let disconnected = index(&trace, cut, "B's Disconnected", |e| {
+        raw(e, 1) == Some(RawState::Disconnected)
+    });
+    let reconnected = index(&trace, disconnected, "B's reconnect", |e| {
+        raw(e, 1)
+            == Some(RawState::Connected {
+                session,
+                timeout: std::time::Duration::from_millis(T_MS),
+            })
+    });
+    let refired = index(
+        &trace,
+        deleted,
+        "SetWatches firing B's watch",
+        |e| matches!(&e.kind, EventKind::WatchFired { session: s, zxid: None, .. } if *s == session),
+    );
+    let delivered: Vec<usize> = (trace.events.iter().enumerate())
+        .filter(|(_, e)| on(e, 1))
+        .filter(|(_, e)| matches!(&e.kind, EventKind::WatchDelivered { event } if event.kind == WatchKind::NodeDeleted))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(delivered.len(), 1, "B hears of the delete once");
+    assert!(deleted < disconnected && reconnected < delivered[0] && refired < delivered[0]);
+    assert_eq!(count_server(&trace, ServerSession::Expired), 0);
+}
+
+#[test]
+fn a_server_restart_keeps_the_ephemerals_of_live_sessions() {
+    let restart = ScheduledFault {
+        at_ms: 1_000,
+        fault: Fault::RestartServer,
+    };
+    let trace = run(
+        sim("server-restart", 2, workload(1, 3_000)),
+        13,
+        vec![restart],
+    );
+    assert_eq!(count_server(&trace, ServerSession::Expired), 0);
+    assert_eq!(
+        count_server(&trace, ServerSession::Reattached),
+        2,
+        "both re-attach"
+    );
+    assert_eq!(lost_notices(&trace, 0), 0);
+    let restarted = index(&trace, 0, "the restart", |e| {
+        matches!(e.kind, EventKind::FaultStart { .. })
+    });
+    let a_release = index(&trace, restarted, "A's release", |e| {
+        on(e, 0) && matches!(e.kind, EventKind::Call { .. })
+    });
+    let deletes_before_release = (trace.events[..a_release].iter())
+        .filter(|e| {
+            matches!(
+                &e.kind,
+                EventKind::OpApplied {
+                    request: Request::Delete { .. },
+                    result: Ok(_),
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(deletes_before_release, 0, "A's node survived the restart");
+    assert_eq!(accepted_writes(&trace), 2);
+    let zxids = applied_zxids(&trace);
+    assert!(
+        zxids.windows(2).all(|w| w[0] < w[1]),
+        "zxids grow: {zxids:?}"
+    );
+}
