@@ -5,10 +5,10 @@
 use scenarios::check::{self, Context};
 use scenarios::fault::ScheduledFault;
 use scenarios::property::{Property, Violation};
-use scenarios::scenario::{RecipeKind, Scenario, Span};
+use scenarios::scenario::Scenario;
 use scenarios::shrink::shrink;
 use scenarios::trace::{Source, Trace};
-use sim::{MsRange, Sim};
+use sim::Sim;
 
 /// A checked run.
 #[derive(Clone, Debug)]
@@ -53,41 +53,9 @@ pub fn checked_properties(scenario: &Scenario) -> Vec<Property> {
         .collect()
 }
 
-fn ms_range(span: Span) -> MsRange {
-    MsRange {
-        min_ms: span.min,
-        max_ms: span.max,
-    }
-}
-
 /// The simulator run of `scenario` with `seed` under `faults`.
 pub fn sim_for(scenario: &Scenario, seed: u64, faults: Vec<ScheduledFault>) -> Sim {
-    let recipe = match scenario.recipe {
-        RecipeKind::Mutex => sim::RecipeKind::Mutex,
-        RecipeKind::NaiveHerdMutex => sim::RecipeKind::NaiveHerdMutex,
-    };
-    let workload = sim::Workload {
-        lock_path: scenario.lock_path.clone(),
-        acquisitions: scenario.workload.acquisitions,
-        hold: ms_range(scenario.workload.hold_ms),
-        think: ms_range(scenario.workload.think_ms),
-        acquire_timeout_ms: scenario.workload.acquire_timeout_ms,
-        fenced: scenario.workload.fenced,
-        stagger_ms: scenario.workload.stagger_ms,
-    };
-    let server = sim::ServerSettings {
-        tick_ms: scenario.server.tick_ms,
-        session_timeout_ms: scenario.server.session_timeout_ms,
-        container_sweep_ms: scenario.server.container_sweep_ms,
-    };
-    Sim::new(scenario.name.clone())
-        .seed(seed)
-        .server(server)
-        .clients(scenario.clients)
-        .recipe(recipe)
-        .workload(workload)
-        .faults(faults)
-        .horizon_ms(scenario.horizon_ms)
+    Sim::from_scenario(scenario, seed, faults)
 }
 
 /// Runs `scenario` with `seed` under exactly `faults` and checks the trace. A panic inside

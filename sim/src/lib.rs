@@ -20,9 +20,8 @@ pub mod links;
 pub mod recorder;
 mod run;
 pub mod server;
-pub mod settings;
+mod settings;
 pub mod wire;
 mod workload;
 
 pub use run::{Sim, SimError};
-pub use settings::{MsRange, RecipeKind, ServerSettings, Workload};

@@ -20,12 +20,14 @@ use crate::faults::Injector;
 use crate::links::Links;
 use crate::recorder::Recorder;
 use crate::server::ServerHandle;
-use crate::settings::{RecipeKind, ServerSettings, Workload};
+use crate::settings::tick;
 use crate::wire::node_ip;
 use crate::workload::ClientNode;
+use lock::zk::Path;
+use scenarios::scenario::{RecipeKind, Scenario, ServerSettings, Span, Workload};
 
-/// A run's description. Build with [`Sim::new`] and the setters, then [`Sim::run`]. The same
-/// nodes and tasks run whatever the caller does with the trace.
+/// A run's description. Build with [`Sim::new`] (or [`Sim::from_scenario`]) and the setters,
+/// then [`Sim::run`]. The same nodes and tasks run whatever the caller does with the trace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[must_use = "a Sim does nothing until `run` is called"]
 pub struct Sim {
@@ -34,11 +36,14 @@ pub struct Sim {
     server: ServerSettings,
     clients: u16,
     recipe: RecipeKind,
+    lock_path: Path,
     workload: Workload,
     framework: FrameworkConfig,
     horizon_ms: u64,
     #[serde(skip)]
     faults: Vec<ScheduledFault>,
+    #[serde(skip)]
+    spec: Option<Box<Scenario>>,
 }
 
 /// A run that cannot start: a setting is out of range.
@@ -59,8 +64,9 @@ impl fmt::Display for SimError {
 impl std::error::Error for SimError {}
 
 impl Sim {
-    /// A run named `scenario` with defaults: seed 0, 2 clients on `Mutex`, the default server
-    /// settings and workload, no faults, a 60 s horizon.
+    /// A run named `scenario` with defaults: seed 0, 2 clients on `Mutex` at
+    /// `/locks/splitbrain`, the default server settings, 3 fenced acquisitions per client
+    /// (hold 100 ms, think 50 ms), no faults, a 60 s horizon.
     pub fn new(scenario: impl Into<String>) -> Sim {
         Sim {
             scenario: scenario.into(),
@@ -68,10 +74,37 @@ impl Sim {
             server: ServerSettings::default(),
             clients: 2,
             recipe: RecipeKind::Mutex,
-            workload: Workload::default(),
+            lock_path: Path::new("/locks/splitbrain").expect("a valid path"),
+            workload: Workload {
+                acquisitions: 3,
+                hold_ms: Span::fixed(100),
+                think_ms: Span::fixed(50),
+                acquire_timeout_ms: None,
+                fenced: true,
+                stagger_ms: 0,
+            },
             framework: FrameworkConfig::default(),
             horizon_ms: 60_000,
             faults: Vec::new(),
+            spec: None,
+        }
+    }
+
+    /// The run of `scenario` with `seed` and the fault schedule `faults` (the scenario's
+    /// schedule for that seed, or a shrunk one); the trace's meta carries the scenario.
+    pub fn from_scenario(scenario: &Scenario, seed: u64, faults: Vec<ScheduledFault>) -> Sim {
+        Sim {
+            scenario: scenario.name.clone(),
+            seed,
+            server: scenario.server,
+            clients: scenario.clients,
+            recipe: scenario.recipe,
+            lock_path: scenario.lock_path.clone(),
+            workload: scenario.workload.clone(),
+            framework: FrameworkConfig::default(),
+            horizon_ms: scenario.horizon_ms,
+            faults,
+            spec: Some(Box::new(scenario.clone())),
         }
     }
 
@@ -96,6 +129,12 @@ impl Sim {
     /// The recipe every client runs.
     pub fn recipe(mut self, recipe: RecipeKind) -> Sim {
         self.recipe = recipe;
+        self
+    }
+
+    /// The lock path the recipe uses.
+    pub fn lock_path(mut self, lock_path: Path) -> Sim {
+        self.lock_path = lock_path;
         self
     }
 
@@ -160,12 +199,12 @@ impl Sim {
         if self.clients == 0 {
             return fail("clients".into(), "at least 1");
         }
-        for range in [
-            ("workload.hold", self.workload.hold),
-            ("workload.think", self.workload.think),
+        for (field, span) in [
+            ("workload.hold_ms", self.workload.hold_ms),
+            ("workload.think_ms", self.workload.think_ms),
         ] {
-            if range.1.min_ms > range.1.max_ms {
-                return fail(format!("{}.min_ms", range.0), "at most max_ms");
+            if span.min > span.max {
+                return fail(format!("{field}.min"), "at most max");
             }
         }
         let clients = self.clients;
@@ -233,6 +272,7 @@ impl Sim {
                 let node = ClientNode {
                     slot: ClientSlot(i),
                     recipe: self.recipe,
+                    lock_path: self.lock_path.clone(),
                     workload: self.workload.clone(),
                     server: self.server.clone(),
                     framework: self.framework.clone(),
@@ -268,7 +308,7 @@ impl Sim {
             }
             // ... and every other session (of crashed clients) gone.
             while !server.sessions().is_empty() {
-                sleep(self.server.tick()).await;
+                sleep(tick(&self.server)).await;
             }
         };
         let horizon = start + Duration::from_millis(self.horizon_ms);
@@ -299,7 +339,7 @@ impl Sim {
             clients: self.clients,
             settings: serde_json::to_value(self).expect("settings serialize"),
             fault_schedule: self.faults.clone(),
-            scenario_spec: None,
+            scenario_spec: self.spec.clone(),
             shrunk_from: None,
         }
     }

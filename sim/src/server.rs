@@ -22,8 +22,9 @@ use scenarios::trace::{EventKind, ServerSession};
 
 use crate::links::Links;
 use crate::recorder::Recorder;
-use crate::settings::ServerSettings;
+use crate::settings::{negotiate, tick};
 use crate::wire::{ConnId, Datagram, Inbox, Resume, ToClient, ToServer, Wire, client_of};
+use scenarios::scenario::ServerSettings;
 
 /// A command from the environment (the fault injector).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +116,7 @@ impl ServerHandle {
             let mut state = self.lock();
             state.restart(control_tx);
             let sweep = Duration::from_millis(state.settings.container_sweep_ms);
-            (state.settings.tick(), sweep)
+            (tick(&state.settings), sweep)
         };
         let wire = Wire::bind(crate::wire::server_addr(), Node::Server, self.links.clone())
             .await
@@ -229,7 +230,7 @@ impl State {
             None => {
                 self.last_session += 1;
                 let session = SessionId(self.last_session);
-                let timeout = self.settings.negotiate(asked);
+                let timeout = negotiate(&self.settings, asked);
                 let deadline = now + timeout;
                 let entry = Session {
                     client,

@@ -18,7 +18,9 @@ use scenarios::trace::EventKind;
 use crate::client::SimConnector;
 use crate::links::Links;
 use crate::recorder::{Recorder, TraceObserver};
-use crate::settings::{RecipeKind, ServerSettings, Workload};
+use crate::settings::{asked_timeout, draw_ms};
+use lock::zk::Path;
+use scenarios::scenario::{RecipeKind, ServerSettings, Workload};
 
 /// The one owner each client acquires for.
 const OWNER: Owner = Owner(0);
@@ -29,6 +31,7 @@ const OWNER: Owner = Owner(0);
 pub(crate) struct ClientNode {
     pub slot: ClientSlot,
     pub recipe: RecipeKind,
+    pub lock_path: Path,
     pub workload: Workload,
     pub server: ServerSettings,
     pub framework: FrameworkConfig,
@@ -44,7 +47,7 @@ impl ClientNode {
     /// The node's main: runs the workload to its end, closes the session, reports done.
     pub async fn run(self) {
         let framework = Framework::new(self.framework.clone(), self.slot, madsim::rand::random());
-        let path = self.workload.lock_path.clone();
+        let path = self.lock_path.clone();
         match self.recipe {
             RecipeKind::Mutex => {
                 self.drive(Client::new(framework, LockMutex::new(path)))
@@ -61,7 +64,7 @@ impl ClientNode {
     async fn drive<R: Recipe<Call = LockCall, Notice = LockNotice>>(&self, client: Client<R>) {
         let connector = SimConnector::new(
             Node::Client(self.slot.0),
-            Duration::from_millis(self.server.session_timeout_ms),
+            asked_timeout(&self.server),
             self.links.clone(),
         );
         let mut observer = TraceObserver::new(self.slot, self.recorder.clone());
@@ -110,7 +113,7 @@ impl ClientNode {
                 }
                 Some(_) => {}
             }
-            madsim::time::sleep(self.workload.think.draw()).await;
+            madsim::time::sleep(draw_ms(self.workload.think_ms)).await;
         }
     }
 
@@ -134,7 +137,7 @@ impl ClientNode {
             accepted: read.is_ok(),
             value: read.ok(),
         });
-        madsim::time::sleep(self.workload.hold.draw()).await;
+        madsim::time::sleep(draw_ms(self.workload.hold_ms)).await;
         let Ok(value) = read else {
             return;
         };

@@ -2,21 +2,16 @@
 
 use madsim::runtime::Runtime;
 use scenarios::fault::{Fault, Node, ScheduledFault};
-use sim::{MsRange, Sim, Workload};
+use scenarios::scenario::{Span, Workload};
+use sim::Sim;
 
 use crate::query::{T_MS, sim};
 
 /// A small run with a pause and a partition.
 fn small() -> Sim {
     let workload = Workload {
-        hold: MsRange {
-            min_ms: 20,
-            max_ms: 80,
-        },
-        think: MsRange {
-            min_ms: 0,
-            max_ms: 40,
-        },
+        hold_ms: Span { min: 20, max: 80 },
+        think_ms: Span { min: 0, max: 40 },
         stagger_ms: 0,
         ..crate::query::workload(2, 50)
     };

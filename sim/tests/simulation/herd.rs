@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use lock::zk::{EventKind as WatchKind, Zxid};
+use scenarios::scenario::{RecipeKind, Workload};
 use scenarios::trace::{EventKind, Trace};
-use sim::{RecipeKind, Workload};
 
 use crate::query::{run, sim, workload};
 

@@ -5,8 +5,9 @@ use lock::ids::ClientSlot;
 use lock::recipes::LockNotice;
 use lock::zk::{SessionId, Zxid};
 use scenarios::fault::ScheduledFault;
+use scenarios::scenario::{ServerSettings, Span, Workload};
 use scenarios::trace::{Event, EventKind, ServerSession, Trace};
-use sim::{MsRange, ServerSettings, Sim, Workload};
+use sim::Sim;
 
 /// The session timeout every test runs with, in ms (10 ticks of 200 ms).
 pub const T_MS: u64 = 2_000;
@@ -16,10 +17,11 @@ pub const T_MS: u64 = 2_000;
 pub fn workload(acquisitions: u32, hold_ms: u64) -> Workload {
     Workload {
         acquisitions,
-        hold: MsRange::fixed(hold_ms),
-        think: MsRange::fixed(100),
+        hold_ms: Span::fixed(hold_ms),
+        think_ms: Span::fixed(100),
+        acquire_timeout_ms: None,
+        fenced: true,
         stagger_ms: 100,
-        ..Workload::default()
     }
 }
 

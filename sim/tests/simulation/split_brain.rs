@@ -5,7 +5,7 @@ use lock::recipes::LockNotice;
 use scenarios::fault::{Fault, ScheduledFault};
 use scenarios::trace::{EventKind, ServerSession, Trace};
 
-use sim::Workload;
+use scenarios::scenario::Workload;
 
 use crate::query::{
     T_MS, find, index, notice, on, run, server_session, sessions_of, sim, workload,
