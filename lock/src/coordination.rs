@@ -22,6 +22,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::ids::OpId;
+use crate::relabel::{ClientMap, Relabel};
 use crate::zk::{OpResult, Request, SessionId, WatchedEvent};
 
 /// A raw session state, as the ZooKeeper client library reports it.
@@ -88,4 +89,33 @@ pub trait Connector: Send + Sync {
 
     /// Opens a new session. The handle's first event is `Connected` once the server accepted it.
     fn connect(&self) -> impl Future<Output = Self::Session> + Send;
+}
+
+impl Relabel for RawState {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        match *self {
+            RawState::Connected { session, timeout } => RawState::Connected {
+                session: map.session(session),
+                timeout,
+            },
+            RawState::Disconnected | RawState::Expired => *self,
+        }
+    }
+}
+
+impl Relabel for RawEvent {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        match self {
+            RawEvent::Reply { op, result } => RawEvent::Reply {
+                op: *op,
+                result: result.relabel(map),
+            },
+            RawEvent::Watch { event } => RawEvent::Watch {
+                event: event.relabel(map),
+            },
+            RawEvent::State { state } => RawEvent::State {
+                state: state.relabel(map),
+            },
+        }
+    }
 }

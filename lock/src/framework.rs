@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::coordination::{RawEvent, RawState};
 use crate::ids::{ClientSlot, OpId, ProtectionId, TimerId};
 use crate::recipe::{Effect, SessionEvent};
+use crate::relabel::{ClientMap, Relabel};
 use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, WatchedEvent, ZkError};
 
 /// Settings of the framework layer.
@@ -478,6 +479,85 @@ impl Protected {
                 .expect("protected names are validated when the recipe is built"),
             data: self.data.clone(),
             mode: self.mode,
+        }
+    }
+}
+
+impl Relabel for Framework {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        let Framework {
+            config,
+            client,
+            nonce,
+            connection,
+            next_op,
+            next_timer,
+            next_protection,
+            pending,
+            protected,
+        } = self;
+        Framework {
+            config: config.clone(),
+            client: client.relabel(map),
+            nonce: *nonce,
+            connection: connection.relabel(map),
+            next_op: *next_op,
+            next_timer: *next_timer,
+            next_protection: *next_protection,
+            pending: pending.relabel(map),
+            protected: protected.relabel(map),
+        }
+    }
+}
+
+impl Relabel for Connection {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        match *self {
+            Connection::Connecting { .. } => self.clone(),
+            Connection::Connected { session, timeout } => Connection::Connected {
+                session: map.session(session),
+                timeout,
+            },
+            Connection::Suspended {
+                session,
+                lost_timer,
+            } => Connection::Suspended {
+                session: map.session(session),
+                lost_timer,
+            },
+        }
+    }
+}
+
+impl Relabel for Pending {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        Pending {
+            request: self.request.relabel(map),
+            ..self.clone()
+        }
+    }
+}
+
+impl Relabel for Protected {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        let Protected {
+            parent,
+            name,
+            protection,
+            data,
+            mode,
+            step,
+        } = self;
+        Protected {
+            parent: parent.relabel(map),
+            name: name.relabel(map),
+            protection: protection.relabel(map),
+            data: data.clone(),
+            mode: *mode,
+            step: match step {
+                Step::Checking(path) => Step::Checking(path.relabel(map)),
+                Step::Creating | Step::Unknown | Step::Finding => step.clone(),
+            },
         }
     }
 }

@@ -51,6 +51,10 @@ impl ProtectionId {
         format!("_c_{self}-")
     }
 
+    /// Where the client's four hex digits sit in [`ProtectionId::prefix`] (so that a
+    /// relabelling can rewrite them in place).
+    pub(crate) const CLIENT_DIGITS: std::ops::Range<usize> = 12..16;
+
     /// Reads the protection id back from a node name that starts with one.
     pub fn parse_prefix(name: &str) -> Option<ProtectionId> {
         let rest = name.strip_prefix("_c_")?;
@@ -91,6 +95,7 @@ mod tests {
         let name = format!("{}lock-0000000004", id.prefix());
         assert_eq!(name, "_c_deadbeef-0003-00000011-lock-0000000004");
         assert_eq!(ProtectionId::parse_prefix(&name), Some(id));
+        assert_eq!(&name[ProtectionId::CLIENT_DIGITS], "0003");
         assert_eq!(ProtectionId::parse_prefix("lock-0000000004"), None);
     }
 }

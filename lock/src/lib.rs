@@ -25,4 +25,5 @@ pub mod ids;
 pub mod memory;
 pub mod recipe;
 pub mod recipes;
+pub mod relabel;
 pub mod zk;

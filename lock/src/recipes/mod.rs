@@ -172,5 +172,14 @@ fn release_hold(owner: Owner, hold: &mut Hold, cx: &mut Ctx<'_, LockNotice>) -> 
     hold.count > 0
 }
 
+impl crate::relabel::Relabel for Hold {
+    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
+        Hold {
+            node: crate::relabel::Relabel::relabel(&self.node, map),
+            ..self.clone()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -333,3 +333,40 @@ fn sorted(names: &[String]) -> Vec<&String> {
 fn position(names: &[String], node: &str) -> Option<usize> {
     sorted(names).iter().position(|name| name.as_str() == node)
 }
+
+impl crate::relabel::Relabel for Mutex {
+    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
+        let Mutex {
+            path,
+            owners,
+            abandoned,
+        } = self;
+        let owners = owners
+            .iter()
+            .map(|(owner, Acquisition { stage, timeout })| {
+                let stage = match stage {
+                    Stage::Creating(_) => stage.clone(),
+                    Stage::Waiting { node, token, step } => Stage::Waiting {
+                        node: node.relabel(map),
+                        token: *token,
+                        step: match step {
+                            Wait::Listing(_) => step.clone(),
+                            Wait::Watching { predecessor, op } => Wait::Watching {
+                                predecessor: predecessor.relabel(map),
+                                op: *op,
+                            },
+                        },
+                    },
+                    Stage::Holding(hold) => Stage::Holding(hold.relabel(map)),
+                };
+                let timeout = *timeout;
+                (*owner, Acquisition { stage, timeout })
+            })
+            .collect();
+        Mutex {
+            path: path.relabel(map),
+            owners,
+            abandoned: abandoned.clone(),
+        }
+    }
+}

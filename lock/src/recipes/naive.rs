@@ -267,3 +267,30 @@ fn check(node: &Path, cx: &mut Ctx<'_, LockNotice>) -> OpId {
         watch: true,
     })
 }
+
+impl crate::relabel::Relabel for NaiveHerdMutex {
+    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
+        let NaiveHerdMutex {
+            path,
+            node,
+            queue,
+            abandoned,
+        } = self;
+        let queue = queue
+            .iter()
+            .map(|contender| Contender {
+                stage: match &contender.stage {
+                    Stage::Holding(hold) => Stage::Holding(hold.relabel(map)),
+                    stage => stage.clone(),
+                },
+                ..contender.clone()
+            })
+            .collect();
+        NaiveHerdMutex {
+            path: path.relabel(map),
+            node: node.relabel(map),
+            queue,
+            abandoned: abandoned.clone(),
+        }
+    }
+}

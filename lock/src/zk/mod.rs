@@ -9,6 +9,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::relabel::{ClientMap, Relabel};
+
 pub use path::{Path, PathError, SEQUENCE_DIGITS, sequence_suffix};
 
 /// A ZooKeeper session id, as the server hands it out.
@@ -286,3 +288,65 @@ pub enum OpOk {
 
 /// The outcome of one request.
 pub type OpResult = Result<OpOk, ZkError>;
+
+impl Relabel for Stat {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        Stat {
+            ephemeral_owner: self.ephemeral_owner.relabel(map),
+            ..*self
+        }
+    }
+}
+
+impl Relabel for WatchedEvent {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        WatchedEvent {
+            kind: self.kind,
+            path: self.path.relabel(map),
+        }
+    }
+}
+
+impl Relabel for Request {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        let mut request = self.clone();
+        match &mut request {
+            Request::Create { path, .. }
+            | Request::Delete { path, .. }
+            | Request::SetData { path, .. }
+            | Request::GetData { path, .. }
+            | Request::Exists { path, .. }
+            | Request::GetChildren { path, .. }
+            | Request::RemoveWatches { path, .. } => *path = path.relabel(map),
+        }
+        request
+    }
+}
+
+impl Relabel for OpOk {
+    /// Children come back sorted: their order carries no meaning.
+    fn relabel(&self, map: &ClientMap) -> Self {
+        match self {
+            OpOk::Created { path, stat } => OpOk::Created {
+                path: path.relabel(map),
+                stat: stat.relabel(map),
+            },
+            OpOk::DataSet { stat } => OpOk::DataSet {
+                stat: stat.relabel(map),
+            },
+            OpOk::Data { data, stat } => OpOk::Data {
+                data: data.clone(),
+                stat: stat.relabel(map),
+            },
+            OpOk::Exists { stat } => OpOk::Exists {
+                stat: stat.relabel(map),
+            },
+            OpOk::Children { names } => {
+                let mut names = names.relabel(map);
+                names.sort();
+                OpOk::Children { names }
+            }
+            OpOk::Deleted | OpOk::WatchesRemoved => self.clone(),
+        }
+    }
+}

@@ -163,6 +163,17 @@ pub fn sequence_suffix(name: &str) -> Option<u32> {
     }
 }
 
+impl crate::relabel::Relabel for Path {
+    /// Rewrites the protection prefix of every component.
+    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
+        if self.0.contains("/_c_") {
+            Path(map.path_text(&self.0))
+        } else {
+            self.clone()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

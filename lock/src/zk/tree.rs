@@ -12,6 +12,7 @@ use super::{
     CreateMode, EventKind, OpOk, OpResult, Path, Request, SessionId, Stat, WatchedEvent,
     WatcherKind, ZkError, Zxid,
 };
+use crate::relabel::{ClientMap, Relabel};
 
 /// One node.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -469,6 +470,40 @@ fn trigger(
         });
     }
     notified
+}
+
+impl Relabel for Node {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        let Node {
+            data,
+            stat,
+            container,
+            children,
+        } = self;
+        Node {
+            data: data.clone(),
+            stat: stat.relabel(map),
+            container: *container,
+            children: children.relabel(map),
+        }
+    }
+}
+
+impl Relabel for Tree {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        let Tree {
+            zxid,
+            nodes,
+            data_watches,
+            child_watches,
+        } = self;
+        Tree {
+            zxid: *zxid,
+            nodes: nodes.relabel(map),
+            data_watches: data_watches.relabel(map),
+            child_watches: child_watches.relabel(map),
+        }
+    }
 }
 
 #[cfg(test)]

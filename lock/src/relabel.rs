@@ -1,0 +1,213 @@
+//! Relabelling clients: rewriting every client slot, session id and protection id (also where
+//! one is embedded in a node name) under a mapping of clients.
+//!
+//! The model checker uses this for symmetry reduction: two states that differ only in which
+//! client is which are explored once. It needs to reach into the private state of the
+//! framework layer, the recipes and the data tree, so each type implements [`Relabel`] next
+//! to its definition. The trait is plain data manipulation: no runtime, no model checker.
+//!
+//! What is *not* rewritten: op ids, timer ids and owners (they are per client, so they never
+//! tell clients apart), zxids and tokens (global counters), data bytes.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::Duration;
+
+use crate::fencing::Token;
+use crate::ids::{ClientSlot, OpId, Owner, ProtectionId, TimerId};
+use crate::zk::{SessionId, ZkError};
+
+/// A mapping of client identities: client slots, and the session ids that belong to them.
+/// Identities without an entry map to themselves. The mapping need not be injective (the
+/// model maps "every other client" to one placeholder when it computes sort keys).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientMap {
+    slots: BTreeMap<ClientSlot, ClientSlot>,
+    sessions: BTreeMap<SessionId, SessionId>,
+}
+
+impl ClientMap {
+    /// The identity mapping.
+    pub fn new() -> ClientMap {
+        ClientMap::default()
+    }
+
+    /// Maps client slot `from` to `to` (and with it every protection id of `from`).
+    pub fn map_slot(&mut self, from: ClientSlot, to: ClientSlot) {
+        self.slots.insert(from, to);
+    }
+
+    /// Maps session `from` to `to`.
+    pub fn map_session(&mut self, from: SessionId, to: SessionId) {
+        self.sessions.insert(from, to);
+    }
+
+    /// The image of a client slot.
+    pub fn slot(&self, slot: ClientSlot) -> ClientSlot {
+        self.slots.get(&slot).copied().unwrap_or(slot)
+    }
+
+    /// The image of a session id.
+    pub fn session(&self, session: SessionId) -> SessionId {
+        self.sessions.get(&session).copied().unwrap_or(session)
+    }
+
+    /// The image of a node name: a protection prefix (`_c_<id>-`) is rewritten, the rest of
+    /// the name is kept.
+    pub fn name(&self, name: &str) -> String {
+        let mut name = name.to_owned();
+        self.rewrite_component(&mut name, 0);
+        name
+    }
+
+    /// The image of a path's text: every component's protection prefix is rewritten.
+    pub(crate) fn path_text(&self, path: &str) -> String {
+        let mut text = path.to_owned();
+        let starts: Vec<usize> = path.match_indices("/_c_").map(|(at, _)| at + 1).collect();
+        for start in starts {
+            self.rewrite_component(&mut text, start);
+        }
+        text
+    }
+
+    /// Rewrites the protection prefix of the component starting at byte `start` of `text`,
+    /// if it has one whose client the map moves. Prefixes keep their length.
+    fn rewrite_component(&self, text: &mut String, start: usize) {
+        let Some(id) = ProtectionId::parse_prefix(&text[start..]) else {
+            return;
+        };
+        let image = self.slot(id.client);
+        if image != id.client {
+            let digits = ProtectionId::CLIENT_DIGITS;
+            let hex = format!("{:04x}", image.0);
+            text.replace_range(start + digits.start..start + digits.end, &hex);
+        }
+    }
+}
+
+/// A value whose client identities can be rewritten under a [`ClientMap`].
+pub trait Relabel: Sized {
+    /// The value with every client slot, session id and protection id mapped by `map`.
+    fn relabel(&self, map: &ClientMap) -> Self;
+}
+
+impl Relabel for ClientSlot {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        map.slot(*self)
+    }
+}
+
+impl Relabel for SessionId {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        map.session(*self)
+    }
+}
+
+impl Relabel for ProtectionId {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        ProtectionId {
+            client: map.slot(self.client),
+            ..*self
+        }
+    }
+}
+
+impl Relabel for String {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        map.name(self)
+    }
+}
+
+/// Types that never identify a client relabel to themselves.
+macro_rules! unchanged {
+    ($($ty:ty),*) => {$(
+        impl Relabel for $ty {
+            fn relabel(&self, _: &ClientMap) -> Self {
+                self.clone()
+            }
+        }
+    )*};
+}
+
+unchanged!(
+    bool, u8, u32, u64, Duration, OpId, TimerId, Owner, Token, ZkError
+);
+
+impl<T: Relabel> Relabel for Option<T> {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        self.as_ref().map(|value| value.relabel(map))
+    }
+}
+
+impl<T: Relabel, E: Relabel> Relabel for Result<T, E> {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        match self {
+            Ok(value) => Ok(value.relabel(map)),
+            Err(error) => Err(error.relabel(map)),
+        }
+    }
+}
+
+impl<A: Relabel, B: Relabel> Relabel for (A, B) {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        (self.0.relabel(map), self.1.relabel(map))
+    }
+}
+
+impl<T: Relabel> Relabel for Vec<T> {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        self.iter().map(|value| value.relabel(map)).collect()
+    }
+}
+
+impl<T: Relabel> Relabel for VecDeque<T> {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        self.iter().map(|value| value.relabel(map)).collect()
+    }
+}
+
+impl<T: Relabel + Ord> Relabel for BTreeSet<T> {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        self.iter().map(|value| value.relabel(map)).collect()
+    }
+}
+
+impl<K: Relabel + Ord, V: Relabel> Relabel for BTreeMap<K, V> {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        self.iter()
+            .map(|(key, value)| (key.relabel(map), value.relabel(map)))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_keep_everything_but_the_protection_client() {
+        let mut map = ClientMap::new();
+        map.map_slot(ClientSlot(1), ClientSlot(0));
+        let id = ProtectionId {
+            nonce: 7,
+            client: ClientSlot(1),
+            serial: 3,
+        };
+        let name = format!("{}lock-0000000004", id.prefix());
+        assert_eq!(map.name(&name), "_c_00000007-0000-00000003-lock-0000000004");
+        assert_eq!(map.name("lock-0000000004"), "lock-0000000004");
+        let other = ProtectionId {
+            client: ClientSlot(2),
+            ..id
+        };
+        assert_eq!(map.name(&other.prefix()), other.prefix());
+    }
+
+    #[test]
+    fn unmapped_identities_stay() {
+        let mut map = ClientMap::new();
+        map.map_session(SessionId(5), SessionId(9));
+        assert_eq!(SessionId(5).relabel(&map), SessionId(9));
+        assert_eq!(SessionId(6).relabel(&map), SessionId(6));
+        assert_eq!(ClientSlot(4).relabel(&map), ClientSlot(4));
+    }
+}

@@ -1,0 +1,63 @@
+//! What a check explores: the number of clients, the fault budgets and the workload setting.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Bounds on the workload and on the faults the environment may inject. Every counter in the
+/// model (zxids, sequence numbers, session incarnations) stays bounded through them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Budgets {
+    /// Acquire/read/write/release cycles per client.
+    pub cycles: u8,
+    /// Session expiries of a paused or cut-off client, over the whole run.
+    pub expiries: u8,
+    /// Client crashes (the process restarts; its old session lives on until it expires).
+    pub crashes: u8,
+    /// Connection losses (with the in-flight request applied or not).
+    pub connection_losses: u8,
+}
+
+impl Default for Budgets {
+    /// One cycle per client and one session expiry; no crash, no connection loss.
+    fn default() -> Self {
+        Budgets {
+            cycles: 1,
+            expiries: 1,
+            crashes: 0,
+            connection_losses: 0,
+        }
+    }
+}
+
+impl fmt::Display for Budgets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "--cycles {} --expiries {} --crashes {} --connection-losses {}",
+            self.cycles, self.expiries, self.crashes, self.connection_losses
+        )
+    }
+}
+
+/// One model-checking configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Config {
+    /// Number of clients (each with its own session and one owner).
+    pub clients: u16,
+    /// Workload and fault budgets.
+    pub budgets: Budgets,
+    /// Whether the protected resource checks fencing tokens.
+    pub fenced: bool,
+}
+
+impl Config {
+    /// `clients` clients with the default budgets and a fenced resource.
+    pub fn new(clients: u16) -> Config {
+        Config {
+            clients,
+            budgets: Budgets::default(),
+            fenced: true,
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! Exhaustive model checking of splitbrain's recipes with stateright.
+//!
+//! The model checks the *same* state machines the simulator and the real client run —
+//! [`lock::client::Client`] (a recipe composed with its framework layer), fed with
+//! [`lock::client::ClientInput`]s and emitting [`lock::recipe::Effect`]s — over an abstract
+//! ZooKeeper server built on the shared [`lock::zk::tree::Tree`]. There is no second,
+//! hand-written model of a recipe to drift away from the real one.
+//!
+//! - [`budget`]: what a check explores (clients, cycles, fault budgets, fencing).
+//! - [`model`]: the stateright `Model`: state, actions, faults.
+//! - [`properties`]: the shared property vocabulary as state predicates.
+//! - [`subject`]: the recipes the model drives and the verdicts they expect.
+//! - [`check`]: the exhaustive run, verdicts, shortest and minimized counterexamples.
+//! - [`replay`]: action paths, their states and their traces in the simulator's format.
+//! - Symmetry: [`state::State`] implements stateright's `Representative`.
+
+pub mod budget;
+pub mod check;
+pub mod model;
+pub mod properties;
+pub mod replay;
+pub mod state;
+pub mod subject;
+mod symmetry;
+
+pub use budget::{Budgets, Config};
+pub use check::{Options, Outcome, check};
+pub use model::{Action, LockModel};
+pub use properties::Checked;
+pub use subject::Subject;

@@ -1,0 +1,152 @@
+//! The properties the model checks, named as everywhere else (`scenarios::property`), plus
+//! one reachability check. Each is a predicate on one state; the history a property needs
+//! (the resource's ledger, whether a herd happened) is kept in the state.
+
+use std::fmt;
+
+use scenarios::property::Property as Shared;
+use serde::Serialize;
+use stateright::{Expectation, Property};
+
+use crate::model::LockModel;
+use crate::state::{Link, State};
+use crate::subject::Subject;
+
+/// A property the model checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Checked {
+    /// No two clients believe they hold the lock at once.
+    MutualExclusionBelief,
+    /// The resource's accepted accesses come in increasing token order and no accepted
+    /// increment is lost.
+    MutualExclusionFenced,
+    /// No deletion wakes more than one waiting client.
+    HerdFree,
+    /// Once the workloads are done and everything has settled, no lock node is left.
+    NoOrphans,
+    /// Some client acquires the lock (a `sometimes` property: an example must exist).
+    SomeoneAcquires,
+}
+
+/// Whether a property must hold in every state or be met in some state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// In every reachable state; a discovery is a counterexample.
+    Always,
+    /// In some reachable state; a discovery is an example.
+    Sometimes,
+}
+
+impl Checked {
+    /// Every property, in the order they are reported.
+    pub const ALL: [Checked; 5] = [
+        Checked::MutualExclusionBelief,
+        Checked::MutualExclusionFenced,
+        Checked::HerdFree,
+        Checked::NoOrphans,
+        Checked::SomeoneAcquires,
+    ];
+
+    /// The property's name in output and in stateright's discoveries.
+    pub fn name(self) -> &'static str {
+        match self.shared() {
+            Some(shared) => shared.name(),
+            None => "someone_acquires",
+        }
+    }
+
+    /// The shared vocabulary's property, if it is one.
+    pub fn shared(self) -> Option<Shared> {
+        match self {
+            Checked::MutualExclusionBelief => Some(Shared::MutualExclusionBelief),
+            Checked::MutualExclusionFenced => Some(Shared::MutualExclusionFenced),
+            Checked::HerdFree => Some(Shared::HerdFree),
+            Checked::NoOrphans => Some(Shared::NoOrphans),
+            Checked::SomeoneAcquires => None,
+        }
+    }
+
+    /// Always or sometimes.
+    pub fn kind(self) -> Kind {
+        match self {
+            Checked::SomeoneAcquires => Kind::Sometimes,
+            _ => Kind::Always,
+        }
+    }
+
+    /// The property of that name.
+    pub fn from_name(name: &str) -> Option<Checked> {
+        Checked::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Whether `state` satisfies the property's condition (for `always`: is not a
+    /// counterexample; for `sometimes`: is an example).
+    pub fn holds_in<R: Subject>(self, model: &LockModel<R>, state: &State<R>) -> bool {
+        match self {
+            Checked::MutualExclusionBelief => believers(state) <= 1,
+            Checked::MutualExclusionFenced => {
+                let resource = &state.resource;
+                !resource.out_of_order && resource.counter.value() == resource.accepted_writes
+            }
+            Checked::HerdFree => !state.herd,
+            Checked::NoOrphans => !settled(state) || !has_lock_nodes(model, state),
+            Checked::SomeoneAcquires => believers(state) >= 1,
+        }
+    }
+}
+
+impl fmt::Display for Checked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+fn believers<R>(state: &State<R>) -> usize {
+    state.peers.iter().filter(|p| p.work.believes).count()
+}
+
+/// Every workload is done and nothing is left to happen but faults: no request, event or
+/// timer pending, no request waiting in a framework layer, every live session in use.
+fn settled<R: Subject>(state: &State<R>) -> bool {
+    let quiet = state.peers.iter().all(|peer| {
+        let idle = peer.work.cycles_left == 0 && peer.work.step == crate::state::Step::Idle;
+        let handle_quiet = peer
+            .handle
+            .as_ref()
+            .is_some_and(|h| h.link == Link::Up && h.requests.is_empty() && h.events.is_empty());
+        idle && handle_quiet
+            && peer.timers.is_empty()
+            && peer.client.framework().pending_requests() == 0
+    });
+    quiet && state.live.iter().all(|&s| state.attached(s).is_some())
+}
+
+fn has_lock_nodes<R: Subject>(model: &LockModel<R>, state: &State<R>) -> bool {
+    let path = model.lock_path();
+    state
+        .tree
+        .nodes()
+        .any(|(node, _)| node.parent().as_ref() == Some(path))
+}
+
+macro_rules! property {
+    ($expectation:ident, $checked:expr) => {
+        Property {
+            expectation: Expectation::$expectation,
+            name: $checked.name(),
+            condition: |model, state| $checked.holds_in(model, state),
+        }
+    };
+}
+
+/// The stateright properties, in [`Checked::ALL`] order.
+pub fn all<R: Subject>() -> Vec<Property<LockModel<R>>> {
+    vec![
+        property!(Always, Checked::MutualExclusionBelief),
+        property!(Always, Checked::MutualExclusionFenced),
+        property!(Always, Checked::HerdFree),
+        property!(Always, Checked::NoOrphans),
+        property!(Sometimes, Checked::SomeoneAcquires),
+    ]
+}

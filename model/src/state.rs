@@ -1,0 +1,203 @@
+//! The model's state: the abstract ZooKeeper server (the shared data tree and the live
+//! sessions), each client's connection, queues, timers and workload, and the protected
+//! resource. Everything is `Clone + Eq + Hash` and holds no history: a trace is rebuilt by
+//! replaying the actions of a path.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use lock::client::Client;
+use lock::coordination::RawEvent;
+use lock::fencing::{FencedResource, Token};
+use lock::ids::{ClientSlot, OpId, TimerId};
+use lock::relabel::{ClientMap, Relabel};
+use lock::zk::tree::Tree;
+use lock::zk::{Request, SessionId};
+
+/// The session id of `slot`'s `incarnation`-th session: deterministic, so that the same
+/// path always builds the same state, and decodable, so that fired watches find their client.
+pub fn session_id(slot: ClientSlot, incarnation: u8) -> SessionId {
+    SessionId(((u64::from(slot.0) + 1) << 8) | u64::from(incarnation))
+}
+
+/// The client slot and incarnation a [`session_id`] encodes.
+pub fn session_owner(session: SessionId) -> (ClientSlot, u8) {
+    let slot = (session.0 >> 8).saturating_sub(1);
+    (
+        ClientSlot(u16::try_from(slot).unwrap_or(u16::MAX)),
+        (session.0 & 0xff) as u8,
+    )
+}
+
+/// One whole state of the model.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct State<R> {
+    /// The server's data tree.
+    pub tree: Tree,
+    /// Sessions the server holds (not expired, not closed).
+    pub live: BTreeSet<SessionId>,
+    /// The clients, by slot.
+    pub peers: Vec<Peer<R>>,
+    /// The protected counter and what the accesses to it looked like.
+    pub resource: Resource,
+    /// Faults injected so far.
+    pub used: Used,
+    /// A deletion has woken more than one waiting client (sticky).
+    pub herd: bool,
+}
+
+/// Faults injected so far, against the budgets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Used {
+    /// Session expiries.
+    pub expiries: u8,
+    /// Client crashes.
+    pub crashes: u8,
+    /// Connection losses.
+    pub connection_losses: u8,
+}
+
+/// One client: the recipe with its framework layer, its connection and its workload.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Peer<R> {
+    /// The same state machine the simulator and the real client run.
+    pub client: Client<R>,
+    /// Process restarts so far (the protection-id nonce of the current process).
+    pub restarts: u8,
+    /// Sessions opened so far, minus one: the current session is `session_id(slot, incarnation)`.
+    pub incarnation: u8,
+    /// The current session handle; `None` between a close and the next open.
+    pub handle: Option<Handle>,
+    /// Timers set and neither fired nor cancelled. Durations are ignored: any may fire next.
+    pub timers: BTreeSet<TimerId>,
+    /// Where the workload is.
+    pub work: Work,
+}
+
+/// A session handle: the connection to the server and its two FIFO queues.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Handle {
+    /// The session.
+    pub session: SessionId,
+    /// The state of the connection.
+    pub link: Link,
+    /// Requests sent and not yet applied, in order.
+    pub requests: VecDeque<(OpId, Request)>,
+    /// Replies, watch events and raw states not yet handled: one ordered stream.
+    pub events: VecDeque<RawEvent>,
+}
+
+/// The state of a handle's connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Link {
+    /// Requests reach the server.
+    Up,
+    /// The client is paused or cut off and its session has expired; it does not know yet.
+    Severed,
+    /// The client has been told (`Disconnected`, `Expired` are queued); nothing more is
+    /// applied on this handle.
+    Dead,
+}
+
+/// The workload of one client: `cycles` times acquire, read the resource with the token,
+/// write it incremented, release. It never re-checks the lock between the steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Work {
+    /// Cycles not started yet.
+    pub cycles_left: u8,
+    /// The current cycle's step.
+    pub step: Step,
+    /// The client believes it holds the lock (from `Acquired` until the release call,
+    /// `Suspended` or `Lost`; again on `Reconnected`).
+    pub believes: bool,
+}
+
+/// A workload step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Step {
+    /// Between cycles: the next action calls acquire (if cycles are left).
+    Idle,
+    /// Acquire called, no answer yet.
+    Acquiring,
+    /// Acquired with `token`: the next action reads the resource.
+    Read(Token),
+    /// Read `value`: the next action writes `value + 1`.
+    Write(Token, u64),
+    /// The next action calls release.
+    Release,
+}
+
+/// The protected counter, and a ledger of the accesses it accepted.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Resource {
+    /// The counter (fenced or not).
+    pub counter: FencedResource,
+    /// Writes the counter accepted.
+    pub accepted_writes: u64,
+    /// The token of the last accepted access.
+    pub last_token: Option<Token>,
+    /// An accepted access carried a token below an earlier accepted one (sticky).
+    pub out_of_order: bool,
+}
+
+impl Resource {
+    /// A counter at 0.
+    pub fn new(fenced: bool) -> Resource {
+        Resource {
+            counter: FencedResource::new(fenced),
+            accepted_writes: 0,
+            last_token: None,
+            out_of_order: false,
+        }
+    }
+
+    /// Notes an accepted access with `token`.
+    pub fn accepted(&mut self, token: Token) {
+        if self.last_token.is_some_and(|last| token < last) {
+            self.out_of_order = true;
+        }
+        self.last_token = Some(token);
+    }
+}
+
+impl<R> State<R> {
+    /// The peer of `slot`.
+    pub fn peer(&self, slot: ClientSlot) -> &Peer<R> {
+        &self.peers[usize::from(slot.0)]
+    }
+
+    /// The peer of `slot`, mutably.
+    pub fn peer_mut(&mut self, slot: ClientSlot) -> &mut Peer<R> {
+        &mut self.peers[usize::from(slot.0)]
+    }
+
+    /// The client whose current handle is on `session`, if any.
+    pub fn attached(&self, session: SessionId) -> Option<ClientSlot> {
+        let (slot, _) = session_owner(session);
+        let peer = self.peers.get(usize::from(slot.0))?;
+        (peer.handle.as_ref()?.session == session).then_some(slot)
+    }
+}
+
+impl Relabel for Handle {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        Handle {
+            session: map.session(self.session),
+            link: self.link,
+            requests: self.requests.relabel(map),
+            events: self.events.relabel(map),
+        }
+    }
+}
+
+impl<R: Relabel> Relabel for Peer<R> {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        Peer {
+            client: self.client.relabel(map),
+            handle: self.handle.relabel(map),
+            restarts: self.restarts,
+            incarnation: self.incarnation,
+            timers: self.timers.clone(),
+            work: self.work,
+        }
+    }
+}

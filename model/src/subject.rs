@@ -1,0 +1,76 @@
+//! The recipes the model checks, each with its kebab-case name and the verdicts it is
+//! expected to get.
+
+use lock::recipe::Recipe;
+use lock::recipes::{LockCall, LockNotice, Mutex, NaiveHerdMutex};
+use lock::relabel::Relabel;
+use lock::zk::Path;
+use scenarios::property::Expectation;
+
+use crate::budget::Config;
+use crate::properties::Checked;
+
+/// An exclusive-lock recipe the model can drive: the workload calls `LockCall`s and reads
+/// `LockNotice`s.
+pub trait Subject:
+    Recipe<Call = LockCall, Notice = LockNotice> + Relabel + Send + Sync + 'static
+{
+    /// The recipe's name, shared with scenario files (`mutex`, `naive-herd-mutex`).
+    const NAME: &'static str;
+
+    /// An instance locking `path`.
+    fn on(path: Path) -> Self;
+
+    /// The verdict `property` is expected to get under `config`.
+    fn expectation(property: Checked, config: &Config) -> Expectation;
+}
+
+/// What every exclusive lock shares: beliefs overlap (and an unfenced resource loses an
+/// update) once a paused holder's session can expire; orphans never stay; someone acquires.
+fn exclusive_lock(property: Checked, config: &Config) -> Expectation {
+    let overlap = config.clients >= 2 && config.budgets.expiries >= 1;
+    let verdict = |violated: bool| {
+        if violated {
+            Expectation::Violated
+        } else {
+            Expectation::Holds
+        }
+    };
+    match property {
+        Checked::MutualExclusionBelief => verdict(overlap),
+        Checked::MutualExclusionFenced => verdict(overlap && !config.fenced),
+        Checked::HerdFree | Checked::NoOrphans => Expectation::Holds,
+        Checked::SomeoneAcquires => verdict(config.clients == 0 || config.budgets.cycles == 0),
+    }
+}
+
+impl Subject for Mutex {
+    const NAME: &'static str = "mutex";
+
+    fn on(path: Path) -> Self {
+        Mutex::new(path)
+    }
+
+    fn expectation(property: Checked, config: &Config) -> Expectation {
+        exclusive_lock(property, config)
+    }
+}
+
+impl Subject for NaiveHerdMutex {
+    const NAME: &'static str = "naive-herd-mutex";
+
+    fn on(path: Path) -> Self {
+        NaiveHerdMutex::new(path)
+    }
+
+    /// As any exclusive lock, but a release wakes every waiter: a herd from 3 clients on
+    /// (one holds, two wait).
+    fn expectation(property: Checked, config: &Config) -> Expectation {
+        match property {
+            Checked::HerdFree if config.clients >= 3 && config.budgets.cycles >= 1 => {
+                Expectation::Violated
+            }
+            _ => exclusive_lock(property, config),
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! The 2- and 3-client checks of `mutex` and `naive-herd-mutex`, with pinned state counts: a
+//! change in the state space must be a conscious change of these numbers.
+
+use lock::ids::ClientSlot;
+use lock::recipes::{Mutex, NaiveHerdMutex};
+use model::check::{Options, Outcome, check};
+use model::replay::{actions_from_indices, indices_of, trace};
+use model::{Action, Checked, Config, LockModel, Subject};
+use scenarios::fault::Fault;
+use scenarios::property::Expectation;
+use scenarios::trace::{EventKind, Source};
+use stateright::{Checker, HasDiscoveries, Model};
+
+/// Unique states with and without symmetry reduction.
+struct Pinned {
+    symmetric: usize,
+    plain: usize,
+}
+
+fn run<R: Subject>(clients: u16, symmetry: bool) -> Outcome {
+    let options = Options {
+        symmetry,
+        paths: symmetry,
+        ..Options::default()
+    };
+    check::<R>(Config::new(clients), options)
+}
+
+/// Checks `R` with `clients` both ways: pinned counts, identical verdicts, all met.
+fn pinned<R: Subject>(clients: u16, expected: Pinned) -> Outcome {
+    let reduced = run::<R>(clients, true);
+    let plain = run::<R>(clients, false);
+    assert_eq!(reduced.unique_states, expected.symmetric, "with symmetry");
+    assert_eq!(plain.unique_states, expected.plain, "without symmetry");
+    let verdicts = |o: &Outcome| o.verdicts.iter().map(|v| v.holds).collect::<Vec<_>>();
+    assert_eq!(verdicts(&reduced), verdicts(&plain));
+    for verdict in &reduced.verdicts {
+        assert!(verdict.met(), "{}: {verdict:?}", verdict.property);
+    }
+    assert!(reduced.complete && reduced.all_met());
+    reduced
+}
+
+#[test]
+fn mutex_with_two_clients() {
+    let outcome = pinned::<Mutex>(
+        2,
+        Pinned {
+            symmetric: 3510,
+            plain: 7016,
+        },
+    );
+    assert!(!outcome.verdict(Checked::MutualExclusionBelief).holds);
+    assert!(outcome.verdict(Checked::HerdFree).holds);
+}
+
+#[test]
+fn naive_herd_mutex_with_two_clients_has_no_herd() {
+    let outcome = pinned::<NaiveHerdMutex>(
+        2,
+        Pinned {
+            symmetric: 1845,
+            plain: 3686,
+        },
+    );
+    assert!(outcome.verdict(Checked::HerdFree).holds);
+}
+
+#[test]
+fn mutex_with_three_clients_symmetry_shrinks_at_least_four_times() {
+    let outcome = pinned::<Mutex>(
+        3,
+        Pinned {
+            symmetric: 97_151,
+            plain: 578_171,
+        },
+    );
+    assert!(578_171 >= 4 * outcome.unique_states);
+    assert!(outcome.verdict(Checked::HerdFree).holds);
+}
+
+#[test]
+fn naive_herd_mutex_with_three_clients_herds() {
+    let outcome = pinned::<NaiveHerdMutex>(
+        3,
+        Pinned {
+            symmetric: 52_417,
+            plain: 310_009,
+        },
+    );
+    assert!(310_009 >= 4 * outcome.unique_states);
+    let herd = outcome.verdict(Checked::HerdFree);
+    assert_eq!(herd.expectation, Expectation::Violated);
+    assert!(!herd.holds);
+    let path = herd.path.as_ref().expect("a herd path");
+    let model = LockModel::<NaiveHerdMutex>::new(Config::new(3));
+    let trace = trace(&model, path, "herd").unwrap();
+    let woken = trace
+        .events
+        .iter()
+        .filter(|e| matches!(&e.kind, EventKind::WatchFired { .. }))
+        .count();
+    assert!(woken >= 2, "one delete wakes two waiters");
+}
+
+/// The split-brain counterexample: its length, and no shorter path exists (a depth-bounded
+/// exhaustive search one step short finds nothing).
+#[test]
+fn the_belief_counterexample_is_minimal() {
+    let config = Config::new(2);
+    let outcome = check::<Mutex>(config, Options::default());
+    let path = outcome
+        .verdict(Checked::MutualExclusionBelief)
+        .path
+        .clone()
+        .expect("a counterexample");
+    assert_eq!(path.len(), 11);
+    let name = Checked::MutualExclusionBelief.name();
+    let bounded = |actions: usize| {
+        LockModel::<Mutex>::new(config)
+            .checker()
+            // A state at depth d is reached by d - 1 actions; depths below the target are checked.
+            .target_max_depth(actions + 2)
+            .finish_when(HasDiscoveries::AnyOf([name].into()))
+            .spawn_bfs()
+            .join()
+            .discovery(name)
+            .is_some()
+    };
+    assert!(!bounded(path.len() - 1), "a shorter counterexample exists");
+    assert!(bounded(path.len()));
+}
+
+#[test]
+fn the_counterexample_becomes_a_trace_and_replays_by_index() {
+    let config = Config::new(2);
+    let model = LockModel::<Mutex>::new(config);
+    let outcome = check::<Mutex>(config, Options::default());
+    let path = outcome
+        .verdict(Checked::MutualExclusionBelief)
+        .path
+        .clone()
+        .unwrap();
+    let indices = indices_of(&model, &path).unwrap();
+    assert_eq!(actions_from_indices(&model, &indices).unwrap(), path);
+    let trace = trace(&model, &path, "split brain").unwrap();
+    assert_eq!(trace.meta.source, Source::Model);
+    assert_eq!(trace.meta.recipe, "mutex");
+    assert_eq!(trace.meta.settings["path"], indices.as_str());
+    let acquired: Vec<_> = trace
+        .events
+        .iter()
+        .filter(|e| matches!(&e.kind, EventKind::Notice { notice } if matches!(notice, lock::recipes::LockNotice::Acquired { .. })))
+        .map(|e| e.client)
+        .collect();
+    assert_eq!(acquired.len(), 2);
+    assert_ne!(acquired[0], acquired[1]);
+    assert!(
+        trace
+            .meta
+            .fault_schedule
+            .iter()
+            .any(|f| matches!(f.fault, Fault::ExpireSession { .. }))
+    );
+    assert_eq!(trace.events.last().unwrap().t, path.len() as u64);
+    assert!(trace.events.windows(2).all(|w| w[0].t <= w[1].t));
+}
+
+#[test]
+fn an_unfenced_resource_loses_an_update() {
+    let config = Config {
+        fenced: false,
+        ..Config::new(2)
+    };
+    let outcome = check::<Mutex>(config, Options::default());
+    assert!(outcome.all_met());
+    let fenced = outcome.verdict(Checked::MutualExclusionFenced);
+    assert_eq!(fenced.expectation, Expectation::Violated);
+    let path = fenced.path.clone().unwrap();
+    let trace = trace(&LockModel::<Mutex>::new(config), &path, "lost update").unwrap();
+    let tokens: Vec<_> = trace
+        .events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::ResourceRead {
+                token,
+                accepted: true,
+                ..
+            }
+            | EventKind::ResourceWrite {
+                token,
+                accepted: true,
+                ..
+            } => Some(token),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        tokens.windows(2).any(|w| w[1] < w[0]),
+        "a stale holder's access is accepted after its successor's: {tokens:?}"
+    );
+}
+
+#[test]
+fn bad_paths_are_clear_errors() {
+    let model = LockModel::<Mutex>::new(Config::new(2));
+    let error = actions_from_indices(&model, "0/x").unwrap_err().to_string();
+    assert!(error.contains("\"x\" is not a number"), "{error}");
+    let error = actions_from_indices(&model, "0/99")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("step 1"), "{error}");
+    assert!(actions_from_indices(&model, "1").is_err());
+}
+
+/// Mirror images (clients 0 and 1 swapped throughout) reach states with one representative.
+#[test]
+fn mirrored_paths_meet_in_one_representative() {
+    use stateright::Representative;
+    let model = LockModel::<Mutex>::new(Config::new(2));
+    let path = check::<Mutex>(Config::new(2), Options::default())
+        .verdict(Checked::MutualExclusionBelief)
+        .path
+        .clone()
+        .unwrap();
+    let swap = |slot: ClientSlot| ClientSlot(1 - slot.0);
+    let mirrored: Vec<Action> = path
+        .iter()
+        .map(|action| match *action {
+            Action::Work(c) => Action::Work(swap(c)),
+            Action::Deliver(c) => Action::Deliver(swap(c)),
+            Action::Apply(c) => Action::Apply(swap(c)),
+            Action::Expire(c) => Action::Expire(swap(c)),
+            other => panic!("unexpected action {other:?}"),
+        })
+        .collect();
+    let last = |actions: &[Action]| {
+        model::replay::states(&model, actions)
+            .unwrap()
+            .pop()
+            .unwrap()
+    };
+    let (a, b) = (last(&path), last(&mirrored));
+    assert_ne!(a, b);
+    assert_eq!(a.representative(), b.representative());
+    let actions = |s| {
+        let mut out = Vec::new();
+        model.actions(s, &mut out);
+        out.len()
+    };
+    assert_eq!(actions(&a), actions(&b));
+}
