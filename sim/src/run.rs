@@ -255,7 +255,7 @@ impl Sim {
         let handle = Handle::current();
         let recorder = Recorder::start();
         let links = Arc::new(Mutex::new(Links::default()));
-        let server = ServerHandle::new(self.server.clone(), recorder.clone(), links.clone());
+        let server = ServerHandle::new(self.server, recorder.clone(), links.clone());
         let server_node = {
             let server = server.clone();
             handle
@@ -274,7 +274,7 @@ impl Sim {
                     recipe: self.recipe,
                     lock_path: self.lock_path.clone(),
                     workload: self.workload.clone(),
-                    server: self.server.clone(),
+                    server: self.server,
                     framework: self.framework.clone(),
                     links: links.clone(),
                     recorder: recorder.clone(),

@@ -278,7 +278,10 @@ impl State {
     }
 
     fn on_message(&mut self, conn: ConnId, message: ToServer, out: &mut Vec<Out>) {
-        let session = self.conns[&conn].session;
+        // Nothing follows a close on its connection; anything that did is dropped.
+        let Some(session) = self.conns.get(&conn).map(|c| c.session) else {
+            return;
+        };
         if let Some(entry) = self.sessions.get_mut(&session) {
             entry.deadline = Instant::now() + entry.timeout;
         }

@@ -2,6 +2,7 @@
 //! the GC-pause split brain, session semantics and herd behaviour. Every run has a pinned
 //! seed; assertions read the trace's events directly.
 
+mod catalog;
 mod determinism;
 mod herd;
 mod query;
