@@ -339,3 +339,109 @@ fn a_server_restart_keeps_the_ephemerals_of_live_sessions() {
         "zxids grow: {zxids:?}"
     );
 }
+
+#[test]
+fn a_crashed_client_restarts_with_a_new_session_and_the_old_one_expires() {
+    let crash = ScheduledFault {
+        at_ms: 500,
+        fault: Fault::Crash { client: 0 },
+    };
+    let trace = run(sim("crash", 2, workload(2, 1_000)), 17, vec![crash]);
+    let sessions = sessions_of(&trace, 0);
+    assert_eq!(
+        sessions.len(),
+        2,
+        "the restarted client opened a new session"
+    );
+    let crashed = index(&trace, 0, "the crash", |e| {
+        matches!(e.kind, EventKind::FaultStart { .. })
+    });
+    let expired = index(&trace, crashed, "the old session's expiry", |e| {
+        server_session(e, sessions[0], ServerSession::Expired)
+    });
+    let b_acquired = index(&trace, 0, "B's Acquired", |e| {
+        matches!(notice(e, 1), Some(LockNotice::Acquired { .. }))
+    });
+    assert!(
+        expired < b_acquired,
+        "B waits for the crashed holder's session to expire"
+    );
+    // Client 0 started 2 acquisitions before and after the crash in total.
+    let calls = (trace.events.iter())
+        .filter(|e| on(e, 0))
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::Call {
+                    call: LockCall::Acquire { .. }
+                }
+            )
+        })
+        .count();
+    assert_eq!(calls, 2);
+    assert!(
+        find(&trace, 0, |e| server_session(
+            e,
+            sessions[1],
+            ServerSession::Closed
+        ))
+        .is_some()
+    );
+}
+
+#[test]
+fn a_lossy_link_breaks_the_connection_but_not_the_session() {
+    // Everything client 0 sends is lost for 0.3 T: its connection stalls for good, so it
+    // reconnects to the same session.
+    let drop = ScheduledFault {
+        at_ms: 500,
+        fault: Fault::Drop {
+            from: Node::Client(0),
+            to: Node::Server,
+            percent: 100,
+            for_ms: Some(T_MS * 3 / 10),
+        },
+    };
+    let trace = run(sim("drop", 1, workload(1, 3_000)), 19, vec![drop]);
+    let session = sessions_of(&trace, 0);
+    assert_eq!(session.len(), 1);
+    let disconnected = index(&trace, 0, "Disconnected", |e| {
+        raw(e, 0) == Some(RawState::Disconnected)
+    });
+    index(
+        &trace,
+        disconnected,
+        "the reconnect",
+        |e| matches!(raw(e, 0), Some(RawState::Connected { session: s, .. }) if s == session[0]),
+    );
+    index(&trace, disconnected, "the re-attach", |e| {
+        server_session(e, session[0], ServerSession::Reattached)
+    });
+    assert_eq!(count_server(&trace, ServerSession::Expired), 0);
+    assert_eq!(accepted_writes(&trace), 1);
+}
+
+#[test]
+fn a_delayed_link_delivers_in_order_and_late() {
+    let delay = ScheduledFault {
+        at_ms: 0,
+        fault: Fault::Delay {
+            from: Node::Server,
+            to: Node::Client(1),
+            min_ms: 50,
+            max_ms: 300,
+            for_ms: None,
+        },
+    };
+    let plain = run(sim("no-delay", 2, workload(3, 100)), 23, Vec::new());
+    let delayed = run(sim("delay", 2, workload(3, 100)), 23, vec![delay]);
+    for trace in [&plain, &delayed] {
+        assert_eq!(accepted_writes(trace), 6);
+        assert!(
+            find(trace, 0, |e| raw(e, 1) == Some(RawState::Disconnected)).is_none(),
+            "delays below 2/3 T break nothing"
+        );
+    }
+    let end = |trace: &Trace| trace.events.last().expect("events").t;
+    assert!(end(&delayed) > end(&plain), "the delayed run takes longer");
+}
