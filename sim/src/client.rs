@@ -15,6 +15,12 @@
 //!   `SessionExpired`.
 //! - A lost connection never ends the session; only `close` (which sends a close-session if
 //!   connected) or the server's expiry does.
+//!
+//! So, as with a real ZooKeeper, a partition of length L keeps the session whenever the
+//! server hears the client again within T of the last time it did: always when
+//! L < T − T/3 (the last ping may be that old) − T/10 (the reconnect cadence), never when
+//! L > T + one tick (the expiry check's granularity), and in between depending on when the
+//! last ping went out.
 
 use std::collections::VecDeque;
 use std::future::poll_fn;

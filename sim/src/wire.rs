@@ -8,8 +8,9 @@
 //! stalls that direction for good, like a TCP connection to a peer that vanished. The client
 //! notices the silence (2/3 of the session timeout), drops the connection and re-attaches its
 //! session on a new one; datagrams of an old connection are then ignored. The one exception
-//! is the client's `Connect` (sequence 0), which it repeats until answered; the server
-//! answers a repeat by repeating its answer.
+//! is the client's `Connect` (sequence 0), which it repeats every T/10 until answered; the
+//! server answers a repeat by repeating its `Accepted` (a repeat after an `Expired` answer
+//! gets a reset, and the client's next connection hears `Expired` again).
 
 use std::collections::BTreeMap;
 use std::io;
