@@ -24,6 +24,8 @@ enum Command {
     Replay(cli::replay::Args),
     /// Sweep seeds over the catalog and check every scenario's expectations.
     Hunt(cli::hunt::Args),
+    /// Model-check a recipe exhaustively (stateright) under fault budgets.
+    Check(cli::check::Args),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         Command::Scenarios(args) => cli::scenarios::run(args),
         Command::Replay(args) => cli::replay::run(args),
         Command::Hunt(args) => cli::hunt::run(args),
+        Command::Check(args) => cli::check::run(args),
     };
     cli::finish(result)
 }

@@ -250,3 +250,34 @@ fn mirrored_paths_meet_in_one_representative() {
     };
     assert_eq!(actions(&a), actions(&b));
 }
+
+/// The same trace checkers that judge simulator runs find each counterexample's violation in
+/// the model's trace.
+#[test]
+fn the_trace_checkers_confirm_the_counterexamples() {
+    fn confirm<R: Subject>(config: Config, property: Checked) {
+        let model = LockModel::<R>::new(config);
+        let outcome = check::<R>(config, Options::default());
+        let path = outcome
+            .verdict(property)
+            .path
+            .clone()
+            .expect("a counterexample");
+        let trace = trace(&model, &path, property.name()).unwrap();
+        let cx = scenarios::check::Context {
+            lock_path: model.lock_path().clone(),
+            horizon: u64::MAX,
+            progress_grace: 0,
+        };
+        let shared = property.shared().expect("a shared property");
+        let found = scenarios::check::check(&trace, shared, &cx).expect("a checker");
+        assert!(!found.is_empty(), "{property} not confirmed: {trace:#?}");
+    }
+    confirm::<Mutex>(Config::new(2), Checked::MutualExclusionBelief);
+    confirm::<NaiveHerdMutex>(Config::new(3), Checked::HerdFree);
+    let unfenced = Config {
+        fenced: false,
+        ..Config::new(2)
+    };
+    confirm::<Mutex>(unfenced, Checked::MutualExclusionFenced);
+}

@@ -1,5 +1,6 @@
 //! What the commands share: the catalog option, errors and exit codes, printing verdicts.
 
+pub mod check;
 pub mod hunt;
 pub mod replay;
 pub mod scenarios;

@@ -1,0 +1,329 @@
+//! `splitbrain check <recipe> --clients N` model-checks a recipe exhaustively with stateright:
+//! every interleaving of clients, server operations and faults within the budgets. Each
+//! property's verdict is compared with the recipe's declared expectation (exit 0 only when all
+//! are met); each counterexample is minimized and written as a trace in the simulator's
+//! format. `--path 0/3/1` replays one action path instead; `--explore` serves stateright's
+//! Explorer on 127.0.0.1.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use lock::recipes::{Mutex, NaiveHerdMutex};
+use model::check::{Options, Outcome as CheckOutcome, check, shows};
+use model::replay::{actions_from_indices, indices_of, states, trace};
+use model::{Action, Budgets, Checked, Config, LockModel, Subject};
+use scenarios::check::Context;
+use scenarios::trace::Trace;
+use splitbrain::files::write_json;
+use stateright::Model;
+
+use super::{Failure, Outcome, UNMET, violation_line};
+
+/// The recipes `check` knows, by their kebab-case names.
+const RECIPES: [&str; 2] = [Mutex::NAME, NaiveHerdMutex::NAME];
+
+/// Arguments of `check`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The recipe: mutex or naive-herd-mutex.
+    recipe: String,
+    /// Number of clients, each with its own session.
+    #[arg(long, default_value_t = 2)]
+    clients: u16,
+    /// Acquire/read/write/release cycles per client.
+    #[arg(long, default_value_t = Budgets::default().cycles)]
+    cycles: u8,
+    /// Session expiries (of a paused or cut-off client) over the whole run.
+    #[arg(long, default_value_t = Budgets::default().expiries)]
+    expiries: u8,
+    /// Client crashes (the process restarts; its old session lives on until it expires).
+    #[arg(long, default_value_t = Budgets::default().crashes)]
+    crashes: u8,
+    /// Connection losses, with the request in flight applied or not.
+    #[arg(long, default_value_t = Budgets::default().connection_losses)]
+    connection_losses: u8,
+    /// The resource accepts stale tokens (shows lost updates).
+    #[arg(long)]
+    unfenced: bool,
+    /// Checker threads (state counts under symmetry are exact with 1).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Explore without symmetry reduction.
+    #[arg(long)]
+    no_symmetry: bool,
+    /// Stop after this many seconds (the result is then incomplete).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<u64>,
+    /// Replay this action path (`0/3/1`: stateright's replay key) and write its trace.
+    #[arg(long, value_name = "PATH")]
+    path: Option<String>,
+    /// Directory for traces [default: the current directory].
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    out: PathBuf,
+    /// Serve stateright's Explorer on 127.0.0.1:<--port> (runs until interrupted).
+    #[arg(long)]
+    explore: bool,
+    /// The Explorer's port.
+    #[arg(long, default_value_t = 3000)]
+    port: u16,
+    /// Print JSON: `{"recipe", "clients", "budgets", "states", "unique_states", "max_depth",
+    /// "seconds", "states_per_second", "complete", "properties": [{"name", "kind",
+    /// "expectation", "verdict", "met", "counterexample_steps", "report"}], "all_met"}`.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Args {
+    fn config(&self) -> Config {
+        Config {
+            clients: self.clients,
+            budgets: Budgets {
+                cycles: self.cycles,
+                expiries: self.expiries,
+                crashes: self.crashes,
+                connection_losses: self.connection_losses,
+            },
+            fenced: !self.unfenced,
+        }
+    }
+
+    /// The command line that reruns this check (for trace names and output).
+    fn command(&self) -> String {
+        let config = self.config();
+        let fencing = if config.fenced { "" } else { " --unfenced" };
+        format!(
+            "splitbrain check {} --clients {} {}{fencing}",
+            self.recipe, config.clients, config.budgets
+        )
+    }
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> Outcome {
+    if args.clients == 0 {
+        return Err(Failure(
+            "--clients: expected at least 1 client, found 0".into(),
+        ));
+    }
+    match args.recipe.as_str() {
+        Mutex::NAME => run_for::<Mutex>(&args),
+        NaiveHerdMutex::NAME => run_for::<NaiveHerdMutex>(&args),
+        other => Err(Failure(format!(
+            "expected a recipe the model checker knows ({}), found `{other}`",
+            RECIPES.join(", ")
+        ))),
+    }
+}
+
+fn run_for<R: Subject>(args: &Args) -> Outcome {
+    if args.explore {
+        return explore::<R>(args);
+    }
+    if let Some(path) = &args.path {
+        return replay::<R>(args, path);
+    }
+    let options = Options {
+        threads: args.threads,
+        symmetry: !args.no_symmetry,
+        timeout: args.timeout.map(Duration::from_secs),
+        paths: true,
+    };
+    let outcome = check::<R>(args.config(), options);
+    let model = LockModel::<R>::new(args.config());
+    let mut traces = Vec::new();
+    for verdict in &outcome.verdicts {
+        if let Some(path) = &verdict.path {
+            let file = args.out.join(format!(
+                "{}.c{}.{}.trace.json",
+                R::NAME,
+                args.clients,
+                verdict.property
+            ));
+            let indices = write_trace(&model, path, &file, &args.command())?;
+            traces.push((verdict.property, file, indices));
+        }
+    }
+    if args.json {
+        let summary = outcome.summary(|property| {
+            traces
+                .iter()
+                .find(|(p, ..)| *p == property)
+                .map(|(_, file, _)| file.display().to_string())
+        });
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print(args, &outcome, &traces);
+    }
+    Ok(if outcome.all_met() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(UNMET)
+    })
+}
+
+/// Writes the trace of `path` to `file`; returns the path's action indices.
+fn write_trace<R: Subject>(
+    model: &LockModel<R>,
+    path: &[Action],
+    file: &Path,
+    command: &str,
+) -> Result<String, Failure> {
+    let trace: Trace = trace(model, path, command)?;
+    write_json(file, &trace)
+        .map_err(|e| Failure(format!("{}: cannot write the trace: {e}", file.display())))?;
+    Ok(indices_of(model, path)?)
+}
+
+fn print(args: &Args, outcome: &CheckOutcome, traces: &[(Checked, PathBuf, String)]) {
+    let config = &outcome.config;
+    println!("{}", args.command());
+    println!(
+        "  {}, {} thread(s){}",
+        if args.no_symmetry {
+            "no symmetry reduction"
+        } else {
+            "symmetry reduction"
+        },
+        args.threads.max(1),
+        if config.fenced {
+            ""
+        } else {
+            ", unfenced resource"
+        }
+    );
+    println!(
+        "  {} states, {} unique, max depth {}, {:.2} s, {:.0} states/s, {}",
+        outcome.states,
+        outcome.unique_states,
+        outcome.max_depth,
+        outcome.seconds,
+        outcome.states_per_second(),
+        if outcome.complete {
+            "complete"
+        } else {
+            "INCOMPLETE (timeout)"
+        }
+    );
+    for verdict in &outcome.verdicts {
+        let found = if verdict.holds { "holds" } else { "violated" };
+        let expected = format!("{:?}", verdict.expectation).to_lowercase();
+        let met = if verdict.met() { "met" } else { "NOT MET" };
+        println!(
+            "  {:<24} {:<9} expected {:<8} {:<8} {met}",
+            verdict.property.name(),
+            format!("{:?}", verdict.property.kind()).to_lowercase(),
+            expected,
+            found
+        );
+        if let Some((_, file, indices)) = traces.iter().find(|(p, ..)| *p == verdict.property) {
+            let steps = verdict.path.as_ref().map_or(0, Vec::len);
+            let what = if verdict.holds {
+                "example"
+            } else {
+                "counterexample"
+            };
+            println!("      {what}: {steps} steps, trace {}", file.display());
+            println!("      replay: {} --path {indices}", args.command());
+        }
+    }
+    println!(
+        "{}",
+        if outcome.all_met() {
+            "all expectations met"
+        } else {
+            "some expectations NOT met"
+        }
+    );
+}
+
+/// Replays one action path: writes its trace and says what it shows.
+fn replay<R: Subject>(args: &Args, path: &str) -> Outcome {
+    let model = LockModel::<R>::new(args.config());
+    let actions = actions_from_indices(&model, path)?;
+    let file = args
+        .out
+        .join(format!("{}.c{}.path.trace.json", R::NAME, args.clients));
+    write_trace(&model, &actions, &file, &args.command())?;
+    let visited = states(&model, &actions)?;
+    println!("{} --path {path}", args.command());
+    for (step, action) in actions.iter().enumerate() {
+        println!("  {:>3}. {}", step + 1, model.format_action(action));
+    }
+    for property in Checked::ALL {
+        if let Some(at) = visited.iter().position(|s| shows(&model, property, s)) {
+            let what = match property.kind() {
+                model::properties::Kind::Always => "violated",
+                model::properties::Kind::Sometimes => "met",
+            };
+            println!("  {property}: {what} after step {at}");
+        }
+    }
+    let trace: Trace = trace(&model, &actions, &args.command())?;
+    let cx = Context {
+        lock_path: model.lock_path().clone(),
+        horizon: u64::MAX,
+        progress_grace: 0,
+    };
+    let shared: Vec<_> = Checked::ALL.iter().filter_map(|p| p.shared()).collect();
+    for violation in scenarios::check::check_all(&trace, &shared, &cx) {
+        println!("  trace checker: {}", violation_line(&violation));
+    }
+    println!("  trace: {}", file.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Serves stateright's Explorer on 127.0.0.1 until the process is interrupted.
+fn explore<R: Subject>(args: &Args) -> Outcome {
+    let address = format!("127.0.0.1:{}", args.port);
+    // Explorer panics on a port in use; find out first, with a clear error.
+    drop(TcpListener::bind(&address).map_err(|e| {
+        Failure(format!(
+            "--port {}: cannot listen on {address}: {e}",
+            args.port
+        ))
+    })?);
+    eprintln!(
+        "{}: Explorer on http://{address}/ (Ctrl-C to stop)",
+        args.command()
+    );
+    let _checker = LockModel::<R>::new(args.config())
+        .checker()
+        .threads(args.threads.max(1))
+        .serve(address.as_str());
+    loop {
+        std::thread::park();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rerun_command_echoes_every_budget() {
+        let args = Args {
+            recipe: "mutex".into(),
+            clients: 3,
+            cycles: 1,
+            expiries: 1,
+            crashes: 0,
+            connection_losses: 2,
+            unfenced: true,
+            threads: 1,
+            no_symmetry: false,
+            timeout: None,
+            path: None,
+            out: ".".into(),
+            explore: false,
+            port: 3000,
+            json: false,
+        };
+        assert_eq!(
+            args.command(),
+            "splitbrain check mutex --clients 3 --cycles 1 --expiries 1 --crashes 0 \
+             --connection-losses 2 --unfenced"
+        );
+    }
+}
