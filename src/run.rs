@@ -53,11 +53,6 @@ pub fn checked_properties(scenario: &Scenario) -> Vec<Property> {
         .collect()
 }
 
-/// The simulator run of `scenario` with `seed` under `faults`.
-pub fn sim_for(scenario: &Scenario, seed: u64, faults: Vec<ScheduledFault>) -> Sim {
-    Sim::from_scenario(scenario, seed, faults)
-}
-
 /// Runs `scenario` with `seed` under exactly `faults` and checks the trace. A panic inside
 /// the run comes back as [`RunError::Panicked`].
 pub fn run_with(
@@ -65,14 +60,13 @@ pub fn run_with(
     seed: u64,
     faults: Vec<ScheduledFault>,
 ) -> Result<Outcome, RunError> {
-    let sim = sim_for(scenario, seed, faults);
+    let sim = Sim::from_scenario(scenario, seed, faults);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run()));
-    let mut trace = match result {
+    let trace = match result {
         Ok(Ok(trace)) => trace,
         Ok(Err(error)) => return Err(RunError::Settings(error.to_string())),
         Err(panic) => return Err(RunError::Panicked(panic_message(panic.as_ref()))),
     };
-    trace.meta.scenario_spec = Some(Box::new(scenario.clone()));
     Ok(checked(trace, scenario))
 }
 

@@ -43,6 +43,40 @@ where
     });
 }
 
+/// One shard `I/N` of a sweep: the seeds with `seed % N == I`. The N shards of a range cover
+/// each of its seeds exactly once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// This shard's index, below `count`.
+    pub index: u64,
+    /// The number of shards.
+    pub count: u64,
+}
+
+impl Shard {
+    /// True when `seed` belongs to this shard.
+    pub fn contains(self, seed: u64) -> bool {
+        seed % self.count == self.index
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// Parses `I/N` with `I < N`.
+    fn from_str(text: &str) -> Result<Shard, String> {
+        let expected = || format!("expected a shard I/N with I < N, found {text:?}");
+        let (index, count) = text.split_once('/').ok_or_else(expected)?;
+        let index: u64 = index.trim().parse().map_err(|_| expected())?;
+        let count: u64 = count.trim().parse().map_err(|_| expected())?;
+        if index < count {
+            Ok(Shard { index, count })
+        } else {
+            Err(expected())
+        }
+    }
+}
+
 /// The number of worker threads to use: the machine's parallelism.
 pub fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -72,6 +106,22 @@ mod tests {
             );
             let wanted: Vec<(usize, u64)> = (0..50).map(|i| (i as usize, i * 2)).collect();
             assert_eq!(seen, wanted);
+        }
+    }
+
+    #[test]
+    fn the_shards_of_a_range_cover_each_seed_once() {
+        for count in 1..5u64 {
+            let shards: Vec<Shard> = (0..count)
+                .map(|i| format!("{i}/{count}").parse().unwrap())
+                .collect();
+            for seed in 17..250 {
+                let owners = shards.iter().filter(|s| s.contains(seed)).count();
+                assert_eq!(owners, 1, "seed {seed} with {count} shards");
+            }
+        }
+        for bad in ["2/2", "1", "a/2", "1/0"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }
     }
 

@@ -13,7 +13,7 @@ use scenarios::property::Expectation;
 use scenarios::scenario::{Scenario, SeedRange};
 use splitbrain::files::write_json;
 use splitbrain::run::{self, Outcome as RunOutcome, RunError};
-use splitbrain::sweep;
+use splitbrain::sweep::{self, Shard};
 
 use super::{CatalogArgs, Failure, Outcome, UNMET, find};
 use summary::{Sweep, Tally};
@@ -35,8 +35,8 @@ pub struct Args {
     #[arg(long, value_name = "DIR", default_value = "splitbrain-out")]
     out: PathBuf,
     /// Run only shard I of N: the seeds with seed % N == I.
-    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
-    shard: Option<(u64, u64)>,
+    #[arg(long, value_name = "I/N")]
+    shard: Option<Shard>,
     /// Keep the trace of every violating seed, not only the first 3 per property.
     #[arg(long)]
     all_reports: bool,
@@ -48,16 +48,6 @@ pub struct Args {
     jobs: Option<usize>,
     #[command(flatten)]
     catalog: CatalogArgs,
-}
-
-fn parse_shard(text: &str) -> Result<(u64, u64), String> {
-    let expected = || format!("expected a shard I/N with I < N, found {text:?}");
-    let (i, n) = text.split_once('/').ok_or_else(expected)?;
-    let (i, n): (u64, u64) = (
-        i.trim().parse().map_err(|_| expected())?,
-        n.trim().parse().map_err(|_| expected())?,
-    );
-    if i < n { Ok((i, n)) } else { Err(expected()) }
 }
 
 /// One run's result, as the sweep needs it: the trace is kept only when something was
@@ -87,7 +77,7 @@ pub fn run(args: Args) -> Outcome {
             let range = args.seeds.unwrap_or(scenario.seeds);
             range.iter().map(move |seed| (index, seed))
         })
-        .filter(|(_, seed)| args.shard.is_none_or(|(i, n)| seed % n == i))
+        .filter(|(_, seed)| args.shard.is_none_or(|shard| shard.contains(*seed)))
         .collect();
     let bar = progress_bar(jobs.len() as u64, args.json);
     let started = Instant::now();
