@@ -22,6 +22,7 @@ pub mod replay;
 pub mod state;
 pub mod subject;
 mod symmetry;
+mod transition;
 
 pub use budget::{Budgets, Config};
 pub use check::{Options, Outcome, check};
