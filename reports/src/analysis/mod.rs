@@ -1,0 +1,152 @@
+//! What a report draws, derived from the trace alone: per-client session and lock spans,
+//! fault spans, resource accesses and the lives of ephemeral nodes. Every section of the
+//! report reads this one [`Run`], so the timeline, the story and the table cannot disagree.
+
+mod accesses;
+mod faults;
+mod locks;
+mod nodes;
+mod sessions;
+mod window;
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use scenarios::trace::Trace;
+
+use crate::clock::Clock;
+
+pub(crate) use accesses::Access;
+pub(crate) use faults::FaultSpan;
+pub(crate) use locks::{LockKind, LockSpan};
+pub(crate) use nodes::{NodeEnd, NodeLife};
+pub(crate) use sessions::Sessions;
+pub(crate) use window::window;
+
+/// A horizontal lane of the timeline: one per client, and the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Lane {
+    /// Client `n`.
+    Client(u16),
+    /// The ZooKeeper server.
+    Server,
+}
+
+impl fmt::Display for Lane {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Lane::Client(n) => write!(f, "c{n}"),
+            Lane::Server => f.write_str("server"),
+        }
+    }
+}
+
+/// An interval of trace time in one state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Span<K> {
+    /// When it began.
+    pub start: u64,
+    /// When it ended, or the end of the trace when `open`.
+    pub end: u64,
+    /// True when the trace ended before the state did.
+    pub open: bool,
+    /// The state.
+    pub kind: K,
+    /// The index of the event that began it.
+    pub event: usize,
+}
+
+/// A trace, digested for drawing and telling.
+pub(crate) struct Run<'a> {
+    /// The trace itself.
+    pub trace: &'a Trace,
+    /// How to print its times.
+    pub clock: Clock,
+    /// The lanes, clients in order, then the server.
+    pub lanes: Vec<Lane>,
+    /// The last event's time (at least 1, so that scales never divide by zero).
+    pub end: u64,
+    /// Sessions as each client and as the server saw them.
+    pub sessions: Sessions,
+    /// Waiting and holding intervals.
+    pub locks: Vec<LockSpan>,
+    /// Reads and writes of the protected resource.
+    pub accesses: Vec<Access>,
+    /// Injected faults.
+    pub faults: Vec<FaultSpan>,
+    /// Ephemeral nodes from create to delete.
+    pub nodes: Vec<NodeLife>,
+}
+
+impl<'a> Run<'a> {
+    /// Digests `trace`.
+    pub(crate) fn new(trace: &'a Trace) -> Run<'a> {
+        let end = trace.events.iter().map(|e| e.t).max().unwrap_or(0).max(1);
+        let sessions = Sessions::new(trace, end);
+        let nodes = nodes::lives(trace, &sessions, end);
+        Run {
+            trace,
+            clock: Clock::new(trace.meta.source),
+            lanes: lanes(trace),
+            end,
+            locks: locks::spans(trace, end),
+            accesses: accesses::accesses(trace),
+            faults: faults::spans(trace, end),
+            sessions,
+            nodes,
+        }
+    }
+
+    /// The lock spans of `client`.
+    pub(crate) fn locks_of(&self, client: u16) -> impl Iterator<Item = &LockSpan> {
+        self.locks.iter().filter(move |l| l.client == client)
+    }
+
+    /// The hold of `client` that covers instant `t`, if any.
+    pub(crate) fn hold_at(&self, client: u16, t: u64) -> Option<&LockSpan> {
+        self.locks_of(client)
+            .find(|l| l.is_hold() && l.start <= t && (t < l.end || (l.open && t == l.end)))
+    }
+
+    /// Whether `client` is paused (or crashed) at `t`.
+    pub(crate) fn paused_at(&self, client: u16, t: u64) -> bool {
+        self.faults
+            .iter()
+            .any(|f| f.stops_client(client) && f.start <= t && t < f.end)
+    }
+}
+
+/// One lane per client the meta announces or an event names, then the server.
+fn lanes(trace: &Trace) -> Vec<Lane> {
+    let named = trace.events.iter().filter_map(|e| e.client.map(|c| c.0));
+    let clients: BTreeSet<u16> = (0..trace.meta.clients).chain(named).collect();
+    clients
+        .into_iter()
+        .map(Lane::Client)
+        .chain([Lane::Server])
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use scenarios::trace::{Event, Meta, Source, Trace};
+
+    /// A simulator trace of two clients with these events.
+    pub(crate) fn trace_of(events: Vec<Event>) -> Trace {
+        Trace {
+            meta: Meta {
+                scenario: "unit".to_owned(),
+                seed: 1,
+                source: Source::Sim,
+                build: "test".to_owned(),
+                recipe: "mutex".to_owned(),
+                clients: 2,
+                settings: serde_json::Value::Null,
+                fault_schedule: Vec::new(),
+                scenario_spec: None,
+                shrunk_from: None,
+            },
+            events,
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! Events, faults and requests in plain words, for the event table, hover details and the
+//! story. The words are plain text: whoever puts them on the page escapes them.
+
+use lock::coordination::RawState;
+use lock::recipe::SessionEvent;
+use lock::recipes::{LockCall, LockNotice};
+use lock::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, Stat};
+use scenarios::fault::{Fault, Node};
+use scenarios::trace::{Event, EventKind, ServerSession};
+
+use crate::analysis::Run;
+use crate::clock::millis;
+
+/// How many characters of node data, or how many child names, a description shows.
+const SHOWN: usize = 48;
+
+/// The event kind's name as the trace spells it.
+pub(crate) fn kind_name(kind: &EventKind) -> &'static str {
+    match kind {
+        EventKind::OpSent { .. } => "op_sent",
+        EventKind::OpApplied { .. } => "op_applied",
+        EventKind::Reply { .. } => "reply",
+        EventKind::WatchFired { .. } => "watch_fired",
+        EventKind::WatchDelivered { .. } => "watch_delivered",
+        EventKind::ServerSession { .. } => "server_session",
+        EventKind::RawSession { .. } => "raw_session",
+        EventKind::Session { .. } => "session",
+        EventKind::Call { .. } => "call",
+        EventKind::Notice { .. } => "notice",
+        EventKind::FaultStart { .. } => "fault_start",
+        EventKind::FaultEnd { .. } => "fault_end",
+        EventKind::ResourceRead { .. } => "resource_read",
+        EventKind::ResourceWrite { .. } => "resource_write",
+        EventKind::TreeSnapshot { .. } => "tree_snapshot",
+    }
+}
+
+/// A machine's name: `server` or `c0`.
+pub(crate) fn node(node: Node) -> String {
+    match node {
+        Node::Server => "server".to_owned(),
+        Node::Client(n) => format!("c{n}"),
+    }
+}
+
+/// A node's name without the protection prefix: `lock-0000000003`.
+pub(crate) fn node_name(path: &Path) -> &str {
+    let name = path.name();
+    match name.strip_prefix("_c_") {
+        Some(rest) => rest.splitn(4, '-').nth(3).unwrap_or(name),
+        None => name,
+    }
+}
+
+/// A fault as a phrase: `c0 paused (GC) for 8.000s`.
+pub(crate) fn fault(fault: &Fault) -> String {
+    let lasting = |for_ms: Option<u64>| for_ms.map(|ms| format!(" for {}", millis(ms)));
+    match fault {
+        Fault::Pause { client, for_ms } => {
+            format!("c{client} paused (GC) for {}", millis(*for_ms))
+        }
+        Fault::Partition {
+            a,
+            b,
+            oneway,
+            for_ms,
+        } => format!(
+            "partition {} {} {}{}",
+            node(*a),
+            if *oneway { "→" } else { "↔" },
+            node(*b),
+            lasting(*for_ms).unwrap_or_default()
+        ),
+        Fault::Isolate { node: n, for_ms } => {
+            format!(
+                "{} isolated{}",
+                node(*n),
+                lasting(*for_ms).unwrap_or_default()
+            )
+        }
+        Fault::Heal => "network healed".to_owned(),
+        Fault::ExpireSession { client } => format!("server expires c{client}'s session"),
+        Fault::Crash { client } => format!("c{client} crashed"),
+        Fault::RestartServer => "server restarted".to_owned(),
+        Fault::Delay {
+            from,
+            to,
+            min_ms,
+            max_ms,
+            for_ms,
+        } => format!(
+            "messages {} → {} delayed {}–{}{}",
+            node(*from),
+            node(*to),
+            millis(*min_ms),
+            millis(*max_ms),
+            lasting(*for_ms).unwrap_or_default()
+        ),
+        Fault::Drop {
+            from,
+            to,
+            percent,
+            for_ms,
+        } => format!(
+            "{percent}% of messages {} → {} dropped{}",
+            node(*from),
+            node(*to),
+            lasting(*for_ms).unwrap_or_default()
+        ),
+    }
+}
+
+/// A session with its client, when known: `session 0x1 (c0)`.
+pub(crate) fn session(run: &Run, session: SessionId) -> String {
+    match run.sessions.owner.get(&session) {
+        Some(client) => format!("session {session} (c{client})"),
+        None => format!("session {session}"),
+    }
+}
+
+/// One event in a line, for the table and hover details.
+pub(crate) fn event(run: &Run, event: &Event) -> String {
+    match &event.kind {
+        EventKind::OpSent { op, request: r } => format!("op {} → {}", op.0, request(r)),
+        EventKind::OpApplied {
+            session: s,
+            op,
+            request: r,
+            result: res,
+            zxid,
+        } => {
+            let zxid = zxid.map(|z| format!(", zxid {}", z.0)).unwrap_or_default();
+            format!(
+                "{} op {}: {} ⇒ {}{zxid}",
+                session(run, *s),
+                op.0,
+                request(r),
+                result(res)
+            )
+        }
+        EventKind::Reply { op, result: res } => format!("op {} ← {}", op.0, result(res)),
+        EventKind::WatchFired {
+            session: s,
+            event: w,
+            zxid,
+        } => {
+            let cause = match zxid {
+                Some(z) => format!(" (change zxid {})", z.0),
+                None => " (on reconnect)".to_owned(),
+            };
+            format!(
+                "watch of {} fired: {:?} {}{cause}",
+                session(run, *s),
+                w.kind,
+                w.path
+            )
+        }
+        EventKind::WatchDelivered { event: w } => format!("watch event: {:?} {}", w.kind, w.path),
+        EventKind::ServerSession { session: s, change } => {
+            let change = match change {
+                ServerSession::Created => "created",
+                ServerSession::Reattached => "re-attached",
+                ServerSession::Expired => "expired (its ephemeral nodes deleted)",
+                ServerSession::Closed => "closed",
+            };
+            format!("{} {change}", session(run, *s))
+        }
+        EventKind::RawSession { state } => match state {
+            RawState::Connected { session, timeout } => format!(
+                "connected: session {session}, timeout {}",
+                millis(timeout.as_millis().try_into().unwrap_or(u64::MAX))
+            ),
+            RawState::Disconnected => "disconnected".to_owned(),
+            RawState::Expired => "told: session expired".to_owned(),
+        },
+        EventKind::Session { event } => match event {
+            SessionEvent::Suspended => "SUSPENDED: connection lost, session may come back",
+            SessionEvent::Lost {
+                server_confirmed: true,
+            } => "LOST: the server expired the session",
+            SessionEvent::Lost {
+                server_confirmed: false,
+            } => "LOST: gave up on the session (the server may still hold it)",
+            SessionEvent::Reconnected {
+                session_changed: true,
+            } => "RECONNECTED with a new session",
+            SessionEvent::Reconnected {
+                session_changed: false,
+            } => "RECONNECTED, same session",
+        }
+        .to_owned(),
+        EventKind::Call { call } => match call {
+            LockCall::Acquire { owner, timeout } => match timeout {
+                Some(d) => format!(
+                    "owner {} calls acquire (timeout {})",
+                    owner.0,
+                    millis(d.as_millis().try_into().unwrap_or(u64::MAX))
+                ),
+                None => format!("owner {} calls acquire", owner.0),
+            },
+            LockCall::Release { owner } => format!("owner {} calls release", owner.0),
+        },
+        EventKind::Notice { notice: n } => notice(n),
+        EventKind::TreeSnapshot { nodes } => {
+            let ephemeral: Vec<String> = nodes
+                .iter()
+                .filter_map(|n| {
+                    let owner = n.ephemeral_owner?;
+                    Some(format!("{} ({})", n.path, session(run, owner)))
+                })
+                .collect();
+            format!(
+                "tree: {} nodes, {} ephemeral {}",
+                nodes.len(),
+                ephemeral.len(),
+                some(&ephemeral)
+            )
+        }
+        EventKind::FaultStart { fault: f } => format!("fault begins: {}", fault(f)),
+        EventKind::FaultEnd { fault: f } => format!("fault ends: {}", fault(f)),
+        EventKind::ResourceRead {
+            owner,
+            token,
+            accepted,
+            value,
+        } => format!(
+            "owner {} reads with token {token}: {}",
+            owner.0,
+            match (accepted, value) {
+                (true, Some(v)) => format!("accepted, value {v}"),
+                (true, None) => "accepted".to_owned(),
+                (false, _) => "REJECTED (stale token)".to_owned(),
+            }
+        ),
+        EventKind::ResourceWrite {
+            owner,
+            token,
+            value,
+            accepted,
+        } => format!(
+            "owner {} writes {value} with token {token}: {}",
+            owner.0,
+            if *accepted {
+                "accepted"
+            } else {
+                "REJECTED (stale token)"
+            }
+        ),
+    }
+}
+
+/// A lock notice.
+fn notice(notice: &LockNotice) -> String {
+    match notice {
+        LockNotice::Acquired { owner, token } => {
+            format!("owner {} ACQUIRED, token {token}", owner.0)
+        }
+        LockNotice::Released { owner, remaining } => {
+            format!("owner {} released ({remaining} holds left)", owner.0)
+        }
+        LockNotice::TimedOut { owner } => format!("owner {} timed out waiting", owner.0),
+        LockNotice::Failed { owner, reason } => format!("owner {} failed: {reason:?}", owner.0),
+        LockNotice::Suspended { owner } => format!("owner {}'s hold SUSPENDED", owner.0),
+        LockNotice::Reconnected { owner } => format!("owner {} holds again", owner.0),
+        LockNotice::Lost { owner } => format!("owner {}'s hold LOST", owner.0),
+    }
+}
+
+/// A request: `create /locks/x/lock- (ephemeral_sequential)`.
+pub(crate) fn request(request: &Request) -> String {
+    let watch = |w: bool| if w { " +watch" } else { "" };
+    match request {
+        Request::Create { path, data, mode } => {
+            let data = if data.is_empty() {
+                String::new()
+            } else {
+                format!(" data {}", bytes(data))
+            };
+            format!("create {path} ({}){data}", mode_name(*mode))
+        }
+        Request::Delete { path, version } => match version {
+            Some(v) => format!("delete {path} (version {v})"),
+            None => format!("delete {path}"),
+        },
+        Request::SetData { path, data, .. } => format!("set_data {path} {}", bytes(data)),
+        Request::GetData { path, watch: w } => format!("get_data {path}{}", watch(*w)),
+        Request::Exists { path, watch: w } => format!("exists {path}{}", watch(*w)),
+        Request::GetChildren { path, watch: w } => format!("get_children {path}{}", watch(*w)),
+        Request::RemoveWatches { path, kind } => format!("remove_watches {path} ({kind:?})"),
+    }
+}
+
+/// An outcome: `created /locks/x/lock-0000000003 (czxid 37)`, `error: no node`.
+pub(crate) fn result(result: &OpResult) -> String {
+    let czxid = |stat: &Stat| stat.czxid.0;
+    match result {
+        Ok(OpOk::Created { path, stat }) => format!("created {path} (czxid {})", czxid(stat)),
+        Ok(OpOk::Deleted) => "deleted".to_owned(),
+        Ok(OpOk::DataSet { stat }) => format!("data set (version {})", stat.version),
+        Ok(OpOk::Data { data, stat }) => {
+            format!("data {} (czxid {})", bytes(data), czxid(stat))
+        }
+        Ok(OpOk::Exists { stat: Some(stat) }) => format!("exists (czxid {})", czxid(stat)),
+        Ok(OpOk::Exists { stat: None }) => "does not exist".to_owned(),
+        Ok(OpOk::Children { names }) => {
+            let mut sorted = names.clone();
+            sorted.sort_unstable();
+            format!("children {}", some(&sorted))
+        }
+        Ok(OpOk::WatchesRemoved) => "watches removed".to_owned(),
+        Err(error) => format!("error: {error}"),
+    }
+}
+
+/// The first few items in brackets: `[a, b, … 7 more]`.
+fn some(items: &[String]) -> String {
+    let shown = SHOWN / 8;
+    let more = match items.len().saturating_sub(shown) {
+        0 => String::new(),
+        n => format!(", … {n} more"),
+    };
+    let first: Vec<&str> = items.iter().take(shown).map(String::as_str).collect();
+    format!("[{}{more}]", first.join(", "))
+}
+
+/// Node data as quoted text (lossy UTF-8, shortened).
+fn bytes(data: &[u8]) -> String {
+    let text = String::from_utf8_lossy(data);
+    let mut shown: String = text.chars().take(SHOWN).collect();
+    if shown.len() < text.len() {
+        shown.push('…');
+    }
+    format!("{shown:?} ({} bytes)", data.len())
+}
+
+/// A create mode as the trace spells it.
+fn mode_name(mode: CreateMode) -> &'static str {
+    match mode {
+        CreateMode::Persistent => "persistent",
+        CreateMode::PersistentSequential => "persistent_sequential",
+        CreateMode::Ephemeral => "ephemeral",
+        CreateMode::EphemeralSequential => "ephemeral_sequential",
+        CreateMode::Container => "container",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_read_as_phrases() {
+        let pause = Fault::Pause {
+            client: 0,
+            for_ms: 8_000,
+        };
+        assert_eq!(fault(&pause), "c0 paused (GC) for 8.000s");
+        let cut = Fault::Partition {
+            a: Node::Client(1),
+            b: Node::Server,
+            oneway: true,
+            for_ms: None,
+        };
+        assert_eq!(fault(&cut), "partition c1 → server");
+    }
+
+    #[test]
+    fn long_data_is_shortened() {
+        let data = vec![b'x'; 100];
+        let shown = bytes(&data);
+        assert!(shown.starts_with("\"xxxx"));
+        assert!(shown.ends_with("…\" (100 bytes)"), "{shown}");
+    }
+
+    #[test]
+    fn protection_prefixes_are_dropped_from_node_names() {
+        let protected = Path::new("/locks/gc/_c_deadbeef-0000-00000001-lock-0000000003").unwrap();
+        assert_eq!(node_name(&protected), "lock-0000000003");
+        let plain = Path::new("/locks/gc/lock-0000000004").unwrap();
+        assert_eq!(node_name(&plain), "lock-0000000004");
+    }
+}

@@ -1,0 +1,113 @@
+//! The commands that reproduce the run exactly, each with a copy button.
+//!
+//! They are built from `meta`: simulator and real traces replay from the trace file (and
+//! from scenario + seed while the fault schedule is the scenario's own, i.e. not shrunk);
+//! model traces name the model-checker path. What the trace's `settings` may carry for this
+//! is documented on [`crate::ReportOptions`].
+
+use std::fmt::{self, Write};
+
+use scenarios::trace::{Meta, Source};
+
+use crate::ReportOptions;
+use crate::escape::Esc;
+
+/// One command and what it does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Command {
+    /// The shell command line.
+    pub line: String,
+    /// What running it does.
+    pub what: &'static str,
+}
+
+/// The reproduction commands for a trace, best first.
+pub(crate) fn commands(meta: &Meta, options: &ReportOptions) -> Vec<Command> {
+    let trace = options.trace_file.as_deref().unwrap_or("trace.json");
+    let from = Command {
+        line: format!("splitbrain replay --from {}", quote(trace)),
+        what: "reruns the recorded scenario, seed and fault schedule exactly",
+    };
+    match meta.source {
+        Source::Model => {
+            let mut line = format!(
+                "splitbrain check {} --clients {}",
+                quote(&meta.recipe),
+                meta.clients
+            );
+            let setting = |key: &str| meta.settings.get(key);
+            let unfenced = setting("unfenced").and_then(|v| v.as_bool()) == Some(true)
+                || setting("fenced").and_then(|v| v.as_bool()) == Some(false);
+            if unfenced {
+                line.push_str(" --unfenced");
+            }
+            let path = setting("path").and_then(|v| v.as_str());
+            if let Some(path) = path {
+                write!(line, " --path {}", quote(path)).ok();
+            }
+            vec![Command {
+                line,
+                what: if path.is_some() {
+                    "replays this counterexample path in the model checker"
+                } else {
+                    "reruns the model check that found this counterexample"
+                },
+            }]
+        }
+        Source::Sim if meta.shrunk_from.is_none() => vec![
+            from,
+            Command {
+                line: format!(
+                    "splitbrain replay {} --seed {}",
+                    quote(&meta.scenario),
+                    meta.seed
+                ),
+                what: "reruns the scenario from its seed (same trace, byte for byte)",
+            },
+        ],
+        Source::Sim | Source::Real => vec![from],
+    }
+}
+
+/// `text` as one shell word: as is when it is plainly safe, else single-quoted.
+fn quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// Writes the section.
+pub(crate) fn write(out: &mut String, meta: &Meta, options: &ReportOptions) -> fmt::Result {
+    out.push_str("<section id=\"repro\"><h2>Reproduce</h2>");
+    for (i, command) in commands(meta, options).iter().enumerate() {
+        write!(
+            out,
+            "<div class=\"cmd\"><code id=\"cmd-{i}\">{}</code>\
+             <button type=\"button\" class=\"copy\" data-copy=\"cmd-{i}\">Copy</button>\
+             <span class=\"why\">{}</span></div>",
+            Esc(&command.line),
+            command.what
+        )?;
+    }
+    out.push_str("</section>");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsafe_words_are_single_quoted() {
+        assert_eq!(quote("target/r/gc-pause.json"), "target/r/gc-pause.json");
+        assert_eq!(quote("my trace.json"), "'my trace.json'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote("$(rm -rf ~)"), "'$(rm -rf ~)'");
+    }
+}

@@ -1,0 +1,79 @@
+//! The violations over the lanes: a tinted band across every lane for an interval (two
+//! clients holding at once), a line for an instant, each labelled above the axis.
+
+use std::fmt;
+
+use scenarios::property::Violation;
+
+use super::layout::{Layout, PLOT_W, PLOT_X};
+use super::scale::Scale;
+use super::svg::{Hover, Svg, text_width};
+use crate::analysis::Run;
+use crate::verdict;
+
+/// The tinted bands, drawn under the lane content.
+pub(crate) fn bands(
+    svg: &mut Svg<'_>,
+    layout: &Layout,
+    violations: &[Violation],
+    scale: &Scale,
+) -> fmt::Result {
+    let (top, bottom) = layout.span_y();
+    for (i, violation) in violations.iter().enumerate() {
+        let Some(until) = violation.until.filter(|&u| u > violation.at) else {
+            continue;
+        };
+        if !scale.shows(violation.at, until) {
+            continue;
+        }
+        let (x1, x2) = (scale.x(violation.at), scale.x(until));
+        svg.raw(&format!("<g class=\"overlap\" data-violation=\"{i}\">"));
+        svg.rect(
+            (x1, top, x2 - x1, bottom - top),
+            "overlap-fill",
+            Default::default(),
+        )?;
+        svg.raw("</g>");
+    }
+    Ok(())
+}
+
+/// The edges and labels, drawn over everything.
+pub(crate) fn labels(
+    svg: &mut Svg<'_>,
+    run: &Run,
+    layout: &Layout,
+    violations: &[Violation],
+    scale: &Scale,
+) -> fmt::Result {
+    let (top, bottom) = layout.span_y();
+    for (i, violation) in violations.iter().enumerate() {
+        let until = violation.until.unwrap_or(violation.at).max(violation.at);
+        if !scale.shows(violation.at, until) {
+            continue;
+        }
+        let (x1, x2) = (scale.x(violation.at), scale.x(until));
+        let label = verdict::label(violation, run.clock);
+        let tip = format!("{} · {}", violation.property, violation.message);
+        svg.raw(&format!(
+            "<g class=\"violation-mark\" data-violation=\"{i}\">"
+        ));
+        svg.line((x1, top - 18.0), (x1, bottom), "edge")?;
+        if x2 > x1 {
+            svg.line((x2, top - 18.0), (x2, bottom), "edge")?;
+        }
+        let width = text_width(&label) + 12.0;
+        let x = ((x1 + x2) / 2.0 - width / 2.0).clamp(PLOT_X, PLOT_X + PLOT_W - width);
+        svg.rect(
+            (x, 3.0, width, 17.0),
+            "flag",
+            Hover {
+                tip: Some(&tip),
+                event: violation.events.first().copied(),
+            },
+        )?;
+        svg.text((x + 6.0, 15.5), "flag-text", &label)?;
+        svg.raw("</g>");
+    }
+    Ok(())
+}

@@ -1,0 +1,49 @@
+//! A trace whose every free-text field carries markup that would change the page if it ran.
+
+use reports::ReportOptions;
+use scenarios::property::Violation;
+use scenarios::trace::Trace;
+
+use crate::fixtures::gc_pause_on;
+
+/// Sets the page title if it runs.
+pub const SCRIPT: &str = "<script>document.title='PWNED'</script>";
+/// Marks the body if it runs.
+pub const IMG: &str = "<img src=x onerror=\"document.body.dataset.pwned=1\">";
+
+/// The split brain with both strings in the scenario name, build, recipe, settings (keys and
+/// values), the checker's message, the trace file name, and the lock path — which puts them
+/// in every node path of every event, tooltip and table row (a path component cannot hold
+/// `/`, so the script string goes into the data and the children names instead).
+pub fn trace() -> (Trace, Vec<Violation>, ReportOptions) {
+    let lock = format!("/locks/{IMG}");
+    let (mut trace, mut violations) = gc_pause_on(&lock, SCRIPT, true);
+    trace.meta.build = IMG.to_owned();
+    trace.meta.recipe = SCRIPT.to_owned();
+    trace.meta.settings = serde_json::json!({ SCRIPT: IMG, "note": SCRIPT });
+    for event in &mut trace.events {
+        match &mut event.kind {
+            scenarios::trace::EventKind::OpApplied {
+                result: Ok(lock::zk::OpOk::Children { names }),
+                ..
+            }
+            | scenarios::trace::EventKind::Reply {
+                result: Ok(lock::zk::OpOk::Children { names }),
+                ..
+            } => names.extend([SCRIPT.to_owned(), IMG.to_owned()]),
+            scenarios::trace::EventKind::OpSent {
+                request: lock::zk::Request::Create { data, .. },
+                ..
+            } => *data = SCRIPT.as_bytes().to_vec(),
+            _ => {}
+        }
+    }
+    for violation in &mut violations {
+        violation.message.push_str(SCRIPT);
+        violation.message.push_str(IMG);
+    }
+    let options = ReportOptions {
+        trace_file: Some(format!("{SCRIPT}{IMG}.json")),
+    };
+    (trace, violations, options)
+}

@@ -1,0 +1,9 @@
+//! Report tests: structure (every section is there, without golden files), escaping of
+//! hostile trace strings, size of long runs, and the rendered page in headless Chromium.
+
+mod chromium;
+mod escaping;
+mod fixtures;
+mod hostile;
+mod size;
+mod structure;
