@@ -4,14 +4,14 @@
 
 mod summary;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use scenarios::property::Expectation;
+use scenarios::property::{Expectation, Property};
 use scenarios::scenario::{Scenario, SeedRange};
-use splitbrain::files::write_json;
+use splitbrain::files::{write_atomic, write_json};
 use splitbrain::run::{self, Outcome as RunOutcome, RunError};
 use splitbrain::sweep::{self, Shard};
 
@@ -31,13 +31,14 @@ pub struct Args {
     /// The seeds to run, `A..B` (B excluded) [default: each scenario's own range, 0..200].
     #[arg(long, value_name = "A..B")]
     seeds: Option<SeedRange>,
-    /// Where to write traces of violating seeds.
+    /// Where to write the traces and HTML reports of violating seeds, and index.html.
     #[arg(long, value_name = "DIR", default_value = "splitbrain-out")]
     out: PathBuf,
     /// Run only shard I of N: the seeds with seed % N == I.
     #[arg(long, value_name = "I/N")]
     shard: Option<Shard>,
-    /// Keep the trace of every violating seed, not only the first 3 per property.
+    /// Keep the trace and report of every violating seed, not only the first 3 per
+    /// property.
     #[arg(long)]
     all_reports: bool,
     /// Print the summary as JSON.
@@ -113,7 +114,15 @@ pub fn run(args: Args) -> Outcome {
     if let Some(error) = write_error {
         return Err(error);
     }
-    let summary = sweep.summary(started.elapsed().as_secs_f64());
+    let mut summary = sweep.summary(started.elapsed().as_secs_f64());
+    let index = args.out.join("index.html");
+    let title = match args.shard {
+        Some(shard) => format!("hunt · shard {}/{}", shard.index, shard.count),
+        None => "hunt".to_owned(),
+    };
+    write_atomic(&index, summary.html(title, &args.out).as_bytes())
+        .map_err(|e| Failure(format!("{}: {e}", index.display())))?;
+    summary.summary_report = Some(index.display().to_string());
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
@@ -137,8 +146,8 @@ fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
     bar
 }
 
-/// Writes a violating run's trace, shrinking its schedule first for each unexpected
-/// violation of a scenario with randomized faults.
+/// Writes a violating run's trace and report, then, for each unexpected violation of a
+/// scenario with randomized faults, the trace and report of its shrunk schedule.
 fn keep_trace(
     args: &Args,
     scenario: &Scenario,
@@ -147,20 +156,38 @@ fn keep_trace(
 ) -> Result<(), Failure> {
     let seed = outcome.trace.meta.seed;
     let dir = args.out.join(&scenario.name);
-    let path = dir.join(format!("seed-{seed}.trace.json"));
-    write_json(&path, &outcome.trace).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
-    tally.kept(seed, &path, None);
+    let stem = dir.join(format!("seed-{seed}"));
+    let (trace, report) = write_run(&stem, &outcome, None)?;
+    tally.kept(seed, &trace, &report, None);
     if scenario.random_faults.is_empty() {
         return Ok(());
     }
     for property in run::checked_properties(scenario) {
         if outcome.violates(property) && scenario.expectation(property) == Expectation::Holds {
             let shrunk = run::shrink_run(scenario, &outcome, property);
-            let path = dir.join(format!("seed-{seed}.{property}.shrunk.trace.json"));
-            write_json(&path, &shrunk.outcome.trace)
-                .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
-            tally.kept(seed, &path, Some(property));
+            let stem = dir.join(format!("seed-{seed}.{property}.shrunk"));
+            let (trace, report) = write_run(&stem, &shrunk.outcome, Some(property))?;
+            tally.kept(seed, &trace, &report, Some(property));
         }
     }
     Ok(())
+}
+
+/// Writes `<stem>.trace.json` and `<stem>.report.html` (about `property` first, if given).
+fn write_run(
+    stem: &Path,
+    outcome: &RunOutcome,
+    property: Option<Property>,
+) -> Result<(PathBuf, PathBuf), Failure> {
+    let with = |ext: &str| {
+        let mut name = stem.as_os_str().to_owned();
+        name.push(ext);
+        PathBuf::from(name)
+    };
+    let (trace, report) = (with(".trace.json"), with(".report.html"));
+    write_json(&trace, &outcome.trace).map_err(|e| Failure(format!("{}: {e}", trace.display())))?;
+    let html = super::report_html(outcome, &trace, property);
+    write_atomic(&report, html.as_bytes())
+        .map_err(|e| Failure(format!("{}: {e}", report.display())))?;
+    Ok((trace, report))
 }

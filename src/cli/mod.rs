@@ -67,6 +67,20 @@ pub fn find<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a Scenario, Failur
     })
 }
 
+/// The HTML report of a run whose trace is at `trace` (violations of `first` shown first).
+pub fn report_html(
+    outcome: &splitbrain::run::Outcome,
+    trace: &std::path::Path,
+    first: Option<::scenarios::property::Property>,
+) -> String {
+    let mut violations = outcome.violations.clone();
+    violations.sort_by_key(|v| Some(v.property) != first);
+    let options = reports::ReportOptions {
+        trace_file: Some(trace.display().to_string()),
+    };
+    reports::render(&outcome.trace, &violations, &options)
+}
+
 /// A violation as one line: `property at 1.234 ms [c0, c1]: sentence`.
 pub fn violation_line(violation: &Violation) -> String {
     let clients: Vec<String> = violation.clients.iter().map(ToString::to_string).collect();

@@ -10,10 +10,10 @@ use scenarios::property::Property;
 use scenarios::scenario::parse_json;
 use scenarios::trace::Trace;
 use serde_json::json;
-use splitbrain::files::write_json;
+use splitbrain::files::{write_atomic, write_json};
 use splitbrain::run::{self, Outcome as RunOutcome};
 
-use super::{CatalogArgs, Failure, Outcome, find, violation_line};
+use super::{CatalogArgs, Failure, Outcome, find, report_html, violation_line};
 
 /// Arguments of `replay`.
 #[derive(clap::Args, Debug)]
@@ -31,6 +31,9 @@ pub struct Args {
     /// <TRACE>.replay.json with --from].
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Also write the run's HTML report here.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
     /// Run the scenario's workload against an unfenced resource (the stale holder's writes
     /// are accepted, so split brains lose updates).
     #[arg(long, conflicts_with = "from")]
@@ -85,6 +88,15 @@ pub fn run(args: Args) -> Outcome {
             trace_path.display()
         ))
     })?;
+    if let Some(report) = &args.report {
+        let html = report_html(&outcome, &trace_path, args.shrink);
+        write_atomic(report, html.as_bytes()).map_err(|e| {
+            Failure(format!(
+                "{}: cannot write the report: {e}",
+                report.display()
+            ))
+        })?;
+    }
     print(&args, &outcome, &trace_path, shrunk_note.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
@@ -159,7 +171,7 @@ fn print(
             "seed": meta.seed,
             "violations": violations,
             "trace": trace_path.display().to_string(),
-            "report": null,
+            "report": args.report.as_ref().map(|r| r.display().to_string()),
             "fault_schedule": meta.fault_schedule,
             "shrunk_from": meta.shrunk_from,
         });
@@ -188,6 +200,9 @@ fn print(
         println!("  {}", violation_line(violation));
     }
     println!("trace: {}", trace_path.display());
+    if let Some(report) = &args.report {
+        println!("report: {}", report.display());
+    }
     println!(
         "reproduce: splitbrain replay --from {}",
         trace_path.display()

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
+use reports::{ReportLink, Summary as ReportSummary, SummaryRow, render_summary};
 use scenarios::property::{Expectation, Property};
 use scenarios::scenario::Scenario;
 use serde::Serialize;
@@ -22,6 +23,11 @@ pub struct PropertyTally {
     met: bool,
     /// Traces kept for violating seeds.
     traces: Vec<String>,
+    /// HTML reports of the kept traces.
+    reports: Vec<String>,
+    /// The seeds of the kept traces, in the same order.
+    #[serde(skip)]
+    report_seeds: Vec<u64>,
 }
 
 /// A run that produced no trace.
@@ -55,6 +61,8 @@ impl Tally {
                 first_violating_seed: None,
                 met: false,
                 traces: Vec::new(),
+                reports: Vec::new(),
+                report_seeds: Vec::new(),
             })
             .collect();
         Tally {
@@ -87,13 +95,15 @@ impl Tally {
         wanted
     }
 
-    /// Notes that a trace of `seed` was written to `path`: for `property` only (a shrunk
-    /// trace), or for every property the seed violates.
-    pub fn kept(&mut self, seed: u64, path: &Path, property: Option<Property>) {
+    /// Notes that a trace of `seed` and its report were written: for `property` only (a
+    /// shrunk trace), or for every property the seed violates.
+    pub fn kept(&mut self, seed: u64, trace: &Path, report: &Path, property: Option<Property>) {
         let violated = self.keeping.get(&seed).cloned().unwrap_or_default();
         for tally in &mut self.properties {
             if property.map_or(violated.contains(&tally.name), |p| p == tally.name) {
-                tally.traces.push(path.display().to_string());
+                tally.traces.push(trace.display().to_string());
+                tally.reports.push(report.display().to_string());
+                tally.report_seeds.push(seed);
             }
         }
     }
@@ -149,6 +159,7 @@ impl Sweep {
                 0.0
             },
             all_met,
+            summary_report: None,
         }
     }
 }
@@ -162,9 +173,44 @@ pub struct Summary {
     seeds_per_second: f64,
     /// True when every scenario met every expectation.
     pub all_met: bool,
+    /// The HTML summary page, once written.
+    pub summary_report: Option<String>,
 }
 
 impl Summary {
+    /// The HTML summary page's content, with links relative to `out` (where it goes).
+    pub fn html(&self, title: String, out: &Path) -> String {
+        let rows = self
+            .scenarios
+            .iter()
+            .flat_map(|scenario| {
+                scenario.properties.iter().map(move |p| SummaryRow {
+                    scenario: scenario.name.clone(),
+                    property: p.name,
+                    expectation: p.expectation,
+                    seeds_run: scenario.seeds_run,
+                    seeds_violating: p.seeds_violating,
+                    first_violating_seed: p.first_violating_seed,
+                    met: p.met,
+                    reports: p
+                        .reports
+                        .iter()
+                        .zip(&p.report_seeds)
+                        .map(|(path, seed)| ReportLink {
+                            seed: *seed,
+                            href: Path::new(path)
+                                .strip_prefix(out)
+                                .unwrap_or(Path::new(path))
+                                .display()
+                                .to_string(),
+                        })
+                        .collect(),
+                })
+            })
+            .collect();
+        render_summary(&ReportSummary { title, rows })
+    }
+
     /// The table for people.
     pub fn table(&self) -> String {
         let mut out = String::new();
