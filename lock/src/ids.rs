@@ -55,6 +55,25 @@ impl ProtectionId {
     /// relabelling can rewrite them in place).
     pub(crate) const CLIENT_DIGITS: std::ops::Range<usize> = 12..16;
 
+    /// Length of [`ProtectionId::prefix`].
+    pub(crate) const PREFIX_LEN: usize = 26;
+
+    /// The client of the protection prefix `name` starts with, reading only the client's
+    /// digits (a fast path of [`ProtectionId::parse_prefix`] for relabelling).
+    pub(crate) fn prefix_client(name: &str) -> Option<ClientSlot> {
+        let bytes = name.as_bytes();
+        let shaped = bytes.len() >= Self::PREFIX_LEN
+            && bytes.starts_with(b"_c_")
+            && bytes[11] == b'-'
+            && bytes[16] == b'-'
+            && bytes[25] == b'-';
+        if !shaped {
+            return None;
+        }
+        let digits = name.get(Self::CLIENT_DIGITS)?;
+        u16::from_str_radix(digits, 16).ok().map(ClientSlot)
+    }
+
     /// Reads the protection id back from a node name that starts with one.
     pub fn parse_prefix(name: &str) -> Option<ProtectionId> {
         let rest = name.strip_prefix("_c_")?;
@@ -96,6 +115,9 @@ mod tests {
         assert_eq!(name, "_c_deadbeef-0003-00000011-lock-0000000004");
         assert_eq!(ProtectionId::parse_prefix(&name), Some(id));
         assert_eq!(&name[ProtectionId::CLIENT_DIGITS], "0003");
+        assert_eq!(id.prefix().len(), ProtectionId::PREFIX_LEN);
+        assert_eq!(ProtectionId::prefix_client(&name), Some(ClientSlot(3)));
+        assert_eq!(ProtectionId::prefix_client("_c_x"), None);
         assert_eq!(ProtectionId::parse_prefix("lock-0000000004"), None);
     }
 }

@@ -72,11 +72,11 @@ impl ClientMap {
     /// Rewrites the protection prefix of the component starting at byte `start` of `text`,
     /// if it has one whose client the map moves. Prefixes keep their length.
     fn rewrite_component(&self, text: &mut String, start: usize) {
-        let Some(id) = ProtectionId::parse_prefix(&text[start..]) else {
+        let Some(client) = ProtectionId::prefix_client(&text[start..]) else {
             return;
         };
-        let image = self.slot(id.client);
-        if image != id.client {
+        let image = self.slot(client);
+        if image != client {
             let digits = ProtectionId::CLIENT_DIGITS;
             let hex = format!("{:04x}", image.0);
             text.replace_range(start + digits.start..start + digits.end, &hex);
