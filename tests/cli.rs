@@ -374,3 +374,16 @@ fn hunt_reports_expectations_in_the_json_contract() {
     assert!(Path::new(traces[0].as_str().unwrap()).exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn hunt_over_the_catalog_meets_every_expectation() {
+    let dir = scratch("catalog-hunt");
+    let output = splitbrain(&["hunt", "--out", dir.to_str().unwrap()]);
+    let table = stdout(&output);
+    assert!(output.status.success(), "{table}{}", stderr(&output));
+    assert!(
+        table.contains("every expectation met: 9 scenario(s), 1800 runs"),
+        "{table}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
