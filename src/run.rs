@@ -54,20 +54,23 @@ pub fn checked_properties(scenario: &Scenario) -> Vec<Property> {
 }
 
 /// Runs `scenario` with `seed` under exactly `faults` and checks the trace. A panic inside
-/// the run comes back as [`RunError::Panicked`].
+/// the run or the checkers comes back as [`RunError::Panicked`].
 pub fn run_with(
     scenario: &Scenario,
     seed: u64,
     faults: Vec<ScheduledFault>,
 ) -> Result<Outcome, RunError> {
     let sim = Sim::from_scenario(scenario, seed, faults);
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run()));
-    let trace = match result {
-        Ok(Ok(trace)) => trace,
-        Ok(Err(error)) => return Err(RunError::Settings(error.to_string())),
-        Err(panic) => return Err(RunError::Panicked(panic_message(panic.as_ref()))),
-    };
-    Ok(checked(trace, scenario))
+    guarded(|| {
+        let trace = sim.run().map_err(|e| RunError::Settings(e.to_string()))?;
+        Ok(checked(trace, scenario))
+    })
+}
+
+/// Runs `job`, turning a panic into [`RunError::Panicked`] so that a sweep goes on.
+pub fn guarded<T>(job: impl FnOnce() -> Result<T, RunError>) -> Result<T, RunError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(job))
+        .unwrap_or_else(|panic| Err(RunError::Panicked(panic_message(panic.as_ref()))))
 }
 
 /// Runs seed `seed` of `scenario` with the seed's own fault schedule.
@@ -148,4 +151,22 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_job_becomes_a_failed_run() {
+        let failed: Result<(), RunError> = guarded(|| panic!("the server address is taken"));
+        assert_eq!(
+            failed,
+            Err(RunError::Panicked("the server address is taken".into()))
+        );
+        let seed = 7;
+        let failed: Result<(), RunError> = guarded(|| panic!("seed {seed}"));
+        assert_eq!(failed, Err(RunError::Panicked("seed 7".into())));
+        assert_eq!(guarded(|| Ok(3)), Ok(3));
+    }
 }

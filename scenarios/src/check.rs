@@ -31,17 +31,21 @@ pub struct Context {
 }
 
 impl Context {
-    /// The context of a run of `scenario` recorded by `source` (simulated and real traces
-    /// count nanoseconds; model traces count steps, so time bounds do not apply).
+    /// The context of a run of `scenario` recorded by `source`. Simulated and real traces
+    /// count nanoseconds; model traces count steps, where no time bound applies, so their
+    /// grace is unbounded and `progress` never fires on them (the model checks liveness itself).
     pub fn for_scenario(scenario: &Scenario, source: Source) -> Context {
-        let per_ms = match source {
-            Source::Sim | Source::Real => 1_000_000,
-            Source::Model => 0,
+        let (horizon, progress_grace) = match source {
+            Source::Sim | Source::Real => (
+                scenario.horizon_ms.saturating_mul(1_000_000),
+                scenario.progress_grace_ms().saturating_mul(1_000_000),
+            ),
+            Source::Model => (0, u64::MAX),
         };
         Context {
             lock_path: scenario.lock_path.clone(),
-            horizon: scenario.horizon_ms.saturating_mul(per_ms),
-            progress_grace: scenario.progress_grace_ms().saturating_mul(per_ms),
+            horizon,
+            progress_grace,
         }
     }
 }
@@ -92,4 +96,32 @@ fn list<T: std::fmt::Display>(items: &[T]) -> String {
 /// `12.345 ms` for messages (trace time in ns).
 fn ms(t: u64) -> String {
     format!("{}.{:03} ms", t / 1_000_000, (t / 1_000) % 1_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::check::fixtures::Build;
+
+    #[test]
+    fn contexts_count_nanoseconds_for_runs_and_steps_for_models() {
+        let catalog = Catalog::builtin().unwrap();
+        let scenario = catalog.get("herd-free-mutex").unwrap();
+        let sim = Context::for_scenario(scenario, Source::Sim);
+        assert_eq!(sim.horizon, scenario.horizon_ms * 1_000_000);
+        assert_eq!(sim.progress_grace, scenario.progress_grace_ms() * 1_000_000);
+        let model = Context::for_scenario(scenario, Source::Model);
+        // A model path that ends with a waiter is not a progress violation.
+        let trace = Build::new().acquire(0).acquired(0, 5).acquire(1).trace();
+        assert_eq!(check(&trace, Property::Progress, &model), Some(vec![]));
+        let count = |cx: &Context| check(&trace, Property::Progress, cx).map(|v| v.len());
+        assert_eq!(count(&sim), Some(1), "still waiting 20 s later");
+        let early = Context {
+            horizon: 1_000_000_000,
+            ..sim.clone()
+        };
+        assert_eq!(count(&early), Some(0), "within the grace at a 1 s horizon");
+        assert_eq!(check(&trace, Property::LeaseBound, &sim), None);
+    }
 }

@@ -321,11 +321,8 @@ mod properties {
     }
 }
 
-/// Stream tags for [`SplitMix64::for_stream`]: each kind of draw has its own stream, so adding
-/// a draw of one kind never shifts the others.
-mod stream {
-    pub const FAULTS: u64 = 1;
-}
+/// The stream of the run's seed that randomized faults are drawn from.
+const FAULT_STREAM: u64 = 1;
 
 impl Scenario {
     /// What the scenario expects of `property` (`Unchecked` when it says nothing).
@@ -339,7 +336,7 @@ impl Scenario {
     /// The concrete fault schedule of `seed`: the fixed faults plus the randomized ones drawn
     /// from the seed, ordered by time (fixed before drawn at one instant).
     pub fn fault_schedule(&self, seed: u64) -> Vec<ScheduledFault> {
-        let mut rng = SplitMix64::for_stream(seed, &[stream::FAULTS]);
+        let mut rng = SplitMix64::for_stream(seed, &[FAULT_STREAM]);
         let mut schedule = self.faults.clone();
         for random in &self.random_faults {
             random.draw(self.clients, &mut rng, &mut schedule);
