@@ -12,14 +12,15 @@ use std::time::Duration;
 
 use lock::recipes::{Mutex, NaiveHerdMutex};
 use model::check::{Options, Outcome as CheckOutcome, check, shows};
+use model::properties::Kind;
 use model::replay::{actions_from_indices, indices_of, states, trace};
 use model::{Action, Budgets, Checked, Config, LockModel, Subject};
 use scenarios::check::Context;
 use scenarios::trace::Trace;
-use splitbrain::files::write_json;
+use splitbrain::files::{write_atomic, write_json};
 use stateright::Model;
 
-use super::{Failure, Outcome, UNMET, violation_line};
+use super::{Failure, Outcome, UNMET};
 
 /// The recipes `check` knows, by their kebab-case names.
 const RECIPES: [&str; 2] = [Mutex::NAME, NaiveHerdMutex::NAME];
@@ -132,29 +133,24 @@ fn run_for<R: Subject>(args: &Args) -> Outcome {
     };
     let outcome = check::<R>(args.config(), options);
     let model = LockModel::<R>::new(args.config());
-    let mut traces = Vec::new();
+    let mut written = Vec::new();
     for verdict in &outcome.verdicts {
         if let Some(path) = &verdict.path {
-            let file = args.out.join(format!(
-                "{}.c{}.{}.trace.json",
-                R::NAME,
-                args.clients,
-                verdict.property
-            ));
-            let indices = write_trace(&model, path, &file, &args.command())?;
-            traces.push((verdict.property, file, indices));
+            let stem = format!("{}.c{}.{}", R::NAME, args.clients, verdict.property);
+            let files = write_files(&model, path, &args.out, &stem, &args.command())?;
+            written.push((verdict.property, files));
         }
     }
     if args.json {
         let summary = outcome.summary(|property| {
-            traces
+            written
                 .iter()
-                .find(|(p, ..)| *p == property)
-                .map(|(_, file, _)| file.display().to_string())
+                .find(|(p, _)| *p == property)
+                .map(|(_, files)| files.report.display().to_string())
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
-        print(args, &outcome, &traces);
+        print(args, &outcome, &written);
     }
     Ok(if outcome.all_met() {
         ExitCode::SUCCESS
@@ -163,20 +159,59 @@ fn run_for<R: Subject>(args: &Args) -> Outcome {
     })
 }
 
-/// Writes the trace of `path` to `file`; returns the path's action indices.
-fn write_trace<R: Subject>(
-    model: &LockModel<R>,
-    path: &[Action],
-    file: &Path,
-    command: &str,
-) -> Result<String, Failure> {
-    let trace: Trace = trace(model, path, command)?;
-    write_json(file, &trace)
-        .map_err(|e| Failure(format!("{}: cannot write the trace: {e}", file.display())))?;
-    Ok(indices_of(model, path)?)
+/// What was written for one path.
+struct Written {
+    /// The trace, in the simulator's format.
+    trace: PathBuf,
+    /// The HTML report.
+    report: PathBuf,
+    /// The path's action indices (`--path`).
+    indices: String,
 }
 
-fn print(args: &Args, outcome: &CheckOutcome, traces: &[(Checked, PathBuf, String)]) {
+/// Writes the trace of `path` and its HTML report (explained by the trace checkers'
+/// violations) to `<out>/<stem>.trace.json` and `<out>/<stem>.report.html`.
+fn write_files<R: Subject>(
+    model: &LockModel<R>,
+    path: &[Action],
+    out: &Path,
+    stem: &str,
+    command: &str,
+) -> Result<Written, Failure> {
+    let trace: Trace = trace(model, path, command)?;
+    let trace_file = out.join(format!("{stem}.trace.json"));
+    write_json(&trace_file, &trace).map_err(|e| {
+        Failure(format!(
+            "{}: cannot write the trace: {e}",
+            trace_file.display()
+        ))
+    })?;
+    let cx = Context {
+        lock_path: model.lock_path().clone(),
+        horizon: u64::MAX,
+        progress_grace: 0,
+    };
+    let shared: Vec<_> = Checked::ALL.iter().filter_map(|p| p.shared()).collect();
+    let violations = scenarios::check::check_all(&trace, &shared, &cx);
+    let options = reports::ReportOptions {
+        trace_file: Some(trace_file.display().to_string()),
+    };
+    let html = reports::render(&trace, &violations, &options);
+    let report = out.join(format!("{stem}.report.html"));
+    write_atomic(&report, html.as_bytes()).map_err(|e| {
+        Failure(format!(
+            "{}: cannot write the report: {e}",
+            report.display()
+        ))
+    })?;
+    Ok(Written {
+        trace: trace_file,
+        report,
+        indices: indices_of(model, path)?,
+    })
+}
+
+fn print(args: &Args, outcome: &CheckOutcome, written: &[(Checked, Written)]) {
     let config = &outcome.config;
     println!("{}", args.command());
     println!(
@@ -217,15 +252,19 @@ fn print(args: &Args, outcome: &CheckOutcome, traces: &[(Checked, PathBuf, Strin
             expected,
             found
         );
-        if let Some((_, file, indices)) = traces.iter().find(|(p, ..)| *p == verdict.property) {
+        if let Some((_, files)) = written.iter().find(|(p, _)| *p == verdict.property) {
             let steps = verdict.path.as_ref().map_or(0, Vec::len);
             let what = if verdict.holds {
                 "example"
             } else {
                 "counterexample"
             };
-            println!("      {what}: {steps} steps, trace {}", file.display());
-            println!("      replay: {} --path {indices}", args.command());
+            println!(
+                "      {what}: {steps} steps, report {}, trace {}",
+                files.report.display(),
+                files.trace.display()
+            );
+            println!("      replay: {} --path {}", args.command(), files.indices);
         }
     }
     println!(
@@ -242,10 +281,8 @@ fn print(args: &Args, outcome: &CheckOutcome, traces: &[(Checked, PathBuf, Strin
 fn replay<R: Subject>(args: &Args, path: &str) -> Outcome {
     let model = LockModel::<R>::new(args.config());
     let actions = actions_from_indices(&model, path)?;
-    let file = args
-        .out
-        .join(format!("{}.c{}.path.trace.json", R::NAME, args.clients));
-    write_trace(&model, &actions, &file, &args.command())?;
+    let stem = format!("{}.c{}.path", R::NAME, args.clients);
+    let files = write_files(&model, &actions, &args.out, &stem, &args.command())?;
     let visited = states(&model, &actions)?;
     println!("{} --path {path}", args.command());
     for (step, action) in actions.iter().enumerate() {
@@ -254,23 +291,14 @@ fn replay<R: Subject>(args: &Args, path: &str) -> Outcome {
     for property in Checked::ALL {
         if let Some(at) = visited.iter().position(|s| shows(&model, property, s)) {
             let what = match property.kind() {
-                model::properties::Kind::Always => "violated",
-                model::properties::Kind::Sometimes => "met",
+                Kind::Always => "violated",
+                Kind::Sometimes => "met",
             };
             println!("  {property}: {what} after step {at}");
         }
     }
-    let trace: Trace = trace(&model, &actions, &args.command())?;
-    let cx = Context {
-        lock_path: model.lock_path().clone(),
-        horizon: u64::MAX,
-        progress_grace: 0,
-    };
-    let shared: Vec<_> = Checked::ALL.iter().filter_map(|p| p.shared()).collect();
-    for violation in scenarios::check::check_all(&trace, &shared, &cx) {
-        println!("  trace checker: {}", violation_line(&violation));
-    }
-    println!("  trace: {}", file.display());
+    println!("  report: {}", files.report.display());
+    println!("  trace: {}", files.trace.display());
     Ok(ExitCode::SUCCESS)
 }
 
