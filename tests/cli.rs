@@ -387,3 +387,32 @@ fn hunt_over_the_catalog_meets_every_expectation() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_unmet_expectation_exits_1_and_says_so() {
+    let dir = scratch("unmet");
+    let out = dir.join("out");
+    let args = [
+        "hunt",
+        "--scenario",
+        "gc-pause-fenced",
+        "--unfenced",
+        "--seeds",
+        "0..5",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let output = splitbrain(&args);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let table = stdout(&output);
+    let fenced_row = table
+        .lines()
+        .find(|line| line.contains("mutual_exclusion_fenced"))
+        .unwrap();
+    assert!(fenced_row.ends_with("NO"), "{table}");
+    assert!(
+        table.contains("expectations NOT met in: gc-pause-fenced"),
+        "{table}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -12,11 +12,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use scenarios::property::{Expectation, Property};
 use scenarios::scenario::{Scenario, SeedRange};
 use splitbrain::files::{write_atomic, write_json};
-use splitbrain::run::{self, Outcome as RunOutcome, RunError};
+use splitbrain::run::{self, Outcome as RunOutcome};
 use splitbrain::sweep::{self, Shard};
 
 use super::{CatalogArgs, Failure, Outcome, UNMET, find};
-use summary::{Sweep, Tally};
+use summary::{Summary, Sweep, Tally};
 
 /// How many violating seeds per scenario and property keep their trace, unless
 /// `--all-reports`.
@@ -44,6 +44,10 @@ pub struct Args {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Run every workload against an unfenced resource (split brains then lose updates,
+    /// and those seeds' schedules are shrunk where fencing was expected to hold).
+    #[arg(long)]
+    unfenced: bool,
     /// Worker threads [default: the number of cores].
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -51,35 +55,10 @@ pub struct Args {
     catalog: CatalogArgs,
 }
 
-/// One run's result, as the sweep needs it: the trace is kept only when something was
-/// violated.
-enum Run {
-    Done(RunOutcome),
-    Failed(RunError),
-}
-
 /// Runs the command.
 pub fn run(args: Args) -> Outcome {
-    let catalog = args.catalog.load()?;
-    let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
-        catalog.scenarios().to_vec()
-    } else {
-        let found: Result<Vec<_>, Failure> = args
-            .scenarios
-            .iter()
-            .map(|name| find(&catalog, name).cloned())
-            .collect();
-        found?
-    };
-    let jobs: Vec<(usize, u64)> = scenarios
-        .iter()
-        .enumerate()
-        .flat_map(|(index, scenario)| {
-            let range = args.seeds.unwrap_or(scenario.seeds);
-            range.iter().map(move |seed| (index, seed))
-        })
-        .filter(|(_, seed)| args.shard.is_none_or(|shard| shard.contains(*seed)))
-        .collect();
+    let scenarios = selected(&args)?;
+    let jobs = jobs(&args, &scenarios);
     let bar = progress_bar(jobs.len() as u64, args.json);
     let started = Instant::now();
     let mut sweep = Sweep::new(&scenarios);
@@ -88,21 +67,18 @@ pub fn run(args: Args) -> Outcome {
     sweep::in_order(
         &jobs,
         workers,
-        |&(index, seed)| match run::run(&scenarios[index], seed) {
-            Ok(outcome) => Run::Done(outcome),
-            Err(error) => Run::Failed(error),
-        },
+        |&(index, seed)| run::run(&scenarios[index], seed),
         |job, result| {
             let (index, seed) = jobs[job];
             let tally = &mut sweep.scenarios[index];
             match result {
-                Run::Done(outcome) => {
+                Ok(outcome) => {
                     let keep = tally.record(seed, &outcome, args.all_reports, KEPT_PER_PROPERTY);
                     if keep && write_error.is_none() {
                         write_error = keep_trace(&args, &scenarios[index], tally, outcome).err();
                     }
                 }
-                Run::Failed(error) => {
+                Err(error) => {
                     bar.println(format!("{} seed {seed}: {error}", scenarios[index].name));
                     tally.fail(seed, &error);
                 }
@@ -114,7 +90,43 @@ pub fn run(args: Args) -> Outcome {
     if let Some(error) = write_error {
         return Err(error);
     }
-    let mut summary = sweep.summary(started.elapsed().as_secs_f64());
+    report(&args, sweep.summary(started.elapsed().as_secs_f64()))
+}
+
+/// The scenarios to hunt, with the command line's overrides.
+fn selected(args: &Args) -> Result<Vec<Scenario>, Failure> {
+    let catalog = args.catalog.load()?;
+    let mut scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
+        catalog.scenarios().to_vec()
+    } else {
+        let found: Result<Vec<_>, Failure> = args
+            .scenarios
+            .iter()
+            .map(|name| find(&catalog, name).cloned())
+            .collect();
+        found?
+    };
+    for scenario in &mut scenarios {
+        scenario.workload.fenced &= !args.unfenced;
+    }
+    Ok(scenarios)
+}
+
+/// Every (scenario index, seed) to run, in output order.
+fn jobs(args: &Args, scenarios: &[Scenario]) -> Vec<(usize, u64)> {
+    scenarios
+        .iter()
+        .enumerate()
+        .flat_map(|(index, scenario)| {
+            let range = args.seeds.unwrap_or(scenario.seeds);
+            range.iter().map(move |seed| (index, seed))
+        })
+        .filter(|(_, seed)| args.shard.is_none_or(|shard| shard.contains(*seed)))
+        .collect()
+}
+
+/// Writes index.html, prints the summary, and says whether every expectation was met.
+fn report(args: &Args, mut summary: Summary) -> Outcome {
     let index = args.out.join("index.html");
     let title = match args.shard {
         Some(shard) => format!("hunt · shard {}/{}", shard.index, shard.count),
