@@ -98,6 +98,14 @@ fn ms(t: u64) -> String {
     format!("{}.{:03} ms", t / 1_000_000, (t / 1_000) % 1_000)
 }
 
+/// An instant of `trace` for messages: `12.345 ms`, or `step 7` in a model trace.
+fn when(trace: &Trace, t: u64) -> String {
+    match trace.meta.source {
+        Source::Model => format!("step {t}"),
+        Source::Sim | Source::Real => ms(t),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

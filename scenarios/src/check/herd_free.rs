@@ -12,7 +12,7 @@ use crate::property::{Property, Violation};
 use crate::trace::{EventKind, Trace};
 
 use super::timeline::{Timeline, session_owners};
-use super::{list, ms};
+use super::{list, when};
 
 /// Every deletion that woke more than one waiting client.
 pub fn check(trace: &Trace) -> Vec<Violation> {
@@ -50,7 +50,7 @@ pub fn check(trace: &Trace) -> Vec<Violation> {
             let message = format!(
                 "one deletion (zxid {}) at {} woke {} waiting clients at once: {}",
                 zxid.0,
-                ms(at),
+                when(trace, at),
                 clients.len(),
                 list(&clients)
             );

@@ -5,8 +5,8 @@
 use crate::property::{Property, Violation};
 use crate::trace::Trace;
 
-use super::ms;
 use super::timeline::{Interval, Timeline};
+use super::when;
 
 /// Every overlap of two holds.
 pub fn check(trace: &Trace) -> Vec<Violation> {
@@ -38,17 +38,17 @@ fn overlap(trace: &Trace, a: &Interval, b: &Interval) -> Violation {
         i.token
             .map_or_else(String::new, |t| format!(" (token {t})"))
     };
-    let till = until.map_or_else(|| "the end of the run".to_owned(), ms);
+    let till = until.map_or_else(|| "the end of the run".to_owned(), |t| when(trace, t));
     let message = format!(
         "{} and {} both believed they held the lock from {} until {}: {}{} acquired at {} while \
          {}{} still held it",
         a.who.0,
         b.who.0,
-        ms(t(b.start)),
+        when(trace, t(b.start)),
         till,
         b.who.0,
         token(b),
-        ms(t(b.start)),
+        when(trace, t(b.start)),
         a.who.0,
         token(a),
     );
@@ -101,6 +101,24 @@ mod tests {
             v.message,
             "c0 and c1 both believed they held the lock from 3.000 ms until 4.000 ms: c1 (token \
              6) acquired at 3.000 ms while c0 (token 5) still held it"
+        );
+    }
+
+    #[test]
+    fn model_traces_name_steps_not_milliseconds() {
+        let mut trace = Build::new()
+            .acquired(0, 5)
+            .acquired(1, 6)
+            .release(0)
+            .trace();
+        trace.meta.source = crate::trace::Source::Model;
+        for (step, event) in trace.events.iter_mut().enumerate() {
+            event.t = step as u64;
+        }
+        assert_eq!(
+            check(&trace)[0].message,
+            "c0 and c1 both believed they held the lock from step 1 until step 2: c1 (token 6) \
+             acquired at step 1 while c0 (token 5) still held it"
         );
     }
 

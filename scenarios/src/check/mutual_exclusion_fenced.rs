@@ -9,7 +9,7 @@ use lock::ids::{ClientSlot, Owner};
 use crate::property::{Property, Violation};
 use crate::trace::{EventKind, Trace};
 
-use super::ms;
+use super::when;
 
 /// One accepted access.
 #[derive(Clone, Copy, Debug)]
@@ -194,7 +194,7 @@ fn violation(trace: &Trace, involved: &[Access], message: String) -> Violation {
         until: None,
         clients,
         events,
-        message: format!("{message} (at {})", ms(at)),
+        message: format!("{message} (at {})", when(trace, at)),
     }
 }
 

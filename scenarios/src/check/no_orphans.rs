@@ -13,7 +13,7 @@ use crate::property::{Property, Violation};
 use crate::trace::{EventKind, ServerSession, Trace};
 
 use super::timeline::session_owners;
-use super::{Context, ms};
+use super::{Context, when};
 
 /// A node as the checker knows it: its owner, and the event that created it.
 #[derive(Clone, Copy, Debug)]
@@ -100,7 +100,10 @@ pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
                 until: None,
                 clients: client.into_iter().collect(),
                 events,
-                message: format!("lock node {path} was still there at {}: {whose}", ms(at)),
+                message: format!(
+                    "lock node {path} was still there at {}: {whose}",
+                    when(trace, at)
+                ),
             }
         })
         .collect()
