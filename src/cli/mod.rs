@@ -84,10 +84,12 @@ pub fn report_html(
 /// A violation as one line: `property at 1.234 ms [c0, c1]: sentence`.
 pub fn violation_line(violation: &Violation) -> String {
     let clients: Vec<String> = violation.clients.iter().map(ToString::to_string).collect();
+    let at = violation.at;
     format!(
-        "{} at {:.3} ms [{}]: {}",
+        "{} at {}.{:03} ms [{}]: {}",
         violation.property,
-        violation.at as f64 / 1e6,
+        at / 1_000_000,
+        (at / 1_000) % 1_000,
         clients.join(", "),
         violation.message
     )

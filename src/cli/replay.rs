@@ -27,8 +27,9 @@ pub struct Args {
     /// Rerun the run this trace records, with its exact fault schedule.
     #[arg(long, value_name = "TRACE")]
     from: Option<PathBuf>,
-    /// Where to write the trace [default: <scenario>.seed-<N>.trace.json, or
-    /// <TRACE>.replay.json with --from].
+    /// Where to write the trace [default:
+    /// splitbrain-out/replay/<scenario>.seed-<N>.trace.json, or <TRACE>.replay.json with
+    /// --from].
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Also write the run's HTML report here.
@@ -73,7 +74,9 @@ pub fn run(args: Args) -> Outcome {
             }
             let seed = args.seed.unwrap_or_default();
             let outcome = run::run(&scenario, seed).map_err(|e| run_failed(name, seed, &e))?;
-            let default = PathBuf::from(format!("{name}.seed-{seed}.trace.json"));
+            let default = Path::new("splitbrain-out")
+                .join("replay")
+                .join(format!("{name}.seed-{seed}.trace.json"));
             (outcome, default)
         }
     };
