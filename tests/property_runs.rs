@@ -1,5 +1,5 @@
-//! Property runs: proptest generates fault schedules (pauses, partitions, session expiries,
-//! server restarts) for the Mutex scenarios; fenced exclusion, progress and no orphans must
+//! Property runs: proptest generates fault schedules (pauses, partitions, message loss and
+//! delay, session expiries, crashes, server restarts) for the Mutex scenarios; fenced exclusion, progress and no orphans must
 //! hold for every one. Proptest shrinks a failing schedule and keeps it in
 //! `tests/property_runs.proptest-regressions`, so it is replayed first on every later run; the failing
 //! run's trace is written for `splitbrain replay --from`.
@@ -43,7 +43,23 @@ fn fault(clients: u16) -> impl Strategy<Value = ScheduledFault> {
             oneway: false,
             for_ms: Some(for_ms),
         }),
-        client.prop_map(|client| Fault::ExpireSession { client }),
+        client
+            .clone()
+            .prop_map(|client| Fault::ExpireSession { client }),
+        client.clone().prop_map(|client| Fault::Crash { client }),
+        (client.clone(), 0..=50u8, 100..1_000u64).prop_map(|(c, percent, for_ms)| Fault::Drop {
+            from: Node::Client(c),
+            to: Node::Server,
+            percent,
+            for_ms: Some(for_ms),
+        }),
+        (client, 1..200u64, 100..1_500u64).prop_map(|(c, max_ms, for_ms)| Fault::Delay {
+            from: Node::Server,
+            to: Node::Client(c),
+            min_ms: 0,
+            max_ms,
+            for_ms: Some(for_ms),
+        }),
         Just(Fault::RestartServer),
     ];
     (0..2_000u64, kind).prop_map(|(at_ms, fault)| ScheduledFault { at_ms, fault })
@@ -62,7 +78,7 @@ fn case() -> impl Strategy<Value = (usize, u64, Vec<ScheduledFault>)> {
 
 proptest! {
     #![proptest_config(Config {
-        cases: 48,
+        cases: 64,
         rng_seed: RngSeed::Fixed(0x5b17_b2a1),
         ..Config::default()
     })]
