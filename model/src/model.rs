@@ -16,7 +16,8 @@
 //! - [`Action::Apply`]: the server applies the client's next request (`Tree::apply`); fired
 //!   watches go to their sessions' streams, the reply to the requester's after them;
 //! - faults within the budgets: [`Action::Expire`] (the server expires the session of a
-//!   paused or cut-off client; the client learns it only at [`Action::Reconnect`]),
+//!   paused or cut-off client; the client hears of it only when it next handles an event,
+//!   and until then acts on its stale belief),
 //!   [`Action::Crash`], [`Action::LoseConnection`] (the in-flight request applied or not);
 //!   and [`Action::ExpireOrphan`]: the server expires a session no client uses any more.
 
@@ -59,9 +60,6 @@ pub enum Action {
     Apply(ClientSlot),
     /// The server expires the session of the (paused or cut-off) client.
     Expire(ClientSlot),
-    /// The client whose session expired reconnects and is told: replies `ConnectionLoss`
-    /// to what it had in flight, then `Disconnected`, then `Expired`.
-    Reconnect(ClientSlot),
     /// The client process dies and restarts with a new session; the old one lives on.
     Crash(ClientSlot),
     /// The client's connection drops and comes back on the same session. With `applied`,
@@ -191,9 +189,6 @@ impl<R: Subject> LockModel<R> {
             if up && state.used.expiries < budgets.expiries {
                 out.push(Action::Expire(slot));
             }
-            if handle.link == Link::Severed {
-                out.push(Action::Reconnect(slot));
-            }
             if state.used.crashes < budgets.crashes {
                 out.push(Action::Crash(slot));
             }
@@ -236,7 +231,6 @@ impl<R: Subject> LockModel<R> {
             Action::Fire(slot, timer) => step.fire(slot, timer),
             Action::Apply(slot) => step.apply(slot, false),
             Action::Expire(slot) => step.expire(slot),
-            Action::Reconnect(slot) => step.reconnect(slot),
             Action::Crash(slot) => step.crash(slot),
             Action::LoseConnection { client, applied } => step.lose_connection(client, applied),
             Action::ExpireOrphan(session) => step.expire_orphan(session),

@@ -91,10 +91,8 @@ pub struct Handle {
 pub enum Link {
     /// Requests reach the server.
     Up,
-    /// The client is paused or cut off and its session has expired; it does not know yet.
-    Severed,
-    /// The client has been told (`Disconnected`, `Expired` are queued); nothing more is
-    /// applied on this handle.
+    /// The server has expired the session; `Disconnected` and `Expired` are queued on the
+    /// stream, and nothing more is applied on this handle.
     Dead,
 }
 

@@ -278,33 +278,34 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
         Some(())
     }
 
+    /// The server expires the session of a paused or cut-off client. What the client will
+    /// hear is queued at once — `ConnectionLoss` for the requests it had in flight, then
+    /// `Disconnected` and `Expired` — but it hears it only when it next handles an event (the
+    /// pause ends, the connection comes back); until then it acts on its stale belief, and
+    /// nothing it sends on this handle is applied.
     pub(crate) fn expire(&mut self, slot: ClientSlot) -> Option<()> {
         let budgets = self.model.config().budgets;
         self.budget_left(self.state.used.expiries, budgets.expiries)?;
-        let session = self.up_handle(slot)?.session;
+        let handle = self.up_handle(slot)?;
+        let session = handle.session;
+        handle.link = Link::Dead;
+        let lost: Vec<RawEvent> = handle
+            .requests
+            .drain(..)
+            .map(|(op, _)| RawEvent::Reply {
+                op,
+                result: Err(ZkError::ConnectionLoss),
+            })
+            .collect();
+        handle.events.extend(lost);
+        handle.events.extend(
+            [RawState::Disconnected, RawState::Expired].map(|state| RawEvent::State { state }),
+        );
         self.state.used.expiries += 1;
         self.rec.record(None, || EventKind::FaultStart {
             fault: Fault::ExpireSession { client: slot.0 },
         });
-        self.up_handle(slot)?.link = Link::Severed;
         self.end_session(session)
-    }
-
-    pub(crate) fn reconnect(&mut self, slot: ClientSlot) -> Option<()> {
-        let handle = self.handle_mut(slot).filter(|h| h.link == Link::Severed)?;
-        handle.link = Link::Dead;
-        let lost = handle.requests.drain(..).map(|(op, _)| RawEvent::Reply {
-            op,
-            result: Err(ZkError::ConnectionLoss),
-        });
-        let told =
-            [RawState::Disconnected, RawState::Expired].map(|state| RawEvent::State { state });
-        let events: Vec<RawEvent> = lost.chain(told).collect();
-        handle.events.extend(events);
-        self.rec.record(None, || EventKind::FaultEnd {
-            fault: Fault::ExpireSession { client: slot.0 },
-        });
-        Some(())
     }
 
     pub(crate) fn crash(&mut self, slot: ClientSlot) -> Option<()> {
