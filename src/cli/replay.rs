@@ -74,9 +74,10 @@ pub fn run(args: Args) -> Outcome {
             }
             let seed = args.seed.unwrap_or_default();
             let outcome = run::run(&scenario, seed).map_err(|e| run_failed(name, seed, &e))?;
-            let default = Path::new("splitbrain-out")
-                .join("replay")
-                .join(format!("{name}.seed-{seed}.trace.json"));
+            let default = Path::new("splitbrain-out").join("replay").join(format!(
+                "{}.seed-{seed}.trace.json",
+                scenario_label(name, args.unfenced)
+            ));
             (outcome, default)
         }
     };
@@ -102,6 +103,15 @@ pub fn run(args: Args) -> Outcome {
     }
     print(&args, &outcome, &trace_path, shrunk_note.as_deref())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The scenario's name in file names, marked when run unfenced.
+fn scenario_label(name: &str, unfenced: bool) -> String {
+    if unfenced {
+        format!("{name}.unfenced")
+    } else {
+        name.to_owned()
+    }
 }
 
 fn run_failed(scenario: &str, seed: u64, error: &run::RunError) -> Failure {
