@@ -281,3 +281,37 @@ fn the_trace_checkers_confirm_the_counterexamples() {
     };
     confirm::<Mutex>(unfenced, Checked::MutualExclusionFenced);
 }
+
+/// `no_orphans` is not vacuous: a settled run is clean, and the same state with one more
+/// ephemeral lock node of a live session is an orphan.
+#[test]
+fn a_lock_node_left_after_the_workload_is_an_orphan() {
+    let model = LockModel::<Mutex>::new(Config::new(1));
+    let c0 = ClientSlot(0);
+    let cycle = [
+        Action::Work(c0),
+        Action::Apply(c0),
+        Action::Deliver(c0),
+        Action::Apply(c0),
+        Action::Deliver(c0),
+        Action::Work(c0),
+        Action::Work(c0),
+        Action::Work(c0),
+        Action::Apply(c0),
+        Action::Deliver(c0),
+    ];
+    let mut settled = model::replay::states(&model, &cycle)
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert_eq!(settled.resource.counter.value(), 1);
+    assert!(Checked::NoOrphans.holds_in(&model, &settled));
+    let session = settled.peers[0].handle.as_ref().unwrap().session;
+    let stray = lock::zk::Request::Create {
+        path: lock::zk::Path::new("/lock/stray").unwrap(),
+        data: Vec::new(),
+        mode: lock::zk::CreateMode::Ephemeral,
+    };
+    settled.tree.apply(session, &stray);
+    assert!(!Checked::NoOrphans.holds_in(&model, &settled));
+}
