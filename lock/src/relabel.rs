@@ -19,10 +19,13 @@ use crate::zk::{SessionId, ZkError};
 /// A mapping of client identities: client slots, and the session ids that belong to them.
 /// Identities without an entry map to themselves. The mapping need not be injective (the
 /// model maps "every other client" to one placeholder when it computes sort keys).
+///
+/// The pairs are kept in small vectors: a map has a handful of entries and is built and read
+/// once per state the model checker canonicalizes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClientMap {
-    slots: BTreeMap<ClientSlot, ClientSlot>,
-    sessions: BTreeMap<SessionId, SessionId>,
+    slots: Vec<(ClientSlot, ClientSlot)>,
+    sessions: Vec<(SessionId, SessionId)>,
 }
 
 impl ClientMap {
@@ -33,22 +36,22 @@ impl ClientMap {
 
     /// Maps client slot `from` to `to` (and with it every protection id of `from`).
     pub fn map_slot(&mut self, from: ClientSlot, to: ClientSlot) {
-        self.slots.insert(from, to);
+        insert(&mut self.slots, from, to);
     }
 
     /// Maps session `from` to `to`.
     pub fn map_session(&mut self, from: SessionId, to: SessionId) {
-        self.sessions.insert(from, to);
+        insert(&mut self.sessions, from, to);
     }
 
     /// The image of a client slot.
     pub fn slot(&self, slot: ClientSlot) -> ClientSlot {
-        self.slots.get(&slot).copied().unwrap_or(slot)
+        lookup(&self.slots, slot)
     }
 
     /// The image of a session id.
     pub fn session(&self, session: SessionId) -> SessionId {
-        self.sessions.get(&session).copied().unwrap_or(session)
+        lookup(&self.sessions, session)
     }
 
     /// The image of a node name: a protection prefix (`_c_<id>-`) is rewritten, the rest of
@@ -62,9 +65,12 @@ impl ClientMap {
     /// The image of a path's text: every component's protection prefix is rewritten.
     pub(crate) fn path_text(&self, path: &str) -> String {
         let mut text = path.to_owned();
-        let starts: Vec<usize> = path.match_indices("/_c_").map(|(at, _)| at + 1).collect();
-        for start in starts {
+        let mut from = 0;
+        // Rewriting keeps lengths, so positions found in `path` hold in `text`.
+        while let Some(at) = path[from..].find("/_c_") {
+            let start = from + at + 1;
             self.rewrite_component(&mut text, start);
+            from = start;
         }
         text
     }
@@ -78,10 +84,27 @@ impl ClientMap {
         let image = self.slot(client);
         if image != client {
             let digits = ProtectionId::CLIENT_DIGITS;
-            let hex = format!("{:04x}", image.0);
-            text.replace_range(start + digits.start..start + digits.end, &hex);
+            let hex: [u8; 4] = std::array::from_fn(|i| {
+                b"0123456789abcdef"[usize::from((image.0 >> (12 - 4 * i)) & 0xf)]
+            });
+            let hex = std::str::from_utf8(&hex).expect("hex digits are ASCII");
+            text.replace_range(start + digits.start..start + digits.end, hex);
         }
     }
+}
+
+fn insert<T: PartialEq + Copy>(pairs: &mut Vec<(T, T)>, from: T, to: T) {
+    match pairs.iter_mut().find(|(key, _)| *key == from) {
+        Some(pair) => pair.1 = to,
+        None => pairs.push((from, to)),
+    }
+}
+
+fn lookup<T: PartialEq + Copy>(pairs: &[(T, T)], key: T) -> T {
+    pairs
+        .iter()
+        .find(|(from, _)| *from == key)
+        .map_or(key, |(_, to)| *to)
 }
 
 /// A value whose client identities can be rewritten under a [`ClientMap`].
@@ -200,6 +223,12 @@ mod tests {
             ..id
         };
         assert_eq!(map.name(&other.prefix()), other.prefix());
+        map.map_slot(ClientSlot(2), ClientSlot(0x1b));
+        let path = format!("/locks/{}lock-0000000001", other.prefix());
+        assert_eq!(
+            map.path_text(&path),
+            "/locks/_c_00000007-001b-00000003-lock-0000000001"
+        );
     }
 
     #[test]
