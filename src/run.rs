@@ -6,7 +6,7 @@ use scenarios::check::{self, Context};
 use scenarios::fault::ScheduledFault;
 use scenarios::property::{Property, Violation};
 use scenarios::scenario::Scenario;
-use scenarios::shrink::shrink;
+use scenarios::shrink::{shorter, shrink, simplify};
 use scenarios::trace::{Source, Trace};
 use sim::Sim;
 
@@ -123,14 +123,17 @@ pub struct ShrunkRun {
 }
 
 /// Shrinks the fault schedule of `outcome` (a run of `scenario` that violates `property`),
-/// the seed held fixed, to a 1-minimal schedule that still violates it.
+/// the seed held fixed, to a 1-minimal schedule that still violates it, then shortens the
+/// faults that remain while it still does.
 pub fn shrink_run(scenario: &Scenario, outcome: &Outcome, property: Property) -> ShrunkRun {
     let seed = outcome.trace.meta.seed;
     let original = outcome.trace.meta.fault_schedule.clone();
-    let shrunk = shrink(&original, |faults| {
+    let violates = |faults: &[ScheduledFault]| {
         run_with(scenario, seed, faults.to_vec()).is_ok_and(|o| o.violates(property))
-    });
-    let mut result = match run_with(scenario, seed, shrunk.schedule.clone()) {
+    };
+    let fewer = shrink(&original, violates);
+    let shorter = simplify(&fewer.schedule, shorter, violates);
+    let mut result = match run_with(scenario, seed, shorter.schedule.clone()) {
         Ok(result) if result.violates(property) => result,
         _ => outcome.clone(),
     };
@@ -140,7 +143,7 @@ pub fn shrink_run(scenario: &Scenario, outcome: &Outcome, property: Property) ->
     ShrunkRun {
         outcome: result,
         original_faults: original.len(),
-        runs: shrunk.runs,
+        runs: fewer.runs + shorter.runs,
     }
 }
 

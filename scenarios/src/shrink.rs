@@ -1,8 +1,11 @@
 //! Minimization: delta debugging (Zeller and Hildebrandt's ddmin) over a run's concrete fault
 //! schedule, the seed held fixed by the caller's oracle. The result still violates and is
-//! 1-minimal: dropping any single remaining fault makes the violation go away.
+//! 1-minimal: dropping any single remaining fault makes the violation go away. [`simplify`]
+//! then shortens the remaining faults ([`shorter`]) as long as the violation stays.
 
 use std::collections::BTreeMap;
+
+use crate::fault::{Fault, ScheduledFault};
 
 /// A shrunk schedule and how many runs of the oracle it took.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,6 +44,77 @@ pub fn shrink<T: Clone>(schedule: &[T], mut still_violates: impl FnMut(&[T]) -> 
         schedule: current.iter().map(|&i| schedule[i].clone()).collect(),
         runs,
     }
+}
+
+/// Greedily replaces items of `schedule` by simpler ones from `simpler` (tried in order) while
+/// `still_violates` holds; an item is simplified again until none of its candidates works.
+pub fn simplify<T: Clone>(
+    schedule: &[T],
+    simpler: impl Fn(&T) -> Vec<T>,
+    mut still_violates: impl FnMut(&[T]) -> bool,
+) -> Shrunk<T> {
+    let mut current = schedule.to_vec();
+    let mut runs = 0;
+    for index in 0..current.len() {
+        'item: loop {
+            for candidate in simpler(&current[index]) {
+                let mut trial = current.clone();
+                trial[index] = candidate;
+                runs += 1;
+                if still_violates(&trial) {
+                    current = trial;
+                    continue 'item;
+                }
+            }
+            break;
+        }
+    }
+    Shrunk {
+        schedule: current,
+        runs,
+    }
+}
+
+/// Shorter versions of a fault that lasts (half, then three quarters of its duration), for
+/// [`simplify`]; none for instantaneous faults or at 1 ms.
+pub fn shorter(scheduled: &ScheduledFault) -> Vec<ScheduledFault> {
+    let duration = match &scheduled.fault {
+        Fault::Pause { for_ms, .. } => Some(*for_ms),
+        Fault::Partition { for_ms, .. }
+        | Fault::Isolate { for_ms, .. }
+        | Fault::Delay { for_ms, .. }
+        | Fault::Drop { for_ms, .. } => *for_ms,
+        Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } | Fault::RestartServer => {
+            None
+        }
+    };
+    let Some(duration) = duration.filter(|d| *d > 1) else {
+        return Vec::new();
+    };
+    let mut lengths = vec![duration / 2, duration - duration / 4];
+    lengths.dedup();
+    lengths
+        .into_iter()
+        .filter(|d| *d < duration)
+        .map(|d| {
+            let mut fault = scheduled.fault.clone();
+            match &mut fault {
+                Fault::Pause { for_ms, .. } => *for_ms = d,
+                Fault::Partition { for_ms, .. }
+                | Fault::Isolate { for_ms, .. }
+                | Fault::Delay { for_ms, .. }
+                | Fault::Drop { for_ms, .. } => *for_ms = Some(d),
+                Fault::Heal
+                | Fault::ExpireSession { .. }
+                | Fault::Crash { .. }
+                | Fault::RestartServer => {}
+            }
+            ScheduledFault {
+                at_ms: scheduled.at_ms,
+                fault,
+            }
+        })
+        .collect()
 }
 
 /// The ddmin loop over index sets; `current` violates on entry and on exit.
@@ -115,6 +189,30 @@ mod tests {
         let shrunk = shrink(&[1, 2, 3], |_| false);
         assert_eq!(shrunk.schedule, [1, 2, 3]);
         assert_eq!(shrunk.runs, 1);
+    }
+
+    #[test]
+    fn simplify_shortens_items_while_the_violation_stays() {
+        // Violates while the pause lasts at least 300 ms.
+        let pause = ScheduledFault {
+            at_ms: 10,
+            fault: Fault::Pause {
+                client: 0,
+                for_ms: 2_000,
+            },
+        };
+        let restart = ScheduledFault {
+            at_ms: 20,
+            fault: Fault::RestartServer,
+        };
+        let long_enough = |s: &[ScheduledFault]| matches!(s[0].fault, Fault::Pause { for_ms, .. } if for_ms >= 300);
+        let simplified = simplify(&[pause, restart.clone()], shorter, long_enough);
+        let Fault::Pause { for_ms, .. } = simplified.schedule[0].fault else {
+            panic!()
+        };
+        assert!((300..600).contains(&for_ms), "{for_ms}");
+        assert_eq!(simplified.schedule[1], restart);
+        assert!(shorter(&restart).is_empty());
     }
 
     #[test]

@@ -136,9 +136,9 @@ fn report(args: &Args, mut summary: Summary) -> Outcome {
         .map_err(|e| Failure(format!("{}: {e}", index.display())))?;
     summary.summary_report = Some(index.display().to_string());
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        say!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
-        print!("{}", summary.table());
+        say!("{}", summary.table().trim_end());
     }
     Ok(if summary.all_met {
         ExitCode::SUCCESS

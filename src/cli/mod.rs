@@ -1,5 +1,12 @@
 //! What the commands share: the catalog option, errors and exit codes, printing verdicts.
 
+/// `println!` that never panics: see [`say`].
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::cli::say(format_args!($($arg)*))
+    };
+}
+
 pub mod check;
 pub mod hunt;
 pub mod replay;
@@ -16,6 +23,13 @@ use ::scenarios::scenario::Scenario;
 pub const UNMET: u8 = 1;
 /// Exit code of bad input: a malformed file, an unknown name, a run that could not start.
 pub const BAD_INPUT: u8 = 2;
+
+/// Prints one line to stdout. A closed stdout (`splitbrain hunt | head`) drops the rest of
+/// the output quietly instead of panicking.
+pub fn say(text: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
+}
 
 /// A command's failure: one line for the user.
 #[derive(Debug)]

@@ -188,10 +188,10 @@ fn print(
             "fault_schedule": meta.fault_schedule,
             "shrunk_from": meta.shrunk_from,
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        say!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
-    println!(
+    say!(
         "{} seed {}: {} fault(s), {} events, {} violation(s)",
         meta.scenario,
         meta.seed,
@@ -200,23 +200,23 @@ fn print(
         outcome.violations.len()
     );
     if let Some(note) = note {
-        println!("{note}");
+        say!("{note}");
     }
     for fault in &meta.fault_schedule {
-        println!(
+        say!(
             "  fault at {} ms: {}",
             fault.at_ms,
             serde_json::to_string(&fault.fault)?
         );
     }
     for violation in &outcome.violations {
-        println!("  {}", violation_line(violation));
+        say!("  {}", violation_line(violation));
     }
-    println!("trace: {}", trace_path.display());
+    say!("trace: {}", trace_path.display());
     if let Some(report) = &args.report {
-        println!("report: {}", report.display());
+        say!("report: {}", report.display());
     }
-    println!(
+    say!(
         "reproduce: splitbrain replay --from {}",
         trace_path.display()
     );

@@ -33,12 +33,12 @@ pub fn run(args: Args) -> Outcome {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        say!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(ExitCode::SUCCESS);
     }
     let width = catalog.names().iter().map(|n| n.len()).max().unwrap_or(0);
     for scenario in catalog.scenarios() {
-        println!("{:width$}  {}", scenario.name, scenario.description);
+        say!("{:width$}  {}", scenario.name, scenario.description);
     }
     Ok(ExitCode::SUCCESS)
 }
