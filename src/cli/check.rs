@@ -60,8 +60,8 @@ pub struct Args {
     /// Replay this action path (`0/3/1`: stateright's replay key) and write its trace.
     #[arg(long, value_name = "PATH")]
     path: Option<String>,
-    /// Directory for traces [default: the current directory].
-    #[arg(long, value_name = "DIR", default_value = ".")]
+    /// Directory for traces and reports.
+    #[arg(long, value_name = "DIR", default_value = "splitbrain-out/check")]
     out: PathBuf,
     /// Serve stateright's Explorer on 127.0.0.1:<--port> (runs until interrupted).
     #[arg(long)]
@@ -148,7 +148,7 @@ fn run_for<R: Subject>(args: &Args) -> Outcome {
                 .find(|(p, _)| *p == property)
                 .map(|(_, files)| files.report.display().to_string())
         });
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        say!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         print(args, &outcome, &written);
     }
@@ -213,8 +213,8 @@ fn write_files<R: Subject>(
 
 fn print(args: &Args, outcome: &CheckOutcome, written: &[(Checked, Written)]) {
     let config = &outcome.config;
-    println!("{}", args.command());
-    println!(
+    say!("{}", args.command());
+    say!(
         "  {}, {} thread(s){}",
         if args.no_symmetry {
             "no symmetry reduction"
@@ -228,7 +228,7 @@ fn print(args: &Args, outcome: &CheckOutcome, written: &[(Checked, Written)]) {
             ", unfenced resource"
         }
     );
-    println!(
+    say!(
         "  {} states, {} unique, max depth {}, {:.2} s, {:.0} states/s, {}",
         outcome.states,
         outcome.unique_states,
@@ -245,7 +245,7 @@ fn print(args: &Args, outcome: &CheckOutcome, written: &[(Checked, Written)]) {
         let found = if verdict.holds { "holds" } else { "violated" };
         let expected = format!("{:?}", verdict.expectation).to_lowercase();
         let met = if verdict.met() { "met" } else { "NOT MET" };
-        println!(
+        say!(
             "  {:<24} {:<9} expected {:<8} {:<8} {met}",
             verdict.property.name(),
             format!("{:?}", verdict.property.kind()).to_lowercase(),
@@ -259,15 +259,15 @@ fn print(args: &Args, outcome: &CheckOutcome, written: &[(Checked, Written)]) {
             } else {
                 "counterexample"
             };
-            println!(
+            say!(
                 "      {what}: {steps} steps, report {}, trace {}",
                 files.report.display(),
                 files.trace.display()
             );
-            println!("      replay: {} --path {}", args.command(), files.indices);
+            say!("      replay: {} --path {}", args.command(), files.indices);
         }
     }
-    println!(
+    say!(
         "{}",
         if outcome.all_met() {
             "all expectations met"
@@ -284,9 +284,9 @@ fn replay<R: Subject>(args: &Args, path: &str) -> Outcome {
     let stem = format!("{}.c{}.path", R::NAME, args.clients);
     let files = write_files(&model, &actions, &args.out, &stem, &args.command())?;
     let visited = states(&model, &actions)?;
-    println!("{} --path {path}", args.command());
+    say!("{} --path {path}", args.command());
     for (step, action) in actions.iter().enumerate() {
-        println!("  {:>3}. {}", step + 1, model.format_action(action));
+        say!("  {:>3}. {}", step + 1, model.format_action(action));
     }
     for property in Checked::ALL {
         if let Some(at) = visited.iter().position(|s| shows(&model, property, s)) {
@@ -294,11 +294,11 @@ fn replay<R: Subject>(args: &Args, path: &str) -> Outcome {
                 Kind::Always => "violated",
                 Kind::Sometimes => "met",
             };
-            println!("  {property}: {what} after step {at}");
+            say!("  {property}: {what} after step {at}");
         }
     }
-    println!("  report: {}", files.report.display());
-    println!("  trace: {}", files.trace.display());
+    say!("  report: {}", files.report.display());
+    say!("  trace: {}", files.trace.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -343,7 +343,7 @@ mod tests {
             no_symmetry: false,
             timeout: None,
             path: None,
-            out: ".".into(),
+            out: "splitbrain-out/check".into(),
             explore: false,
             port: 3000,
             json: false,
