@@ -315,3 +315,45 @@ fn a_lock_node_left_after_the_workload_is_an_orphan() {
     settled.tree.apply(session, &stray);
     assert!(!Checked::NoOrphans.holds_in(&model, &settled));
 }
+
+/// `check --json` prints exactly the shape.
+#[test]
+fn the_json_summary_has_the_agreed_shape() {
+    let outcome = check::<NaiveHerdMutex>(Config::new(2), Options::default());
+    let json = serde_json::to_value(outcome.summary(|p| Some(format!("{p}.report.html")))).unwrap();
+    let keys: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut expected = vec![
+        "recipe",
+        "clients",
+        "budgets",
+        "states",
+        "unique_states",
+        "max_depth",
+        "seconds",
+        "states_per_second",
+        "complete",
+        "properties",
+        "all_met",
+    ];
+    expected.sort_unstable();
+    let mut keys = keys;
+    keys.sort_unstable();
+    assert_eq!(keys, expected);
+    assert_eq!(json["recipe"], "naive-herd-mutex");
+    assert_eq!(json["budgets"]["connection_losses"], 0);
+    let belief = &json["properties"][0];
+    assert_eq!(belief["name"], "mutual_exclusion_belief");
+    assert_eq!(belief["kind"], "always");
+    assert_eq!(belief["expectation"], "violated");
+    assert_eq!(belief["verdict"], "violated");
+    assert_eq!(belief["met"], true);
+    assert_eq!(belief["counterexample_steps"], 7);
+    assert_eq!(belief["report"], "mutual_exclusion_belief.report.html");
+    assert_eq!(json["properties"][4]["kind"], "sometimes");
+    assert_eq!(json["all_met"], true);
+}
