@@ -10,7 +10,7 @@
 //! - [`model`]: the stateright `Model`: state, actions, faults.
 //! - [`properties`]: the shared property vocabulary as state predicates.
 //! - [`subject`]: the recipes the model drives and the verdicts they expect.
-//! - [`check`]: the exhaustive run, verdicts, shortest and minimized counterexamples.
+//! - [`mod@check`]: the exhaustive run, verdicts, shortest and minimized counterexamples.
 //! - [`replay`]: action paths, their states and their traces in the simulator's format.
 //! - Symmetry: [`state::State`] implements stateright's `Representative`.
 
