@@ -28,7 +28,8 @@ pub trait Subject:
 /// What every exclusive lock shares: beliefs overlap (and an unfenced resource loses an
 /// update) once a paused holder's session can expire; orphans never stay; someone acquires.
 fn exclusive_lock(property: Checked, config: &Config) -> Expectation {
-    let overlap = config.clients >= 2 && config.budgets.expiries >= 1;
+    let budgets = &config.budgets;
+    let overlap = config.clients >= 2 && budgets.expiries >= 1 && budgets.cycles >= 1;
     let verdict = |violated: bool| {
         if violated {
             Expectation::Violated
@@ -40,7 +41,7 @@ fn exclusive_lock(property: Checked, config: &Config) -> Expectation {
         Checked::MutualExclusionBelief => verdict(overlap),
         Checked::MutualExclusionFenced => verdict(overlap && !config.fenced),
         Checked::HerdFree | Checked::NoOrphans => Expectation::Holds,
-        Checked::SomeoneAcquires => verdict(config.clients == 0 || config.budgets.cycles == 0),
+        Checked::SomeoneAcquires => verdict(config.clients == 0 || budgets.cycles == 0),
     }
 }
 

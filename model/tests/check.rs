@@ -357,3 +357,18 @@ fn the_json_summary_has_the_agreed_shape() {
     assert_eq!(json["properties"][4]["kind"], "sometimes");
     assert_eq!(json["all_met"], true);
 }
+
+/// Without a workload nothing is acquired, and nothing overlaps: every expectation says so.
+#[test]
+fn without_cycles_nobody_acquires() {
+    let config = Config {
+        budgets: model::Budgets {
+            cycles: 0,
+            ..model::Budgets::default()
+        },
+        ..Config::new(2)
+    };
+    let outcome = check::<Mutex>(config, Options::default());
+    assert!(outcome.all_met(), "{:?}", outcome.verdicts);
+    assert!(!outcome.verdict(Checked::SomeoneAcquires).holds);
+}
