@@ -5,9 +5,12 @@
 //!   [`FrameworkConfig::lost_after_percent`] of the negotiated session timeout without
 //!   reconnecting, or at once when the server reports `Expired`. Then the old handle is
 //!   closed and a *new* session opened, while the server may still hold the old one.
-//! - Every request is retried until it gets an answer other than `ConnectionLoss` (Curator
-//!   with a retry-forever policy): requests are held while disconnected, re-sent after a
-//!   reconnect, and re-sent on the new session after LOST.
+//! - Within a session, every request is retried until it gets an answer other than
+//!   `ConnectionLoss` (Curator with a retry-forever policy): requests are held while
+//!   disconnected and re-sent after a reconnect. At LOST, a plain request still pending fails
+//!   with `SessionExpired` (after the recipe has been told `Lost`): it belonged to the old
+//!   session, and re-sending a watch-setting read on the new one would leave a watch nobody
+//!   waits for. Protected creates and detached requests carry on in the new session.
 //! - Protected creates: each gets a fresh [`ProtectionId`], reused by its retries. After an
 //!   interruption the framework lists the parent, and adopts a node carrying the id only if
 //!   its `ephemeral_owner` is the current session; a node of another session gets a
@@ -429,6 +432,22 @@ impl Framework {
         if let Connection::Suspended { lost_timer, .. } = self.connection {
             out.push(Effect::CancelTimer(lost_timer));
         }
+        let mut deliveries = self.session_event(SessionEvent::Lost { server_confirmed }, out);
+        // A plain request belongs to the session that is gone (a watch it would set, above
+        // all): it fails, after the recipe has heard of the loss, and is not sent again.
+        let expired: Vec<OpId> = self
+            .pending
+            .iter()
+            .filter(|(_, pending)| pending.purpose == Purpose::Recipe)
+            .map(|(op, _)| *op)
+            .collect();
+        for op in expired {
+            self.pending.remove(&op);
+            deliveries.push(Delivery::Reply {
+                op,
+                result: Err(ZkError::SessionExpired),
+            });
+        }
         let sent: Vec<OpId> = self
             .pending
             .iter()
@@ -441,7 +460,7 @@ impl Framework {
         out.push(Effect::CloseSession);
         out.push(Effect::OpenSession);
         self.connection = Connection::Connecting { after_loss: true };
-        self.session_event(SessionEvent::Lost { server_confirmed }, out)
+        deliveries
     }
 
     fn session_event<N>(&self, event: SessionEvent, out: &mut Vec<Effect<N>>) -> Vec<Delivery> {

@@ -44,8 +44,9 @@ pub enum SessionEvent {
 pub enum Input<C> {
     /// A user call.
     Call(C),
-    /// The final reply to one of the recipe's requests (never `ConnectionLoss`: the framework
-    /// retries those).
+    /// The final reply to one of the recipe's requests: never `ConnectionLoss` (the framework
+    /// retries those); `SessionExpired` for a plain request still pending when the session
+    /// was lost (it comes right after `Session(Lost)`).
     Reply {
         /// The id `Ctx::submit` returned.
         op: OpId,

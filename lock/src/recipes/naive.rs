@@ -207,8 +207,10 @@ impl NaiveHerdMutex {
                     self.start_head(cx);
                 }
             }
-            // A waiter's watch went with its session.
-            Stage::Waiting | Stage::Checking(_) if matches!(event, SessionEvent::Lost { .. }) => {
+            // A waiter's watch went with its session; a create in flight fails with it.
+            Stage::Waiting | Stage::Checking(_) | Stage::Creating(_)
+                if matches!(event, SessionEvent::Lost { .. }) =>
+            {
                 self.fail_head(FailReason::SessionLost, cx);
             }
             _ => {}

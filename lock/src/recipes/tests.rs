@@ -472,3 +472,72 @@ fn lost_after_percent_scales_the_lost_timer() {
     });
     assert_eq!(after, Some(Duration::from_secs(4)));
 }
+
+#[test]
+fn a_watch_read_pending_at_lost_is_not_sent_again_on_the_new_session() {
+    let mut h = mutexes(2);
+    h.call(0, acquire(A));
+    h.settle();
+    h.call(1, acquire(A));
+    for _ in 0..2 {
+        assert!(h.apply_next(1));
+        assert!(h.deliver_next(1));
+    }
+    assert!(matches!(
+        h.peers[1].inflight.front(),
+        Some((_, Request::GetData { watch: true, .. }))
+    ));
+    h.drop_connection(1, false);
+    h.settle();
+    let lost = h.only_timer(1);
+    h.fire(1, lost);
+    h.settle();
+    let reads = h.peers[1]
+        .sent
+        .iter()
+        .filter(|r| matches!(r, Request::GetData { .. }))
+        .count();
+    assert_eq!(
+        reads, 1,
+        "the watch-setting read is not re-sent on the new session"
+    );
+    assert_eq!(
+        last_notice(&h, 1),
+        Some(LockNotice::Failed {
+            owner: A,
+            reason: FailReason::SessionLost
+        })
+    );
+    assert_eq!(h.peers[1].client.framework().pending_requests(), 0);
+    h.call(0, release(A));
+    h.settle();
+    assert!(
+        h.peers[1].watched.is_empty(),
+        "no stray watch wakes the former waiter"
+    );
+}
+
+#[test]
+fn a_naive_create_pending_at_lost_fails_and_leaves_nothing_behind() {
+    let mut h = naive(2);
+    h.call(0, acquire(A));
+    h.settle();
+    h.call(1, acquire(A));
+    h.drop_connection(1, true);
+    h.settle();
+    let lost = h.only_timer(1);
+    h.fire(1, lost);
+    h.settle();
+    assert_eq!(
+        last_notice(&h, 1),
+        Some(LockNotice::Failed {
+            owner: A,
+            reason: FailReason::SessionLost
+        })
+    );
+    assert_eq!(h.peers[1].client.framework().pending_requests(), 0);
+    assert_eq!(
+        h.peers[1].client.recipe(),
+        &NaiveHerdMutex::new(Path::new("/locks/n").unwrap())
+    );
+}
