@@ -1,6 +1,7 @@
 //! [`Sim`]: one simulated run — a server, N clients running a recipe and a workload, a fault
 //! schedule, a horizon and a seed — and the trace it records.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -302,9 +303,14 @@ impl Sim {
         let _faults = madsim::task::spawn(injector.run(start, self.faults.clone()));
         let clients = usize::from(self.clients);
         let settled = async {
-            // Every workload done, its session closed...
-            for _ in 0..clients {
-                done_rx.next().await;
+            // Every client's workload done, its session closed (a crashed client restarts and
+            // reports again, so count clients, not reports)...
+            let mut finished = BTreeSet::new();
+            while finished.len() < clients {
+                match done_rx.next().await {
+                    Some(slot) => finished.insert(slot),
+                    None => break,
+                };
             }
             // ... and every other session (of crashed clients) gone.
             while !server.sessions().is_empty() {
