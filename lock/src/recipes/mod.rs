@@ -2,6 +2,7 @@
 
 mod mutex;
 mod naive;
+mod semaphore_mutex;
 
 use std::time::Duration;
 
@@ -9,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 pub use mutex::Mutex;
 pub use naive::NaiveHerdMutex;
+pub use semaphore_mutex::{LEASE_NAME, SemaphoreMutex};
 
 use crate::fencing::Token;
 use crate::ids::Owner;

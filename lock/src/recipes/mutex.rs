@@ -263,8 +263,8 @@ impl Mutex {
         cx.notify(LockNotice::Failed { owner, reason });
     }
 
-    /// Drops `owner`'s (unheld) acquisition, making sure its node goes.
-    fn abandon(&mut self, owner: Owner, cx: &mut Ctx<'_, LockNotice>) {
+    /// Drops `owner`'s acquisition or hold without a notice, making sure its node goes.
+    pub(crate) fn abandon(&mut self, owner: Owner, cx: &mut Ctx<'_, LockNotice>) {
         let Some(acquisition) = self.owners.remove(&owner) else {
             return;
         };

@@ -10,33 +10,33 @@ use crate::ids::Owner;
 use crate::recipe::SessionEvent;
 use crate::zk::{EventKind, Path, Request};
 
-const A: Owner = Owner(1);
-const B: Owner = Owner(2);
+pub(super) const A: Owner = Owner(1);
+pub(super) const B: Owner = Owner(2);
 
 fn mutexes(n: u16) -> Harness<Mutex> {
     Harness::new(n, || Mutex::new(Path::new("/locks/m").unwrap()))
 }
 
-fn acquire(owner: Owner) -> LockCall {
+pub(super) fn acquire(owner: Owner) -> LockCall {
     LockCall::Acquire {
         owner,
         timeout: None,
     }
 }
 
-fn acquire_within(owner: Owner, secs: u64) -> LockCall {
+pub(super) fn acquire_within(owner: Owner, secs: u64) -> LockCall {
     LockCall::Acquire {
         owner,
         timeout: Some(Duration::from_secs(secs)),
     }
 }
 
-fn release(owner: Owner) -> LockCall {
+pub(super) fn release(owner: Owner) -> LockCall {
     LockCall::Release { owner }
 }
 
 /// The token of the last `Acquired` notice of client `c`.
-fn acquired<R: crate::recipe::Recipe<Notice = LockNotice>>(
+pub(super) fn acquired<R: crate::recipe::Recipe<Notice = LockNotice>>(
     h: &Harness<R>,
     c: usize,
 ) -> Option<Token> {
@@ -46,7 +46,7 @@ fn acquired<R: crate::recipe::Recipe<Notice = LockNotice>>(
     })
 }
 
-fn last_notice<R: crate::recipe::Recipe<Notice = LockNotice>>(
+pub(super) fn last_notice<R: crate::recipe::Recipe<Notice = LockNotice>>(
     h: &Harness<R>,
     c: usize,
 ) -> Option<LockNotice> {
