@@ -26,6 +26,8 @@ enum Command {
     Hunt(cli::hunt::Args),
     /// Model-check a recipe exhaustively (stateright) under fault budgets.
     Check(cli::check::Args),
+    /// Render any trace as a self-contained HTML report.
+    Report(cli::report::Args),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => cli::replay::run(args),
         Command::Hunt(args) => cli::hunt::run(args),
         Command::Check(args) => cli::check::run(args),
+        Command::Report(args) => cli::report::run(args),
     };
     cli::finish(result)
 }

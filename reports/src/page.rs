@@ -34,9 +34,9 @@ pub(crate) fn open(out: &mut String, title: &str, nav: &[(&str, &str)]) -> fmt::
 
 /// Closes `<main>`, adds the footer and the script, and ends the document.
 pub(crate) fn close(out: &mut String, footer: &str) -> fmt::Result {
-    write!(
+    writeln!(
         out,
-        "<footer>{}</footer></main><script>{JS}</script></body></html>\n",
+        "<footer>{}</footer></main><script>{JS}</script></body></html>",
         Esc(footer)
     )
 }

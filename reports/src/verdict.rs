@@ -75,7 +75,14 @@ pub(crate) fn label(violation: &Violation, clock: Clock) -> String {
         };
         format!("⚠ {} {verb}{lasting}", names.join(" + "))
     } else {
-        format!("⚠ {}{lasting}", violation.property)
+        let what = match violation.property {
+            Property::MutualExclusionFenced | Property::LeaderUniqueFenced => "fencing broken",
+            Property::HerdFree => "herd",
+            Property::Progress => "no progress",
+            Property::NoOrphans => "orphaned node",
+            overlap => overlap.name(),
+        };
+        format!("⚠ {what}{lasting}")
     }
 }
 

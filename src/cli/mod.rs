@@ -10,6 +10,7 @@ macro_rules! say {
 pub mod check;
 pub mod hunt;
 pub mod replay;
+pub mod report;
 pub mod scenarios;
 
 use std::path::PathBuf;

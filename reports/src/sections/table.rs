@@ -80,19 +80,13 @@ fn clients(run: &Run, index: usize, event: &Event) -> String {
         Lane::Client(c) => c.to_string(),
         Lane::Server => "s".to_owned(),
     };
-    if let EventKind::FaultStart { .. } | EventKind::FaultEnd { .. } = event.kind {
-        if let Some(fault) = run
-            .faults
-            .iter()
-            .find(|f| f.start_event == index || f.end_event == Some(index))
-        {
-            return fault
-                .lanes()
-                .into_iter()
-                .map(key)
-                .collect::<Vec<_>>()
-                .join(" ");
-        }
+    let fault = run
+        .faults
+        .iter()
+        .find(|f| f.start_event == index || f.end_event == Some(index));
+    if let Some(fault) = fault {
+        let keys: Vec<String> = fault.lanes().into_iter().map(key).collect();
+        return keys.join(" ");
     }
     key(event.client.map_or(Lane::Server, |c| Lane::Client(c.0)))
 }

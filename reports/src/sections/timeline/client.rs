@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::layout::LaneBox;
+use super::layout::{LaneBox, PLOT_W, PLOT_X};
 use super::scale::Scale;
 use super::svg::{Hover, Svg, text_width};
 use crate::analysis::{Access, LockKind, LockSpan, Run};
@@ -43,9 +43,10 @@ pub(crate) fn draw(
         .filter(|a| a.client == client && scale.shows(a.t, a.t))
         .collect();
     for (i, access) in accesses.iter().enumerate() {
-        let room = accesses
+        let next = accesses
             .get(i + 1)
-            .map_or(f64::INFINITY, |next| scale.x(next.t) - scale.x(access.t));
+            .map_or(PLOT_X + PLOT_W, |next| scale.x(next.t));
+        let room = next - scale.x(access.t);
         self::access(svg, run, access, lane, scale, room)?;
     }
     Ok(())

@@ -10,8 +10,10 @@ pub(crate) const WIDTH: f64 = 1200.0;
 pub(crate) const PLOT_X: f64 = 96.0;
 /// The plot's width.
 pub(crate) const PLOT_W: f64 = WIDTH - PLOT_X - 16.0;
-/// The height above the first lane: violation labels, then the axis.
-pub(crate) const TOP: f64 = 46.0;
+/// The height above the first lane: two rows of violation flags, then the axis.
+pub(crate) const TOP: f64 = 64.0;
+/// The tops of the violation flag rows.
+pub(crate) const FLAG_ROWS: [f64; 2] = [2.0, 21.0];
 /// The most rows the server lane stacks nodes in.
 const MAX_NODE_ROWS: usize = 6;
 /// A row's pitch.

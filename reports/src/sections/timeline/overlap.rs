@@ -5,7 +5,7 @@ use std::fmt;
 
 use scenarios::property::Violation;
 
-use super::layout::{Layout, PLOT_W, PLOT_X};
+use super::layout::{FLAG_ROWS, Layout, PLOT_W, PLOT_X};
 use super::scale::Scale;
 use super::svg::{Hover, Svg, text_width};
 use crate::analysis::Run;
@@ -38,7 +38,9 @@ pub(crate) fn bands(
     Ok(())
 }
 
-/// The edges and labels, drawn over everything.
+/// The edges and labels, drawn over everything. Flags go in the first of the two flag rows
+/// where they collide with none placed before them (the first violation first); where
+/// neither has room, a bare `⚠` is tried, then the flag is left out (the edges stay).
 pub(crate) fn labels(
     svg: &mut Svg<'_>,
     run: &Run,
@@ -46,33 +48,45 @@ pub(crate) fn labels(
     violations: &[Violation],
     scale: &Scale,
 ) -> fmt::Result {
-    let (top, bottom) = layout.span_y();
+    let (_, bottom) = layout.span_y();
+    let mut placed: Vec<(usize, f64, f64)> = Vec::new();
     for (i, violation) in violations.iter().enumerate() {
         let until = violation.until.unwrap_or(violation.at).max(violation.at);
         if !scale.shows(violation.at, until) {
             continue;
         }
         let (x1, x2) = (scale.x(violation.at), scale.x(until));
-        let label = verdict::label(violation, run.clock);
-        let tip = format!("{} · {}", violation.property, violation.message);
         svg.raw(&format!(
             "<g class=\"violation-mark\" data-violation=\"{i}\">"
         ));
-        svg.line((x1, top - 18.0), (x1, bottom), "edge")?;
+        svg.line((x1, FLAG_ROWS[0]), (x1, bottom), "edge")?;
         if x2 > x1 {
-            svg.line((x2, top - 18.0), (x2, bottom), "edge")?;
+            svg.line((x2, FLAG_ROWS[0]), (x2, bottom), "edge")?;
         }
-        let width = text_width(&label) + 12.0;
-        let x = ((x1 + x2) / 2.0 - width / 2.0).clamp(PLOT_X, PLOT_X + PLOT_W - width);
-        svg.rect(
-            (x, 3.0, width, 17.0),
-            "flag",
-            Hover {
+        let full = verdict::label(violation, run.clock);
+        let spot = [full.as_str(), "⚠"].into_iter().find_map(|label| {
+            let width = text_width(label) + 12.0;
+            let x = ((x1 + x2) / 2.0 - width / 2.0).clamp(PLOT_X, PLOT_X + PLOT_W - width);
+            let free = |row: usize| {
+                placed
+                    .iter()
+                    .all(|&(r, a, b)| r != row || x + width + 4.0 <= a || b + 4.0 <= x)
+            };
+            (0..FLAG_ROWS.len())
+                .find(|&row| free(row))
+                .map(|row| (label, row, x, width))
+        });
+        if let Some((label, row, x, width)) = spot {
+            placed.push((row, x, x + width));
+            let tip = format!("{} · {}", violation.property, violation.message);
+            let y = FLAG_ROWS[row];
+            let hover = Hover {
                 tip: Some(&tip),
                 event: violation.events.first().copied(),
-            },
-        )?;
-        svg.text((x + 6.0, 15.5), "flag-text", &label)?;
+            };
+            svg.rect((x, y, width, 17.0), "flag", hover)?;
+            svg.text((x + 6.0, y + 12.5), "flag-text", label)?;
+        }
         svg.raw("</g>");
     }
     Ok(())

@@ -1,0 +1,67 @@
+//! `splitbrain report <trace.json> [-o FILE]`: renders any trace (simulator, model checker or
+//! real ZooKeeper) as a self-contained HTML report, checked with the properties of the
+//! scenario it records (or, failing that, the catalog's scenario of that name).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use scenarios::scenario::parse_json;
+use scenarios::trace::Trace;
+
+use super::{CatalogArgs, Failure, Outcome, violation_line};
+
+/// Arguments of `report`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The trace to render.
+    #[arg(value_name = "TRACE")]
+    trace: PathBuf,
+    /// Where to write the report [default: the trace's path with `.html`].
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    catalog: CatalogArgs,
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> Outcome {
+    let file = args.trace.display().to_string();
+    let text = std::fs::read_to_string(&args.trace).map_err(|e| {
+        Failure(format!(
+            "{file}: expected a readable trace file, found an error: {e}"
+        ))
+    })?;
+    let trace: Trace = parse_json(&file, &text)?;
+    let scenario = match &trace.meta.scenario_spec {
+        Some(spec) => Some(spec.as_ref().clone()),
+        None => args.catalog.load()?.get(&trace.meta.scenario).cloned(),
+    };
+    let violations = match &scenario {
+        Some(scenario) => splitbrain::run::checked(trace.clone(), scenario).violations,
+        None => {
+            say!(
+                "{file}: the trace records no scenario and the catalog has none called `{}`: \
+                 rendering without checking",
+                trace.meta.scenario
+            );
+            Vec::new()
+        }
+    };
+    let out = args.out.unwrap_or_else(|| default_out(&args.trace));
+    let options = reports::ReportOptions {
+        trace_file: Some(file),
+    };
+    let html = reports::render(&trace, &violations, &options);
+    reports::write_atomic(&out, &html)
+        .map_err(|e| Failure(format!("cannot write the report: {e}")))?;
+    for violation in &violations {
+        say!("{}", violation_line(violation));
+    }
+    say!("{}", out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `run.trace.json` → `run.trace.html`.
+fn default_out(trace: &Path) -> PathBuf {
+    trace.with_extension("html")
+}

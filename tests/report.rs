@@ -1,0 +1,176 @@
+//! `splitbrain report` end to end on real simulator traces: the report of the GC-pause split
+//! brain shows the pause, the expiry, the overlap and the lost update (unfenced) or the
+//! rejected stale write (fenced); a bad trace gets a one-line error naming file and field;
+//! and the page renders in headless Chromium.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn splitbrain(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_splitbrain"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+/// A fresh directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("report-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Replays seed 1 of `scenario` into a trace, renders it with `report`, returns the page and
+/// the trace's path.
+fn report_of(scenario: &str) -> (String, PathBuf) {
+    let dir = scratch(scenario);
+    let trace = dir.join("run.trace.json");
+    let out = dir.join("run.html");
+    let replay = splitbrain(&[
+        "replay",
+        scenario,
+        "--seed",
+        "1",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let report = splitbrain(&[
+        "report",
+        trace.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let printed = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        printed.trim_end().ends_with(out.to_str().unwrap()),
+        "prints the report's path: {printed}"
+    );
+    (std::fs::read_to_string(&out).unwrap(), trace)
+}
+
+fn assert_split_brain(html: &str, trace: &Path) {
+    assert!(html.contains("class=\"verdict bad\""));
+    assert!(html.contains("mutual_exclusion_belief"));
+    for lane in ["c0", "c1", "server"] {
+        assert!(
+            html.contains(&format!("class=\"lane\" data-lane=\"{lane}\"")),
+            "lane {lane}"
+        );
+    }
+    assert!(html.contains(&format!("splitbrain replay --from {}", trace.display())));
+    assert!(html.contains("class=\"overlap\""), "the overlap");
+    assert!(
+        html.contains("class=\"fault f-pause\" data-e="),
+        "the pause"
+    );
+    assert!(
+        html.contains("class=\"unnoticed\" data-e="),
+        "the expiry the paused client missed"
+    );
+    assert!(html.contains("is paused (GC)"), "the story tells the pause");
+    assert!(
+        html.contains("expired on the server"),
+        "the story tells the expiry"
+    );
+}
+
+#[test]
+fn the_unfenced_split_brain_report_shows_the_lost_update() {
+    let (html, trace) = report_of("gc-pause-split-brain");
+    assert_split_brain(&html, &trace);
+    assert!(
+        html.contains("class=\"acc lost\" data-e="),
+        "the lost update"
+    );
+}
+
+#[test]
+fn the_fenced_split_brain_report_shows_the_rejected_stale_access() {
+    let (html, trace) = report_of("gc-pause-fenced");
+    assert_split_brain(&html, &trace);
+    assert!(
+        html.contains("class=\"acc rejected\" data-e="),
+        "the rejected stale access"
+    );
+}
+
+#[test]
+fn a_bad_trace_is_one_line_naming_the_file_and_the_field() {
+    let dir = scratch("bad");
+    let trace = dir.join("bad.json");
+    std::fs::write(&trace, r#"{"meta": {"scenario": 3}, "events": []}"#).unwrap();
+    let output = splitbrain(&["report", trace.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains(&format!(
+            "{}: /meta/scenario: expected a string",
+            trace.display()
+        )),
+        "{error}"
+    );
+    assert_eq!(error.trim_end().lines().count(), 1, "{error}");
+    assert!(!dir.join("bad.html").exists());
+}
+
+#[test]
+#[ignore = "needs chromium; the README test command installs it"]
+fn a_simulator_report_renders_in_chromium() {
+    let (_, trace) = report_of("gc-pause-split-brain");
+    let page = trace.with_file_name("run.html").canonicalize().unwrap();
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("report-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = shots.join("sim-gc-pause-split-brain.png");
+    let chromium = |args: &[String]| {
+        let profile = trace.with_file_name("chromium-profile");
+        let _ = std::fs::remove_dir_all(&profile);
+        let output = Command::new("chromium")
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+            ])
+            .args([
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .args(args)
+            .arg(format!("file://{}", page.display()))
+            .output()
+            .expect("chromium runs (scripts/test installs it)");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    chromium(&[
+        format!("--screenshot={}", shot.display()),
+        "--window-size=1400,1000".to_owned(),
+    ]);
+    assert!(shot.exists());
+    let dom = chromium(&["--dump-dom".to_owned()]);
+    assert!(dom.contains("id=\"verdict\""));
+    assert!(dom.contains("class=\"overlap\""));
+    assert!(dom.contains("class=\"lane\" data-lane=\"c1\""));
+    assert!(dom.contains("data-tip=\""), "the page's script ran");
+    assert!(dom.contains("splitbrain replay --from"));
+}
