@@ -131,10 +131,10 @@ pub(crate) fn event(run: &Run, event: &Event) -> String {
         } => {
             let zxid = zxid.map(|z| format!(", zxid {}", z.0)).unwrap_or_default();
             format!(
-                "{} op {}: {} ⇒ {}{zxid}",
+                "{} op {} {} ⇒ {}{zxid}",
                 session(run, *s),
                 op.0,
-                request(r),
+                request_name(r),
                 result(res)
             )
         }
@@ -263,6 +263,19 @@ fn notice(notice: &LockNotice) -> String {
         LockNotice::Suspended { owner } => format!("owner {}'s hold SUSPENDED", owner.0),
         LockNotice::Reconnected { owner } => format!("owner {} holds again", owner.0),
         LockNotice::Lost { owner } => format!("owner {}'s hold LOST", owner.0),
+    }
+}
+
+/// A request's operation name (its `op_sent` row has the rest).
+fn request_name(request: &Request) -> &'static str {
+    match request {
+        Request::Create { .. } => "create",
+        Request::Delete { .. } => "delete",
+        Request::SetData { .. } => "set_data",
+        Request::GetData { .. } => "get_data",
+        Request::Exists { .. } => "exists",
+        Request::GetChildren { .. } => "get_children",
+        Request::RemoveWatches { .. } => "remove_watches",
     }
 }
 

@@ -12,7 +12,7 @@ pub(crate) const CSS: &str = include_str!("assets/report.css");
 pub(crate) const JS: &str = include_str!("assets/report.js");
 
 /// The script's SHA-256 in the CSP's base64 form (a unit test keeps it current).
-const JS_SHA256: &str = "jAsESGJCyRondtI2nSwHdrGA4miHQSP5KRofaodKiw8=";
+const JS_SHA256: &str = "UxHPj2IGRUHz6b4DpYK+KC4WPd9vV9+mVRt7NBTYBdM=";
 
 /// Writes the document head and opens `<main>`; `nav` lists `(anchor, label)` links.
 pub(crate) fn open(out: &mut String, title: &str, nav: &[(&str, &str)]) -> fmt::Result {

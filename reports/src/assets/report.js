@@ -96,7 +96,7 @@
   document.addEventListener('click', function (event) {
     var el = event.target.closest ? event.target.closest('[data-e]') : null;
     if (!el) return;
-    var row = document.getElementById('e' + el.getAttribute('data-e'));
+    var row = rows[Number(el.getAttribute('data-e'))];
     if (!row) return;
     if (row.hidden) {
       boxes.forEach(function (box) { box.checked = true; });

@@ -1,5 +1,6 @@
 //! The full event table, filterable by client (and by text) in the page. Rows are terse —
-//! optional end tags are left out — so that a long run stays a small file.
+//! optional end tags are left out, and row `n` is found as the table body's `n`th row rather
+//! than by an id — so that a long run stays a small file.
 
 use std::collections::BTreeSet;
 use std::fmt::{self, Write};
@@ -50,11 +51,7 @@ pub(crate) fn write(out: &mut String, run: &Run, violations: &[Violation]) -> fm
         if hot.contains(&index) {
             class.push_str(if class.is_empty() { "h" } else { " h" });
         }
-        write!(
-            out,
-            "<tr id=\"e{index}\" data-c=\"{}\"",
-            clients(run, index, event)
-        )?;
+        write!(out, "<tr data-c=\"{}\"", clients(run, index, event))?;
         if !class.is_empty() {
             write!(out, " class=\"{class}\"")?;
         }

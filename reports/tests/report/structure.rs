@@ -174,7 +174,7 @@ fn the_event_table_has_every_event_and_a_filter_per_client() {
     let (trace, violations) = gc_pause(true);
     let html = render(&trace, &violations, &options());
     let table = section(&html, "events");
-    assert_eq!(table.matches("<tr id=\"e").count(), trace.events.len());
+    assert_eq!(table.matches("<tr data-c=").count(), trace.events.len());
     for key in ["0", "1", "2", "s"] {
         assert!(
             table.contains(&format!("data-client=\"{key}\"")),

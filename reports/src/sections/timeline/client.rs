@@ -10,6 +10,9 @@ use super::svg::{Hover, Svg, text_width};
 use crate::analysis::{Access, LockKind, LockSpan, Run};
 use crate::clock::Clock;
 
+/// Accesses closer than this to the previous one drawn (in user units) are not drawn.
+const MIN_GAP: f64 = 3.0;
+
 /// `t=1.000s → t=2.000s (1.000s)`, with `…` for a span the trace did not see end.
 pub(crate) fn interval(clock: Clock, start: u64, end: u64, open: bool) -> String {
     let end_text = if open {
@@ -42,12 +45,19 @@ pub(crate) fn draw(
         .iter()
         .filter(|a| a.client == client && scale.shows(a.t, a.t))
         .collect();
+    let mut last_x = f64::NEG_INFINITY;
     for (i, access) in accesses.iter().enumerate() {
+        let x = scale.x(access.t);
+        // In a dense overview, an ordinary access on top of the previous one adds nothing;
+        // rejected and lost ones are always drawn.
+        if access.accepted && access.overwrote.is_none() && x - last_x < MIN_GAP {
+            continue;
+        }
+        last_x = x;
         let next = accesses
             .get(i + 1)
             .map_or(PLOT_X + PLOT_W, |next| scale.x(next.t));
-        let room = next - scale.x(access.t);
-        self::access(svg, run, access, lane, scale, room)?;
+        self::access(svg, run, access, lane, scale, next - x)?;
     }
     Ok(())
 }

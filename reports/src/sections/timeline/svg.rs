@@ -14,6 +14,9 @@ pub(crate) struct Hover<'a> {
     pub event: Option<usize>,
 }
 
+/// Rectangles narrower than this (in user units) carry no hover text.
+const MIN_HOVER_WIDTH: f64 = 3.0;
+
 /// Writes SVG into a page.
 pub(crate) struct Svg<'a> {
     out: &'a mut String,
@@ -47,13 +50,18 @@ impl<'a> Svg<'a> {
         }
     }
 
-    /// A rectangle.
+    /// A rectangle. One narrower than [`MIN_HOVER_WIDTH`] gets no hover text (in a long
+    /// run's overview there are thousands, too thin to point at); clicking it still finds
+    /// its event.
     pub(crate) fn rect(
         &mut self,
         (x, y, w, h): (f64, f64, f64, f64),
         class: &str,
-        hover: Hover<'_>,
+        mut hover: Hover<'_>,
     ) -> fmt::Result {
+        if w < MIN_HOVER_WIDTH {
+            hover.tip = None;
+        }
         self.open("rect", class, hover)?;
         write!(
             self.out,
