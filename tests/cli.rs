@@ -90,7 +90,8 @@ fn malformed_scenario_files_each_give_one_line_and_exit_2() {
         (
             "recipe",
             edit("/recipe", json!("spin")),
-            "/recipe: expected `mutex` or `naive-herd-mutex`, found unknown variant `spin`",
+            "/recipe: expected one of `mutex`, `naive-herd-mutex`, `semaphore-mutex`, found \
+             unknown variant `spin`",
         ),
         (
             "fault-kind",
@@ -382,7 +383,7 @@ fn hunt_over_the_catalog_meets_every_expectation() {
     let table = stdout(&output);
     assert!(output.status.success(), "{table}{}", stderr(&output));
     assert!(
-        table.contains("every expectation met: 9 scenario(s), 1800 runs"),
+        table.contains("every expectation met: 14 scenario(s), 2800 runs"),
         "{table}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

@@ -122,12 +122,14 @@ fn settled<R: Subject>(state: &State<R>) -> bool {
     quiet && state.live.iter().all(|&s| state.attached(s).is_some())
 }
 
+/// Whether a lock node is left: any node below the lock path but the containers a recipe
+/// creates to hold its nodes (`semaphore-mutex`'s `locks` and `leases`).
 fn has_lock_nodes<R: Subject>(model: &LockModel<R>, state: &State<R>) -> bool {
     let path = model.lock_path();
     state
         .tree
         .nodes()
-        .any(|(node, _)| node.parent().as_ref() == Some(path))
+        .any(|(node, n)| !n.container && node.ancestors().contains(path))
 }
 
 macro_rules! property {

@@ -2,7 +2,7 @@
 //! expected to get.
 
 use lock::recipe::Recipe;
-use lock::recipes::{LockCall, LockNotice, Mutex, NaiveHerdMutex};
+use lock::recipes::{LockCall, LockNotice, Mutex, NaiveHerdMutex, SemaphoreMutex};
 use lock::relabel::Relabel;
 use lock::zk::Path;
 use scenarios::property::Expectation;
@@ -73,5 +73,19 @@ impl Subject for NaiveHerdMutex {
             }
             _ => exclusive_lock(property, config),
         }
+    }
+}
+
+impl Subject for SemaphoreMutex {
+    const NAME: &'static str = "semaphore-mutex";
+
+    fn on(path: Path) -> Self {
+        SemaphoreMutex::new(path)
+    }
+
+    /// As any exclusive lock: only the internal lock's holder watches the leases, so a
+    /// release wakes at most one waiter.
+    fn expectation(property: Checked, config: &Config) -> Expectation {
+        exclusive_lock(property, config)
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::scenario::{Scenario, ScenarioError};
 
 /// The embedded catalog files, by file name.
-const EMBEDDED: [(&str, &str); 9] = [
+const EMBEDDED: [(&str, &str); 14] = [
     (
         "gc-pause-split-brain.json",
         include_str!("../catalog/gc-pause-split-brain.json"),
@@ -43,6 +43,26 @@ const EMBEDDED: [(&str, &str); 9] = [
     (
         "random-faults-mutex.json",
         include_str!("../catalog/random-faults-mutex.json"),
+    ),
+    (
+        "semaphore-mutex-fault-free.json",
+        include_str!("../catalog/semaphore-mutex-fault-free.json"),
+    ),
+    (
+        "semaphore-mutex-gc-pause.json",
+        include_str!("../catalog/semaphore-mutex-gc-pause.json"),
+    ),
+    (
+        "semaphore-mutex-partition.json",
+        include_str!("../catalog/semaphore-mutex-partition.json"),
+    ),
+    (
+        "semaphore-mutex-session-expiry.json",
+        include_str!("../catalog/semaphore-mutex-session-expiry.json"),
+    ),
+    (
+        "semaphore-mutex-server-restart.json",
+        include_str!("../catalog/semaphore-mutex-server-restart.json"),
     ),
 ];
 
@@ -169,6 +189,9 @@ mod tests {
         assert_eq!(expect("gc-pause-fenced", MutualExclusionBelief), Violated);
         assert_eq!(expect("gc-pause-fenced", MutualExclusionFenced), Holds);
         assert_eq!(expect("herd-naive", HerdFree), Violated);
+        let gc_pause = "semaphore-mutex-gc-pause";
+        assert_eq!(expect(gc_pause, MutualExclusionBelief), Violated);
+        assert_eq!(expect(gc_pause, MutualExclusionFenced), Holds);
         assert_eq!(expect("herd-free-mutex", HerdFree), Holds);
         for property in [MutualExclusionFenced, Progress, NoOrphans] {
             assert_eq!(expect("random-faults-mutex", property), Holds);

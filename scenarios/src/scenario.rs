@@ -85,6 +85,8 @@ pub enum RecipeKind {
     Mutex,
     /// The known-bad lock where every waiter watches the lock node (`lock::recipes::NaiveHerdMutex`).
     NaiveHerdMutex,
+    /// Curator's InterProcessSemaphoreMutex, not reentrant (`lock::recipes::SemaphoreMutex`).
+    SemaphoreMutex,
 }
 
 impl RecipeKind {
@@ -93,6 +95,7 @@ impl RecipeKind {
         match self {
             RecipeKind::Mutex => "mutex",
             RecipeKind::NaiveHerdMutex => "naive-herd-mutex",
+            RecipeKind::SemaphoreMutex => "semaphore-mutex",
         }
     }
 }
@@ -101,7 +104,7 @@ impl RecipeKind {
     /// The properties a trace of this recipe can be checked for.
     pub fn properties(self) -> &'static [Property] {
         match self {
-            RecipeKind::Mutex | RecipeKind::NaiveHerdMutex => &[
+            RecipeKind::Mutex | RecipeKind::NaiveHerdMutex | RecipeKind::SemaphoreMutex => &[
                 Property::MutualExclusionBelief,
                 Property::MutualExclusionFenced,
                 Property::HerdFree,

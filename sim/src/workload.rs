@@ -11,7 +11,7 @@ use lock::fencing::{FencedResource, Token};
 use lock::framework::{Framework, FrameworkConfig};
 use lock::ids::{ClientSlot, Owner};
 use lock::recipe::Recipe;
-use lock::recipes::{LockCall, LockNotice, Mutex as LockMutex, NaiveHerdMutex};
+use lock::recipes::{LockCall, LockNotice, Mutex as LockMutex, NaiveHerdMutex, SemaphoreMutex};
 use scenarios::fault::Node;
 use scenarios::trace::EventKind;
 
@@ -55,6 +55,10 @@ impl ClientNode {
             }
             RecipeKind::NaiveHerdMutex => {
                 self.drive(Client::new(framework, NaiveHerdMutex::new(path)))
+                    .await
+            }
+            RecipeKind::SemaphoreMutex => {
+                self.drive(Client::new(framework, SemaphoreMutex::new(path)))
                     .await
             }
         }

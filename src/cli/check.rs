@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use lock::recipes::{Mutex, NaiveHerdMutex};
+use lock::recipes::{Mutex, NaiveHerdMutex, SemaphoreMutex};
 use model::check::{Options, Outcome as CheckOutcome, check, shows};
 use model::properties::Kind;
 use model::replay::{actions_from_indices, indices_of, states, trace};
@@ -23,12 +23,12 @@ use stateright::Model;
 use super::{Failure, Outcome, UNMET};
 
 /// The recipes `check` knows, by their kebab-case names.
-const RECIPES: [&str; 2] = [Mutex::NAME, NaiveHerdMutex::NAME];
+const RECIPES: [&str; 3] = [Mutex::NAME, NaiveHerdMutex::NAME, SemaphoreMutex::NAME];
 
 /// Arguments of `check`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The recipe: mutex or naive-herd-mutex.
+    /// The recipe: mutex, naive-herd-mutex or semaphore-mutex.
     recipe: String,
     /// Number of clients, each with its own session.
     #[arg(long, default_value_t = 2)]
@@ -111,6 +111,7 @@ pub fn run(args: Args) -> Outcome {
     match args.recipe.as_str() {
         Mutex::NAME => run_for::<Mutex>(&args),
         NaiveHerdMutex::NAME => run_for::<NaiveHerdMutex>(&args),
+        SemaphoreMutex::NAME => run_for::<SemaphoreMutex>(&args),
         other => Err(Failure(format!(
             "expected a recipe the model checker knows ({}), found `{other}`",
             RECIPES.join(", ")

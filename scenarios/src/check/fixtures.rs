@@ -168,6 +168,22 @@ impl Build {
             Some(_) => CreateMode::EphemeralSequential,
             None => CreateMode::PersistentSequential,
         };
+        self.created_in(session, node, mode, owner, zxid)
+    }
+
+    /// The server applied a successful create of the container `node` as `zxid`.
+    pub fn container(self, session: u64, node: &str, zxid: u64) -> Build {
+        self.created_in(session, node, CreateMode::Container, None, zxid)
+    }
+
+    fn created_in(
+        self,
+        session: u64,
+        node: &str,
+        mode: CreateMode,
+        owner: Option<u64>,
+        zxid: u64,
+    ) -> Build {
         let stat = Stat {
             czxid: Zxid(zxid),
             ephemeral_owner: owner.map(SessionId),

@@ -1,4 +1,6 @@
-//! `no_orphans`: no lock node (a child of the lock path) is left that no live session owns —
+//! `no_orphans`: no lock node (any node below the lock path but the containers a recipe
+//! creates to hold its nodes, such as `semaphore-mutex`'s `locks` and `leases`) is left that
+//! no live session owns —
 //! a persistent lock node, or an ephemeral one whose session has closed or expired. Once all
 //! sessions have closed, that means no lock node at all. The tree is read from the trace's
 //! last `tree_snapshot` when there is one, else rebuilt from the applied creates and deletes
@@ -7,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use lock::ids::ClientSlot;
-use lock::zk::{OpOk, Path, Request, SessionId};
+use lock::zk::{CreateMode, OpOk, Path, Request, SessionId};
 
 use crate::property::{Property, Violation};
 use crate::trace::{EventKind, ServerSession, Trace};
@@ -15,33 +17,37 @@ use crate::trace::{EventKind, ServerSession, Trace};
 use super::timeline::session_owners;
 use super::{Context, when};
 
-/// A node as the checker knows it: its owner, and the event that created it.
+/// A node as the checker knows it: its owner, the event that created it, and whether it is
+/// a container.
 #[derive(Clone, Copy, Debug)]
 struct Node {
     owner: Option<SessionId>,
     created: Option<usize>,
+    container: bool,
 }
 
 /// The tree at the end of the trace (or its last snapshot), with the index it stands for,
 /// and the sessions that had ended by then.
 fn final_tree(trace: &Trace) -> (BTreeMap<Path, Node>, usize, BTreeSet<SessionId>) {
     let mut nodes: BTreeMap<Path, Node> = BTreeMap::new();
-    let mut created_at: BTreeMap<Path, usize> = BTreeMap::new();
+    let mut created_at: BTreeMap<Path, (usize, bool)> = BTreeMap::new();
     let mut ended = BTreeSet::new();
     let mut snapshot = None;
     for (index, event) in trace.events.iter().enumerate() {
         match &event.kind {
             EventKind::OpApplied {
-                request: Request::Create { .. },
+                request: Request::Create { mode, .. },
                 result: Ok(OpOk::Created { path, stat }),
                 ..
             } => {
+                let container = *mode == CreateMode::Container;
                 let node = Node {
                     owner: stat.ephemeral_owner,
                     created: Some(index),
+                    container,
                 };
                 nodes.insert(path.clone(), node);
-                created_at.insert(path.clone(), index);
+                created_at.insert(path.clone(), (index, container));
             }
             EventKind::OpApplied {
                 request: Request::Delete { path, .. },
@@ -61,9 +67,11 @@ fn final_tree(trace: &Trace) -> (BTreeMap<Path, Node>, usize, BTreeSet<SessionId
                 nodes = listed
                     .iter()
                     .map(|n| {
+                        let created = created_at.get(&n.path).copied();
                         let node = Node {
                             owner: n.ephemeral_owner,
-                            created: created_at.get(&n.path).copied(),
+                            created: created.map(|(index, _)| index),
+                            container: created.is_some_and(|(_, container)| container),
                         };
                         (n.path.clone(), node)
                     })
@@ -83,7 +91,7 @@ pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
     let at = trace.events.get(at_index).map_or(0, |e| e.t);
     nodes
         .iter()
-        .filter(|(path, _)| path.parent().as_ref() == Some(&cx.lock_path))
+        .filter(|(path, node)| !node.container && path.ancestors().contains(&cx.lock_path))
         .filter(|(_, node)| node.owner.is_none_or(|s| ended.contains(&s)))
         .map(|(path, node)| {
             let client: Option<ClientSlot> = node.owner.and_then(|s| owners.get(&s).copied());
@@ -136,6 +144,41 @@ mod tests {
             .server_session(10, ServerSession::Expired)
             .trace();
         assert_eq!(check(&trace, &cx()), []);
+    }
+
+    #[test]
+    fn nodes_below_the_lock_path_count_and_containers_do_not() {
+        let trace = Build::new()
+            .connected(0, 10)
+            .container(10, "/lock/leases", 1)
+            .container(10, "/lock/locks", 2)
+            .created(10, "/lock/leases/lease-0000000001", Some(10), 3)
+            .created(10, "/lock/locks/lock-0000000001", Some(10), 4)
+            .deleted(10, "/lock/locks/lock-0000000001", 5)
+            .server_session(10, ServerSession::Closed)
+            .push(
+                None,
+                EventKind::TreeSnapshot {
+                    nodes: [
+                        "/lock/leases",
+                        "/lock/locks",
+                        "/lock/leases/lease-0000000001",
+                    ]
+                    .map(|node| SnapshotNode {
+                        path: path(node),
+                        ephemeral_owner: None,
+                    })
+                    .to_vec(),
+                },
+            )
+            .trace();
+        let violations = check(&trace, &cx());
+        assert_eq!(violations.len(), 1);
+        assert!(
+            violations[0]
+                .message
+                .starts_with("lock node /lock/leases/lease-0000000001 was still there")
+        );
     }
 
     #[test]

@@ -116,8 +116,8 @@ fn malformed_files_give_one_line_errors() {
         ),
         (
             set("/recipe", json!("spin-lock")),
-            "unit.json: /recipe: expected `mutex` or `naive-herd-mutex`, found unknown variant \
-             `spin-lock`",
+            "unit.json: /recipe: expected one of `mutex`, `naive-herd-mutex`, `semaphore-mutex`, \
+             found unknown variant `spin-lock`",
         ),
         (
             set("/faults/0/fault/kind", json!("explode")),
