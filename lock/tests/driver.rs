@@ -11,7 +11,7 @@ use lock::framework::{Framework, FrameworkConfig};
 use lock::ids::{ClientSlot, Owner};
 use lock::memory::{MemoryServer, Sleeper};
 use lock::recipe::Recipe;
-use lock::recipes::{LockCall, LockNotice, Mutex, NaiveHerdMutex};
+use lock::recipes::{LockCall, LockNotice, Mutex, NaiveHerdMutex, SemaphoreMutex};
 use lock::zk::Path;
 
 const OWNER: Owner = Owner(0);
@@ -120,6 +120,19 @@ async fn concurrent_naive_clients_exclude_too() {
     let (value, tokens, _) = contend(|| NaiveHerdMutex::new(lock_path()), 4, 3).await;
     assert_eq!(value, 12);
     assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_semaphore_mutex_clients_exclude_and_leave_no_lease() {
+    let (value, tokens, server) = contend(|| SemaphoreMutex::new(lock_path()), 4, 3).await;
+    assert_eq!(value, 12);
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
+    let tree = server.tree();
+    let left: Vec<_> = tree
+        .nodes()
+        .filter(|(_, n)| n.stat.ephemeral_owner.is_some())
+        .collect();
+    assert!(left.is_empty(), "orphans: {left:?}");
 }
 
 #[tokio::test(start_paused = true)]

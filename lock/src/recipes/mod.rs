@@ -21,8 +21,9 @@ use crate::zk::{CreateMode, Path, Request, ZkError};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(tag = "call", rename_all = "snake_case")]
 pub enum LockCall {
-    /// Acquire for `owner` (again, if it holds already: locks are reentrant per owner),
-    /// giving up after `timeout` if one is given.
+    /// Acquire for `owner`, giving up after `timeout` if one is given. Again while `owner`
+    /// holds: `Mutex` and `NaiveHerdMutex` are reentrant per owner (one more hold at once);
+    /// `SemaphoreMutex` is not (the acquire waits for the owner's own release).
     Acquire {
         /// Who acquires.
         owner: Owner,
