@@ -3,6 +3,9 @@
 //! rejected stale write (fenced); a bad trace gets a one-line error naming file and field;
 //! and the page renders in headless Chromium.
 
+#[path = "../reports/tests/support/headless.rs"]
+mod headless;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -135,32 +138,10 @@ fn a_simulator_report_renders_in_chromium() {
         .join("report-screenshots");
     std::fs::create_dir_all(&shots).unwrap();
     let shot = shots.join("sim-gc-pause-split-brain.png");
+    let profile = trace.with_file_name("chromium-profile");
     let chromium = |args: &[String]| {
-        let profile = trace.with_file_name("chromium-profile");
-        let _ = std::fs::remove_dir_all(&profile);
-        let output = Command::new("chromium")
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-            ])
-            .args([
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ])
-            .arg(format!("--user-data-dir={}", profile.display()))
-            .args(args)
-            .arg(format!("file://{}", page.display()))
-            .output()
-            .expect("chromium runs (scripts/test installs it)");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).unwrap()
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        headless::run(&page, &profile, &args)
     };
     chromium(&[
         format!("--screenshot={}", shot.display()),

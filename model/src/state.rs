@@ -6,12 +6,12 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use lock::client::Client;
-use lock::coordination::RawEvent;
+use lock::coordination::{RawEvent, RawState};
 use lock::fencing::{FencedResource, Token};
 use lock::ids::{ClientSlot, OpId, TimerId};
 use lock::relabel::{ClientMap, Relabel};
 use lock::zk::tree::Tree;
-use lock::zk::{Request, SessionId};
+use lock::zk::{Request, SessionId, ZkError};
 
 /// The session id of `slot`'s `incarnation`-th session: deterministic, so that the same
 /// path always builds the same state, and decodable, so that fired watches find their client.
@@ -84,6 +84,25 @@ pub struct Handle {
     pub requests: VecDeque<(OpId, Request)>,
     /// Replies, watch events and raw states not yet handled: one ordered stream.
     pub events: VecDeque<RawEvent>,
+}
+
+impl Handle {
+    /// The connection drops: every request not yet applied gets `ConnectionLoss`, then the
+    /// stream says `Disconnected` (the order the `Coordination` contract promises).
+    pub(crate) fn drop_connection(&mut self) {
+        let lost: Vec<RawEvent> = self
+            .requests
+            .drain(..)
+            .map(|(op, _)| RawEvent::Reply {
+                op,
+                result: Err(ZkError::ConnectionLoss),
+            })
+            .collect();
+        self.events.extend(lost);
+        self.events.push_back(RawEvent::State {
+            state: RawState::Disconnected,
+        });
+    }
 }
 
 /// The state of a handle's connection.

@@ -289,18 +289,10 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
         let handle = self.up_handle(slot)?;
         let session = handle.session;
         handle.link = Link::Dead;
-        let lost: Vec<RawEvent> = handle
-            .requests
-            .drain(..)
-            .map(|(op, _)| RawEvent::Reply {
-                op,
-                result: Err(ZkError::ConnectionLoss),
-            })
-            .collect();
-        handle.events.extend(lost);
-        handle.events.extend(
-            [RawState::Disconnected, RawState::Expired].map(|state| RawEvent::State { state }),
-        );
+        handle.drop_connection();
+        handle.events.push_back(RawEvent::State {
+            state: RawState::Expired,
+        });
         self.state.used.expiries += 1;
         self.rec.record(None, || EventKind::FaultStart {
             fault: Fault::ExpireSession { client: slot.0 },
@@ -345,26 +337,13 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
             self.apply(slot, true)?;
         }
         let handle = self.up_handle(slot)?;
-        let lost: Vec<RawEvent> = handle
-            .requests
-            .drain(..)
-            .map(|(op, _)| RawEvent::Reply {
-                op,
-                result: Err(ZkError::ConnectionLoss),
-            })
-            .collect();
-        handle.events.extend(lost);
-        handle.events.extend([
-            RawEvent::State {
-                state: RawState::Disconnected,
+        handle.drop_connection();
+        handle.events.push_back(RawEvent::State {
+            state: RawState::Connected {
+                session,
+                timeout: SESSION_TIMEOUT,
             },
-            RawEvent::State {
-                state: RawState::Connected {
-                    session,
-                    timeout: SESSION_TIMEOUT,
-                },
-            },
-        ]);
+        });
         self.rec.record(None, || EventKind::FaultEnd { fault });
         Some(())
     }

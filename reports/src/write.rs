@@ -11,7 +11,7 @@ static SERIAL: AtomicU64 = AtomicU64::new(0);
 /// Writes `contents` to `path` atomically: into a temporary file in the same directory
 /// (created if missing), flushed to disk, then renamed over `path`. On error the temporary
 /// file is removed and the error names the file.
-pub fn write_atomic(path: &Path, contents: &str) -> io::Result<()> {
+pub fn write_atomic(path: &Path, contents: impl AsRef<[u8]>) -> io::Result<()> {
     let named =
         |error: io::Error| io::Error::new(error.kind(), format!("{}: {error}", path.display()));
     let name = path.file_name().ok_or_else(|| {
@@ -33,7 +33,7 @@ pub fn write_atomic(path: &Path, contents: &str) -> io::Result<()> {
     ));
     let written = File::create(&temp)
         .and_then(|mut file| {
-            file.write_all(contents.as_bytes())?;
+            file.write_all(contents.as_ref())?;
             file.sync_all()
         })
         .and_then(|()| fs::rename(&temp, path));

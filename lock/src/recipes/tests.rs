@@ -112,8 +112,9 @@ fn each_waiter_watches_only_its_predecessor_and_a_release_wakes_one() {
     assert_eq!(h.peers[1].watched[0].kind, EventKind::NodeDeleted);
 }
 
-#[test]
-fn a_predecessor_gone_before_the_watch_is_set_means_list_again_not_hang() {
+/// c0 holds; c1 has created its node and listed, and its watch-setting read of c0's node
+/// is in flight, not yet applied.
+fn c1_about_to_watch_c0() -> Harness<Mutex> {
     let mut h = mutexes(2);
     h.call(0, acquire(A));
     h.settle();
@@ -127,6 +128,12 @@ fn a_predecessor_gone_before_the_watch_is_set_means_list_again_not_hang() {
         h.peers[1].inflight.front(),
         Some((_, Request::GetData { watch: true, .. }))
     ));
+    h
+}
+
+#[test]
+fn a_predecessor_gone_before_the_watch_is_set_means_list_again_not_hang() {
+    let mut h = c1_about_to_watch_c0();
     h.call(0, release(A));
     assert!(h.apply_next(0), "c0's delete applies before c1's get_data");
     h.settle();
@@ -475,18 +482,7 @@ fn lost_after_percent_scales_the_lost_timer() {
 
 #[test]
 fn a_watch_read_pending_at_lost_is_not_sent_again_on_the_new_session() {
-    let mut h = mutexes(2);
-    h.call(0, acquire(A));
-    h.settle();
-    h.call(1, acquire(A));
-    for _ in 0..2 {
-        assert!(h.apply_next(1));
-        assert!(h.deliver_next(1));
-    }
-    assert!(matches!(
-        h.peers[1].inflight.front(),
-        Some((_, Request::GetData { watch: true, .. }))
-    ));
+    let mut h = c1_about_to_watch_c0();
     h.drop_connection(1, false);
     h.settle();
     let lost = h.only_timer(1);

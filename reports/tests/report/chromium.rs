@@ -3,15 +3,14 @@
 //! one lane per client, the overlap and the reproduction command — and no trace of hostile
 //! markup having run. Screenshots land in `target/report-screenshots/` for people to look at.
 
-use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use reports::{ReportOptions, render, write_atomic};
 use scenarios::property::Violation;
 use scenarios::trace::Trace;
 
 use crate::fixtures::gc_pause;
+use crate::headless;
 use crate::hostile;
 
 /// Where reports and screenshots of these tests go.
@@ -23,30 +22,7 @@ fn out_dir() -> PathBuf {
 /// Runs Chromium headless on `page` with `args`, in a fresh profile; returns its stdout.
 fn chromium(page: &Path, name: &str, args: &[&str]) -> String {
     let profile = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("chromium-profile-{name}"));
-    let _ = fs::remove_dir_all(&profile);
-    let output = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium runs (scripts/test installs it)");
-    let _ = fs::remove_dir_all(&profile);
-    assert!(
-        output.status.success(),
-        "chromium failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("the DOM is UTF-8")
+    headless::run(page, &profile, args)
 }
 
 /// Writes the report, screenshots it, and returns its rendered DOM.
@@ -58,7 +34,7 @@ fn rendered(
 ) -> String {
     let dir = out_dir();
     let page = dir.join(format!("{name}.html"));
-    write_atomic(&page, &render(trace, violations, options)).expect("report written");
+    write_atomic(&page, render(trace, violations, options)).expect("report written");
     let page = page.canonicalize().expect("the report exists");
     for (suffix, size) in [("", "1400,1000"), ("-full", "1400,3400")] {
         let shot = dir.join(format!("{name}{suffix}.png"));

@@ -4,6 +4,8 @@
 mod chromium;
 mod escaping;
 mod fixtures;
+#[path = "../support/headless.rs"]
+mod headless;
 mod hostile;
 mod size;
 mod structure;
