@@ -115,8 +115,8 @@ impl<R: Subject> LockModel<R> {
         &self.lock_path
     }
 
-    /// The one initial state, with its trace events: the lock path exists, and every client
-    /// is connected with its first session.
+    /// The one initial state, with its trace events: the lock path exists (with the
+    /// recipe's directories below it), and every client is connected with its first session.
     pub fn initial(&self, rec: &mut impl Recorder) -> State<R> {
         let mut tree = Tree::new();
         let create = Request::Create {
@@ -125,6 +125,14 @@ impl<R: Subject> LockModel<R> {
             mode: CreateMode::Persistent,
         };
         tree.apply(SessionId(0), &create);
+        for path in R::directories(&self.lock_path) {
+            let create = Request::Create {
+                path,
+                data: Vec::new(),
+                mode: CreateMode::Container,
+            };
+            tree.apply(SessionId(0), &create);
+        }
         let peers = (0..self.config.clients)
             .map(|slot| self.fresh_peer(ClientSlot(slot), 0, 0))
             .collect();

@@ -21,6 +21,14 @@ pub trait Subject:
     /// An instance locking `path`.
     fn on(path: Path) -> Self;
 
+    /// The directories below `path` the recipe keeps its nodes in. The model's initial tree
+    /// has them (as containers), as it has the lock path: creating them is the same for every
+    /// recipe, and letting each client find them missing multiplies the states (16 times for
+    /// `semaphore-mutex` with 3 clients). The simulator and the unit tests start without them.
+    fn directories(_path: &Path) -> Vec<Path> {
+        Vec::new()
+    }
+
     /// The verdict `property` is expected to get under `config`.
     fn expectation(property: Checked, config: &Config) -> Expectation;
 }
@@ -81,6 +89,11 @@ impl Subject for SemaphoreMutex {
 
     fn on(path: Path) -> Self {
         SemaphoreMutex::new(path)
+    }
+
+    fn directories(path: &Path) -> Vec<Path> {
+        let recipe = SemaphoreMutex::new(path.clone());
+        vec![recipe.internal_lock().clone(), recipe.leases().clone()]
     }
 
     /// As any exclusive lock: only the internal lock's holder watches the leases, so a

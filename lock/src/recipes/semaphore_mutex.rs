@@ -82,6 +82,16 @@ impl SemaphoreMutex {
         &self.path
     }
 
+    /// The internal lock's path, `<path>/locks`.
+    pub fn internal_lock(&self) -> &Path {
+        self.lock.path()
+    }
+
+    /// The directory of the lease nodes, `<path>/leases`.
+    pub fn leases(&self) -> &Path {
+        &self.leases
+    }
+
     /// The token of `owner`'s lease.
     pub fn holding(&self, owner: Owner) -> Option<Token> {
         self.holds.get(&owner).map(|hold| hold.token)
