@@ -71,3 +71,30 @@ fn naive_herd_mutex_wakes_the_whole_herd() {
     println!("NaiveHerdMutex, 10 clients: the largest wake-up is {most} clients");
     assert!(most >= 9, "a release wakes the herd: {most}");
 }
+
+/// The semaphore mutex's waiters watch the leases' children, but only the internal lock's
+/// holder waits on them: each lease change reaches one session, never the herd of ten.
+#[test]
+fn semaphore_mutex_wakes_no_herd_on_lease_changes() {
+    let trace = ten_waiters(RecipeKind::SemaphoreMutex);
+    let mut woken: BTreeMap<Zxid, usize> = BTreeMap::new();
+    for event in &trace.events {
+        if let EventKind::WatchFired {
+            event,
+            zxid: Some(zxid),
+            ..
+        } = &event.kind
+            && event.path.name() == "leases"
+        {
+            *woken.entry(*zxid).or_insert(0) += 1;
+        }
+    }
+    let most = woken.values().copied().max().unwrap_or(0);
+    println!(
+        "SemaphoreMutex, 10 clients: {} lease changes woke a session, at most {most} each",
+        woken.len()
+    );
+    assert!(woken.len() >= 9, "waiters are woken by lease changes");
+    assert_eq!(most, 1, "{woken:?}");
+    assert!(woken_per_deletion(&trace).values().all(|&n| n <= 1));
+}
