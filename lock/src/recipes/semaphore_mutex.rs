@@ -14,7 +14,9 @@
 //! fails with `AlreadyAcquiring`. One timeout bounds both phases (internal lock and lease
 //! wait); when it fires, the waiter's internal-lock node and lease node are deleted
 //! (guaranteed). Leases of expired sessions go with the server's ephemeral deletion, which
-//! fires the child watch of whoever waits.
+//! fires the child watch of whoever waits. A waiter whose own lease node is missing from the
+//! listing (its session expired on the server) fails with `NodeVanished`, as `Mutex`'s
+//! waiters do, where Curator retries the whole acquire under its retry policy.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
