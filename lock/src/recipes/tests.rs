@@ -7,7 +7,7 @@ use crate::client::ClientInput;
 use crate::fencing::Token;
 use crate::harness::Harness;
 use crate::ids::Owner;
-use crate::recipe::SessionEvent;
+use crate::recipe::{Recipe, SessionEvent};
 use crate::zk::{EventKind, Path, Request};
 
 pub(super) const A: Owner = Owner(1);
@@ -36,21 +36,40 @@ pub(super) fn release(owner: Owner) -> LockCall {
 }
 
 /// The token of the last `Acquired` notice of client `c`.
-pub(super) fn acquired<R: crate::recipe::Recipe<Notice = LockNotice>>(
-    h: &Harness<R>,
-    c: usize,
-) -> Option<Token> {
+pub(super) fn acquired<R: Recipe<Notice = LockNotice>>(h: &Harness<R>, c: usize) -> Option<Token> {
     h.peers[c].notices.iter().rev().find_map(|n| match n {
         LockNotice::Acquired { token, .. } => Some(*token),
         _ => None,
     })
 }
 
-pub(super) fn last_notice<R: crate::recipe::Recipe<Notice = LockNotice>>(
+pub(super) fn last_notice<R: Recipe<Notice = LockNotice>>(
     h: &Harness<R>,
     c: usize,
 ) -> Option<LockNotice> {
     h.peers[c].notices.last().copied()
+}
+
+/// c1's connection drops (its request in flight applied first when `applied`) and it gives up
+/// the session at the LOST timer: its acquire must fail with `SessionLost` and leave no
+/// request behind.
+pub(super) fn lose_waiter_session<R: Recipe<Call = LockCall, Notice = LockNotice>>(
+    h: &mut Harness<R>,
+    applied: bool,
+) {
+    h.drop_connection(1, applied);
+    h.settle();
+    let lost = h.only_timer(1);
+    h.fire(1, lost);
+    h.settle();
+    assert_eq!(
+        last_notice(h, 1),
+        Some(LockNotice::Failed {
+            owner: A,
+            reason: FailReason::SessionLost
+        })
+    );
+    assert_eq!(h.peers[1].client.framework().pending_requests(), 0);
 }
 
 #[test]
@@ -323,18 +342,7 @@ fn a_waiter_whose_session_is_lost_fails_and_leaves_no_node() {
     h.settle();
     h.call(1, acquire(A));
     h.settle();
-    h.drop_connection(1, false);
-    h.settle();
-    let lost = h.only_timer(1);
-    h.fire(1, lost);
-    h.settle();
-    assert_eq!(
-        last_notice(&h, 1),
-        Some(LockNotice::Failed {
-            owner: A,
-            reason: FailReason::SessionLost
-        })
-    );
+    lose_waiter_session(&mut h, false);
     assert_eq!(
         h.children("/locks/m").len(),
         1,
@@ -519,19 +527,7 @@ fn a_naive_create_pending_at_lost_fails_and_leaves_nothing_behind() {
     h.call(0, acquire(A));
     h.settle();
     h.call(1, acquire(A));
-    h.drop_connection(1, true);
-    h.settle();
-    let lost = h.only_timer(1);
-    h.fire(1, lost);
-    h.settle();
-    assert_eq!(
-        last_notice(&h, 1),
-        Some(LockNotice::Failed {
-            owner: A,
-            reason: FailReason::SessionLost
-        })
-    );
-    assert_eq!(h.peers[1].client.framework().pending_requests(), 0);
+    lose_waiter_session(&mut h, true);
     assert_eq!(
         h.peers[1].client.recipe(),
         &NaiveHerdMutex::new(Path::new("/locks/n").unwrap())

@@ -4,7 +4,9 @@
 
 use super::SemaphoreMutex;
 use crate::harness::Harness;
-use crate::recipes::tests::{A, B, acquire, acquire_within, acquired, last_notice, release};
+use crate::recipes::tests::{
+    A, B, acquire, acquire_within, acquired, last_notice, lose_waiter_session, release,
+};
 use crate::recipes::{FailReason, LockNotice};
 use crate::zk::{Path, Request};
 
@@ -257,19 +259,7 @@ fn a_lease_waiter_whose_session_is_lost_fails_and_leaves_nothing_behind() {
     h.settle();
     h.call(1, acquire(A));
     h.settle();
-    h.drop_connection(1, false);
-    h.settle();
-    let lost = h.only_timer(1);
-    h.fire(1, lost);
-    h.settle();
-    assert_eq!(
-        last_notice(&h, 1),
-        Some(LockNotice::Failed {
-            owner: A,
-            reason: FailReason::SessionLost
-        })
-    );
-    assert_eq!(h.peers[1].client.framework().pending_requests(), 0);
+    lose_waiter_session(&mut h, false);
     assert_eq!(h.children(LEASES).len(), 1);
     assert!(h.children(LOCKS).is_empty());
     h.call(0, release(A));
