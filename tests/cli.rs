@@ -1,25 +1,13 @@
 //! The `splitbrain` binary end to end: malformed scenario files, exact replays, shards, the
 //! catalog sweep and shrunk counterexamples.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::{Value, json};
-
-fn splitbrain(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_splitbrain"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-/// A fresh directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("splitbrain-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use support::{scratch, splitbrain};
 
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()

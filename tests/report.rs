@@ -5,24 +5,11 @@
 
 #[path = "../reports/tests/support/headless.rs"]
 mod headless;
+mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn splitbrain(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_splitbrain"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-/// A fresh directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("report-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use support::{scratch, splitbrain};
 
 /// Replays seed 1 of `scenario` into a trace, renders it with `report`, returns the page and
 /// the trace's path.

@@ -101,18 +101,23 @@ where
     (value, tokens, server)
 }
 
-#[tokio::test(start_paused = true)]
-async fn concurrent_mutex_clients_never_lose_an_update_and_tokens_increase() {
-    let (value, tokens, server) = contend(|| Mutex::new(lock_path()), 5, 4).await;
-    assert_eq!(value, 20);
-    assert_eq!(tokens.len(), 20);
-    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
+/// Every session has closed: no ephemeral node may be left.
+fn assert_no_ephemerals(server: &MemoryServer) {
     let tree = server.tree();
     let left: Vec<_> = tree
         .nodes()
         .filter(|(_, n)| n.stat.ephemeral_owner.is_some())
         .collect();
     assert!(left.is_empty(), "orphans: {left:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_mutex_clients_never_lose_an_update_and_tokens_increase() {
+    let (value, tokens, server) = contend(|| Mutex::new(lock_path()), 5, 4).await;
+    assert_eq!(value, 20);
+    assert_eq!(tokens.len(), 20);
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
+    assert_no_ephemerals(&server);
 }
 
 #[tokio::test(start_paused = true)]
@@ -127,12 +132,7 @@ async fn concurrent_semaphore_mutex_clients_exclude_and_leave_no_lease() {
     let (value, tokens, server) = contend(|| SemaphoreMutex::new(lock_path()), 4, 3).await;
     assert_eq!(value, 12);
     assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
-    let tree = server.tree();
-    let left: Vec<_> = tree
-        .nodes()
-        .filter(|(_, n)| n.stat.ephemeral_owner.is_some())
-        .collect();
-    assert!(left.is_empty(), "orphans: {left:?}");
+    assert_no_ephemerals(&server);
 }
 
 #[tokio::test(start_paused = true)]

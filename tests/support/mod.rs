@@ -1,0 +1,22 @@
+//! What the command-line tests share: running the binary and a fresh directory per test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs the `splitbrain` binary with `args`.
+pub fn splitbrain(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_splitbrain"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+/// A fresh, empty directory for the test `name` under cargo's temporary target directory,
+/// prefixed with the test binary's name so that test binaries running at once never share one.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-{name}", env!("CARGO_CRATE_NAME")));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
