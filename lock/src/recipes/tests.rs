@@ -43,6 +43,23 @@ pub(super) fn acquired<R: Recipe<Notice = LockNotice>>(h: &Harness<R>, c: usize)
     })
 }
 
+/// The notice of an acquire or release of owner `A` that failed for `reason`.
+pub(super) fn failed(reason: FailReason) -> Option<LockNotice> {
+    Some(LockNotice::Failed { owner: A, reason })
+}
+
+/// What the framework reports when the client gives up a cut-off session at the LOST timer
+/// and opens a new one.
+const GAVE_UP_THEN_NEW_SESSION: [SessionEvent; 3] = [
+    SessionEvent::Suspended,
+    SessionEvent::Lost {
+        server_confirmed: false,
+    },
+    SessionEvent::Reconnected {
+        session_changed: true,
+    },
+];
+
 pub(super) fn last_notice<R: Recipe<Notice = LockNotice>>(
     h: &Harness<R>,
     c: usize,
@@ -62,13 +79,7 @@ pub(super) fn lose_waiter_session<R: Recipe<Call = LockCall, Notice = LockNotice
     let lost = h.only_timer(1);
     h.fire(1, lost);
     h.settle();
-    assert_eq!(
-        last_notice(h, 1),
-        Some(LockNotice::Failed {
-            owner: A,
-            reason: FailReason::SessionLost
-        })
-    );
+    assert_eq!(last_notice(h, 1), failed(FailReason::SessionLost));
     assert_eq!(h.peers[1].client.framework().pending_requests(), 0);
 }
 
@@ -207,13 +218,7 @@ fn reentrant_per_owner_and_the_node_goes_on_the_last_release() {
     h.settle();
     assert!(h.children("/locks/m").is_empty());
     h.call(0, release(A));
-    assert_eq!(
-        last_notice(&h, 0),
-        Some(LockNotice::Failed {
-            owner: A,
-            reason: FailReason::NotHeld
-        })
-    );
+    assert_eq!(last_notice(&h, 0), failed(FailReason::NotHeld));
 }
 
 #[test]
@@ -265,18 +270,7 @@ fn a_protected_node_of_an_older_session_is_deleted_not_adopted() {
     h.settle();
     let new_session = h.peers[0].session;
     assert_ne!(old_session, new_session);
-    assert_eq!(
-        h.peers[0].sessions,
-        [
-            SessionEvent::Suspended,
-            SessionEvent::Lost {
-                server_confirmed: false
-            },
-            SessionEvent::Reconnected {
-                session_changed: true
-            }
-        ]
-    );
+    assert_eq!(h.peers[0].sessions, GAVE_UP_THEN_NEW_SESSION);
     let names = h.children("/locks/m");
     assert_eq!(names.len(), 1);
     let node = h
@@ -442,18 +436,7 @@ fn lost_is_declared_after_the_session_timeout_and_a_new_session_follows() {
     );
     h.input(0, ClientInput::Timer(lost));
     h.settle();
-    assert_eq!(
-        h.peers[0].sessions,
-        [
-            SessionEvent::Suspended,
-            SessionEvent::Lost {
-                server_confirmed: false
-            },
-            SessionEvent::Reconnected {
-                session_changed: true
-            }
-        ]
-    );
+    assert_eq!(h.peers[0].sessions, GAVE_UP_THEN_NEW_SESSION);
     assert!(h.peers[0].notices.is_empty(), "nothing was held");
 }
 
@@ -505,13 +488,7 @@ fn a_watch_read_pending_at_lost_is_not_sent_again_on_the_new_session() {
         reads, 1,
         "the watch-setting read is not re-sent on the new session"
     );
-    assert_eq!(
-        last_notice(&h, 1),
-        Some(LockNotice::Failed {
-            owner: A,
-            reason: FailReason::SessionLost
-        })
-    );
+    assert_eq!(last_notice(&h, 1), failed(FailReason::SessionLost));
     assert_eq!(h.peers[1].client.framework().pending_requests(), 0);
     h.call(0, release(A));
     h.settle();

@@ -238,6 +238,19 @@ impl Request {
         }
     }
 
+    /// The path the request is about, to rewrite it.
+    fn path_mut(&mut self) -> &mut Path {
+        match self {
+            Request::Create { path, .. }
+            | Request::Delete { path, .. }
+            | Request::SetData { path, .. }
+            | Request::GetData { path, .. }
+            | Request::Exists { path, .. }
+            | Request::GetChildren { path, .. }
+            | Request::RemoveWatches { path, .. } => path,
+        }
+    }
+
     /// True for requests that change the tree (and so get a zxid when they succeed).
     pub fn is_write(&self) -> bool {
         matches!(
@@ -310,15 +323,8 @@ impl Relabel for WatchedEvent {
 impl Relabel for Request {
     fn relabel(&self, map: &ClientMap) -> Self {
         let mut request = self.clone();
-        match &mut request {
-            Request::Create { path, .. }
-            | Request::Delete { path, .. }
-            | Request::SetData { path, .. }
-            | Request::GetData { path, .. }
-            | Request::Exists { path, .. }
-            | Request::GetChildren { path, .. }
-            | Request::RemoveWatches { path, .. } => *path = path.relabel(map),
-        }
+        let path = request.path_mut();
+        *path = path.relabel(map);
         request
     }
 }

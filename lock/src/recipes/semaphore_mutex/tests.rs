@@ -5,7 +5,7 @@
 use super::SemaphoreMutex;
 use crate::harness::Harness;
 use crate::recipes::tests::{
-    A, B, acquire, acquire_within, acquired, last_notice, lose_waiter_session, release,
+    A, B, acquire, acquire_within, acquired, failed, last_notice, lose_waiter_session, release,
 };
 use crate::recipes::{FailReason, LockNotice};
 use crate::zk::{Path, Request};
@@ -129,13 +129,7 @@ fn not_reentrant_a_second_acquire_by_the_holder_waits_then_times_out() {
     h.settle();
     assert_empty(&h);
     h.call(0, release(A));
-    assert_eq!(
-        last_notice(&h, 0),
-        Some(LockNotice::Failed {
-            owner: A,
-            reason: FailReason::NotHeld
-        })
-    );
+    assert_eq!(last_notice(&h, 0), failed(FailReason::NotHeld));
 }
 
 #[test]
@@ -147,13 +141,7 @@ fn not_reentrant_a_second_acquire_by_the_holder_gets_it_after_the_release() {
     h.call(0, acquire(A));
     h.settle();
     h.call(0, acquire(A));
-    assert_eq!(
-        last_notice(&h, 0),
-        Some(LockNotice::Failed {
-            owner: A,
-            reason: FailReason::AlreadyAcquiring
-        })
-    );
+    assert_eq!(last_notice(&h, 0), failed(FailReason::AlreadyAcquiring));
     h.call(0, release(A));
     h.settle();
     let second = acquired(&h, 0).unwrap();
