@@ -97,20 +97,11 @@ impl Mutex {
                 reason: FailReason::AlreadyAcquiring,
             }),
             None => {
-                let stage = Stage::Creating(self.create(cx));
+                let stage = Stage::Creating(create(&self.path, cx));
                 let timeout = timeout.map(|after| cx.set_timer(after));
                 self.owners.insert(owner, Acquisition { stage, timeout });
             }
         }
-    }
-
-    fn create(&self, cx: &mut Ctx<'_, LockNotice>) -> OpId {
-        cx.create_protected(
-            &self.path,
-            LOCK_NAME,
-            Vec::new(),
-            CreateMode::EphemeralSequential,
-        )
     }
 
     fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, LockNotice>) {
@@ -153,12 +144,7 @@ impl Mutex {
             }
             (Stage::Creating(pending), Err(ZkError::NoNode)) => {
                 create_parents(&self.path, cx);
-                *pending = cx.create_protected(
-                    &self.path,
-                    LOCK_NAME,
-                    Vec::new(),
-                    CreateMode::EphemeralSequential,
-                );
+                *pending = create(&self.path, cx);
             }
             (Stage::Waiting { node, token, step }, Ok(OpOk::Children { names })) => {
                 match position(&names, node.name()) {
@@ -313,6 +299,11 @@ impl Recipe for Mutex {
             Input::Timer(timer) => self.on_timer(timer, cx),
         }
     }
+}
+
+/// Creates this acquisition's protected ephemeral-sequential node under the lock path.
+fn create(path: &Path, cx: &mut Ctx<'_, LockNotice>) -> OpId {
+    cx.create_protected(path, LOCK_NAME, Vec::new(), CreateMode::EphemeralSequential)
 }
 
 fn list(path: &Path, cx: &mut Ctx<'_, LockNotice>) -> OpId {
