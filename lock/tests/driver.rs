@@ -11,7 +11,7 @@ use lock::framework::{Framework, FrameworkConfig};
 use lock::ids::{ClientSlot, Owner};
 use lock::memory::{MemoryServer, Sleeper};
 use lock::recipe::Recipe;
-use lock::recipes::{LockCall, LockNotice, Mutex, NaiveHerdMutex, SemaphoreMutex};
+use lock::recipes::{Call, Mode, Mutex, NaiveHerdMutex, Notice, SemaphoreMutex};
 use lock::zk::Path;
 
 const OWNER: Owner = Owner(0);
@@ -38,11 +38,9 @@ fn spawn<R: Recipe + 'static>(
     (handle, task)
 }
 
-async fn next_acquired<R: Recipe<Call = LockCall, Notice = LockNotice>>(
-    handle: &mut Handle<R>,
-) -> Token {
+async fn next_acquired<R: Recipe<Call = Call, Notice = Notice>>(handle: &mut Handle<R>) -> Token {
     match handle.next_notice().await {
-        Some(LockNotice::Acquired { token, .. }) => token,
+        Some(Notice::Acquired { token, .. }) => token,
         other => panic!("expected Acquired, got {other:?}"),
     }
 }
@@ -55,7 +53,7 @@ async fn contend<R>(
     rounds: u32,
 ) -> (u64, Vec<Token>, MemoryServer)
 where
-    R: Recipe<Call = LockCall, Notice = LockNotice> + 'static,
+    R: Recipe<Call = Call, Notice = Notice> + 'static,
 {
     let server = server();
     let resource = Arc::new(StdMutex::new(FencedResource::new(true)));
@@ -67,12 +65,7 @@ where
         let tokens = tokens.clone();
         workers.push(tokio::spawn(async move {
             for _ in 0..rounds {
-                handle
-                    .call(LockCall::Acquire {
-                        owner: OWNER,
-                        timeout: None,
-                    })
-                    .unwrap();
+                handle.call(Call::acquire(OWNER, None)).unwrap();
                 let token = next_acquired(&mut handle).await;
                 tokens.lock().unwrap().push(token);
                 let value = resource.lock().unwrap().read(token).expect("fresh token");
@@ -82,10 +75,10 @@ where
                     .unwrap()
                     .write(token, value + 1)
                     .expect("fresh token");
-                handle.call(LockCall::Release { owner: OWNER }).unwrap();
+                handle.call(Call::release(OWNER)).unwrap();
                 assert!(matches!(
                     handle.next_notice().await,
-                    Some(LockNotice::Released { remaining: 0, .. })
+                    Some(Notice::Released { remaining: 0, .. })
                 ));
                 tokio::time::sleep(Duration::from_millis(3)).await;
             }
@@ -139,24 +132,14 @@ async fn concurrent_semaphore_mutex_clients_exclude_and_leave_no_lease() {
 async fn a_waiter_times_out_through_the_driver_and_leaves_no_node() {
     let server = server();
     let (mut holder, holder_task) = spawn(&server, 0, Mutex::new(lock_path()));
-    holder
-        .call(LockCall::Acquire {
-            owner: OWNER,
-            timeout: None,
-        })
-        .unwrap();
+    holder.call(Call::acquire(OWNER, None)).unwrap();
     next_acquired(&mut holder).await;
     let (mut waiter, waiter_task) = spawn(&server, 1, Mutex::new(lock_path()));
     let timeout = Some(Duration::from_secs(2));
-    waiter
-        .call(LockCall::Acquire {
-            owner: OWNER,
-            timeout,
-        })
-        .unwrap();
+    waiter.call(Call::acquire(OWNER, timeout)).unwrap();
     assert_eq!(
         waiter.next_notice().await,
-        Some(LockNotice::TimedOut { owner: OWNER })
+        Some(Notice::TimedOut { owner: OWNER })
     );
     let children = server.tree().get(&lock_path()).unwrap().children().count();
     assert_eq!(children, 1, "only the holder's node");
@@ -170,44 +153,31 @@ async fn reentrancy_and_a_second_owner_through_the_driver() {
     let server = server();
     let (mut handle, task) = spawn(&server, 0, Mutex::new(lock_path()));
     let (a, b) = (Owner(1), Owner(2));
-    handle
-        .call(LockCall::Acquire {
-            owner: a,
-            timeout: None,
-        })
-        .unwrap();
+    handle.call(Call::acquire(a, None)).unwrap();
     let first = next_acquired(&mut handle).await;
-    handle
-        .call(LockCall::Acquire {
-            owner: a,
-            timeout: None,
-        })
-        .unwrap();
+    handle.call(Call::acquire(a, None)).unwrap();
     assert_eq!(
         next_acquired(&mut handle).await,
         first,
         "reentrant: same token"
     );
-    handle
-        .call(LockCall::Acquire {
-            owner: b,
-            timeout: None,
-        })
-        .unwrap();
-    handle.call(LockCall::Release { owner: a }).unwrap();
+    handle.call(Call::acquire(b, None)).unwrap();
+    handle.call(Call::release(a)).unwrap();
     assert_eq!(
         handle.next_notice().await,
-        Some(LockNotice::Released {
+        Some(Notice::Released {
             owner: a,
-            remaining: 1
+            remaining: 1,
+            mode: Mode::Exclusive,
         })
     );
-    handle.call(LockCall::Release { owner: a }).unwrap();
+    handle.call(Call::release(a)).unwrap();
     assert_eq!(
         handle.next_notice().await,
-        Some(LockNotice::Released {
+        Some(Notice::Released {
             owner: a,
-            remaining: 0
+            remaining: 0,
+            mode: Mode::Exclusive,
         })
     );
     assert!(

@@ -2,7 +2,7 @@
 //! expected to get.
 
 use lock::recipe::Recipe;
-use lock::recipes::{LockCall, LockNotice, Mutex, NaiveHerdMutex, SemaphoreMutex};
+use lock::recipes::{Call, Mutex, NaiveHerdMutex, Notice, SemaphoreMutex};
 use lock::relabel::Relabel;
 use lock::zk::Path;
 use scenarios::property::Expectation;
@@ -10,11 +10,9 @@ use scenarios::property::Expectation;
 use crate::budget::Config;
 use crate::properties::Checked;
 
-/// An exclusive-lock recipe the model can drive: the workload calls `LockCall`s and reads
-/// `LockNotice`s.
-pub trait Subject:
-    Recipe<Call = LockCall, Notice = LockNotice> + Relabel + Send + Sync + 'static
-{
+/// An exclusive-lock recipe the model can drive: the workload calls `Call`s and reads
+/// `Notice`s.
+pub trait Subject: Recipe<Call = Call, Notice = Notice> + Relabel + Send + Sync + 'static {
     /// The recipe's name, shared with scenario files (`mutex`, `naive-herd-mutex`).
     const NAME: &'static str;
 

@@ -6,7 +6,7 @@ use lock::client::ClientInput;
 use lock::coordination::{RawEvent, RawState};
 use lock::ids::{ClientSlot, OpId, TimerId};
 use lock::recipe::Effect;
-use lock::recipes::{LockCall, LockNotice};
+use lock::recipes::{Call, Notice};
 use lock::zk::tree::Fired;
 use lock::zk::{EventKind as ZkEvent, OpResult, SessionId, ZkError, Zxid};
 use scenarios::fault::{Fault, Node};
@@ -44,13 +44,7 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
                 let peer = self.state.peer_mut(slot);
                 peer.work.cycles_left -= 1;
                 peer.work.step = Step::Acquiring;
-                self.call(
-                    slot,
-                    LockCall::Acquire {
-                        owner: OWNER,
-                        timeout: None,
-                    },
-                );
+                self.call(slot, Call::acquire(OWNER, None));
             }
             Step::Read(token) => {
                 let read = self.state.resource.counter.read(token);
@@ -88,14 +82,14 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
                 let work = &mut self.state.peer_mut(slot).work;
                 work.step = Step::Idle;
                 work.believes = false;
-                self.call(slot, LockCall::Release { owner: OWNER });
+                self.call(slot, Call::release(OWNER));
             }
             Step::Idle | Step::Acquiring => return None,
         }
         Some(())
     }
 
-    fn call(&mut self, slot: ClientSlot, call: LockCall) {
+    fn call(&mut self, slot: ClientSlot, call: Call) {
         self.rec.record(Some(slot), || EventKind::Call { call });
         self.feed(slot, ClientInput::Call(call));
     }
@@ -125,7 +119,7 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
     }
 
     /// Runs the client on `input` and carries out its effects in order.
-    fn feed(&mut self, slot: ClientSlot, input: ClientInput<LockCall>) {
+    fn feed(&mut self, slot: ClientSlot, input: ClientInput<Call>) {
         let mut effects = Vec::new();
         self.state.peer_mut(slot).client.handle(input, &mut effects);
         for effect in effects {
@@ -133,7 +127,7 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
         }
     }
 
-    fn effect(&mut self, slot: ClientSlot, effect: Effect<LockNotice>) {
+    fn effect(&mut self, slot: ClientSlot, effect: Effect<Notice>) {
         match effect {
             Effect::Op { op, request } => {
                 self.rec.record(Some(slot), || EventKind::OpSent {
@@ -166,20 +160,18 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
     }
 
     /// The workload hears `notice`.
-    fn notice(&mut self, slot: ClientSlot, notice: LockNotice) {
+    fn notice(&mut self, slot: ClientSlot, notice: Notice) {
         let work = &mut self.state.peer_mut(slot).work;
         match notice {
-            LockNotice::Acquired { token, .. } if work.step == Step::Acquiring => {
+            Notice::Acquired { token, .. } if work.step == Step::Acquiring => {
                 work.step = Step::Read(token);
                 work.believes = true;
             }
-            LockNotice::Failed { .. } | LockNotice::TimedOut { .. }
-                if work.step == Step::Acquiring =>
-            {
+            Notice::Failed { .. } | Notice::TimedOut { .. } if work.step == Step::Acquiring => {
                 work.step = Step::Idle;
             }
-            LockNotice::Suspended { .. } | LockNotice::Lost { .. } => work.believes = false,
-            LockNotice::Reconnected { .. } => work.believes = true,
+            Notice::Suspended { .. } | Notice::Lost { .. } => work.believes = false,
+            Notice::Reconnected { .. } => work.believes = true,
             _ => {}
         }
     }

@@ -167,7 +167,7 @@ fn the_counterexample_becomes_a_trace_and_replays_by_index() {
     let acquired: Vec<_> = trace
         .events
         .iter()
-        .filter(|e| matches!(&e.kind, EventKind::Notice { notice } if matches!(notice, lock::recipes::LockNotice::Acquired { .. })))
+        .filter(|e| matches!(&e.kind, EventKind::Notice { notice } if matches!(notice, lock::recipes::Notice::Acquired { .. })))
         .map(|e| e.client)
         .collect();
     assert_eq!(acquired.len(), 2);

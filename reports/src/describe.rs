@@ -3,7 +3,7 @@
 
 use lock::coordination::RawState;
 use lock::recipe::SessionEvent;
-use lock::recipes::{LockCall, LockNotice};
+use lock::recipes::{Call, Mode, Notice};
 use lock::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, Stat};
 use scenarios::fault::{Fault, Node};
 use scenarios::trace::{Event, EventKind, ServerSession};
@@ -189,17 +189,7 @@ pub(crate) fn event(run: &Run, event: &Event) -> String {
             } => "RECONNECTED, same session",
         }
         .to_owned(),
-        EventKind::Call { call } => match call {
-            LockCall::Acquire { owner, timeout } => match timeout {
-                Some(d) => format!(
-                    "owner {} calls acquire (timeout {})",
-                    owner.0,
-                    millis(d.as_millis().try_into().unwrap_or(u64::MAX))
-                ),
-                None => format!("owner {} calls acquire", owner.0),
-            },
-            LockCall::Release { owner } => format!("owner {} calls release", owner.0),
-        },
+        EventKind::Call { call: c } => call(c),
         EventKind::Notice { notice: n } => notice(n),
         EventKind::TreeSnapshot { nodes } => {
             let ephemeral: Vec<String> = nodes
@@ -249,20 +239,80 @@ pub(crate) fn event(run: &Run, event: &Event) -> String {
     }
 }
 
-/// A lock notice.
-fn notice(notice: &LockNotice) -> String {
+/// A user call.
+fn call(call: &Call) -> String {
+    let owner = call.owner().0;
+    let within = |timeout: &Option<std::time::Duration>| match timeout {
+        Some(d) => format!(
+            " (timeout {})",
+            millis(d.as_millis().try_into().unwrap_or(u64::MAX))
+        ),
+        None => String::new(),
+    };
+    match call {
+        Call::Acquire { timeout, mode, .. } => {
+            format!(
+                "owner {owner} calls acquire{}{}",
+                mode_words(*mode),
+                within(timeout)
+            )
+        }
+        Call::Release { mode, .. } => format!("owner {owner} calls release{}", mode_words(*mode)),
+        Call::Await { timeout, .. } => format!("owner {owner} calls await{}", within(timeout)),
+        Call::Close { notify: true, .. } => format!("owner {owner} calls close (notify leader)"),
+        other => format!("owner {owner} calls {}", other.name()),
+    }
+}
+
+/// ` (read)` for a read hold; nothing for an exclusive one.
+pub(crate) fn mode_words(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Exclusive => "",
+        Mode::Read => " (read)",
+        Mode::Write => " (write)",
+        Mode::Lease => " (lease)",
+    }
+}
+
+/// A recipe's notice.
+fn notice(notice: &Notice) -> String {
+    let owner = notice.owner().0;
+    let yes_no = |yes: bool| if yes { "yes" } else { "no" };
     match notice {
-        LockNotice::Acquired { owner, token } => {
-            format!("owner {} ACQUIRED, token {token}", owner.0)
+        Notice::Acquired { token, mode, .. } => {
+            format!("owner {owner} ACQUIRED{}, token {token}", mode_words(*mode))
         }
-        LockNotice::Released { owner, remaining } => {
-            format!("owner {} released ({remaining} holds left)", owner.0)
+        Notice::Released {
+            remaining, mode, ..
+        } => format!(
+            "owner {owner} released{} ({remaining} holds left)",
+            mode_words(*mode)
+        ),
+        Notice::TimedOut { .. } => format!("owner {owner} timed out waiting"),
+        Notice::Failed { reason, .. } => format!("owner {owner} failed: {reason:?}"),
+        Notice::Suspended { .. } => format!("owner {owner}'s hold SUSPENDED"),
+        Notice::Reconnected { .. } => format!("owner {owner} holds again"),
+        Notice::Lost { .. } => format!("owner {owner}'s hold LOST"),
+        Notice::IsLeader { token, .. } => format!("owner {owner} is LEADER, token {token}"),
+        Notice::NotLeader { .. } => format!("owner {owner} is NOT LEADER any more"),
+        Notice::Awaited { leader, .. } => {
+            format!("owner {owner}'s await returns: leader {}", yes_no(*leader))
         }
-        LockNotice::TimedOut { owner } => format!("owner {} timed out waiting", owner.0),
-        LockNotice::Failed { owner, reason } => format!("owner {} failed: {reason:?}", owner.0),
-        LockNotice::Suspended { owner } => format!("owner {}'s hold SUSPENDED", owner.0),
-        LockNotice::Reconnected { owner } => format!("owner {} holds again", owner.0),
-        LockNotice::Lost { owner } => format!("owner {}'s hold LOST", owner.0),
+        Notice::Leadership { leader, .. } => {
+            format!("owner {owner} has leadership: {}", yes_no(*leader))
+        }
+        Notice::Closed { .. } => format!("owner {owner} left the election"),
+        Notice::RevocationRequested { .. } => {
+            format!("owner {owner} is ASKED TO RELEASE (revocation)")
+        }
+        Notice::RevokeAttempted { delivered, .. } => format!(
+            "owner {owner}'s revoke attempt: {}",
+            if *delivered {
+                "the holder was asked"
+            } else {
+                "no holder found"
+            }
+        ),
     }
 }
 

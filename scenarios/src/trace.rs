@@ -6,7 +6,7 @@ use lock::coordination::RawState;
 use lock::fencing::Token;
 use lock::ids::{ClientSlot, OpId, Owner};
 use lock::recipe::SessionEvent;
-use lock::recipes::{LockCall, LockNotice};
+use lock::recipes::{Call, Notice};
 use lock::zk::{OpResult, Path, Request, SessionId, WatchedEvent, Zxid};
 use serde::{Deserialize, Serialize};
 
@@ -149,12 +149,12 @@ pub enum EventKind {
     /// release call comes before its delete is sent).
     Call {
         /// The call.
-        call: LockCall,
+        call: Call,
     },
     /// Client side: the recipe told the user something.
     Notice {
         /// The notice.
-        notice: LockNotice,
+        notice: Notice,
     },
     /// A fault began.
     FaultStart {

@@ -7,7 +7,7 @@ use lock::coordination::RawEvent;
 use lock::driver::{Observed, Observer};
 use lock::ids::ClientSlot;
 use lock::recipe::Recipe;
-use lock::recipes::{LockCall, LockNotice};
+use lock::recipes::{Call, Notice};
 use madsim::time::Instant;
 use scenarios::trace::{Event, EventKind};
 
@@ -58,7 +58,7 @@ impl TraceObserver {
     }
 }
 
-impl<R: Recipe<Call = LockCall, Notice = LockNotice>> Observer<R> for TraceObserver {
+impl<R: Recipe<Call = Call, Notice = Notice>> Observer<R> for TraceObserver {
     fn observe(&mut self, observed: Observed<'_, R>) {
         let kind = match observed {
             // The raw `Connected` that follows says which session it is.

@@ -11,7 +11,7 @@ use lock::fencing::{FencedResource, Token};
 use lock::framework::{Framework, FrameworkConfig};
 use lock::ids::{ClientSlot, Owner};
 use lock::recipe::Recipe;
-use lock::recipes::{LockCall, LockNotice, Mutex as LockMutex, NaiveHerdMutex, SemaphoreMutex};
+use lock::recipes::{Call, Mutex as LockMutex, NaiveHerdMutex, Notice, SemaphoreMutex};
 use scenarios::fault::Node;
 use scenarios::trace::EventKind;
 
@@ -65,7 +65,7 @@ impl ClientNode {
         let _ = self.done.unbounded_send(self.slot);
     }
 
-    async fn drive<R: Recipe<Call = LockCall, Notice = LockNotice>>(&self, client: Client<R>) {
+    async fn drive<R: Recipe<Call = Call, Notice = Notice>>(&self, client: Client<R>) {
         let connector = SimConnector::new(
             Node::Client(self.slot.0),
             asked_timeout(&self.server),
@@ -77,38 +77,33 @@ impl ClientNode {
         futures::join!(driver.run(&connector, &mut observer), self.work(handle));
     }
 
-    async fn work<R: Recipe<Call = LockCall, Notice = LockNotice>>(&self, mut handle: Handle<R>) {
+    async fn work<R: Recipe<Call = Call, Notice = Notice>>(&self, mut handle: Handle<R>) {
         let timeout = (self.workload.acquire_timeout_ms).map(Duration::from_millis);
         let stagger = self.workload.stagger_ms * u64::from(self.slot.0);
         madsim::time::sleep(Duration::from_millis(stagger)).await;
         while self.start_acquisition() {
-            let acquire = LockCall::Acquire {
-                owner: OWNER,
-                timeout,
-            };
+            let acquire = Call::acquire(OWNER, timeout);
             if handle.call(acquire).is_err() {
                 return;
             }
             let outcome = next_matching(&mut handle, |n| {
                 matches!(
                     n,
-                    LockNotice::Acquired { .. }
-                        | LockNotice::TimedOut { .. }
-                        | LockNotice::Failed { .. }
+                    Notice::Acquired { .. } | Notice::TimedOut { .. } | Notice::Failed { .. }
                 )
             })
             .await;
             match outcome {
                 None => return,
-                Some(LockNotice::Acquired { token, .. }) => {
+                Some(Notice::Acquired { token, .. }) => {
                     self.use_resource(token).await;
-                    if handle.call(LockCall::Release { owner: OWNER }).is_err() {
+                    if handle.call(Call::release(OWNER)).is_err() {
                         return;
                     }
                     let released = next_matching(&mut handle, |n| {
                         matches!(
                             n,
-                            LockNotice::Released { remaining: 0, .. } | LockNotice::Failed { .. }
+                            Notice::Released { remaining: 0, .. } | Notice::Failed { .. }
                         )
                     });
                     if released.await.is_none() {
@@ -166,10 +161,10 @@ impl ClientNode {
 
 /// The next notice that `wanted` accepts, skipping the others (connection-state notices);
 /// `None` once the driver has stopped.
-async fn next_matching<R: Recipe<Notice = LockNotice>>(
+async fn next_matching<R: Recipe<Notice = Notice>>(
     handle: &mut Handle<R>,
-    wanted: impl Fn(&LockNotice) -> bool,
-) -> Option<LockNotice> {
+    wanted: impl Fn(&Notice) -> bool,
+) -> Option<Notice> {
     loop {
         let notice = handle.next_notice().await?;
         if wanted(&notice) {

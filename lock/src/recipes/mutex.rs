@@ -11,7 +11,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
-    FailReason, Hold, LOCK_NAME, LockCall, LockNotice, create_parents, release_hold, update_hold,
+    Call, FailReason, Hold, LOCK_NAME, Mode, Notice, create_parents, refuse, release_hold,
+    update_hold,
 };
 use crate::fencing::Token;
 use crate::ids::{OpId, Owner, TimerId};
@@ -84,15 +85,19 @@ impl Mutex {
         &mut self,
         owner: Owner,
         timeout: Option<std::time::Duration>,
-        cx: &mut Ctx<'_, LockNotice>,
+        cx: &mut Ctx<'_, Notice>,
     ) {
         match self.owners.get_mut(&owner).map(|a| &mut a.stage) {
             Some(Stage::Holding(hold)) => {
                 hold.count += 1;
                 let token = hold.token;
-                cx.notify(LockNotice::Acquired { owner, token });
+                cx.notify(Notice::Acquired {
+                    owner,
+                    token,
+                    mode: Mode::Exclusive,
+                });
             }
-            Some(_) => cx.notify(LockNotice::Failed {
+            Some(_) => cx.notify(Notice::Failed {
                 owner,
                 reason: FailReason::AlreadyAcquiring,
             }),
@@ -104,13 +109,13 @@ impl Mutex {
         }
     }
 
-    fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, LockNotice>) {
+    fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
         let Some(Acquisition {
             stage: Stage::Holding(hold),
             ..
         }) = self.owners.get_mut(&owner)
         else {
-            return cx.notify(LockNotice::Failed {
+            return cx.notify(Notice::Failed {
                 owner,
                 reason: FailReason::NotHeld,
             });
@@ -120,7 +125,7 @@ impl Mutex {
         }
     }
 
-    fn on_reply(&mut self, op: OpId, result: OpResult, cx: &mut Ctx<'_, LockNotice>) {
+    fn on_reply(&mut self, op: OpId, result: OpResult, cx: &mut Ctx<'_, Notice>) {
         if self.abandoned.remove(&op) {
             if let Ok(OpOk::Created { path, .. }) = result {
                 cx.delete_guaranteed(path);
@@ -161,7 +166,11 @@ impl Mutex {
                             cx.cancel_timer(timer);
                         }
                         acquisition.stage = Stage::Holding(hold);
-                        cx.notify(LockNotice::Acquired { owner, token });
+                        cx.notify(Notice::Acquired {
+                            owner,
+                            token,
+                            mode: Mode::Exclusive,
+                        });
                     }
                     Some(index) => {
                         let name = &sorted(&names)[index - 1];
@@ -200,7 +209,7 @@ impl Mutex {
         }
     }
 
-    fn on_watch(&mut self, event: &WatchedEvent, cx: &mut Ctx<'_, LockNotice>) {
+    fn on_watch(&mut self, event: &WatchedEvent, cx: &mut Ctx<'_, Notice>) {
         for acquisition in self.owners.values_mut() {
             if let Stage::Waiting { step, .. } = &mut acquisition.stage
                 && matches!(step, Wait::Watching { predecessor, .. } if *predecessor == event.path)
@@ -210,7 +219,7 @@ impl Mutex {
         }
     }
 
-    fn on_timer(&mut self, timer: TimerId, cx: &mut Ctx<'_, LockNotice>) {
+    fn on_timer(&mut self, timer: TimerId, cx: &mut Ctx<'_, Notice>) {
         let Some(&owner) = self
             .owners
             .iter()
@@ -220,10 +229,10 @@ impl Mutex {
             return;
         };
         self.abandon(owner, cx);
-        cx.notify(LockNotice::TimedOut { owner });
+        cx.notify(Notice::TimedOut { owner });
     }
 
-    fn on_session(&mut self, event: SessionEvent, cx: &mut Ctx<'_, LockNotice>) {
+    fn on_session(&mut self, event: SessionEvent, cx: &mut Ctx<'_, Notice>) {
         let owners: Vec<Owner> = self.owners.keys().copied().collect();
         for owner in owners {
             let acquisition = self.owners.get_mut(&owner).expect("listed above");
@@ -244,13 +253,13 @@ impl Mutex {
     }
 
     /// Ends `owner`'s acquisition with a failure notice.
-    fn fail(&mut self, owner: Owner, reason: FailReason, cx: &mut Ctx<'_, LockNotice>) {
+    fn fail(&mut self, owner: Owner, reason: FailReason, cx: &mut Ctx<'_, Notice>) {
         self.abandon(owner, cx);
-        cx.notify(LockNotice::Failed { owner, reason });
+        cx.notify(Notice::Failed { owner, reason });
     }
 
     /// Drops `owner`'s acquisition or hold without a notice, making sure its node goes.
-    pub(crate) fn abandon(&mut self, owner: Owner, cx: &mut Ctx<'_, LockNotice>) {
+    pub(crate) fn abandon(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
         let Some(acquisition) = self.owners.remove(&owner) else {
             return;
         };
@@ -286,13 +295,21 @@ impl Stage {
 }
 
 impl Recipe for Mutex {
-    type Call = LockCall;
-    type Notice = LockNotice;
+    type Call = Call;
+    type Notice = Notice;
 
-    fn handle(&mut self, input: Input<LockCall>, cx: &mut Ctx<'_, LockNotice>) {
+    fn handle(&mut self, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
         match input {
-            Input::Call(LockCall::Acquire { owner, timeout }) => self.acquire(owner, timeout, cx),
-            Input::Call(LockCall::Release { owner }) => self.release(owner, cx),
+            Input::Call(Call::Acquire {
+                owner,
+                timeout,
+                mode: Mode::Exclusive,
+            }) => self.acquire(owner, timeout, cx),
+            Input::Call(Call::Release {
+                owner,
+                mode: Mode::Exclusive,
+            }) => self.release(owner, cx),
+            Input::Call(other) => refuse(other, cx),
             Input::Reply { op, result } => self.on_reply(op, result, cx),
             Input::Watch(event) => self.on_watch(&event, cx),
             Input::Session(event) => self.on_session(event, cx),
@@ -302,11 +319,11 @@ impl Recipe for Mutex {
 }
 
 /// Creates this acquisition's protected ephemeral-sequential node under the lock path.
-fn create(path: &Path, cx: &mut Ctx<'_, LockNotice>) -> OpId {
+fn create(path: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
     cx.create_protected(path, LOCK_NAME, Vec::new(), CreateMode::EphemeralSequential)
 }
 
-fn list(path: &Path, cx: &mut Ctx<'_, LockNotice>) -> OpId {
+fn list(path: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
     cx.submit(Request::GetChildren {
         path: path.clone(),
         watch: false,

@@ -8,7 +8,9 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
-use super::{FailReason, Hold, LockCall, LockNotice, create_parents, release_hold, update_hold};
+use super::{
+    Call, FailReason, Hold, Mode, Notice, create_parents, refuse, release_hold, update_hold,
+};
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
 use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, ZkError};
@@ -57,7 +59,7 @@ impl NaiveHerdMutex {
         }
     }
 
-    fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, cx: &mut Ctx<'_, LockNotice>) {
+    fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, cx: &mut Ctx<'_, Notice>) {
         match self.queue.iter_mut().find(|c| c.owner == owner) {
             Some(Contender {
                 stage: Stage::Holding(hold),
@@ -65,9 +67,13 @@ impl NaiveHerdMutex {
             }) => {
                 hold.count += 1;
                 let token = hold.token;
-                cx.notify(LockNotice::Acquired { owner, token });
+                cx.notify(Notice::Acquired {
+                    owner,
+                    token,
+                    mode: Mode::Exclusive,
+                });
             }
-            Some(_) => cx.notify(LockNotice::Failed {
+            Some(_) => cx.notify(Notice::Failed {
                 owner,
                 reason: FailReason::AlreadyAcquiring,
             }),
@@ -84,7 +90,7 @@ impl NaiveHerdMutex {
     }
 
     /// Lets the first queued owner contend, if nobody of this instance is contending.
-    fn start_head(&mut self, cx: &mut Ctx<'_, LockNotice>) {
+    fn start_head(&mut self, cx: &mut Ctx<'_, Notice>) {
         if let Some(head) = self.queue.front_mut()
             && head.stage == Stage::Queued
         {
@@ -92,13 +98,13 @@ impl NaiveHerdMutex {
         }
     }
 
-    fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, LockNotice>) {
+    fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
         let Some(Contender {
             stage: Stage::Holding(hold),
             ..
         }) = self.queue.front_mut().filter(|c| c.owner == owner)
         else {
-            return cx.notify(LockNotice::Failed {
+            return cx.notify(Notice::Failed {
                 owner,
                 reason: FailReason::NotHeld,
             });
@@ -109,7 +115,7 @@ impl NaiveHerdMutex {
         }
     }
 
-    fn on_reply(&mut self, op: OpId, result: OpResult, cx: &mut Ctx<'_, LockNotice>) {
+    fn on_reply(&mut self, op: OpId, result: OpResult, cx: &mut Ctx<'_, Notice>) {
         if self.abandoned.remove(&op) {
             if result.is_ok() {
                 cx.delete_guaranteed(self.node.clone());
@@ -150,7 +156,7 @@ impl NaiveHerdMutex {
         }
     }
 
-    fn hold(&mut self, node: Path, token: crate::fencing::Token, cx: &mut Ctx<'_, LockNotice>) {
+    fn hold(&mut self, node: Path, token: crate::fencing::Token, cx: &mut Ctx<'_, Notice>) {
         let head = self.queue.front_mut().expect("the head contends");
         if let Some(timer) = head.timeout.take() {
             cx.cancel_timer(timer);
@@ -161,13 +167,14 @@ impl NaiveHerdMutex {
             count: 1,
             suspended: false,
         });
-        cx.notify(LockNotice::Acquired {
+        cx.notify(Notice::Acquired {
             owner: head.owner,
             token,
+            mode: Mode::Exclusive,
         });
     }
 
-    fn on_watch(&mut self, path: &Path, cx: &mut Ctx<'_, LockNotice>) {
+    fn on_watch(&mut self, path: &Path, cx: &mut Ctx<'_, Notice>) {
         if *path != self.node {
             return;
         }
@@ -178,7 +185,7 @@ impl NaiveHerdMutex {
         }
     }
 
-    fn on_timer(&mut self, timer: TimerId, cx: &mut Ctx<'_, LockNotice>) {
+    fn on_timer(&mut self, timer: TimerId, cx: &mut Ctx<'_, Notice>) {
         let Some(index) = self
             .queue
             .iter()
@@ -188,13 +195,13 @@ impl NaiveHerdMutex {
         };
         let contender = self.queue.remove(index).expect("found above");
         self.forget(contender.stage);
-        cx.notify(LockNotice::TimedOut {
+        cx.notify(Notice::TimedOut {
             owner: contender.owner,
         });
         self.start_head(cx);
     }
 
-    fn on_session(&mut self, event: SessionEvent, cx: &mut Ctx<'_, LockNotice>) {
+    fn on_session(&mut self, event: SessionEvent, cx: &mut Ctx<'_, Notice>) {
         let Some(head) = self.queue.front_mut() else {
             return;
         };
@@ -218,13 +225,13 @@ impl NaiveHerdMutex {
     }
 
     /// Ends the head's acquisition with a failure and lets the next owner contend.
-    fn fail_head(&mut self, reason: FailReason, cx: &mut Ctx<'_, LockNotice>) {
+    fn fail_head(&mut self, reason: FailReason, cx: &mut Ctx<'_, Notice>) {
         let head = self.queue.pop_front().expect("the head contends");
         if let Some(timer) = head.timeout {
             cx.cancel_timer(timer);
         }
         self.forget(head.stage);
-        cx.notify(LockNotice::Failed {
+        cx.notify(Notice::Failed {
             owner: head.owner,
             reason,
         });
@@ -240,13 +247,21 @@ impl NaiveHerdMutex {
 }
 
 impl Recipe for NaiveHerdMutex {
-    type Call = LockCall;
-    type Notice = LockNotice;
+    type Call = Call;
+    type Notice = Notice;
 
-    fn handle(&mut self, input: Input<LockCall>, cx: &mut Ctx<'_, LockNotice>) {
+    fn handle(&mut self, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
         match input {
-            Input::Call(LockCall::Acquire { owner, timeout }) => self.acquire(owner, timeout, cx),
-            Input::Call(LockCall::Release { owner }) => self.release(owner, cx),
+            Input::Call(Call::Acquire {
+                owner,
+                timeout,
+                mode: Mode::Exclusive,
+            }) => self.acquire(owner, timeout, cx),
+            Input::Call(Call::Release {
+                owner,
+                mode: Mode::Exclusive,
+            }) => self.release(owner, cx),
+            Input::Call(other) => refuse(other, cx),
             Input::Reply { op, result } => self.on_reply(op, result, cx),
             Input::Watch(event) => self.on_watch(&event.path, cx),
             Input::Session(event) => self.on_session(event, cx),
@@ -255,7 +270,7 @@ impl Recipe for NaiveHerdMutex {
     }
 }
 
-fn create(node: &Path, cx: &mut Ctx<'_, LockNotice>) -> OpId {
+fn create(node: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
     cx.submit(Request::Create {
         path: node.clone(),
         data: Vec::new(),
@@ -263,7 +278,7 @@ fn create(node: &Path, cx: &mut Ctx<'_, LockNotice>) -> OpId {
     })
 }
 
-fn check(node: &Path, cx: &mut Ctx<'_, LockNotice>) -> OpId {
+fn check(node: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
     cx.submit(Request::Exists {
         path: node.clone(),
         watch: true,

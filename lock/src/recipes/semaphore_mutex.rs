@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::{
-    FailReason, Hold, LockCall, LockNotice, Mutex, create_parents, release_hold, update_hold,
+    Call, FailReason, Hold, Mode, Mutex, Notice, create_parents, refuse, release_hold, update_hold,
 };
 use crate::fencing::Token;
 use crate::ids::{OpId, Owner, TimerId};
@@ -99,9 +99,9 @@ impl SemaphoreMutex {
         self.holds.get(&owner).map(|hold| hold.token)
     }
 
-    fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, cx: &mut Ctx<'_, LockNotice>) {
+    fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, cx: &mut Ctx<'_, Notice>) {
         if self.pending.contains_key(&owner) {
-            return cx.notify(LockNotice::Failed {
+            return cx.notify(Notice::Failed {
                 owner,
                 reason: FailReason::AlreadyAcquiring,
             });
@@ -114,16 +114,17 @@ impl SemaphoreMutex {
                 timeout,
             },
         );
-        let acquire = LockCall::Acquire {
+        let acquire = Call::Acquire {
+            mode: Mode::Exclusive,
             owner,
             timeout: None,
         };
         self.with_lock(cx, |lock, cx| lock.handle(Input::Call(acquire), cx));
     }
 
-    fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, LockNotice>) {
+    fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
         let Some(hold) = self.holds.get_mut(&owner) else {
-            return cx.notify(LockNotice::Failed {
+            return cx.notify(Notice::Failed {
                 owner,
                 reason: FailReason::NotHeld,
             });
@@ -137,8 +138,8 @@ impl SemaphoreMutex {
     /// internal lock, never for the user).
     fn with_lock(
         &mut self,
-        cx: &mut Ctx<'_, LockNotice>,
-        f: impl FnOnce(&mut Mutex, &mut Ctx<'_, LockNotice>),
+        cx: &mut Ctx<'_, Notice>,
+        f: impl FnOnce(&mut Mutex, &mut Ctx<'_, Notice>),
     ) {
         let mut effects = Vec::new();
         f(
@@ -160,9 +161,9 @@ impl SemaphoreMutex {
         }
     }
 
-    fn on_lock_notice(&mut self, notice: LockNotice, cx: &mut Ctx<'_, LockNotice>) {
+    fn on_lock_notice(&mut self, notice: Notice, cx: &mut Ctx<'_, Notice>) {
         match notice {
-            LockNotice::Acquired { owner, .. } => {
+            Notice::Acquired { owner, .. } => {
                 if let Some(acquisition) = self.pending.get_mut(&owner) {
                     acquisition.stage = Stage::Creating(cx.create_protected(
                         &self.leases,
@@ -172,17 +173,19 @@ impl SemaphoreMutex {
                     ));
                 }
             }
-            LockNotice::Failed { owner, reason } => self.fail(owner, reason, cx),
-            LockNotice::Lost { owner } => self.fail(owner, FailReason::SessionLost, cx),
+            Notice::Failed { owner, reason } => self.fail(owner, reason, cx),
+            Notice::Lost { owner } => self.fail(owner, FailReason::SessionLost, cx),
             // No timeout is given to the internal lock; its connection notices are ours too.
-            LockNotice::TimedOut { .. }
-            | LockNotice::Released { .. }
-            | LockNotice::Suspended { .. }
-            | LockNotice::Reconnected { .. } => {}
+            Notice::TimedOut { .. }
+            | Notice::Released { .. }
+            | Notice::Suspended { .. }
+            | Notice::Reconnected { .. } => {}
+            // The internal lock is a `Mutex`: it says nothing else.
+            _ => {}
         }
     }
 
-    fn on_reply(&mut self, op: OpId, result: OpResult, cx: &mut Ctx<'_, LockNotice>) {
+    fn on_reply(&mut self, op: OpId, result: OpResult, cx: &mut Ctx<'_, Notice>) {
         if self.abandoned.remove(&op) {
             if let Ok(OpOk::Created { path, .. }) = result {
                 cx.delete_guaranteed(path);
@@ -234,14 +237,18 @@ impl SemaphoreMutex {
                 self.pending.remove(&owner);
                 self.holds.insert(owner, hold);
                 self.lock.abandon(owner, cx);
-                cx.notify(LockNotice::Acquired { owner, token });
+                cx.notify(Notice::Acquired {
+                    owner,
+                    token,
+                    mode: Mode::Exclusive,
+                });
             }
             (_, Err(error)) => self.fail(owner, FailReason::Zk(error), cx),
             (_, Ok(_)) => {}
         }
     }
 
-    fn on_watch(&mut self, event: WatchedEvent, cx: &mut Ctx<'_, LockNotice>) {
+    fn on_watch(&mut self, event: WatchedEvent, cx: &mut Ctx<'_, Notice>) {
         if event.path == self.leases {
             for acquisition in self.pending.values_mut() {
                 if let Stage::Watching { node, token } = &acquisition.stage {
@@ -254,7 +261,7 @@ impl SemaphoreMutex {
         self.with_lock(cx, |lock, cx| lock.handle(Input::Watch(event), cx));
     }
 
-    fn on_timer(&mut self, timer: TimerId, cx: &mut Ctx<'_, LockNotice>) {
+    fn on_timer(&mut self, timer: TimerId, cx: &mut Ctx<'_, Notice>) {
         let Some(&owner) = self
             .pending
             .iter()
@@ -264,10 +271,10 @@ impl SemaphoreMutex {
             return;
         };
         self.abandon(owner, cx);
-        cx.notify(LockNotice::TimedOut { owner });
+        cx.notify(Notice::TimedOut { owner });
     }
 
-    fn on_session(&mut self, event: SessionEvent, cx: &mut Ctx<'_, LockNotice>) {
+    fn on_session(&mut self, event: SessionEvent, cx: &mut Ctx<'_, Notice>) {
         if matches!(event, SessionEvent::Lost { .. }) {
             // Past the internal lock, the acquisition belonged to the session that is gone.
             let leasing: Vec<Owner> = self
@@ -291,15 +298,15 @@ impl SemaphoreMutex {
     }
 
     /// Ends `owner`'s acquisition with a failure notice.
-    fn fail(&mut self, owner: Owner, reason: FailReason, cx: &mut Ctx<'_, LockNotice>) {
+    fn fail(&mut self, owner: Owner, reason: FailReason, cx: &mut Ctx<'_, Notice>) {
         if self.pending.contains_key(&owner) {
             self.abandon(owner, cx);
-            cx.notify(LockNotice::Failed { owner, reason });
+            cx.notify(Notice::Failed { owner, reason });
         }
     }
 
     /// Drops `owner`'s acquisition, making sure its internal-lock node and lease node go.
-    fn abandon(&mut self, owner: Owner, cx: &mut Ctx<'_, LockNotice>) {
+    fn abandon(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
         let Some(acquisition) = self.pending.remove(&owner) else {
             return;
         };
@@ -329,13 +336,21 @@ impl Stage {
 }
 
 impl Recipe for SemaphoreMutex {
-    type Call = LockCall;
-    type Notice = LockNotice;
+    type Call = Call;
+    type Notice = Notice;
 
-    fn handle(&mut self, input: Input<LockCall>, cx: &mut Ctx<'_, LockNotice>) {
+    fn handle(&mut self, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
         match input {
-            Input::Call(LockCall::Acquire { owner, timeout }) => self.acquire(owner, timeout, cx),
-            Input::Call(LockCall::Release { owner }) => self.release(owner, cx),
+            Input::Call(Call::Acquire {
+                owner,
+                timeout,
+                mode: Mode::Exclusive,
+            }) => self.acquire(owner, timeout, cx),
+            Input::Call(Call::Release {
+                owner,
+                mode: Mode::Exclusive,
+            }) => self.release(owner, cx),
+            Input::Call(other) => refuse(other, cx),
             Input::Reply { op, result } => self.on_reply(op, result, cx),
             Input::Watch(event) => self.on_watch(event, cx),
             Input::Session(event) => self.on_session(event, cx),
@@ -345,7 +360,7 @@ impl Recipe for SemaphoreMutex {
 }
 
 /// Lists the leases, leaving a child watch.
-fn list(leases: &Path, cx: &mut Ctx<'_, LockNotice>) -> OpId {
+fn list(leases: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
     cx.submit(Request::GetChildren {
         path: leases.clone(),
         watch: true,

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{FailReason, LockCall, LockNotice, Mutex, NaiveHerdMutex};
+use super::{Call, FailReason, Mode, Mutex, NaiveHerdMutex, Notice};
 use crate::client::ClientInput;
 use crate::fencing::Token;
 use crate::harness::Harness;
@@ -17,35 +17,29 @@ fn mutexes(n: u16) -> Harness<Mutex> {
     Harness::new(n, || Mutex::new(Path::new("/locks/m").unwrap()))
 }
 
-pub(super) fn acquire(owner: Owner) -> LockCall {
-    LockCall::Acquire {
-        owner,
-        timeout: None,
-    }
+pub(super) fn acquire(owner: Owner) -> Call {
+    Call::acquire(owner, None)
 }
 
-pub(super) fn acquire_within(owner: Owner, secs: u64) -> LockCall {
-    LockCall::Acquire {
-        owner,
-        timeout: Some(Duration::from_secs(secs)),
-    }
+pub(super) fn acquire_within(owner: Owner, secs: u64) -> Call {
+    Call::acquire(owner, Some(Duration::from_secs(secs)))
 }
 
-pub(super) fn release(owner: Owner) -> LockCall {
-    LockCall::Release { owner }
+pub(super) fn release(owner: Owner) -> Call {
+    Call::release(owner)
 }
 
 /// The token of the last `Acquired` notice of client `c`.
-pub(super) fn acquired<R: Recipe<Notice = LockNotice>>(h: &Harness<R>, c: usize) -> Option<Token> {
+pub(super) fn acquired<R: Recipe<Notice = Notice>>(h: &Harness<R>, c: usize) -> Option<Token> {
     h.peers[c].notices.iter().rev().find_map(|n| match n {
-        LockNotice::Acquired { token, .. } => Some(*token),
+        Notice::Acquired { token, .. } => Some(*token),
         _ => None,
     })
 }
 
 /// The notice of an acquire or release of owner `A` that failed for `reason`.
-pub(super) fn failed(reason: FailReason) -> Option<LockNotice> {
-    Some(LockNotice::Failed { owner: A, reason })
+pub(super) fn failed(reason: FailReason) -> Option<Notice> {
+    Some(Notice::Failed { owner: A, reason })
 }
 
 /// What the framework reports when the client gives up a cut-off session at the LOST timer
@@ -60,17 +54,14 @@ const GAVE_UP_THEN_NEW_SESSION: [SessionEvent; 3] = [
     },
 ];
 
-pub(super) fn last_notice<R: Recipe<Notice = LockNotice>>(
-    h: &Harness<R>,
-    c: usize,
-) -> Option<LockNotice> {
+pub(super) fn last_notice<R: Recipe<Notice = Notice>>(h: &Harness<R>, c: usize) -> Option<Notice> {
     h.peers[c].notices.last().copied()
 }
 
 /// c1's connection drops (its request in flight applied first when `applied`) and it gives up
 /// the session at the LOST timer: its acquire must fail with `SessionLost` and leave no
 /// request behind.
-pub(super) fn lose_waiter_session<R: Recipe<Call = LockCall, Notice = LockNotice>>(
+pub(super) fn lose_waiter_session<R: Recipe<Call = Call, Notice = Notice>>(
     h: &mut Harness<R>,
     applied: bool,
 ) {
@@ -98,9 +89,10 @@ fn five_contenders_acquire_in_fifo_order_with_increasing_tokens() {
         h.settle();
         assert_eq!(
             last_notice(&h, c),
-            Some(LockNotice::Released {
+            Some(Notice::Released {
                 owner: A,
-                remaining: 0
+                remaining: 0,
+                mode: Mode::Exclusive,
             })
         );
         let next = acquired(&h, c + 1).unwrap_or_else(|| panic!("c{} did not acquire", c + 1));
@@ -182,7 +174,7 @@ fn a_timed_out_waiter_deletes_its_node() {
     let timer = h.only_timer(1);
     h.fire(1, timer);
     h.settle();
-    assert_eq!(last_notice(&h, 1), Some(LockNotice::TimedOut { owner: A }));
+    assert_eq!(last_notice(&h, 1), Some(Notice::TimedOut { owner: A }));
     assert_eq!(h.children("/locks/m").len(), 1);
     h.call(0, release(A));
     h.settle();
@@ -196,7 +188,7 @@ fn a_timeout_during_the_create_deletes_the_node_it_produces() {
     let timer = h.only_timer(0);
     h.fire(0, timer);
     h.settle();
-    assert_eq!(last_notice(&h, 0), Some(LockNotice::TimedOut { owner: A }));
+    assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: A }));
     assert!(h.children("/locks/m").is_empty());
 }
 
@@ -209,7 +201,11 @@ fn reentrant_per_owner_and_the_node_goes_on_the_last_release() {
     h.call(0, acquire(A));
     assert_eq!(
         last_notice(&h, 0),
-        Some(LockNotice::Acquired { owner: A, token })
+        Some(Notice::Acquired {
+            owner: A,
+            token,
+            mode: Mode::Exclusive,
+        })
     );
     h.call(0, release(A));
     h.settle();
@@ -234,7 +230,7 @@ fn a_second_owner_on_one_instance_queues_with_its_own_node() {
     h.settle();
     assert!(matches!(
         last_notice(&h, 0),
-        Some(LockNotice::Acquired { owner: B, .. })
+        Some(Notice::Acquired { owner: B, .. })
     ));
 }
 
@@ -308,20 +304,17 @@ fn suspended_and_lost_end_the_hold() {
     h.settle();
     h.drop_connection(0, false);
     h.settle();
-    assert_eq!(last_notice(&h, 0), Some(LockNotice::Suspended { owner: A }));
+    assert_eq!(last_notice(&h, 0), Some(Notice::Suspended { owner: A }));
     h.reconnect(0);
     h.settle();
-    assert_eq!(
-        last_notice(&h, 0),
-        Some(LockNotice::Reconnected { owner: A })
-    );
+    assert_eq!(last_notice(&h, 0), Some(Notice::Reconnected { owner: A }));
     assert_eq!(h.children("/locks/m").len(), 1, "same session, same node");
     // Cut off again; the server expires the session and says so on reconnect.
     h.drop_connection(0, false);
     h.call(1, acquire(A));
     h.expire(0, true);
     h.settle();
-    assert_eq!(last_notice(&h, 0), Some(LockNotice::Lost { owner: A }));
+    assert_eq!(last_notice(&h, 0), Some(Notice::Lost { owner: A }));
     assert!(h.peers[0].sessions.contains(&SessionEvent::Lost {
         server_confirmed: true
     }));
@@ -418,7 +411,7 @@ fn the_naive_lock_queues_owners_of_one_instance() {
     h.settle();
     assert!(matches!(
         last_notice(&h, 0),
-        Some(LockNotice::Acquired { owner: B, .. })
+        Some(Notice::Acquired { owner: B, .. })
     ));
     assert_eq!(h.children("/locks/n"), ["lock"]);
 }

@@ -1,11 +1,12 @@
 //! Waiting and holding, per client and owner, exactly as the checkers see them: the spans
 //! are `scenarios::check::timeline`'s intervals, put on the time axis and told why they
-//! ended. (A hold runs from `Acquired` to the first of the release call, `Suspended`, `Lost`
-//! or a crash; `Reconnected` with the same session holds again with the same token.)
+//! ended. (A hold runs from `Acquired` or `IsLeader` to the first of the release call,
+//! `Relinquish`, `Close`, `NotLeader`, `Suspended`, `Lost` or a crash; `Reconnected` with the
+//! same session holds again with the same token.)
 
 use lock::fencing::Token;
 use lock::ids::Owner;
-use lock::recipes::{LockCall, LockNotice};
+use lock::recipes::{Call, Notice};
 use scenarios::check::timeline::{Interval, Timeline};
 use scenarios::fault::Fault;
 use scenarios::trace::{EventKind, Trace};
@@ -32,6 +33,8 @@ pub(crate) enum LockEnd {
     Released,
     /// The holder's connection dropped.
     Suspended,
+    /// The leader was told it is not leader any more.
+    NotLeader,
     /// The holder's session was lost.
     Lost,
     /// The client crashed.
@@ -47,6 +50,7 @@ impl LockEnd {
             LockEnd::GaveUp => "gave up",
             LockEnd::Released => "released",
             LockEnd::Suspended => "connection suspended",
+            LockEnd::NotLeader => "not leader any more",
             LockEnd::Lost => "session lost",
             LockEnd::Crashed => "client crashed",
         }
@@ -56,15 +60,19 @@ impl LockEnd {
     fn of(kind: &EventKind) -> LockEnd {
         match kind {
             EventKind::Call {
-                call: LockCall::Release { .. },
+                call: Call::Release { .. } | Call::Relinquish { .. } | Call::Close { .. },
             } => LockEnd::Released,
             EventKind::Notice { notice } => match notice {
-                LockNotice::Acquired { .. } | LockNotice::Reconnected { .. } => LockEnd::Acquired,
-                LockNotice::Suspended { .. } => LockEnd::Suspended,
-                LockNotice::Lost { .. } => LockEnd::Lost,
-                LockNotice::TimedOut { .. }
-                | LockNotice::Failed { .. }
-                | LockNotice::Released { .. } => LockEnd::GaveUp,
+                Notice::Acquired { .. } | Notice::IsLeader { .. } | Notice::Reconnected { .. } => {
+                    LockEnd::Acquired
+                }
+                Notice::Suspended { .. } => LockEnd::Suspended,
+                Notice::NotLeader { .. } => LockEnd::NotLeader,
+                Notice::Lost { .. } => LockEnd::Lost,
+                Notice::TimedOut { .. } | Notice::Failed { .. } | Notice::Closed { .. } => {
+                    LockEnd::GaveUp
+                }
+                _ => LockEnd::Open,
             },
             EventKind::FaultStart {
                 fault: Fault::Crash { .. },

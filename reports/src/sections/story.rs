@@ -5,9 +5,10 @@
 
 use std::fmt::{self, Write};
 
+use lock::fencing::Token;
 use lock::ids::ClientSlot;
 use lock::recipe::SessionEvent;
-use lock::recipes::{LockCall, LockNotice};
+use lock::recipes::{Call, Notice};
 use lock::zk::EventKind as WatchKind;
 use scenarios::fault::Fault;
 use scenarios::property::Violation;
@@ -262,17 +263,45 @@ fn sentence(run: &Run, index: usize, event: &Event) -> Option<Line> {
                 },
             ),
         },
-        EventKind::Call { call } => match call {
-            LockCall::Acquire { .. } => line(Tone::Plain, format!("{me} asks for the lock")),
-            LockCall::Release { .. } => {
+        EventKind::Call { call } => {
+            let held = || {
                 let token = event
                     .client
                     .and_then(|c| run.hold_at(c.0, event.t))
                     .and_then(|h| h.token());
-                let held = token.map(|t| format!(" (token {t})")).unwrap_or_default();
-                line(Tone::Lock, format!("{me} releases the lock{held}"))
+                token.map(|t| format!(" (token {t})")).unwrap_or_default()
+            };
+            match call {
+                Call::Acquire { mode, .. } => line(
+                    Tone::Plain,
+                    format!("{me} asks for the lock{}", describe::mode_words(*mode)),
+                ),
+                Call::Release { .. } => {
+                    line(Tone::Lock, format!("{me} releases the lock{}", held()))
+                }
+                Call::Start { .. } => line(Tone::Plain, format!("{me} joins the election")),
+                Call::Requeue { .. } => {
+                    line(Tone::Plain, format!("{me} queues for leadership again"))
+                }
+                Call::Relinquish { .. } => line(
+                    Tone::Lock,
+                    format!("{me} gives up its leadership{}", held()),
+                ),
+                Call::Close { .. } => {
+                    line(Tone::Lock, format!("{me} leaves the election{}", held()))
+                }
+                Call::Interrupt { .. } => {
+                    line(Tone::Plain, format!("{me} interrupts its leadership"))
+                }
+                Call::AttemptRevoke { .. } => line(
+                    Tone::Plain,
+                    format!("{me} asks the lock's holder to release"),
+                ),
+                Call::Await { .. } | Call::HasLeadership { .. } | Call::MakeRevocable { .. } => {
+                    None
+                }
             }
-        },
+        }
         EventKind::Notice { notice } => {
             notice_line(run, event, notice).and_then(|(tone, text)| line(tone, text))
         }
@@ -313,47 +342,66 @@ fn hold_ended(run: &Run, index: usize) -> Option<String> {
 }
 
 /// A lock notice as a sentence.
-fn notice_line(run: &Run, event: &Event, notice: &LockNotice) -> Option<(Tone, String)> {
+fn notice_line(run: &Run, event: &Event, notice: &Notice) -> Option<(Tone, String)> {
     let client = event.client?.0;
     Some(match notice {
-        LockNotice::Acquired { token, .. } => {
-            let node = run
-                .nodes
-                .iter()
-                .find(|n| n.czxid.0 == token.0)
-                .map(|n| format!(" (node {})", describe::node_name(&n.path)))
-                .unwrap_or_default();
-            let mut text = format!("c{client} acquired the lock with token {token}{node}");
-            for other in run.lanes.iter().filter_map(|lane| match lane {
-                Lane::Client(c) if *c != client => Some(*c),
-                _ => None,
-            }) {
-                let Some(hold) = run.hold_at(other, event.t) else {
-                    continue;
-                };
-                let token = hold
-                    .token()
-                    .map(|t| format!(" token {t}"))
-                    .unwrap_or_default();
-                write!(text, " — while c{other} still believes it holds{token}").ok()?;
-                if run.paused_at(other, event.t) {
-                    write!(text, " (c{other} is paused)").ok()?;
-                }
-            }
-            (Tone::Lock, text)
+        Notice::Acquired { token, mode, .. } => {
+            let what = format!("acquired the lock{}", describe::mode_words(*mode));
+            (Tone::Lock, granted(run, event, client, &what, *token)?)
         }
-        LockNotice::Released { .. } => return None,
-        LockNotice::TimedOut { .. } => {
-            (Tone::Plain, format!("c{client} gave up waiting (timeout)"))
-        }
-        LockNotice::Failed { reason, .. } => (
-            Tone::Bad,
-            format!("c{client}'s lock call failed: {reason:?}"),
+        Notice::IsLeader { token, .. } => (
+            Tone::Lock,
+            granted(run, event, client, "became leader", *token)?,
         ),
-        // The session line just before tells these (see `hold_ended`).
-        LockNotice::Suspended { .. } | LockNotice::Lost { .. } => return None,
-        LockNotice::Reconnected { .. } => (Tone::Lock, format!("c{client} holds the lock again")),
+        Notice::NotLeader { .. } => (Tone::Bad, format!("c{client} is not leader any more")),
+        Notice::TimedOut { .. } => (Tone::Plain, format!("c{client} gave up waiting (timeout)")),
+        Notice::Failed { reason, .. } => {
+            (Tone::Bad, format!("c{client}'s call failed: {reason:?}"))
+        }
+        Notice::Reconnected { .. } => (Tone::Lock, format!("c{client} holds the lock again")),
+        Notice::RevocationRequested { .. } => (
+            Tone::Plain,
+            format!("c{client} is asked to release the lock (revocation)"),
+        ),
+        // The session line just before tells these (see `hold_ended`); the rest are answers
+        // to queries.
+        Notice::Suspended { .. }
+        | Notice::Lost { .. }
+        | Notice::Released { .. }
+        | Notice::Awaited { .. }
+        | Notice::Leadership { .. }
+        | Notice::Closed { .. }
+        | Notice::RevokeAttempted { .. } => return None,
     })
+}
+
+/// `c1 acquired the lock with token 7 (node lock-0001) — while c0 still believes it holds
+/// token 5 (c0 is paused)`.
+fn granted(run: &Run, event: &Event, client: u16, what: &str, token: Token) -> Option<String> {
+    let node = run
+        .nodes
+        .iter()
+        .find(|n| n.czxid.0 == token.0)
+        .map(|n| format!(" (node {})", describe::node_name(&n.path)))
+        .unwrap_or_default();
+    let mut text = format!("c{client} {what} with token {token}{node}");
+    for other in run.lanes.iter().filter_map(|lane| match lane {
+        Lane::Client(c) if *c != client => Some(*c),
+        _ => None,
+    }) {
+        let Some(hold) = run.hold_at(other, event.t) else {
+            continue;
+        };
+        let token = hold
+            .token()
+            .map(|t| format!(" token {t}"))
+            .unwrap_or_default();
+        write!(text, " — while c{other} still believes it holds{token}").ok()?;
+        if run.paused_at(other, event.t) {
+            write!(text, " (c{other} is paused)").ok()?;
+        }
+    }
+    Some(text)
 }
 
 /// A fault's start or end as a sentence.

@@ -10,7 +10,7 @@ use lock::coordination::RawState;
 use lock::fencing::Token;
 use lock::ids::{ClientSlot, OpId, Owner, ProtectionId};
 use lock::recipe::SessionEvent;
-use lock::recipes::{LockCall, LockNotice};
+use lock::recipes::{Call, Mode, Notice};
 use lock::zk::{
     CreateMode, EventKind as Watch, OpOk, OpResult, Path, Request, SessionId, Stat, WatchedEvent,
     Zxid,
@@ -143,10 +143,7 @@ impl Builder {
             t,
             Some(c),
             EventKind::Call {
-                call: LockCall::Acquire {
-                    owner: OWNER,
-                    timeout: None,
-                },
+                call: Call::acquire(OWNER, None),
             },
         );
         let serial = self.serials.entry(c).or_insert(0);
@@ -209,9 +206,10 @@ impl Builder {
 
     /// `c` is told it holds the lock.
     pub fn acquired(&mut self, t: u64, c: u16, node: &Node) -> usize {
-        let notice = LockNotice::Acquired {
+        let notice = Notice::Acquired {
             owner: OWNER,
             token: node.token,
+            mode: Mode::Exclusive,
         };
         self.push(t, Some(c), EventKind::Notice { notice })
     }
@@ -245,7 +243,7 @@ impl Builder {
             t,
             Some(c),
             EventKind::Call {
-                call: LockCall::Release { owner: OWNER },
+                call: Call::release(OWNER),
             },
         );
         let zxid = self.next_zxid();
@@ -262,9 +260,10 @@ impl Builder {
             t + 4,
             Some(c),
             EventKind::Notice {
-                notice: LockNotice::Released {
+                notice: Notice::Released {
                     owner: OWNER,
                     remaining: 0,
+                    mode: Mode::Exclusive,
                 },
             },
         );
@@ -378,7 +377,7 @@ impl Builder {
             resume + 10,
             Some(0),
             EventKind::Notice {
-                notice: LockNotice::Suspended { owner: OWNER },
+                notice: Notice::Suspended { owner: OWNER },
             },
         );
         self.push(
@@ -396,7 +395,7 @@ impl Builder {
             resume + 40,
             Some(0),
             EventKind::Notice {
-                notice: LockNotice::Lost { owner: OWNER },
+                notice: Notice::Lost { owner: OWNER },
             },
         );
         self.connect(resume + 100, 0, true);

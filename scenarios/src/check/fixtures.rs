@@ -3,7 +3,7 @@
 use lock::coordination::RawState;
 use lock::fencing::Token;
 use lock::ids::{ClientSlot, OpId, Owner};
-use lock::recipes::{FailReason, LockCall, LockNotice};
+use lock::recipes::{Call, FailReason, Mode, Notice};
 use lock::zk::{
     CreateMode, EventKind as ZkEventKind, OpOk, Path, Request, SessionId, Stat, WatchedEvent, Zxid,
 };
@@ -68,19 +68,16 @@ impl Build {
     }
 
     pub fn acquire(self, client: u16) -> Build {
-        let call = LockCall::Acquire {
-            owner: OWNER,
-            timeout: None,
-        };
+        let call = Call::acquire(OWNER, None);
         self.push(Some(client), EventKind::Call { call })
     }
 
     pub fn release(self, client: u16) -> Build {
-        let call = LockCall::Release { owner: OWNER };
+        let call = Call::release(OWNER);
         self.push(Some(client), EventKind::Call { call })
     }
 
-    pub fn notice(self, client: u16, notice: LockNotice) -> Build {
+    pub fn notice(self, client: u16, notice: Notice) -> Build {
         self.push(Some(client), EventKind::Notice { notice })
     }
 
@@ -88,34 +85,35 @@ impl Build {
         let token = Token(token);
         self.notice(
             client,
-            LockNotice::Acquired {
+            Notice::Acquired {
                 owner: OWNER,
                 token,
+                mode: Mode::Exclusive,
             },
         )
     }
 
     pub fn suspended(self, client: u16) -> Build {
-        self.notice(client, LockNotice::Suspended { owner: OWNER })
+        self.notice(client, Notice::Suspended { owner: OWNER })
     }
 
     pub fn reconnected(self, client: u16) -> Build {
-        self.notice(client, LockNotice::Reconnected { owner: OWNER })
+        self.notice(client, Notice::Reconnected { owner: OWNER })
     }
 
     pub fn lost(self, client: u16) -> Build {
-        self.notice(client, LockNotice::Lost { owner: OWNER })
+        self.notice(client, Notice::Lost { owner: OWNER })
     }
 
     pub fn timed_out(self, client: u16) -> Build {
-        self.notice(client, LockNotice::TimedOut { owner: OWNER })
+        self.notice(client, Notice::TimedOut { owner: OWNER })
     }
 
     pub fn failed(self, client: u16) -> Build {
         let reason = FailReason::SessionLost;
         self.notice(
             client,
-            LockNotice::Failed {
+            Notice::Failed {
                 owner: OWNER,
                 reason,
             },

@@ -1,13 +1,15 @@
-//! What every lock checker reads off a trace: who held the lock when (as the clients
-//! believed), who waited when, which session belongs to which client, and when the faults had
-//! all healed. Instants are event indices (the trace's order); `t` is looked up for messages.
+//! What every hold checker reads off a trace: who held what when (as the clients believed),
+//! who waited when, which session belongs to which client, and when the faults had all
+//! healed. Locks, semaphores and elections all come down to holds of a [`Role`]: an exclusive
+//! lock, a read or a write side, a lease, or leadership. Instants are event indices (the
+//! trace's order); `t` is looked up for messages.
 
 use std::collections::BTreeMap;
 
 use lock::coordination::RawState;
 use lock::fencing::Token;
 use lock::ids::{ClientSlot, Owner};
-use lock::recipes::{LockCall, LockNotice};
+use lock::recipes::{Call, Mode, Notice};
 use lock::zk::SessionId;
 
 use crate::fault::Fault;
@@ -16,11 +18,22 @@ use crate::trace::{Event, EventKind, Trace};
 /// One holder: an owner on a client.
 pub type Holder = (ClientSlot, Owner);
 
+/// What a hold is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Role {
+    /// A lock acquired in `mode`.
+    Lock(Mode),
+    /// Leadership of an election.
+    Leader,
+}
+
 /// An interval of events `[start, end)`; `end == None` runs to the end of the trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Interval {
     /// The holder or waiter.
     pub who: Holder,
+    /// What is held or waited for.
+    pub role: Role,
     /// Index of the event that began it.
     pub start: usize,
     /// Index of the event that ended it.
@@ -41,13 +54,16 @@ impl Interval {
     }
 }
 
-/// The holds and waits of a lock trace.
+/// The holds and waits of a trace.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Timeline {
-    /// Belief holds: from `Acquired` to the release call, `Suspended`, `Lost` or a crash; a
-    /// `Reconnected` starts a new interval with the same token.
+    /// Belief holds: from `Acquired` (`IsLeader`) to the release call (`Relinquish`, `Close`,
+    /// `NotLeader`), `Suspended`, `Lost` or a crash; a `Reconnected` starts a new interval
+    /// with the same token.
     pub holds: Vec<Interval>,
-    /// Waits: from an acquire call to its `Acquired`, `TimedOut` or `Failed` (or a crash).
+    /// Waits: from an acquire call (`Start`, `Requeue`, or `NotLeader` while still in the
+    /// election) to its `Acquired` (`IsLeader`), `TimedOut`, `Failed`, `Lost`, `Close` or a
+    /// crash.
     pub waits: Vec<Interval>,
 }
 
@@ -67,205 +83,225 @@ enum State {
     },
 }
 
+/// One holder's state for one role.
+type Key = (Holder, Role);
+
 impl Timeline {
     /// Reads the holds and waits off `trace`.
     pub fn of(trace: &Trace) -> Timeline {
-        let mut timeline = Timeline::default();
-        let mut states: BTreeMap<Holder, State> = BTreeMap::new();
+        let mut reader = Reader::default();
         for (index, event) in trace.events.iter().enumerate() {
-            match &event.kind {
-                EventKind::Call { call } => {
-                    let Some(client) = event.client else { continue };
-                    timeline.on_call(&mut states, client, *call, index);
+            match (&event.kind, event.client) {
+                (EventKind::Call { call }, Some(client)) => reader.on_call(client, *call, index),
+                (EventKind::Notice { notice }, Some(client)) => {
+                    reader.on_notice(client, *notice, index)
                 }
-                EventKind::Notice { notice } => {
-                    let Some(client) = event.client else { continue };
-                    timeline.on_notice(&mut states, client, *notice, index);
-                }
-                EventKind::FaultStart {
-                    fault: Fault::Crash { client },
-                } => {
-                    let crashed: Vec<Holder> = states
-                        .keys()
-                        .filter(|(c, _)| c.0 == *client)
-                        .copied()
-                        .collect();
-                    for who in crashed {
-                        let state = states.remove(&who).expect("listed above");
-                        timeline.close(who, state, index);
-                    }
-                }
+                (
+                    EventKind::FaultStart {
+                        fault: Fault::Crash { client },
+                    },
+                    _,
+                ) => reader.end_all(|(who, _), _| who.0.0 == *client, index),
                 _ => {}
             }
         }
-        for (who, state) in states {
-            timeline.close_open(who, state);
+        let mut timeline = reader.timeline;
+        for (key, state) in reader.states {
+            timeline.close(key, state, None);
         }
         timeline.holds.sort_by_key(|i| i.start);
         timeline.waits.sort_by_key(|i| i.start);
         timeline
     }
 
-    fn on_call(
-        &mut self,
-        states: &mut BTreeMap<Holder, State>,
-        client: ClientSlot,
-        call: LockCall,
-        index: usize,
-    ) {
-        let who = (client, call.owner());
-        match (call, states.get(&who).copied()) {
-            (LockCall::Acquire { .. }, None) => {
-                states.insert(who, State::Waiting { since: index });
-            }
-            (
-                LockCall::Release { .. },
-                Some(State::Holding {
-                    since,
-                    token,
-                    count,
-                }),
-            ) => {
-                if count > 1 {
-                    states.insert(
-                        who,
-                        State::Holding {
-                            since,
-                            token,
-                            count: count - 1,
-                        },
-                    );
-                } else {
-                    states.remove(&who);
-                    self.push_hold(who, since, Some(index), token);
-                }
-            }
-            (LockCall::Release { .. }, Some(State::Suspended { token, count })) if count > 1 => {
-                states.insert(
-                    who,
-                    State::Suspended {
-                        token,
-                        count: count - 1,
-                    },
-                );
-            }
-            (LockCall::Release { .. }, Some(State::Suspended { .. })) => {
-                states.remove(&who);
-            }
-            _ => {}
-        }
-    }
-
-    fn on_notice(
-        &mut self,
-        states: &mut BTreeMap<Holder, State>,
-        client: ClientSlot,
-        notice: LockNotice,
-        index: usize,
-    ) {
-        let who = |owner| (client, owner);
-        match notice {
-            LockNotice::Acquired { owner, token } => {
-                let state = match states.get(&who(owner)).copied() {
-                    Some(State::Holding { since, count, .. }) => State::Holding {
-                        since,
-                        token,
-                        count: count + 1,
-                    },
-                    Some(State::Waiting { since }) => {
-                        self.push_wait(who(owner), since, Some(index));
-                        State::Holding {
-                            since: index,
-                            token,
-                            count: 1,
-                        }
-                    }
-                    _ => State::Holding {
-                        since: index,
-                        token,
-                        count: 1,
-                    },
-                };
-                states.insert(who(owner), state);
-            }
-            LockNotice::TimedOut { owner } | LockNotice::Failed { owner, .. } => {
-                if let Some(State::Waiting { since }) = states.get(&who(owner)).copied() {
-                    states.remove(&who(owner));
-                    self.push_wait(who(owner), since, Some(index));
-                }
-            }
-            LockNotice::Suspended { owner } => {
-                if let Some(State::Holding {
-                    since,
-                    token,
-                    count,
-                }) = states.get(&who(owner)).copied()
-                {
-                    self.push_hold(who(owner), since, Some(index), token);
-                    states.insert(who(owner), State::Suspended { token, count });
-                }
-            }
-            LockNotice::Reconnected { owner } => {
-                if let Some(State::Suspended { token, count }) = states.get(&who(owner)).copied() {
-                    states.insert(
-                        who(owner),
-                        State::Holding {
-                            since: index,
-                            token,
-                            count,
-                        },
-                    );
-                }
-            }
-            LockNotice::Lost { owner } => {
-                if let Some(state) = states.remove(&who(owner)) {
-                    self.close(who(owner), state, index);
-                }
-            }
-            LockNotice::Released { .. } => {}
-        }
-    }
-
-    /// Ends `who`'s interval at `index`.
-    fn close(&mut self, who: Holder, state: State, index: usize) {
-        match state {
-            State::Waiting { since } => self.push_wait(who, since, Some(index)),
-            State::Holding { since, token, .. } => self.push_hold(who, since, Some(index), token),
-            State::Suspended { .. } => {}
-        }
-    }
-
-    /// Leaves `who`'s interval open at the end of the trace.
-    fn close_open(&mut self, who: Holder, state: State) {
-        match state {
-            State::Waiting { since } => self.push_wait(who, since, None),
-            State::Holding { since, token, .. } => self.push_hold(who, since, None, token),
-            State::Suspended { .. } => {}
-        }
-    }
-
-    fn push_hold(&mut self, who: Holder, start: usize, end: Option<usize>, token: Token) {
-        let token = Some(token);
-        self.holds.push(Interval {
+    /// Ends `key`'s interval at `end` (`None`: open at the end of the trace).
+    fn close(&mut self, (who, role): Key, state: State, end: Option<usize>) {
+        let (list, start, token) = match state {
+            State::Waiting { since } => (&mut self.waits, since, None),
+            State::Holding { since, token, .. } => (&mut self.holds, since, Some(token)),
+            State::Suspended { .. } => return,
+        };
+        list.push(Interval {
             who,
+            role,
             start,
             end,
             token,
         });
     }
 
-    fn push_wait(&mut self, who: Holder, start: usize, end: Option<usize>) {
-        self.waits.push(Interval {
-            who,
-            start,
-            end,
-            token: None,
-        });
-    }
-
     /// The clients waiting at event `index`.
     pub fn waiting_at(&self, index: usize) -> impl Iterator<Item = &Interval> {
         self.waits.iter().filter(move |w| w.covers(index))
+    }
+}
+
+/// The timeline being read, with every holder's current state.
+#[derive(Default)]
+struct Reader {
+    timeline: Timeline,
+    states: BTreeMap<Key, State>,
+}
+
+impl Reader {
+    fn on_call(&mut self, client: ClientSlot, call: Call, index: usize) {
+        let who = (client, call.owner());
+        match call {
+            Call::Acquire { mode, .. } => self.wait(who, Role::Lock(mode), index),
+            Call::Start { .. } | Call::Requeue { .. } => self.wait(who, Role::Leader, index),
+            Call::Release { mode, .. } => self.release((who, Role::Lock(mode)), index),
+            Call::Relinquish { .. } => self.release((who, Role::Leader), index),
+            Call::Close { .. } => self.end((who, Role::Leader), index),
+            Call::Await { .. }
+            | Call::HasLeadership { .. }
+            | Call::Interrupt { .. }
+            | Call::MakeRevocable { .. }
+            | Call::AttemptRevoke { .. } => {}
+        }
+    }
+
+    fn on_notice(&mut self, client: ClientSlot, notice: Notice, index: usize) {
+        let who = (client, notice.owner());
+        match notice {
+            Notice::Acquired { token, mode, .. } => {
+                self.hold((who, Role::Lock(mode)), token, index)
+            }
+            Notice::IsLeader { token, .. } => self.hold((who, Role::Leader), token, index),
+            Notice::NotLeader { .. } => {
+                if matches!(
+                    self.states.get(&(who, Role::Leader)),
+                    Some(State::Holding { .. })
+                ) {
+                    self.end((who, Role::Leader), index);
+                    self.wait(who, Role::Leader, index);
+                }
+            }
+            Notice::TimedOut { .. } | Notice::Failed { .. } => self.end_all(
+                |(w, _), state| *w == who && matches!(state, State::Waiting { .. }),
+                index,
+            ),
+            Notice::Suspended { .. } => {
+                let held: Vec<(Key, State)> = self.of(who).collect();
+                for (key, state) in held {
+                    if let State::Holding { token, count, .. } = state {
+                        self.timeline.close(key, state, Some(index));
+                        self.states.insert(key, State::Suspended { token, count });
+                    }
+                }
+            }
+            Notice::Reconnected { .. } => {
+                let suspended: Vec<(Key, State)> = self.of(who).collect();
+                for (key, state) in suspended {
+                    if let State::Suspended { token, count } = state {
+                        let since = index;
+                        self.states.insert(
+                            key,
+                            State::Holding {
+                                since,
+                                token,
+                                count,
+                            },
+                        );
+                    }
+                }
+            }
+            Notice::Lost { .. } | Notice::Closed { .. } => {
+                self.end_all(|(w, _), _| *w == who, index)
+            }
+            Notice::Released { .. }
+            | Notice::Awaited { .. }
+            | Notice::Leadership { .. }
+            | Notice::RevocationRequested { .. }
+            | Notice::RevokeAttempted { .. } => {}
+        }
+    }
+
+    /// `who`'s states, every role.
+    fn of(&self, who: Holder) -> impl Iterator<Item = (Key, State)> + '_ {
+        self.states
+            .iter()
+            .filter(move |((w, _), _)| *w == who)
+            .map(|(key, state)| (*key, *state))
+    }
+
+    /// `who` starts waiting for `role`, unless it already waits or holds.
+    fn wait(&mut self, who: Holder, role: Role, index: usize) {
+        self.states
+            .entry((who, role))
+            .or_insert(State::Waiting { since: index });
+    }
+
+    /// `key` holds with `token`: one more reentrant hold, or the end of its wait.
+    fn hold(&mut self, key: Key, token: Token, index: usize) {
+        let state = match self.states.get(&key).copied() {
+            Some(State::Holding { since, count, .. }) => State::Holding {
+                since,
+                token,
+                count: count + 1,
+            },
+            Some(State::Waiting { since }) => {
+                let wait = State::Waiting { since };
+                self.timeline.close(key, wait, Some(index));
+                State::Holding {
+                    since: index,
+                    token,
+                    count: 1,
+                }
+            }
+            _ => State::Holding {
+                since: index,
+                token,
+                count: 1,
+            },
+        };
+        self.states.insert(key, state);
+    }
+
+    /// One hold of `key` is released: the last one ends the interval.
+    fn release(&mut self, key: Key, index: usize) {
+        match self.states.get(&key).copied() {
+            Some(State::Holding {
+                since,
+                token,
+                count,
+            }) if count > 1 => {
+                let count = count - 1;
+                self.states.insert(
+                    key,
+                    State::Holding {
+                        since,
+                        token,
+                        count,
+                    },
+                );
+            }
+            Some(State::Suspended { token, count }) if count > 1 => {
+                let count = count - 1;
+                self.states.insert(key, State::Suspended { token, count });
+            }
+            Some(State::Holding { .. } | State::Suspended { .. }) => self.end(key, index),
+            Some(State::Waiting { .. }) | None => {}
+        }
+    }
+
+    /// Ends `key`'s wait or hold at `index`.
+    fn end(&mut self, key: Key, index: usize) {
+        if let Some(state) = self.states.remove(&key) {
+            self.timeline.close(key, state, Some(index));
+        }
+    }
+
+    /// Ends, at `index`, every state `which` selects.
+    fn end_all(&mut self, which: impl Fn(&Key, &State) -> bool, index: usize) {
+        let ending: Vec<Key> = self
+            .states
+            .iter()
+            .filter(|(key, state)| which(key, state))
+            .map(|(key, _)| *key)
+            .collect();
+        for key in ending {
+            self.end(key, index);
+        }
     }
 }
 

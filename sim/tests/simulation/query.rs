@@ -2,7 +2,7 @@
 
 use lock::coordination::RawState;
 use lock::ids::ClientSlot;
-use lock::recipes::LockNotice;
+use lock::recipes::Notice;
 use lock::zk::{SessionId, Zxid};
 use scenarios::fault::ScheduledFault;
 use scenarios::scenario::{ServerSettings, Span, Workload};
@@ -72,7 +72,7 @@ pub fn on(event: &Event, client: u16) -> bool {
 }
 
 /// The notice of `event` if it is client `client`'s.
-pub fn notice(event: &Event, client: u16) -> Option<LockNotice> {
+pub fn notice(event: &Event, client: u16) -> Option<Notice> {
     match &event.kind {
         EventKind::Notice { notice } if on(event, client) => Some(*notice),
         _ => None,

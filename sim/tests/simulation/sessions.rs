@@ -4,7 +4,7 @@
 use lock::coordination::RawState;
 use lock::framework::FrameworkConfig;
 use lock::recipe::SessionEvent;
-use lock::recipes::{LockCall, LockNotice};
+use lock::recipes::{Call, Notice};
 use lock::zk::{CreateMode, EventKind as WatchKind, OpOk, Path, Request, ZkError};
 use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::trace::{EventKind, ServerSession, Trace};
@@ -26,7 +26,7 @@ fn isolate(client: u16, at_ms: u64, for_ms: u64) -> ScheduledFault {
 
 fn lost_notices(trace: &Trace, client: u16) -> usize {
     (trace.events.iter())
-        .filter(|e| matches!(notice(e, client), Some(LockNotice::Lost { .. })))
+        .filter(|e| matches!(notice(e, client), Some(Notice::Lost { .. })))
         .count()
 }
 
@@ -62,7 +62,7 @@ fn a_partitioned_client_sees_disconnected_before_expired() {
         "no reconnect to the expired session"
     );
     let lost = index(&trace, expired, "the Lost notice", |e| {
-        matches!(notice(e, 0), Some(LockNotice::Lost { .. }))
+        matches!(notice(e, 0), Some(Notice::Lost { .. }))
     });
     let lost_event = &trace.events[lost - 1];
     assert!(
@@ -95,12 +95,12 @@ fn partitions_shorter_than_the_ping_margin_keep_the_session_and_the_lock() {
                     && matches!(
                         e.kind,
                         EventKind::Call {
-                            call: LockCall::Release { .. }
+                            call: Call::Release { .. }
                         }
                     )
             });
             let b_acquired = index(&trace, 0, "B's Acquired", |e| {
-                matches!(notice(e, 1), Some(LockNotice::Acquired { .. }))
+                matches!(notice(e, 1), Some(Notice::Acquired { .. }))
             });
             assert!(release < b_acquired, "{context}: A kept the lock");
         }
@@ -167,7 +167,7 @@ fn connection_loss_during_create_then_reconnect_leaves_one_node() {
         let created = lock_nodes_created_by(&trace, 0);
         assert_eq!(created.len(), 1, "cut at {at_ms} ms: one node, {created:?}");
         let acquired = (trace.events.iter())
-            .filter(|e| matches!(notice(e, 0), Some(LockNotice::Acquired { .. })))
+            .filter(|e| matches!(notice(e, 0), Some(Notice::Acquired { .. })))
             .count();
         assert_eq!(acquired, 1, "cut at {at_ms} ms");
         // Count the runs where the create was applied and its reply lost.
@@ -360,7 +360,7 @@ fn a_crashed_client_restarts_with_a_new_session_and_the_old_one_expires() {
         server_session(e, sessions[0], ServerSession::Expired)
     });
     let b_acquired = index(&trace, 0, "B's Acquired", |e| {
-        matches!(notice(e, 1), Some(LockNotice::Acquired { .. }))
+        matches!(notice(e, 1), Some(Notice::Acquired { .. }))
     });
     assert!(
         expired < b_acquired,
@@ -373,7 +373,7 @@ fn a_crashed_client_restarts_with_a_new_session_and_the_old_one_expires() {
             matches!(
                 e.kind,
                 EventKind::Call {
-                    call: LockCall::Acquire { .. }
+                    call: Call::Acquire { .. }
                 }
             )
         })

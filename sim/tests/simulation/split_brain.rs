@@ -1,7 +1,7 @@
 //! The GC-pause split brain: holder A (client 0) is paused past the session timeout, its
 //! session expires, B (client 1) acquires, and A resumes still believing it holds.
 
-use lock::recipes::LockNotice;
+use lock::recipes::Notice;
 use scenarios::fault::{Fault, ScheduledFault};
 use scenarios::trace::{EventKind, ServerSession, Trace};
 
@@ -32,21 +32,21 @@ fn gc_pause(fenced: bool) -> Trace {
 /// A's hold end (a release call, Suspended or Lost). Returns A's and B's tokens.
 fn assert_overlap(trace: &Trace) -> (u64, u64) {
     let a_acquired = index(trace, 0, "A's Acquired", |e| {
-        matches!(notice(e, 0), Some(LockNotice::Acquired { .. }))
+        matches!(notice(e, 0), Some(Notice::Acquired { .. }))
     });
     let a_session = sessions_of(trace, 0)[0];
     let expired = index(trace, a_acquired, "the expiry of A's session", |e| {
         server_session(e, a_session, ServerSession::Expired)
     });
     let (b_acquired, _) = find(trace, expired, |e| {
-        matches!(notice(e, 1), Some(LockNotice::Acquired { .. }))
+        matches!(notice(e, 1), Some(Notice::Acquired { .. }))
     })
     .expect("B acquires after A's session expired");
     let a_hold_ends = index(trace, a_acquired + 1, "the end of A's hold", |e| {
         matches!(&e.kind, EventKind::Call { .. }) && on(e, 0)
             || matches!(
                 notice(e, 0),
-                Some(LockNotice::Suspended { .. } | LockNotice::Lost { .. })
+                Some(Notice::Suspended { .. } | Notice::Lost { .. })
             )
     });
     assert!(
@@ -54,7 +54,7 @@ fn assert_overlap(trace: &Trace) -> (u64, u64) {
         "A still holds by belief when B acquires"
     );
     let token = |i: usize, client: u16| match notice(&trace.events[i], client) {
-        Some(LockNotice::Acquired { token, .. }) => token.0,
+        Some(Notice::Acquired { token, .. }) => token.0,
         other => panic!("not an Acquired: {other:?}"),
     };
     let (a, b) = (token(a_acquired, 0), token(b_acquired, 1));

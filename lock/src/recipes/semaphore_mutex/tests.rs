@@ -7,7 +7,7 @@ use crate::harness::Harness;
 use crate::recipes::tests::{
     A, B, acquire, acquire_within, acquired, failed, last_notice, lose_waiter_session, release,
 };
-use crate::recipes::{FailReason, LockNotice};
+use crate::recipes::{FailReason, Mode, Notice};
 use crate::zk::{Path, Request};
 
 const PATH: &str = "/locks/s";
@@ -64,9 +64,10 @@ fn one_holder_at_a_time_with_increasing_tokens_and_nothing_left() {
         h.settle();
         assert_eq!(
             last_notice(&h, c),
-            Some(LockNotice::Released {
+            Some(Notice::Released {
                 owner: A,
-                remaining: 0
+                remaining: 0,
+                mode: Mode::Exclusive,
             })
         );
         let holders: Vec<usize> = (0..4)
@@ -121,7 +122,7 @@ fn not_reentrant_a_second_acquire_by_the_holder_waits_then_times_out() {
     let timer = h.only_timer(0);
     h.fire(0, timer);
     h.settle();
-    assert_eq!(last_notice(&h, 0), Some(LockNotice::TimedOut { owner: A }));
+    assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: A }));
     assert_eq!(h.children(LEASES).len(), 1, "only the hold's lease is left");
     assert!(h.children(LOCKS).is_empty());
     assert_eq!(h.peers[0].client.recipe().holding(A), Some(token));
@@ -163,7 +164,7 @@ fn a_waiter_timing_out_on_the_internal_lock_or_the_leases_leaves_no_node() {
         let timer = h.only_timer(c);
         h.fire(c, timer);
         h.settle();
-        assert_eq!(last_notice(&h, c), Some(LockNotice::TimedOut { owner: A }));
+        assert_eq!(last_notice(&h, c), Some(Notice::TimedOut { owner: A }));
     }
     assert_eq!(h.children(LEASES).len(), 1);
     assert!(h.children(LOCKS).is_empty());
@@ -180,7 +181,7 @@ fn a_timeout_during_the_lease_create_deletes_the_lease_it_produces() {
     let timer = h.only_timer(0);
     h.fire(0, timer);
     h.settle();
-    assert_eq!(last_notice(&h, 0), Some(LockNotice::TimedOut { owner: A }));
+    assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: A }));
     assert_empty(&h);
 }
 
@@ -225,18 +226,15 @@ fn suspended_and_lost_end_the_hold_and_the_next_waiter_gets_it() {
     h.settle();
     h.drop_connection(0, false);
     h.settle();
-    assert_eq!(last_notice(&h, 0), Some(LockNotice::Suspended { owner: A }));
+    assert_eq!(last_notice(&h, 0), Some(Notice::Suspended { owner: A }));
     h.reconnect(0);
     h.settle();
-    assert_eq!(
-        last_notice(&h, 0),
-        Some(LockNotice::Reconnected { owner: A })
-    );
+    assert_eq!(last_notice(&h, 0), Some(Notice::Reconnected { owner: A }));
     h.drop_connection(0, false);
     h.call(1, acquire(A));
     h.expire(0, true);
     h.settle();
-    assert_eq!(last_notice(&h, 0), Some(LockNotice::Lost { owner: A }));
+    assert_eq!(last_notice(&h, 0), Some(Notice::Lost { owner: A }));
     assert!(acquired(&h, 1) > acquired(&h, 0));
 }
 
