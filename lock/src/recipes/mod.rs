@@ -1,10 +1,12 @@
 //! The recipes, their one vocabulary of calls and notices, and the bookkeeping of a lock hold.
 
+mod leader_selector;
 mod mutex;
 mod naive;
 mod semaphore_mutex;
 mod vocab;
 
+pub use leader_selector::LeaderSelector;
 pub use mutex::Mutex;
 pub use naive::NaiveHerdMutex;
 pub use semaphore_mutex::{LEASE_NAME, SemaphoreMutex};
@@ -12,7 +14,7 @@ pub use vocab::{Call, FailReason, Mode, Notice};
 
 use crate::fencing::Token;
 use crate::ids::Owner;
-use crate::recipe::{Ctx, SessionEvent};
+use crate::recipe::{Ctx, Effect, SessionEvent};
 use crate::zk::{CreateMode, Path, Request};
 
 /// The lock-node name both lock recipes sort by (Curator's `lock-`).
@@ -79,6 +81,32 @@ fn release_hold(owner: Owner, hold: &mut Hold, cx: &mut Ctx<'_, Notice>) -> bool
         mode: Mode::Exclusive,
     });
     hold.count > 0
+}
+
+/// Runs `f` on a recipe composed into another one (an internal [`Mutex`]), carrying out its
+/// effects through `cx` except its notices, which are about the inner recipe and never for
+/// the user: they are returned, in order, for the outer recipe to act on.
+fn run_inner<R>(
+    inner: &mut R,
+    cx: &mut Ctx<'_, Notice>,
+    f: impl FnOnce(&mut R, &mut Ctx<'_, Notice>),
+) -> Vec<Notice> {
+    let mut effects = Vec::new();
+    f(
+        inner,
+        &mut Ctx {
+            framework: &mut *cx.framework,
+            out: &mut effects,
+        },
+    );
+    let mut notices = Vec::new();
+    for effect in effects {
+        match effect {
+            Effect::Notify(notice) => notices.push(notice),
+            effect => cx.out.push(effect),
+        }
+    }
+    notices
 }
 
 /// Answers a call the recipe does not serve.

@@ -181,6 +181,12 @@ pub enum FailReason {
     Zk(ZkError),
     /// The recipe does not serve this call (or this mode).
     Unsupported,
+    /// `Start` by a participant that has started already (Curator's IllegalStateException,
+    /// "Cannot be started more than once").
+    AlreadyStarted,
+    /// A participant call by an owner that has not started, or has closed (Curator's
+    /// IllegalStateException, "close() has already been called").
+    NotStarted,
 }
 
 /// What a recipe tells its user. `Suspended`, `Reconnected` and `Lost` go to the owners that
