@@ -24,9 +24,11 @@
 //!   server restart (zxids never go back) and a reaped and recreated election path.
 //! - `Relinquish` is `takeLeadership` returning; `Interrupt` is `interruptLeadership`; a
 //!   connection `Suspended` or `Lost` is the adapter's cancel. Each ends the leadership the
-//!   same way: the node gets a guaranteed delete, the owner hears `NotLeader`, and with
-//!   `auto_requeue` it queues again at the back. Exactly one `NotLeader` follows each
-//!   `IsLeader`, and it is the answer to `Relinquish` and `Interrupt`.
+//!   same way: the node gets a guaranteed delete and with `auto_requeue` the owner queues
+//!   again at the back. The owner hears exactly one notice per `IsLeader` about its end:
+//!   `Released { remaining: 0 }` answers `Relinquish` (the workloads end every hold with a
+//!   release-like answer), and `NotLeader` says the leadership was cancelled (by `Interrupt`,
+//!   `Suspended`, `Lost` or `Close`); a `Relinquish` after a cancel fails with `NotHeld`.
 //! - `Requeue` queues a started owner that is neither queued nor leading, and does nothing
 //!   (no notice: Curator's `false`) when it is.
 //! - `Close` leaves: a leader hears `NotLeader` (its `takeLeadership` is interrupted), the
@@ -59,7 +61,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Call, FailReason, Mutex, Notice, refuse, run_inner};
+use super::{Call, FailReason, Mode, Mutex, Notice, refuse, run_inner};
 use crate::fencing::Token;
 use crate::ids::Owner;
 use crate::recipe::{Ctx, Input, Recipe};
@@ -134,11 +136,11 @@ impl LeaderSelector {
         }
     }
 
-    /// `Relinquish` and `Interrupt`: the leader's leadership ends.
-    fn stop_leading(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
+    /// `Relinquish` and `Interrupt`: the leader's leadership ends, and `ended` tells it so.
+    fn stop_leading(&mut self, owner: Owner, ended: Notice, cx: &mut Ctx<'_, Notice>) {
         match self.participants.get(&owner) {
             None => not_started(owner, cx),
-            Some(Participant::Leading(_)) => self.end_leadership(owner, cx),
+            Some(Participant::Leading(_)) => self.end_leadership(owner, ended, cx),
             Some(Participant::Idle | Participant::Queued) => cx.notify(Notice::Failed {
                 owner,
                 reason: FailReason::NotHeld,
@@ -164,11 +166,11 @@ impl LeaderSelector {
         self.with_lock(cx, |lock, cx| lock.handle(Input::Call(acquire), cx));
     }
 
-    /// Ends `owner`'s leadership: its node goes (guaranteed), it hears `NotLeader`, and it
+    /// Ends `owner`'s leadership: its node goes (guaranteed), it hears `ended`, and it
     /// queues again with auto-requeue.
-    fn end_leadership(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
+    fn end_leadership(&mut self, owner: Owner, ended: Notice, cx: &mut Ctx<'_, Notice>) {
         self.lock.abandon(owner, cx);
-        cx.notify(Notice::NotLeader { owner });
+        cx.notify(ended);
         self.after_attempt(owner, cx);
     }
 
@@ -205,7 +207,7 @@ impl LeaderSelector {
             }
             // The adapter's cancel: a dropped connection or a lost session ends leadership.
             (Notice::Suspended { .. } | Notice::Lost { .. }, Participant::Leading(_)) => {
-                self.end_leadership(owner, cx)
+                self.end_leadership(owner, Notice::NotLeader { owner }, cx)
             }
             (Notice::Failed { reason, .. }, Participant::Queued) => {
                 if !self.auto_requeue {
@@ -237,8 +239,16 @@ impl Recipe for LeaderSelector {
         match input {
             Input::Call(Call::Start { owner }) => self.start(owner, cx),
             Input::Call(Call::Requeue { owner }) => self.requeue(owner, cx),
-            Input::Call(Call::Relinquish { owner } | Call::Interrupt { owner }) => {
-                self.stop_leading(owner, cx)
+            Input::Call(Call::Relinquish { owner }) => {
+                let released = Notice::Released {
+                    owner,
+                    remaining: 0,
+                    mode: Mode::Exclusive,
+                };
+                self.stop_leading(owner, released, cx)
+            }
+            Input::Call(Call::Interrupt { owner }) => {
+                self.stop_leading(owner, Notice::NotLeader { owner }, cx)
             }
             Input::Call(Call::Close { owner, .. }) => self.close(owner, cx),
             Input::Call(other) => refuse(other, cx),

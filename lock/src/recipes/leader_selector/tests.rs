@@ -8,7 +8,7 @@ use crate::fencing::Token;
 use crate::harness::Harness;
 use crate::ids::Owner;
 use crate::recipes::tests::{A, B, failed, last_notice, lose_waiter_session};
-use crate::recipes::{Call, FailReason, Notice};
+use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::Path;
 
 const PATH: &str = "/election/s";
@@ -29,6 +29,15 @@ fn requeue(owner: Owner) -> Call {
 
 fn relinquish(owner: Owner) -> Call {
     Call::Relinquish { owner }
+}
+
+/// The answer to a `Relinquish` by a leader.
+fn released(owner: Owner) -> Notice {
+    Notice::Released {
+        owner,
+        remaining: 0,
+        mode: Mode::Exclusive,
+    }
 }
 
 fn close(owner: Owner) -> Call {
@@ -63,14 +72,17 @@ fn led(h: &Harness<LeaderSelector>, c: usize) -> Vec<Token> {
         .collect()
 }
 
-/// Client `c`'s `IsLeader` and `NotLeader` notices of `owner`, as true and false.
-fn leadership_changes(h: &Harness<LeaderSelector>, c: usize, owner: Owner) -> Vec<bool> {
+/// How client `c`'s leaderships of `owner` began and ended, in order: `lead` (`IsLeader`),
+/// `released` (`Released`, the answer to `Relinquish`), `cancelled` (`NotLeader`).
+fn leadership_changes(h: &Harness<LeaderSelector>, c: usize, owner: Owner) -> Vec<&'static str> {
     h.peers[c]
         .notices
         .iter()
-        .filter_map(|n| match *n {
-            Notice::IsLeader { owner: o, .. } if o == owner => Some(true),
-            Notice::NotLeader { owner: o } if o == owner => Some(false),
+        .filter(|n| n.owner() == owner)
+        .filter_map(|n| match n {
+            Notice::IsLeader { .. } => Some("lead"),
+            Notice::Released { .. } => Some("released"),
+            Notice::NotLeader { .. } => Some("cancelled"),
             _ => None,
         })
         .collect()
@@ -101,7 +113,7 @@ fn one_leader_at_a_time_in_start_order_with_rising_tokens_and_nothing_left() {
     for c in 0..4 {
         h.call(c, relinquish(A));
         h.settle();
-        assert_eq!(last_notice(&h, c), Some(Notice::NotLeader { owner: A }));
+        assert_eq!(last_notice(&h, c), Some(released(A)));
         assert_eq!(leaders(&h), [(c + 1, A)], "leadership passes in order");
         tokens.extend(led(&h, c + 1));
     }
@@ -144,12 +156,12 @@ fn without_auto_requeue_a_relinquished_leader_waits_for_requeue() {
     h.settle();
     h.call(0, relinquish(A));
     h.settle();
-    assert_eq!(leadership_changes(&h, 0, A), [true, false]);
+    assert_eq!(leadership_changes(&h, 0, A), ["lead", "released"]);
     assert!(!h.peers[0].client.recipe().queued(A));
     assert!(h.children(PATH).is_empty());
     h.call(0, requeue(A));
     h.settle();
-    assert_eq!(leadership_changes(&h, 0, A), [true, false, true]);
+    assert_eq!(leadership_changes(&h, 0, A), ["lead", "released", "lead"]);
     let [first, second] = led(&h, 0)[..] else {
         panic!("two leaderships");
     };
@@ -183,7 +195,7 @@ fn auto_requeue_gives_leadership_again() {
     h.settle();
     h.call(0, relinquish(A));
     h.settle();
-    assert_eq!(leadership_changes(&h, 0, A), [true, false, true]);
+    assert_eq!(leadership_changes(&h, 0, A), ["lead", "released", "lead"]);
     let [first, second] = led(&h, 0)[..] else {
         panic!("two leaderships");
     };
@@ -232,7 +244,7 @@ fn interrupt_leadership_with_auto_requeue_leads_again() {
     h.settle();
     h.call(0, Call::Interrupt { owner: A });
     h.settle();
-    assert_eq!(leadership_changes(&h, 0, A), [true, false, true]);
+    assert_eq!(leadership_changes(&h, 0, A), ["lead", "cancelled", "lead"]);
 }
 
 #[test]
@@ -271,7 +283,11 @@ fn suspended_cancels_leadership_at_once_and_lost_adds_nothing() {
     let lost = h.only_timer(0);
     h.fire(0, lost);
     h.settle();
-    assert_eq!(leadership_changes(&h, 0, A), [true, false], "one NotLeader");
+    assert_eq!(
+        leadership_changes(&h, 0, A),
+        ["lead", "cancelled"],
+        "one NotLeader"
+    );
     assert_eq!(
         leaders(&h),
         [(1, A)],
@@ -287,12 +303,16 @@ fn the_cancelled_leaders_node_is_deleted_on_reconnect() {
     h.settle();
     h.drop_connection(0, false);
     h.settle();
-    assert_eq!(leadership_changes(&h, 0, A), [true, false]);
+    assert_eq!(leadership_changes(&h, 0, A), ["lead", "cancelled"]);
     assert_eq!(h.children(PATH).len(), 1, "nothing reaches the server");
     h.reconnect(0);
     h.settle();
     assert!(h.children(PATH).is_empty());
-    assert_eq!(leadership_changes(&h, 0, A), [true, false], "no requeue");
+    assert_eq!(
+        leadership_changes(&h, 0, A),
+        ["lead", "cancelled"],
+        "no requeue"
+    );
 }
 
 #[test]
@@ -323,7 +343,7 @@ fn a_killed_session_cancels_leadership_then_requeue_elects_one_and_close_passes_
     h.drop_connection(0, false);
     h.expire(0, true);
     h.settle();
-    assert_eq!(leadership_changes(&h, 0, A), [true, false]);
+    assert_eq!(leadership_changes(&h, 0, A), ["lead", "cancelled"]);
     assert!(h.peers[0].notices.contains(&Notice::Failed {
         owner: B,
         reason: FailReason::SessionLost,
@@ -358,7 +378,7 @@ fn a_server_restart_cancels_leadership_and_auto_requeue_elects_one_again() {
     h.settle();
     assert_eq!(leaders(&h), [(0, A)]);
     restart_server(&mut h);
-    assert_eq!(leadership_changes(&h, 0, A), [true, false]);
+    assert_eq!(leadership_changes(&h, 0, A), ["lead", "cancelled"]);
     assert_eq!(
         leaders(&h),
         [(0, B)],
@@ -434,7 +454,7 @@ fn closing_a_waiter_leaves_the_leader_and_closing_the_leader_leaves_nothing() {
     assert_eq!(leaders(&h), [(0, A)]);
     h.call(0, close(A));
     h.settle();
-    assert_eq!(leadership_changes(&h, 0, A), [true, false]);
+    assert_eq!(leadership_changes(&h, 0, A), ["lead", "cancelled"]);
     assert_eq!(last_notice(&h, 0), Some(Notice::Closed { owner: A }));
     assert!(leaders(&h).is_empty());
     assert!(h.children(PATH).is_empty());
@@ -487,7 +507,28 @@ fn calls_in_the_wrong_state_fail() {
     h.settle();
     assert_eq!(
         leadership_changes(&h, 0, A),
-        [true, false, true],
+        ["lead", "cancelled", "lead"],
         "started anew"
+    );
+}
+
+#[test]
+fn a_relinquish_after_a_cancel_fails_and_a_requeue_leads_again() {
+    // What the workloads do when a leadership is cancelled under them.
+    let mut h = selectors(1, false);
+    h.call(0, start(A));
+    h.settle();
+    h.drop_connection(0, false);
+    h.settle();
+    h.call(0, relinquish(A));
+    assert_eq!(last_notice(&h, 0), failed(FailReason::NotHeld));
+    h.call(0, requeue(A));
+    h.reconnect(0);
+    h.settle();
+    assert_eq!(leadership_changes(&h, 0, A), ["lead", "cancelled", "lead"]);
+    assert_eq!(
+        h.children(PATH).len(),
+        1,
+        "the old node went, the new one leads"
     );
 }
