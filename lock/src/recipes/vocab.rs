@@ -181,6 +181,10 @@ pub enum FailReason {
     Zk(ZkError),
     /// The recipe does not serve this call (or this mode).
     Unsupported,
+    /// A write acquire by an owner that holds the read lock (and not the write lock): its
+    /// read hold sits ahead of any write node it could create, so it would wait for itself
+    /// forever (a read-write lock cannot be upgraded).
+    UpgradeWouldDeadlock,
     /// `Start` by a participant that has started already (Curator's IllegalStateException,
     /// "Cannot be started more than once").
     AlreadyStarted,
