@@ -11,15 +11,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
-    Call, FailReason, Hold, LOCK_NAME, Mode, Notice, create_parents, refuse, release_hold,
-    update_hold,
+    Call, FailReason, Hold, LOCK_NAME, Mode, Notice, Place, create_parents, list, place, refuse,
+    release_hold, update_hold,
 };
 use crate::fencing::Token;
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
-use crate::zk::{
-    CreateMode, OpOk, OpResult, Path, Request, WatchedEvent, ZkError, sequence_suffix,
-};
+use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, WatchedEvent, ZkError};
 
 /// The InterProcessMutex recipe for one lock path.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -152,9 +150,9 @@ impl Mutex {
                 *pending = create(&self.path, cx);
             }
             (Stage::Waiting { node, token, step }, Ok(OpOk::Children { names })) => {
-                match position(&names, node.name()) {
-                    None => self.fail(owner, FailReason::NodeVanished, cx),
-                    Some(0) => {
+                match place(&names, LOCK_NAME, node.name()) {
+                    Place::Missing => self.fail(owner, FailReason::NodeVanished, cx),
+                    Place::First => {
                         let hold = Hold {
                             node: node.clone(),
                             token: *token,
@@ -172,8 +170,7 @@ impl Mutex {
                             mode: Mode::Exclusive,
                         });
                     }
-                    Some(index) => {
-                        let name = &sorted(&names)[index - 1];
+                    Place::Behind(name) => {
                         let predecessor =
                             self.path.child(name).expect("a listed child name is valid");
                         let op = cx.submit(Request::GetData {
@@ -321,25 +318,6 @@ impl Recipe for Mutex {
 /// Creates this acquisition's protected ephemeral-sequential node under the lock path.
 fn create(path: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
     cx.create_protected(path, LOCK_NAME, Vec::new(), CreateMode::EphemeralSequential)
-}
-
-fn list(path: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
-    cx.submit(Request::GetChildren {
-        path: path.clone(),
-        watch: false,
-    })
-}
-
-/// The lock nodes among `names`, in lock order: by the sequence suffix after `lock-`,
-/// ignoring the protection prefix (Curator's `StandardLockInternalsDriver` sorting).
-fn sorted(names: &[String]) -> Vec<&String> {
-    let mut nodes: Vec<&String> = names.iter().filter(|n| n.contains(LOCK_NAME)).collect();
-    nodes.sort_by_key(|name| (sequence_suffix(name), name.as_str()));
-    nodes
-}
-
-fn position(names: &[String], node: &str) -> Option<usize> {
-    sorted(names).iter().position(|name| name.as_str() == node)
 }
 
 impl crate::relabel::Relabel for Mutex {
