@@ -227,6 +227,14 @@ impl<R: Recipe> Harness<R> {
         }
     }
 
+    /// Applies `request` behind every client's back (an operator or another process, on no
+    /// client's session), delivering the watches it fires.
+    pub fn operator(&mut self, request: &Request) -> crate::zk::OpResult {
+        let applied = self.tree.apply(SessionId(0), request);
+        self.route(applied.fired);
+        applied.result
+    }
+
     fn route(&mut self, fired: Vec<Fired>) {
         for Fired { session, event } in fired {
             if let Some(peer) = self.peers.iter_mut().find(|p| p.session == session) {

@@ -4,44 +4,15 @@
 
 use super::SemaphoreMutex;
 use crate::harness::Harness;
+use crate::recipes::semaphore::tests::{LEASES, LOCKS, PATH, assert_empty, step_to_lease_create};
 use crate::recipes::tests::{
     A, B, acquire, acquire_within, acquired, failed, last_notice, lose_waiter_session, release,
 };
 use crate::recipes::{FailReason, Mode, Notice};
 use crate::zk::{Path, Request};
 
-const PATH: &str = "/locks/s";
-const LEASES: &str = "/locks/s/leases";
-const LOCKS: &str = "/locks/s/locks";
-
 fn semaphores(n: u16) -> Harness<SemaphoreMutex> {
     Harness::new(n, || SemaphoreMutex::new(Path::new(PATH).unwrap()))
-}
-
-/// No lease and no internal-lock node left.
-fn assert_empty(h: &Harness<SemaphoreMutex>) {
-    assert!(
-        h.children(LEASES).is_empty(),
-        "leases {:?}",
-        h.children(LEASES)
-    );
-    assert!(
-        h.children(LOCKS).is_empty(),
-        "locks {:?}",
-        h.children(LOCKS)
-    );
-}
-
-/// Steps client `c` until its next request in flight is the lease create.
-fn step_to_lease_create(h: &mut Harness<SemaphoreMutex>, c: usize) {
-    loop {
-        if let Some((_, Request::Create { path, .. })) = h.peers[c].inflight.front()
-            && path.parent() == Some(Path::new(LEASES).unwrap())
-        {
-            return;
-        }
-        assert!(h.apply_next(c) | h.deliver_next(c), "c{c} got stuck");
-    }
 }
 
 #[test]

@@ -1,0 +1,490 @@
+//! `Semaphore`: Curator's InterProcessSemaphoreV2, a counting semaphore of `max_leases` leases.
+//!
+//! **What Curator does.** An internal InterProcessMutex at `<path>/locks` serialises lease
+//! taking. Its holder creates a protected ephemeral-sequential node
+//! `<path>/leases/_c_<protection-id>-lease-NNNNNNNNNN` (creating parents as needed), then lists
+//! `<path>/leases` with a child watch: if its own node is missing it starts over (under the
+//! retry policy), if there are at most `maxLeases` children it holds a lease, otherwise it
+//! waits for the child watch and lists again — keeping the internal lock all along, so nobody
+//! else adds a lease meanwhile. Either way it then releases the internal lock. One deadline
+//! bounds both waits; when it passes (or the listing fails) the lease node is closed, so no
+//! lease is orphaned (CURATOR-335). Closing a lease deletes its node (guaranteed). A session
+//! that dies takes its ephemeral lease nodes with it, which fires the waiter's child watch.
+//! The recipe is not reentrant: the same thread acquiring again takes one more lease.
+//!
+//! **What we do.** The same, as a sans-IO state machine composed over our [`Mutex`] (whose
+//! effects are forwarded and whose notices are about the internal lock, never for the user),
+//! with these differences:
+//!
+//! - One lease per `Acquire { mode: Lease }` call (Curator's `acquire(qty)` takes `qty` in
+//!   one call): the shared vocabulary has no quantity. An owner may hold several leases (each
+//!   acquire is one more); `Release { mode: Lease }` returns the owner's **oldest** lease,
+//!   and `Released { remaining }` counts the owner's leases still held. An acquire by an
+//!   owner whose earlier acquire is still waiting fails with `AlreadyAcquiring` (a Curator
+//!   thread blocks in `acquire`, so it cannot ask twice at once).
+//! - `max_leases` is fixed at construction (no `SharedCountReader`). With 0 every acquire
+//!   waits until its timeout, as Curator's does.
+//! - A waiter whose own lease node is missing from the listing (its session expired on the
+//!   server) fails with `NodeVanished`, its internal-lock node and lease node deleted, as
+//!   `Mutex`'s waiters do; Curator retries the whole acquire under its retry policy. The
+//!   failure is explicit and the caller may acquire again (a retry policy is time-based,
+//!   which a recipe that never sees time cannot apply).
+//! - Holders hear the framework's connection states (`Suspended`, `Reconnected`, `Lost`,
+//!   once per owner whatever its number of leases), as every recipe here does; Curator's
+//!   semaphore leaves that to a connection-state listener. At `Lost` the owner's lease nodes
+//!   get a guaranteed delete: the client gave up, and the server may still hold the old
+//!   session (and its ephemerals) for a while.
+//! - A lease wait past the internal lock whose session is lost fails with `SessionLost` (a
+//!   failed listing with `Zk(error)`), deleting its lease node; a wait still queued for the
+//!   internal lock carries on in the new session, as `Mutex`'s creates do.
+//!
+//! The fencing token of a lease is its node's czxid. Only the internal lock's holder watches
+//! the leases, so a returned lease wakes at most one waiter. [`SemaphoreMutex`] is this
+//! recipe with one lease, serving the `Exclusive` mode instead of `Lease`.
+//!
+//! [`SemaphoreMutex`]: super::SemaphoreMutex
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use super::{
+    Call, FailReason, Mode, Mutex, Notice, create_parents, refuse, run_inner, update_holds,
+};
+use crate::fencing::Token;
+use crate::ids::{OpId, Owner, TimerId};
+use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
+use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, WatchedEvent, ZkError};
+
+/// The lease-node name (Curator's `lease-`).
+pub const LEASE_NAME: &str = "lease-";
+
+/// The InterProcessSemaphoreV2 recipe for one semaphore path.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Semaphore {
+    path: Path,
+    leases: Path,
+    /// Leases out at once, at most.
+    max_leases: u32,
+    /// The mode the calls name and the notices carry (`Lease`; `Exclusive` for the mutex).
+    mode: Mode,
+    /// The internal lock at `<path>/locks`; its owners are the owners in `Locking` or later.
+    lock: Mutex,
+    /// Acquisitions under way, one per owner.
+    pending: BTreeMap<Owner, Acquisition>,
+    /// Leases held, per owner.
+    holds: BTreeMap<Owner, Leases>,
+    /// Lease creates of owners that gave up: the node they produce gets deleted.
+    abandoned: BTreeSet<OpId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Acquisition {
+    stage: Stage,
+    timeout: Option<TimerId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Stage {
+    /// Waiting for the internal lock.
+    Locking,
+    /// Holding the internal lock, creating the lease node.
+    Creating(OpId),
+    /// Listing the leases (and leaving a child watch).
+    Listing { node: Path, token: Token, op: OpId },
+    /// Too many leases: waiting for the child watch.
+    Watching { node: Path, token: Token },
+}
+
+/// One owner's leases, oldest first.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Leases {
+    held: Vec<Lease>,
+    suspended: bool,
+}
+
+/// One lease: its node and the node's czxid.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Lease {
+    node: Path,
+    token: Token,
+}
+
+impl Semaphore {
+    /// A semaphore of `max_leases` leases on `path` (internal lock at `<path>/locks`, leases
+    /// at `<path>/leases`).
+    pub fn new(path: Path, max_leases: u32) -> Semaphore {
+        Semaphore::serving(path, max_leases, Mode::Lease)
+    }
+
+    /// A semaphore whose calls and notices are in `mode`.
+    pub(super) fn serving(path: Path, max_leases: u32, mode: Mode) -> Semaphore {
+        let child = |name| path.child(name).expect("a valid constant name");
+        Semaphore {
+            lock: Mutex::new(child("locks")),
+            leases: child("leases"),
+            path,
+            max_leases,
+            mode,
+            pending: BTreeMap::new(),
+            holds: BTreeMap::new(),
+            abandoned: BTreeSet::new(),
+        }
+    }
+
+    /// The semaphore path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The internal lock's path, `<path>/locks`.
+    pub fn internal_lock(&self) -> &Path {
+        self.lock.path()
+    }
+
+    /// The directory of the lease nodes, `<path>/leases`.
+    pub fn leases(&self) -> &Path {
+        &self.leases
+    }
+
+    /// How many leases may be out at once.
+    pub fn max_leases(&self) -> u32 {
+        self.max_leases
+    }
+
+    /// The token of `owner`'s oldest lease (the one its next release returns).
+    pub fn holding(&self, owner: Owner) -> Option<Token> {
+        self.tokens(owner).next()
+    }
+
+    /// The tokens of `owner`'s leases, oldest first.
+    pub fn tokens(&self, owner: Owner) -> impl Iterator<Item = Token> + '_ {
+        self.holds
+            .get(&owner)
+            .into_iter()
+            .flat_map(|leases| leases.held.iter().map(|lease| lease.token))
+    }
+
+    fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, cx: &mut Ctx<'_, Notice>) {
+        if self.pending.contains_key(&owner) {
+            return cx.notify(Notice::Failed {
+                owner,
+                reason: FailReason::AlreadyAcquiring,
+            });
+        }
+        let timeout = timeout.map(|after| cx.set_timer(after));
+        self.pending.insert(
+            owner,
+            Acquisition {
+                stage: Stage::Locking,
+                timeout,
+            },
+        );
+        let acquire = Call::acquire(owner, None);
+        self.with_lock(cx, |lock, cx| lock.handle(Input::Call(acquire), cx));
+    }
+
+    /// Returns `owner`'s oldest lease.
+    fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
+        let Some(leases) = self.holds.get_mut(&owner) else {
+            return cx.notify(Notice::Failed {
+                owner,
+                reason: FailReason::NotHeld,
+            });
+        };
+        let oldest = leases.held.remove(0);
+        cx.delete_guaranteed(oldest.node);
+        let remaining = u32::try_from(leases.held.len()).expect("fewer leases than u32::MAX");
+        if remaining == 0 {
+            self.holds.remove(&owner);
+        }
+        cx.notify(Notice::Released {
+            owner,
+            remaining,
+            mode: self.mode,
+        });
+    }
+
+    /// Runs `f` on the internal lock, then acts on the notices it gave (they are about the
+    /// internal lock, never for the user).
+    fn with_lock(
+        &mut self,
+        cx: &mut Ctx<'_, Notice>,
+        f: impl FnOnce(&mut Mutex, &mut Ctx<'_, Notice>),
+    ) {
+        for notice in run_inner(&mut self.lock, cx, f) {
+            self.on_lock_notice(notice, cx);
+        }
+    }
+
+    fn on_lock_notice(&mut self, notice: Notice, cx: &mut Ctx<'_, Notice>) {
+        match notice {
+            Notice::Acquired { owner, .. } => {
+                if let Some(acquisition) = self.pending.get_mut(&owner) {
+                    acquisition.stage = Stage::Creating(create(&self.leases, cx));
+                }
+            }
+            Notice::Failed { owner, reason } => self.fail(owner, reason, cx),
+            Notice::Lost { owner } => self.fail(owner, FailReason::SessionLost, cx),
+            // No timeout is given to the internal lock; its connection notices are ours too.
+            Notice::TimedOut { .. }
+            | Notice::Released { .. }
+            | Notice::Suspended { .. }
+            | Notice::Reconnected { .. } => {}
+            // The internal lock is a `Mutex`: it says nothing else.
+            _ => {}
+        }
+    }
+
+    fn on_reply(&mut self, op: OpId, result: OpResult, cx: &mut Ctx<'_, Notice>) {
+        if self.abandoned.remove(&op) {
+            if let Ok(OpOk::Created { path, .. }) = result {
+                cx.delete_guaranteed(path);
+            }
+            return;
+        }
+        let Some((&owner, acquisition)) =
+            self.pending.iter_mut().find(|(_, a)| a.stage.waits_for(op))
+        else {
+            return self.with_lock(cx, |lock, cx| lock.handle(Input::Reply { op, result }, cx));
+        };
+        match (&mut acquisition.stage, result) {
+            (Stage::Creating(_), Ok(OpOk::Created { path, stat })) => {
+                let op = list_watched(&self.leases, cx);
+                acquisition.stage = Stage::Listing {
+                    node: path,
+                    token: stat.czxid.into(),
+                    op,
+                };
+            }
+            (Stage::Creating(pending), Err(ZkError::NoNode)) => {
+                create_parents(&self.leases, cx);
+                *pending = create(&self.leases, cx);
+            }
+            (Stage::Listing { node, token, .. }, Ok(OpOk::Children { names })) => {
+                if !names.iter().any(|name| name == node.name()) {
+                    return self.fail(owner, FailReason::NodeVanished, cx);
+                }
+                let lease = Lease {
+                    node: node.clone(),
+                    token: *token,
+                };
+                if names.len() > self.max_leases as usize {
+                    let Lease { node, token } = lease;
+                    acquisition.stage = Stage::Watching { node, token };
+                    return;
+                }
+                self.grant(owner, lease, cx);
+            }
+            (_, Err(error)) => self.fail(owner, FailReason::Zk(error), cx),
+            (_, Ok(_)) => {}
+        }
+    }
+
+    /// `owner`'s acquisition ends with `lease` held; the internal lock goes.
+    fn grant(&mut self, owner: Owner, lease: Lease, cx: &mut Ctx<'_, Notice>) {
+        let acquisition = self.pending.remove(&owner).expect("a pending acquisition");
+        if let Some(timer) = acquisition.timeout {
+            cx.cancel_timer(timer);
+        }
+        let token = lease.token;
+        self.holds
+            .entry(owner)
+            .or_insert_with(|| Leases {
+                held: Vec::new(),
+                suspended: false,
+            })
+            .held
+            .push(lease);
+        self.lock.abandon(owner, cx);
+        cx.notify(Notice::Acquired {
+            owner,
+            token,
+            mode: self.mode,
+        });
+    }
+
+    fn on_watch(&mut self, event: WatchedEvent, cx: &mut Ctx<'_, Notice>) {
+        if event.path == self.leases {
+            for acquisition in self.pending.values_mut() {
+                if let Stage::Watching { node, token } = &acquisition.stage {
+                    let (node, token) = (node.clone(), *token);
+                    let op = list_watched(&self.leases, cx);
+                    acquisition.stage = Stage::Listing { node, token, op };
+                }
+            }
+        }
+        self.with_lock(cx, |lock, cx| lock.handle(Input::Watch(event), cx));
+    }
+
+    fn on_timer(&mut self, timer: TimerId, cx: &mut Ctx<'_, Notice>) {
+        let Some(&owner) = self
+            .pending
+            .iter()
+            .find(|(_, a)| a.timeout == Some(timer))
+            .map(|(owner, _)| owner)
+        else {
+            return;
+        };
+        self.abandon(owner, cx);
+        cx.notify(Notice::TimedOut { owner });
+    }
+
+    fn on_session(&mut self, event: SessionEvent, cx: &mut Ctx<'_, Notice>) {
+        if matches!(event, SessionEvent::Lost { .. }) {
+            // Past the internal lock, the acquisition belonged to the session that is gone.
+            let leasing: Vec<Owner> = self
+                .pending
+                .iter()
+                .filter(|(_, a)| a.stage != Stage::Locking)
+                .map(|(owner, _)| *owner)
+                .collect();
+            for owner in leasing {
+                self.fail(owner, FailReason::SessionLost, cx);
+            }
+        }
+        self.with_lock(cx, |lock, cx| lock.handle(Input::Session(event), cx));
+        self.holds.retain(|&owner, leases| {
+            let nodes = leases.held.iter().map(|lease| &lease.node);
+            update_holds(owner, &mut leases.suspended, nodes, event, cx)
+        });
+    }
+
+    /// Ends `owner`'s acquisition with a failure notice.
+    fn fail(&mut self, owner: Owner, reason: FailReason, cx: &mut Ctx<'_, Notice>) {
+        if self.pending.contains_key(&owner) {
+            self.abandon(owner, cx);
+            cx.notify(Notice::Failed { owner, reason });
+        }
+    }
+
+    /// Drops `owner`'s acquisition, making sure its internal-lock node and lease node go.
+    fn abandon(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
+        let Some(acquisition) = self.pending.remove(&owner) else {
+            return;
+        };
+        if let Some(timer) = acquisition.timeout {
+            cx.cancel_timer(timer);
+        }
+        match acquisition.stage {
+            Stage::Locking => {}
+            Stage::Creating(op) => {
+                self.abandoned.insert(op);
+            }
+            Stage::Listing { node, .. } | Stage::Watching { node, .. } => {
+                cx.delete_guaranteed(node)
+            }
+        }
+        self.lock.abandon(owner, cx);
+    }
+}
+
+impl Stage {
+    fn waits_for(&self, op: OpId) -> bool {
+        match self {
+            Stage::Creating(pending) | Stage::Listing { op: pending, .. } => *pending == op,
+            Stage::Locking | Stage::Watching { .. } => false,
+        }
+    }
+}
+
+impl Recipe for Semaphore {
+    type Call = Call;
+    type Notice = Notice;
+
+    fn handle(&mut self, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
+        match input {
+            Input::Call(Call::Acquire {
+                owner,
+                timeout,
+                mode,
+            }) if mode == self.mode => self.acquire(owner, timeout, cx),
+            Input::Call(Call::Release { owner, mode }) if mode == self.mode => {
+                self.release(owner, cx)
+            }
+            Input::Call(other) => refuse(other, cx),
+            Input::Reply { op, result } => self.on_reply(op, result, cx),
+            Input::Watch(event) => self.on_watch(event, cx),
+            Input::Session(event) => self.on_session(event, cx),
+            Input::Timer(timer) => self.on_timer(timer, cx),
+        }
+    }
+}
+
+/// Creates a protected ephemeral-sequential lease node under `leases`.
+fn create(leases: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
+    cx.create_protected(
+        leases,
+        LEASE_NAME,
+        Vec::new(),
+        CreateMode::EphemeralSequential,
+    )
+}
+
+/// Lists the leases, leaving a child watch.
+fn list_watched(leases: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
+    cx.submit(Request::GetChildren {
+        path: leases.clone(),
+        watch: true,
+    })
+}
+
+impl crate::relabel::Relabel for Semaphore {
+    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
+        let Semaphore {
+            path,
+            leases,
+            max_leases,
+            mode,
+            lock,
+            pending,
+            holds,
+            abandoned,
+        } = self;
+        let pending = pending
+            .iter()
+            .map(|(owner, Acquisition { stage, timeout })| {
+                let stage = match stage {
+                    Stage::Locking | Stage::Creating(_) => stage.clone(),
+                    Stage::Listing { node, token, op } => Stage::Listing {
+                        node: node.relabel(map),
+                        token: *token,
+                        op: *op,
+                    },
+                    Stage::Watching { node, token } => Stage::Watching {
+                        node: node.relabel(map),
+                        token: *token,
+                    },
+                };
+                let timeout = *timeout;
+                (*owner, Acquisition { stage, timeout })
+            })
+            .collect();
+        let holds = holds
+            .iter()
+            .map(|(owner, Leases { held, suspended })| {
+                let held = held
+                    .iter()
+                    .map(|Lease { node, token }| Lease {
+                        node: node.relabel(map),
+                        token: *token,
+                    })
+                    .collect();
+                let suspended = *suspended;
+                (*owner, Leases { held, suspended })
+            })
+            .collect();
+        Semaphore {
+            path: path.relabel(map),
+            leases: leases.relabel(map),
+            max_leases: *max_leases,
+            mode: *mode,
+            lock: lock.relabel(map),
+            pending,
+            holds,
+            abandoned: abandoned.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests;
