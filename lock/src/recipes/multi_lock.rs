@@ -1,0 +1,305 @@
+//! `MultiLock`: Curator's InterProcessMultiLock, several locks taken as one.
+//!
+//! **What Curator does.** `InterProcessMultiLock(client, paths)` makes one InterProcessMutex
+//! per path. `acquire(time, unit)` acquires them in list order, giving *each* the full
+//! `time`; when one returns false it stops, releases the ones it holds in reverse order and
+//! returns false; when one throws, it notes the exception, goes on through the rest of the
+//! list, then releases what it holds in reverse order and rethrows. `release()` releases every
+//! lock in reverse order, carrying on past failures. It is reentrant because each mutex is,
+//! and `isAcquiredInThisProcess` is true only while every lock is held.
+//!
+//! **What we do.** One [`Mutex`] per path, composed as `SemaphoreMutex` composes its internal
+//! lock (their notices are ours to act on, never the user's). An `Acquire` takes the locks in
+//! order, each only once the one before is held, and says `Acquired` once all are held. All
+//! or nothing: when a lock's acquire fails (`Failed` from that mutex, or `Lost` of the held
+//! ones), or the timeout fires, the locks taken so far and the one being waited for are given
+//! up in reverse order (their nodes get guaranteed deletes) and the owner hears `Failed` or
+//! `TimedOut` once. `Release` releases in reverse order. Where we differ, and why:
+//! - **One timeout for the whole acquire**, not one per lock: a caller who says "within 3 s"
+//!   means the whole acquire; Curator's per-lock budget can make it wait n times as long.
+//! - **A failure stops at once**: Curator's going on after an exception only takes locks to
+//!   give them back.
+//! - **Reentrancy is counted here**, per owner, not in each mutex: the mutexes hold once per
+//!   owner, and the last `Release` releases them all. What the owner sees is the same.
+//! - **Connection notices once per owner**: `Suspended`, `Reconnected` and `Lost` of a holder
+//!   come from the first lock only (every lock shares the one session, so they all say the
+//!   same). An owner still acquiring hears none, as a `Mutex` waiter hears none; losing the
+//!   session fails its acquire with `SessionLost` once it holds a lock (before that, a create
+//!   in flight carries on in the new session, as `Mutex`'s does).
+//! - **The paths must be distinct, and at least one**: [`MultiLock::new`] says so instead of
+//!   building a lock that waits for itself (Curator's would) or one with no token.
+//!
+//! **The token is the first lock's** (its node's czxid). Every hold of this multi-lock is a
+//! hold of its first lock, taken first and kept until the end, so holds of the multi-lock
+//! follow each other exactly as holds of the first lock do, whose tokens increase along that
+//! succession (a later holder's node was created after the earlier holder's, see `Mutex`):
+//! the resource rejects a holder whose session has gone the moment a successor has written.
+//! The token is also comparable with those of a plain `Mutex` on the first path guarding the
+//! same resource.
+//!
+//! Two multi-locks (or a multi-lock and a mutex) that take shared paths in different orders
+//! can deadlock, as Curator's can: give every client the same order.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::time::Duration;
+
+use super::{Call, FailReason, Mode, Mutex, Notice, refuse, run_inner};
+use crate::fencing::Token;
+use crate::ids::{Owner, TimerId};
+use crate::recipe::{Ctx, Input, Recipe};
+use crate::zk::Path;
+
+/// The InterProcessMultiLock recipe over a list of lock paths.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MultiLock {
+    /// One mutex per path, in acquisition order.
+    locks: Vec<Mutex>,
+    /// The owners acquiring or holding.
+    owners: BTreeMap<Owner, Stage>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Stage {
+    /// Holding the locks before `index`, acquiring lock `index`; `timeout` bounds it all.
+    Acquiring {
+        index: usize,
+        timeout: Option<TimerId>,
+    },
+    /// Holding every lock, `count` times (reentrant).
+    Holding { count: u32 },
+}
+
+/// Why [`MultiLock::new`] refused its paths.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MultiLockError {
+    /// The list of paths is empty.
+    NoPaths,
+    /// This path is listed twice (its second mutex would wait for the first forever).
+    Repeated(Path),
+}
+
+impl fmt::Display for MultiLockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MultiLockError::NoPaths => f.write_str("a multi-lock needs at least one lock path"),
+            MultiLockError::Repeated(path) => write!(
+                f,
+                "lock path {path} is listed twice; a multi-lock's paths must be distinct"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MultiLockError {}
+
+impl MultiLock {
+    /// A multi-lock over `paths`, acquired in this order: one or more distinct lock paths.
+    pub fn new(paths: Vec<Path>) -> Result<MultiLock, MultiLockError> {
+        if paths.is_empty() {
+            return Err(MultiLockError::NoPaths);
+        }
+        let mut seen = BTreeSet::new();
+        if let Some(repeated) = paths.iter().find(|path| !seen.insert(*path)) {
+            return Err(MultiLockError::Repeated(repeated.clone()));
+        }
+        Ok(MultiLock {
+            locks: paths.into_iter().map(Mutex::new).collect(),
+            owners: BTreeMap::new(),
+        })
+    }
+
+    /// The lock paths, in acquisition order.
+    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.locks.iter().map(Mutex::path)
+    }
+
+    /// The token of `owner`'s hold (the first lock's), while it holds every lock.
+    pub fn holding(&self, owner: Owner) -> Option<Token> {
+        match self.owners.get(&owner)? {
+            Stage::Holding { .. } => self.locks[0].holding(owner),
+            Stage::Acquiring { .. } => None,
+        }
+    }
+
+    fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, cx: &mut Ctx<'_, Notice>) {
+        match self.owners.get_mut(&owner) {
+            Some(Stage::Holding { count }) => {
+                *count += 1;
+                self.grant(owner, cx);
+            }
+            Some(Stage::Acquiring { .. }) => cx.notify(Notice::Failed {
+                owner,
+                reason: FailReason::AlreadyAcquiring,
+            }),
+            None => {
+                let timeout = timeout.map(|after| cx.set_timer(after));
+                self.owners
+                    .insert(owner, Stage::Acquiring { index: 0, timeout });
+                self.with_lock(0, Input::Call(Call::acquire(owner, None)), cx);
+            }
+        }
+    }
+
+    fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
+        let Some(Stage::Holding { count }) = self.owners.get_mut(&owner) else {
+            return cx.notify(Notice::Failed {
+                owner,
+                reason: FailReason::NotHeld,
+            });
+        };
+        *count -= 1;
+        let remaining = *count;
+        if remaining == 0 {
+            self.owners.remove(&owner);
+            for index in (0..self.locks.len()).rev() {
+                self.with_lock(index, Input::Call(Call::release(owner)), cx);
+            }
+        }
+        cx.notify(Notice::Released {
+            owner,
+            remaining,
+            mode: Mode::Exclusive,
+        });
+    }
+
+    /// Tells `owner`, who holds every lock, that it holds the multi-lock.
+    fn grant(&self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
+        let token = self.locks[0]
+            .holding(owner)
+            .expect("a holder holds the first lock");
+        cx.notify(Notice::Acquired {
+            owner,
+            token,
+            mode: Mode::Exclusive,
+        });
+    }
+
+    /// Hands `input` to lock `index`, then acts on what it says.
+    fn with_lock(&mut self, index: usize, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
+        let notices = run_inner(&mut self.locks[index], cx, |lock, cx| {
+            lock.handle(input, cx)
+        });
+        for notice in notices {
+            self.on_lock_notice(index, notice, cx);
+        }
+    }
+
+    /// Hands `input` to every lock, in order.
+    fn with_every_lock(&mut self, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
+        for index in 0..self.locks.len() {
+            self.with_lock(index, input.clone(), cx);
+        }
+    }
+
+    fn on_lock_notice(&mut self, index: usize, notice: Notice, cx: &mut Ctx<'_, Notice>) {
+        let owner = notice.owner();
+        let Some(stage) = self.owners.get_mut(&owner) else {
+            return;
+        };
+        match (stage, notice) {
+            (Stage::Acquiring { index: waiting, .. }, Notice::Acquired { .. })
+                if *waiting == index && index + 1 < self.locks.len() =>
+            {
+                *waiting = index + 1;
+                self.with_lock(index + 1, Input::Call(Call::acquire(owner, None)), cx);
+            }
+            (
+                Stage::Acquiring {
+                    index: waiting,
+                    timeout,
+                },
+                Notice::Acquired { .. },
+            ) if *waiting == index => {
+                if let Some(timer) = timeout.take() {
+                    cx.cancel_timer(timer);
+                }
+                self.owners.insert(owner, Stage::Holding { count: 1 });
+                self.grant(owner, cx);
+            }
+            (Stage::Acquiring { .. }, Notice::Failed { reason, .. }) => {
+                self.give_up(owner, Notice::Failed { owner, reason }, cx)
+            }
+            (Stage::Acquiring { .. }, Notice::Lost { .. }) => {
+                let reason = FailReason::SessionLost;
+                self.give_up(owner, Notice::Failed { owner, reason }, cx)
+            }
+            (Stage::Holding { .. }, Notice::Lost { .. }) if index == 0 => {
+                self.owners.remove(&owner);
+                cx.notify(notice);
+            }
+            (Stage::Holding { .. }, Notice::Suspended { .. } | Notice::Reconnected { .. })
+                if index == 0 =>
+            {
+                cx.notify(notice);
+            }
+            // The other locks say the same as the first; `Released` answers our own release
+            // (we tell the owner ourselves); the mutexes get no timeouts and say nothing else.
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, timer: TimerId, cx: &mut Ctx<'_, Notice>) {
+        let owner = self.owners.iter().find_map(|(owner, stage)| {
+            matches!(stage, Stage::Acquiring { timeout, .. } if *timeout == Some(timer))
+                .then_some(*owner)
+        });
+        if let Some(owner) = owner {
+            self.give_up(owner, Notice::TimedOut { owner }, cx);
+        }
+    }
+
+    /// Ends `owner`'s acquisition: the lock being acquired and the ones held are given up in
+    /// reverse order (their nodes get guaranteed deletes), then the owner hears `notice`.
+    fn give_up(&mut self, owner: Owner, notice: Notice, cx: &mut Ctx<'_, Notice>) {
+        let Some(Stage::Acquiring { index, timeout }) = self.owners.remove(&owner) else {
+            return;
+        };
+        if let Some(timer) = timeout {
+            cx.cancel_timer(timer);
+        }
+        for lock in self.locks[..=index].iter_mut().rev() {
+            lock.abandon(owner, cx);
+        }
+        cx.notify(notice);
+    }
+}
+
+impl Recipe for MultiLock {
+    type Call = Call;
+    type Notice = Notice;
+
+    fn handle(&mut self, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
+        match input {
+            Input::Call(Call::Acquire {
+                owner,
+                timeout,
+                mode: Mode::Exclusive,
+            }) => self.acquire(owner, timeout, cx),
+            Input::Call(Call::Release {
+                owner,
+                mode: Mode::Exclusive,
+            }) => self.release(owner, cx),
+            Input::Call(other) => refuse(other, cx),
+            Input::Timer(timer) => self.on_timer(timer, cx),
+            // Replies, watches and session changes are the mutexes' business: each takes the
+            // ones about its own requests and paths.
+            input @ (Input::Reply { .. } | Input::Watch(_) | Input::Session(_)) => {
+                self.with_every_lock(input, cx)
+            }
+        }
+    }
+}
+
+impl crate::relabel::Relabel for MultiLock {
+    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
+        MultiLock {
+            locks: self.locks.relabel(map),
+            // Owners, indices and timers: nothing that tells clients apart.
+            owners: self.owners.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,194 @@
+//! Revocation of a [`Mutex`](super::Mutex) hold: Curator's `InterProcessMutex.makeRevocable`
+//! and `Revoker.attemptRevoke`, as a component the mutex composes.
+//!
+//! **What Curator does.** `makeRevocable(listener)` marks the lock instance revocable. The next
+//! acquisition then reads its own lock node with a data watch before it first lists the lock
+//! (discarding the data). When that watch fires with `NodeDataChanged`, Curator reads the node
+//! again, leaving a new watch, and calls the listener if the data is `__REVOKE__`.
+//! `Revoker.attemptRevoke(client, path)` sets `__REVOKE__` on the node at `path` (usually
+//! one of `getParticipantNodes()`), ignoring `NoNode`. The final release removes the
+//! instance's watches and clears the mark, so that the next acquisition is not revocable
+//! unless made so again. Revocation is cooperative: the holder is asked and decides; nothing
+//! is ever deleted on its behalf.
+//!
+//! **What we do.** The same, per owner (Curator's mark is per lock instance, shared by its
+//! threads; our owners are its threads), with three differences:
+//! - `MakeRevocable` arms the watch at once when the owner already has a node (waiting or
+//!   holding); Curator arms it only in the next acquisition's lock loop, so a lock made
+//!   revocable while held cannot be revoked until it is acquired again.
+//! - Every read of the owner's node checks the data, the first one too; Curator discards the
+//!   first read's data, so a request set between the create and that read goes unheard.
+//! - `AttemptRevoke` lists the lock's children and marks the first node by sequence (the
+//!   holder's), and answers `RevokeAttempted { delivered }` (false on `NoNode`: the lock path
+//!   or the node was gone, or the lock had no node). Curator's takes the node's path, which
+//!   a simulated client cannot know: node names carry the creating client's protection id.
+//!
+//! `RevocationRequested` goes to the owner whose node carries the request, whatever its
+//! stage, as Curator's listener is called: the first node may belong to an owner that has not
+//! yet seen its own listing, so a cooperative owner asked before its `Acquired` releases
+//! right after it.
+
+use std::collections::BTreeMap;
+
+use super::Notice;
+use super::queue;
+use crate::ids::{OpId, Owner};
+use crate::recipe::Ctx;
+use crate::zk::{EventKind, OpOk, OpResult, Path, Request, WatchedEvent, ZkError};
+
+/// The data that asks a lock node's owner to release (Curator's `REVOKE_MESSAGE`).
+pub const REVOKE_MESSAGE: &[u8] = b"__REVOKE__";
+
+/// The revocation state of one mutex: who is revocable, and the revocation attempts under
+/// way. Empty, and inert, as long as no owner calls `MakeRevocable` or `AttemptRevoke`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct Revocation {
+    /// Owners that made their lock revocable (until their next final release), with the
+    /// read of their own node (a get_data leaving the revocation watch) in flight, if any.
+    revocable: BTreeMap<Owner, Option<OpId>>,
+    /// Revocation attempts under way, by the op they wait for (the listing, then the
+    /// set_data), with the owner who asked.
+    attempts: BTreeMap<OpId, Owner>,
+}
+
+impl Revocation {
+    /// `MakeRevocable` for `owner`, whose node (if it has one yet) is `node`.
+    pub(super) fn make_revocable(
+        &mut self,
+        owner: Owner,
+        node: Option<&Path>,
+        cx: &mut Ctx<'_, Notice>,
+    ) {
+        if self.revocable.contains_key(&owner) {
+            return;
+        }
+        let read = node.map(|node| read(node, cx));
+        self.revocable.insert(owner, read);
+    }
+
+    /// `owner`'s acquisition has created `node`: arm its revocation watch if it is revocable.
+    pub(super) fn node_created(&mut self, owner: Owner, node: &Path, cx: &mut Ctx<'_, Notice>) {
+        if let Some(pending) = self.revocable.get_mut(&owner) {
+            *pending = Some(read(node, cx));
+        }
+    }
+
+    /// `owner` released its last hold: it is not revocable any more (Curator clears the mark).
+    pub(super) fn released(&mut self, owner: Owner) {
+        self.revocable.remove(&owner);
+    }
+
+    /// `AttemptRevoke` by `owner` on the lock at `path`: list the lock first.
+    pub(super) fn attempt(&mut self, owner: Owner, path: &Path, cx: &mut Ctx<'_, Notice>) {
+        let op = cx.submit(Request::GetChildren {
+            path: path.clone(),
+            watch: false,
+        });
+        self.attempts.insert(op, owner);
+    }
+
+    /// True when `op` is one of ours (its reply goes to [`Revocation::on_reply`]).
+    pub(super) fn waits_for(&self, op: OpId) -> bool {
+        self.attempts.contains_key(&op) || self.revocable.values().any(|read| *read == Some(op))
+    }
+
+    /// The reply to one of our ops, for the lock at `path` whose nodes are named `kind`.
+    /// `node_of` gives an owner's current lock node.
+    pub(super) fn on_reply(
+        &mut self,
+        op: OpId,
+        result: OpResult,
+        (path, kind): (&Path, &str),
+        node_of: impl Fn(Owner) -> Option<Path>,
+        cx: &mut Ctx<'_, Notice>,
+    ) {
+        if let Some(owner) = self.attempts.remove(&op) {
+            return self.on_attempt_reply(owner, result, (path, kind), cx);
+        }
+        let Some((&owner, pending)) = self
+            .revocable
+            .iter_mut()
+            .find(|(_, read)| **read == Some(op))
+        else {
+            return;
+        };
+        *pending = None;
+        if let Ok(OpOk::Data { data, .. }) = result
+            && data == REVOKE_MESSAGE
+            && node_of(owner).is_some()
+        {
+            cx.notify(Notice::RevocationRequested { owner });
+        }
+    }
+
+    fn on_attempt_reply(
+        &mut self,
+        owner: Owner,
+        result: OpResult,
+        (path, kind): (&Path, &str),
+        cx: &mut Ctx<'_, Notice>,
+    ) {
+        let delivered = match result {
+            Ok(OpOk::Children { names }) => {
+                let Some(first) = queue(&names, kind).first().map(|name| name.as_str()) else {
+                    return cx.notify(Notice::RevokeAttempted {
+                        owner,
+                        delivered: false,
+                    });
+                };
+                let op = cx.submit(Request::SetData {
+                    path: path.child(first).expect("a listed child name is valid"),
+                    data: REVOKE_MESSAGE.to_vec(),
+                    version: None,
+                });
+                self.attempts.insert(op, owner);
+                return;
+            }
+            Ok(_) => true,
+            Err(ZkError::NoNode) => false,
+            Err(error) => {
+                return cx.notify(Notice::Failed {
+                    owner,
+                    reason: super::FailReason::Zk(error),
+                });
+            }
+        };
+        cx.notify(Notice::RevokeAttempted { owner, delivered });
+    }
+
+    /// A watch fired: a data change on a revocable owner's own node means "read it again"
+    /// (which re-arms the one-shot watch). `node_of` gives an owner's current lock node.
+    pub(super) fn on_watch(
+        &mut self,
+        event: &WatchedEvent,
+        node_of: impl Fn(Owner) -> Option<Path>,
+        cx: &mut Ctx<'_, Notice>,
+    ) {
+        if event.kind != EventKind::NodeDataChanged {
+            return;
+        }
+        for (&owner, pending) in &mut self.revocable {
+            if node_of(owner).as_ref() == Some(&event.path) {
+                *pending = Some(read(&event.path, cx));
+            }
+        }
+    }
+}
+
+/// Reads `node`, leaving the revocation watch on it.
+fn read(node: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
+    cx.submit(Request::GetData {
+        path: node.clone(),
+        watch: true,
+    })
+}
+
+impl crate::relabel::Relabel for Revocation {
+    /// Owners and op ids only: nothing here tells clients apart.
+    fn relabel(&self, _: &crate::relabel::ClientMap) -> Self {
+        self.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests;
