@@ -1,5 +1,6 @@
 //! The recipes, their one vocabulary of calls and notices, and the bookkeeping of a lock hold.
 
+mod leader_latch;
 mod leader_selector;
 mod mutex;
 mod naive;
@@ -7,6 +8,7 @@ mod semaphore;
 mod semaphore_mutex;
 mod vocab;
 
+pub use leader_latch::{LATCH_NAME, LeaderLatch};
 pub use leader_selector::LeaderSelector;
 pub use mutex::Mutex;
 pub use naive::NaiveHerdMutex;
@@ -15,9 +17,9 @@ pub use semaphore_mutex::SemaphoreMutex;
 pub use vocab::{Call, FailReason, Mode, Notice};
 
 use crate::fencing::Token;
-use crate::ids::Owner;
+use crate::ids::{OpId, Owner};
 use crate::recipe::{Ctx, Effect, SessionEvent};
-use crate::zk::{CreateMode, Path, Request};
+use crate::zk::{CreateMode, Path, Request, sequence_suffix};
 
 /// The lock-node name both lock recipes sort by (Curator's `lock-`).
 pub const LOCK_NAME: &str = "lock-";
@@ -124,6 +126,38 @@ fn run_inner<R>(
         }
     }
     notices
+}
+
+/// Lists the children of `path`, without a watch.
+fn list(path: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
+    cx.submit(Request::GetChildren {
+        path: path.clone(),
+        watch: false,
+    })
+}
+
+/// Where a node stands in its queue (the lock's or the election's).
+#[derive(Debug, PartialEq, Eq)]
+enum Place<'a> {
+    /// The node is not listed.
+    Missing,
+    /// The node is first: it holds (or leads).
+    First,
+    /// The node waits behind the node of this name.
+    Behind(&'a str),
+}
+
+/// Where `node` stands among the nodes of `names` whose name contains `kind` (`lock-`,
+/// `latch-`), in queue order: by the sequence suffix, ignoring the protection prefix
+/// (Curator's `StandardLockInternalsDriver` sorting).
+fn place<'a>(names: &'a [String], kind: &str, node: &str) -> Place<'a> {
+    let mut queue: Vec<&String> = names.iter().filter(|n| n.contains(kind)).collect();
+    queue.sort_by_key(|name| (sequence_suffix(name), name.as_str()));
+    match queue.iter().position(|name| name.as_str() == node) {
+        None => Place::Missing,
+        Some(0) => Place::First,
+        Some(index) => Place::Behind(queue[index - 1]),
+    }
 }
 
 /// Answers a call the recipe does not serve.
