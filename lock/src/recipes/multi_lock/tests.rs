@@ -442,3 +442,29 @@ fn the_paths_must_be_distinct_and_at_least_one() {
     let paths: Vec<&Path> = lock.paths().collect();
     assert_eq!(paths, [&path(LOCK_1), &path(LOCK_2)]);
 }
+
+#[test]
+fn relabelling_rewrites_the_nodes_of_every_lock() {
+    use crate::ids::ClientSlot;
+    use crate::relabel::{ClientMap, Relabel};
+
+    let mut h = with_second_lock_alone();
+    h.call(1, acquire(B));
+    h.settle();
+    h.call(0, acquire(A));
+    h.settle();
+    // c0 holds a node of its own in each lock, and watches c1's in the second.
+    let recipe = h.peers[0].client.recipe();
+    let mut swap = ClientMap::new();
+    swap.map_slot(ClientSlot(0), ClientSlot(1));
+    swap.map_slot(ClientSlot(1), ClientSlot(0));
+    let swapped = recipe.relabel(&swap);
+    let text = |lock: &MultiLock| format!("{lock:?}");
+    assert_eq!(
+        text(&swapped).matches("-0001-").count(),
+        text(recipe).matches("-0000-").count(),
+        "every node of c0 now names c1"
+    );
+    assert_ne!(&swapped, recipe);
+    assert_eq!(&swapped.relabel(&swap), recipe);
+}
