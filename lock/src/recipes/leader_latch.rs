@@ -50,18 +50,21 @@
 //! → `Failed { Unsupported }`. No `Suspended`/`Reconnected`/`Lost` notices: an election says
 //! `NotLeader` instead.
 //!
-//! **The token** is the latch node's czxid. Successive leaders' tokens never decrease: a node
-//! is first only once every node with a lower sequence number is gone, and sequence numbers
-//! and czxids are handed out by the same creates under the one latch path, so they order the
-//! nodes alike; any node that led before node N either was created before N or, had it been
-//! created after N, could not have been first while N existed. This holds also when a node
-//! made long ago becomes first (a participant that waited a long time): its czxid is older
-//! than those of the nodes behind it, but newer than every earlier leader's. After a reaped
-//! latch path is created again, sequence numbers restart but czxids keep growing, and no older
-//! node is left. What would break it is counting a node of an older session: it may be first
-//! while a newer node of its owner's current session leads elsewhere in a stale view — hence
-//! the ownership check. A leader that regains leadership after `Suspended` keeps its node and
-//! its token (equal, not lower: the fence accepts it).
+//! **The token** is the latch node's czxid. Successive leaders' tokens increase: a node is
+//! first only once every node with a lower sequence number is gone, and sequence numbers and
+//! czxids are handed out by the same creates under the one latch path, so they order the
+//! nodes alike. A node M that led before node N was created before N: had M been created
+//! after N, it would have had N ahead of it while it led. So this holds also when a node made
+//! long ago becomes first (a participant that waited a long time, or one whose node outlived
+//! a partition): its czxid is older than those of the nodes behind it, but newer than every
+//! earlier leader's. After a reaped latch path is created again, sequence numbers restart
+//! but czxids keep growing, and no older node is left (a container is reaped only when it is
+//! empty). A leader that regains leadership after `Suspended` keeps its node and its token
+//! (equal, not lower: the fence accepts it). The ownership check guards the belief, not the
+//! token: a client counting a node of a session it gave up would lead through a node the
+//! server may delete at any moment (expiring that session) without the client ever hearing
+//! of it, while the next node's owner leads beside it (CURATOR-696); the fence would still
+//! reject its stale token.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
