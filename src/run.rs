@@ -44,13 +44,9 @@ impl std::fmt::Display for RunError {
     }
 }
 
-/// The properties checked on runs of `scenario`: those of its recipe that have a checker.
+/// The properties checked on runs of `scenario`: those of its recipe.
 pub fn checked_properties(scenario: &Scenario) -> Vec<Property> {
-    let recipe = scenario.recipe.properties();
-    check::CHECKED
-        .into_iter()
-        .filter(|p| recipe.contains(p))
-        .collect()
+    scenario.recipe.properties().to_vec()
 }
 
 /// Runs `scenario` with `seed` under exactly `faults` and checks the trace. A panic inside

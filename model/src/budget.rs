@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use scenarios::usage::RecipeSettings;
 use serde::{Deserialize, Serialize};
 
 /// Bounds on the workload and on the faults the environment may inject. Every counter in the
@@ -49,15 +50,19 @@ pub struct Config {
     pub budgets: Budgets,
     /// Whether the protected resource checks fencing tokens.
     pub fenced: bool,
+    /// The recipe's settings (`max_leases` of a semaphore, `writers` of a read-write lock).
+    pub settings: RecipeSettings,
 }
 
 impl Config {
-    /// `clients` clients with the default budgets and a fenced resource.
+    /// `clients` clients with the default budgets, a fenced resource and the default recipe
+    /// settings.
     pub fn new(clients: u16) -> Config {
         Config {
             clients,
             budgets: Budgets::default(),
             fenced: true,
+            settings: RecipeSettings::default(),
         }
     }
 }

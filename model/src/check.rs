@@ -88,7 +88,7 @@ pub struct Outcome {
     pub seconds: f64,
     /// The search ran out (no timeout hit).
     pub complete: bool,
-    /// One verdict per property, in [`Checked::ALL`] order.
+    /// One verdict per property the recipe is checked for, in [`Checked::of`] order.
     pub verdicts: Vec<Verdict>,
 }
 
@@ -218,7 +218,7 @@ pub fn check<R: Subject>(config: Config, options: Options) -> Outcome {
         .timeout
         .is_none_or(|timeout| started.elapsed() < timeout);
     let discovered: BTreeSet<&str> = checker.discoveries().into_keys().collect();
-    let verdicts = Checked::ALL
+    let verdicts = Checked::of(R::FAMILY)
         .into_iter()
         .map(|property| {
             let found = discovered.contains(property.name());

@@ -8,8 +8,8 @@
 //! and `ActorModel`'s symmetry support does not rewrite timers (see the notes).
 //!
 //! Actions, each atomic:
-//! - [`Action::Work`]: the client's workload takes its next step (acquire call, resource
-//!   read, resource write, release call);
+//! - [`Action::Work`]: the client's workload takes its next step (the call that asks for a
+//!   hold — acquire, start —, resource read, resource write, the call that gives it back);
 //! - [`Action::Deliver`]: the client handles the next event of its session's stream;
 //! - [`Action::Fire`]: one of the client's pending timers fires (durations are ignored, so
 //!   any hold time and any timeout are covered);
@@ -30,6 +30,7 @@ use lock::ids::{ClientSlot, Owner, TimerId};
 use lock::zk::tree::Tree;
 use lock::zk::{CreateMode, Path, Request, SessionId};
 use scenarios::trace::EventKind;
+use scenarios::usage::Usage;
 use stateright::{Model, Property};
 
 use crate::budget::Config;
@@ -161,17 +162,32 @@ impl<R: Subject> LockModel<R> {
     pub(crate) fn fresh_peer(&self, slot: ClientSlot, restarts: u8, incarnation: u8) -> Peer<R> {
         let framework = Framework::new(FrameworkConfig::default(), slot, u32::from(restarts));
         Peer {
-            client: Client::new(framework, R::on(self.lock_path.clone())),
+            client: Client::new(
+                framework,
+                R::on(self.lock_path.clone(), &self.config.settings),
+            ),
             restarts,
             incarnation,
             handle: None,
             timers: Default::default(),
             work: Work {
                 cycles_left: self.config.budgets.cycles,
+                cycles_begun: 0,
                 step: Step::Idle,
                 believes: false,
             },
         }
+    }
+
+    /// What `slot`'s workload does in its `cycle`-th cycle (of its current process).
+    pub fn usage(&self, slot: ClientSlot, cycle: u8) -> Usage {
+        let settings = &self.config.settings;
+        R::FAMILY.usage(OWNER, slot, cycle.into(), None, settings)
+    }
+
+    /// Whether `slot`'s holds use the resource (a read-write lock's readers do not).
+    pub fn writes(&self, slot: ClientSlot) -> bool {
+        self.usage(slot, 0).writes
     }
 
     /// The actions enabled in `state`, in a fixed order.
@@ -250,7 +266,7 @@ impl<R: Subject> LockModel<R> {
 fn work_enabled(work: &Work) -> bool {
     match work.step {
         Step::Idle => work.cycles_left > 0,
-        Step::Acquiring => false,
+        Step::Acquiring | Step::Ending => false,
         Step::Read(_) | Step::Write(..) | Step::Release => true,
     }
 }

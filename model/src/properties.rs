@@ -4,7 +4,9 @@
 
 use std::fmt;
 
+use lock::ids::ClientSlot;
 use scenarios::property::Property as Shared;
+use scenarios::usage::Family;
 use serde::Serialize;
 use stateright::{Expectation, Property};
 
@@ -24,6 +26,14 @@ pub enum Checked {
     HerdFree,
     /// Once the workloads are done and everything has settled, no lock node is left.
     NoOrphans,
+    /// No two participants believe they lead at once.
+    LeaderUniqueBelief,
+    /// The leaders' accesses to the resource are fenced (as `MutualExclusionFenced`).
+    LeaderUniqueFenced,
+    /// A writer believes it holds a read-write lock only while nobody else believes they hold.
+    RwExclusion,
+    /// No more believed lease holders than the semaphore allows.
+    LeaseBound,
     /// Some client acquires the lock (a `sometimes` property: an example must exist).
     SomeoneAcquires,
 }
@@ -40,13 +50,28 @@ pub enum Kind {
 
 impl Checked {
     /// Every property, in the order they are reported.
-    pub const ALL: [Checked; 5] = [
+    pub const ALL: [Checked; 9] = [
         Checked::MutualExclusionBelief,
+        Checked::LeaderUniqueBelief,
+        Checked::RwExclusion,
+        Checked::LeaseBound,
         Checked::MutualExclusionFenced,
+        Checked::LeaderUniqueFenced,
         Checked::HerdFree,
         Checked::NoOrphans,
         Checked::SomeoneAcquires,
     ];
+
+    /// The properties checked for recipes of `family`, in [`Checked::ALL`] order: the
+    /// family's shared properties (but `progress`, which the model does not check on paths),
+    /// and `someone_acquires`.
+    pub fn of(family: Family) -> Vec<Checked> {
+        let shared = family.properties();
+        Checked::ALL
+            .into_iter()
+            .filter(|p| p.shared().is_none_or(|s| shared.contains(&s)))
+            .collect()
+    }
 
     /// The property's name in output and in stateright's discoveries.
     pub fn name(self) -> &'static str {
@@ -63,6 +88,10 @@ impl Checked {
             Checked::MutualExclusionFenced => Some(Shared::MutualExclusionFenced),
             Checked::HerdFree => Some(Shared::HerdFree),
             Checked::NoOrphans => Some(Shared::NoOrphans),
+            Checked::LeaderUniqueBelief => Some(Shared::LeaderUniqueBelief),
+            Checked::LeaderUniqueFenced => Some(Shared::LeaderUniqueFenced),
+            Checked::RwExclusion => Some(Shared::RwExclusion),
+            Checked::LeaseBound => Some(Shared::LeaseBound),
             Checked::SomeoneAcquires => None,
         }
     }
@@ -84,8 +113,17 @@ impl Checked {
     /// counterexample; for `sometimes`: is an example).
     pub fn holds_in<R: Subject>(self, model: &LockModel<R>, state: &State<R>) -> bool {
         match self {
-            Checked::MutualExclusionBelief => believers(state) <= 1,
-            Checked::MutualExclusionFenced => {
+            Checked::MutualExclusionBelief | Checked::LeaderUniqueBelief => believers(state) <= 1,
+            Checked::RwExclusion => {
+                let writer = state
+                    .peers
+                    .iter()
+                    .enumerate()
+                    .any(|(slot, p)| p.work.believes && model.writes(ClientSlot(slot as u16)));
+                !writer || believers(state) <= 1
+            }
+            Checked::LeaseBound => believers(state) <= model.config().settings.max_leases as usize,
+            Checked::MutualExclusionFenced | Checked::LeaderUniqueFenced => {
                 let resource = &state.resource;
                 !resource.out_of_order && resource.counter.value() == resource.accepted_writes
             }
@@ -142,13 +180,22 @@ macro_rules! property {
     };
 }
 
-/// The stateright properties, in [`Checked::ALL`] order.
+/// The stateright property of `checked`.
+fn property<R: Subject>(checked: Checked) -> Property<LockModel<R>> {
+    match checked {
+        Checked::MutualExclusionBelief => property!(Always, Checked::MutualExclusionBelief),
+        Checked::MutualExclusionFenced => property!(Always, Checked::MutualExclusionFenced),
+        Checked::LeaderUniqueBelief => property!(Always, Checked::LeaderUniqueBelief),
+        Checked::LeaderUniqueFenced => property!(Always, Checked::LeaderUniqueFenced),
+        Checked::RwExclusion => property!(Always, Checked::RwExclusion),
+        Checked::LeaseBound => property!(Always, Checked::LeaseBound),
+        Checked::HerdFree => property!(Always, Checked::HerdFree),
+        Checked::NoOrphans => property!(Always, Checked::NoOrphans),
+        Checked::SomeoneAcquires => property!(Sometimes, Checked::SomeoneAcquires),
+    }
+}
+
+/// The stateright properties of recipe `R`, in [`Checked::of`] order.
 pub fn all<R: Subject>() -> Vec<Property<LockModel<R>>> {
-    vec![
-        property!(Always, Checked::MutualExclusionBelief),
-        property!(Always, Checked::MutualExclusionFenced),
-        property!(Always, Checked::HerdFree),
-        property!(Always, Checked::NoOrphans),
-        property!(Sometimes, Checked::SomeoneAcquires),
-    ]
+    Checked::of(R::FAMILY).into_iter().map(property).collect()
 }

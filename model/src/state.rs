@@ -115,32 +115,38 @@ pub enum Link {
     Dead,
 }
 
-/// The workload of one client: `cycles` times acquire, read the resource with the token,
-/// write it incremented, release. It never re-checks the lock between the steps.
+/// The workload of one client: `cycles` times ask for a hold (acquire, start), read the
+/// resource with the token, write it incremented (holds that use the resource), give the hold
+/// back (release, close, relinquish) and wait for the answer. It never re-checks the hold
+/// between the steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Work {
     /// Cycles not started yet.
     pub cycles_left: u8,
+    /// Cycles begun by the current process (a restarted client starts its recipe afresh).
+    pub cycles_begun: u8,
     /// The current cycle's step.
     pub step: Step,
-    /// The client believes it holds the lock (from `Acquired` until the release call,
-    /// `Suspended` or `Lost`; again on `Reconnected`).
+    /// The client believes it holds (from `Acquired` or `IsLeader` until the call that gives
+    /// the hold back, `Suspended`, `NotLeader` or `Lost`; again on `Reconnected`).
     pub believes: bool,
 }
 
 /// A workload step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Step {
-    /// Between cycles: the next action calls acquire (if cycles are left).
+    /// Between cycles: the next action asks for a hold (if cycles are left).
     Idle,
-    /// Acquire called, no answer yet.
+    /// Asked for a hold, no answer yet.
     Acquiring,
     /// Acquired with `token`: the next action reads the resource.
     Read(Token),
     /// Read `value`: the next action writes `value + 1`.
     Write(Token, u64),
-    /// The next action calls release.
+    /// The next action gives the hold back.
     Release,
+    /// Gave the hold back, no answer yet.
+    Ending,
 }
 
 /// The protected counter, and a ledger of the accesses it accepted.

@@ -6,18 +6,22 @@ use lock::recipes::{Call, Mutex, NaiveHerdMutex, Notice, SemaphoreMutex};
 use lock::relabel::Relabel;
 use lock::zk::Path;
 use scenarios::property::Expectation;
+use scenarios::usage::{Family, RecipeSettings};
 
 use crate::budget::Config;
 use crate::properties::Checked;
 
-/// An exclusive-lock recipe the model can drive: the workload calls `Call`s and reads
-/// `Notice`s.
+/// A recipe the model can drive: the workload makes the calls of its [`Family`]'s
+/// [`Usage`](scenarios::usage::Usage) and reads the notices.
 pub trait Subject: Recipe<Call = Call, Notice = Notice> + Relabel + Send + Sync + 'static {
     /// The recipe's name, shared with scenario files (`mutex`, `naive-herd-mutex`).
     const NAME: &'static str;
 
-    /// An instance locking `path`.
-    fn on(path: Path) -> Self;
+    /// How workloads use the recipe, which also says which properties are checked.
+    const FAMILY: Family;
+
+    /// An instance on `path` with `settings` (most recipes ignore them).
+    fn on(path: Path, settings: &RecipeSettings) -> Self;
 
     /// The directories below `path` the recipe keeps its nodes in. The model's initial tree
     /// has them (as containers), as it has the lock path: creating them is the same for every
@@ -46,15 +50,17 @@ fn exclusive_lock(property: Checked, config: &Config) -> Expectation {
     match property {
         Checked::MutualExclusionBelief => verdict(overlap),
         Checked::MutualExclusionFenced => verdict(overlap && !config.fenced),
-        Checked::HerdFree | Checked::NoOrphans => Expectation::Holds,
         Checked::SomeoneAcquires => verdict(config.clients == 0 || budgets.cycles == 0),
+        _ => Expectation::Holds,
     }
 }
 
 impl Subject for Mutex {
     const NAME: &'static str = "mutex";
 
-    fn on(path: Path) -> Self {
+    const FAMILY: Family = Family::Lock;
+
+    fn on(path: Path, _: &RecipeSettings) -> Self {
         Mutex::new(path)
     }
 
@@ -66,7 +72,9 @@ impl Subject for Mutex {
 impl Subject for NaiveHerdMutex {
     const NAME: &'static str = "naive-herd-mutex";
 
-    fn on(path: Path) -> Self {
+    const FAMILY: Family = Family::Lock;
+
+    fn on(path: Path, _: &RecipeSettings) -> Self {
         NaiveHerdMutex::new(path)
     }
 
@@ -85,7 +93,9 @@ impl Subject for NaiveHerdMutex {
 impl Subject for SemaphoreMutex {
     const NAME: &'static str = "semaphore-mutex";
 
-    fn on(path: Path) -> Self {
+    const FAMILY: Family = Family::Lock;
+
+    fn on(path: Path, _: &RecipeSettings) -> Self {
         SemaphoreMutex::new(path)
     }
 

@@ -41,10 +41,12 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
         let work = self.state.peer(slot).work;
         match work.step {
             Step::Idle if work.cycles_left > 0 => {
-                let peer = self.state.peer_mut(slot);
-                peer.work.cycles_left -= 1;
-                peer.work.step = Step::Acquiring;
-                self.call(slot, Call::acquire(OWNER, None));
+                let begin = self.model.usage(slot, work.cycles_begun).begin;
+                let work = &mut self.state.peer_mut(slot).work;
+                work.cycles_left -= 1;
+                work.cycles_begun += 1;
+                work.step = Step::Acquiring;
+                self.call(slot, begin);
             }
             Step::Read(token) => {
                 let read = self.state.resource.counter.read(token);
@@ -79,12 +81,13 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
                 });
             }
             Step::Release => {
+                let end = self.model.usage(slot, 0).end;
                 let work = &mut self.state.peer_mut(slot).work;
-                work.step = Step::Idle;
+                work.step = Step::Ending;
                 work.believes = false;
-                self.call(slot, Call::release(OWNER));
+                self.call(slot, end);
             }
-            Step::Idle | Step::Acquiring => return None,
+            Step::Idle | Step::Acquiring | Step::Ending => return None,
         }
         Some(())
     }
@@ -161,18 +164,28 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
 
     /// The workload hears `notice`.
     fn notice(&mut self, slot: ClientSlot, notice: Notice) {
+        let writes = self.model.writes(slot);
         let work = &mut self.state.peer_mut(slot).work;
-        match notice {
-            Notice::Acquired { token, .. } if work.step == Step::Acquiring => {
-                work.step = Step::Read(token);
+        match (work.step, notice.granted()) {
+            (Step::Acquiring, Some(token)) => {
+                work.step = if writes {
+                    Step::Read(token)
+                } else {
+                    Step::Release
+                };
                 work.believes = true;
             }
-            Notice::Failed { .. } | Notice::TimedOut { .. } if work.step == Step::Acquiring => {
-                work.step = Step::Idle;
-            }
-            Notice::Suspended { .. } | Notice::Lost { .. } => work.believes = false,
-            Notice::Reconnected { .. } => work.believes = true,
-            _ => {}
+            (Step::Acquiring, None) if notice.refused() => work.step = Step::Idle,
+            (Step::Ending, None) if notice.answers_end() => work.step = Step::Idle,
+            // A leader that regained leadership while it is still in its cycle.
+            (Step::Read(_) | Step::Write(..) | Step::Release, Some(_)) => work.believes = true,
+            _ => match notice {
+                Notice::Suspended { .. } | Notice::Lost { .. } | Notice::NotLeader { .. } => {
+                    work.believes = false
+                }
+                Notice::Reconnected { .. } => work.believes = true,
+                _ => {}
+            },
         }
     }
 

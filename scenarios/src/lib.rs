@@ -11,3 +11,4 @@ pub mod rng;
 pub mod scenario;
 pub mod shrink;
 pub mod trace;
+pub mod usage;

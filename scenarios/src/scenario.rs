@@ -36,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use crate::fault::ScheduledFault;
 use crate::property::{Expectation, Property};
 use crate::rng::SplitMix64;
+use crate::usage::{Family, RecipeSettings};
 
 pub use parse::{ScenarioError, parse_json};
 pub use random::{ClientPick, FaultTemplate, NodePick, RandomFaults};
@@ -51,6 +52,9 @@ pub struct Scenario {
     pub description: String,
     /// The recipe every client runs.
     pub recipe: RecipeKind,
+    /// Settings of the recipe (`max_leases` of a semaphore, `writers` of a read-write lock).
+    #[serde(default, skip_serializing_if = "RecipeSettings::is_default")]
+    pub recipe_settings: RecipeSettings,
     /// The lock path the recipe uses.
     #[serde(with = "lock_path")]
     pub lock_path: Path,
@@ -101,17 +105,18 @@ impl RecipeKind {
 }
 
 impl RecipeKind {
+    /// How workloads use the recipe.
+    pub fn family(self) -> Family {
+        match self {
+            RecipeKind::Mutex | RecipeKind::NaiveHerdMutex | RecipeKind::SemaphoreMutex => {
+                Family::Lock
+            }
+        }
+    }
+
     /// The properties a trace of this recipe can be checked for.
     pub fn properties(self) -> &'static [Property] {
-        match self {
-            RecipeKind::Mutex | RecipeKind::NaiveHerdMutex | RecipeKind::SemaphoreMutex => &[
-                Property::MutualExclusionBelief,
-                Property::MutualExclusionFenced,
-                Property::HerdFree,
-                Property::Progress,
-                Property::NoOrphans,
-            ],
-        }
+        self.family().properties()
     }
 }
 

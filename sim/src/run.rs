@@ -26,6 +26,7 @@ use crate::wire::node_ip;
 use crate::workload::ClientNode;
 use lock::zk::Path;
 use scenarios::scenario::{RecipeKind, Scenario, ServerSettings, Span, Workload};
+use scenarios::usage::RecipeSettings;
 
 /// A run's description. Build with [`Sim::new`] (or [`Sim::from_scenario`]) and the setters,
 /// then [`Sim::run`]. The same nodes and tasks run whatever the caller does with the trace.
@@ -37,6 +38,7 @@ pub struct Sim {
     server: ServerSettings,
     clients: u16,
     recipe: RecipeKind,
+    recipe_settings: RecipeSettings,
     lock_path: Path,
     workload: Workload,
     framework: FrameworkConfig,
@@ -75,6 +77,7 @@ impl Sim {
             server: ServerSettings::default(),
             clients: 2,
             recipe: RecipeKind::Mutex,
+            recipe_settings: RecipeSettings::default(),
             lock_path: Path::new("/locks/splitbrain").expect("a valid path"),
             workload: Workload {
                 acquisitions: 3,
@@ -100,6 +103,7 @@ impl Sim {
             server: scenario.server,
             clients: scenario.clients,
             recipe: scenario.recipe,
+            recipe_settings: scenario.recipe_settings,
             lock_path: scenario.lock_path.clone(),
             workload: scenario.workload.clone(),
             framework: FrameworkConfig::default(),
@@ -130,6 +134,12 @@ impl Sim {
     /// The recipe every client runs.
     pub fn recipe(mut self, recipe: RecipeKind) -> Sim {
         self.recipe = recipe;
+        self
+    }
+
+    /// The recipe's settings (`max_leases`, `writers`).
+    pub fn recipe_settings(mut self, settings: RecipeSettings) -> Sim {
+        self.recipe_settings = settings;
         self
     }
 
@@ -275,6 +285,7 @@ impl Sim {
                     recipe: self.recipe,
                     lock_path: self.lock_path.clone(),
                     workload: self.workload.clone(),
+                    settings: self.recipe_settings,
                     server: self.server,
                     framework: self.framework.clone(),
                     links: links.clone(),

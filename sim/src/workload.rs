@@ -21,6 +21,7 @@ use crate::recorder::{Recorder, TraceObserver};
 use crate::settings::{asked_timeout, draw_ms};
 use lock::zk::Path;
 use scenarios::scenario::{RecipeKind, ServerSettings, Workload};
+use scenarios::usage::RecipeSettings;
 
 /// The one owner each client acquires for.
 const OWNER: Owner = Owner(0);
@@ -33,6 +34,7 @@ pub(crate) struct ClientNode {
     pub recipe: RecipeKind,
     pub lock_path: Path,
     pub workload: Workload,
+    pub settings: RecipeSettings,
     pub server: ServerSettings,
     pub framework: FrameworkConfig,
     pub links: Arc<Mutex<Links>>,
@@ -81,42 +83,40 @@ impl ClientNode {
         let timeout = (self.workload.acquire_timeout_ms).map(Duration::from_millis);
         let stagger = self.workload.stagger_ms * u64::from(self.slot.0);
         madsim::time::sleep(Duration::from_millis(stagger)).await;
+        let family = self.recipe.family();
+        // Cycles of this process: a restarted client starts its recipe afresh.
+        let mut cycle = 0;
         while self.start_acquisition() {
-            let acquire = Call::acquire(OWNER, timeout);
-            if handle.call(acquire).is_err() {
+            let usage = family.usage(OWNER, self.slot, cycle, timeout, &self.settings);
+            cycle += 1;
+            if handle.call(usage.begin).is_err() {
                 return;
             }
-            let outcome = next_matching(&mut handle, |n| {
-                matches!(
-                    n,
-                    Notice::Acquired { .. } | Notice::TimedOut { .. } | Notice::Failed { .. }
-                )
-            })
-            .await;
-            match outcome {
-                None => return,
-                Some(Notice::Acquired { token, .. }) => {
+            let answer = next_matching(&mut handle, |n| n.granted().is_some() || n.refused());
+            let Some(answer) = answer.await else {
+                return;
+            };
+            if let Some(token) = answer.granted() {
+                if usage.writes {
                     self.use_resource(token).await;
-                    if handle.call(Call::release(OWNER)).is_err() {
-                        return;
-                    }
-                    let released = next_matching(&mut handle, |n| {
-                        matches!(
-                            n,
-                            Notice::Released { remaining: 0, .. } | Notice::Failed { .. }
-                        )
-                    });
-                    if released.await.is_none() {
-                        return;
-                    }
+                } else {
+                    madsim::time::sleep(draw_ms(self.workload.hold_ms)).await;
                 }
-                Some(_) => {}
+                if handle.call(usage.end).is_err() {
+                    return;
+                }
+                if next_matching(&mut handle, Notice::answers_end)
+                    .await
+                    .is_none()
+                {
+                    return;
+                }
             }
             madsim::time::sleep(draw_ms(self.workload.think_ms)).await;
         }
     }
 
-    /// Counts one more acquisition if the workload has any left.
+    /// Counts one more cycle if the workload has any left (across restarts).
     fn start_acquisition(&self) -> bool {
         let mut started = self.started.lock().expect("progress lock");
         let more = *started < self.workload.acquisitions;
@@ -159,8 +159,8 @@ impl ClientNode {
     }
 }
 
-/// The next notice that `wanted` accepts, skipping the others (connection-state notices);
-/// `None` once the driver has stopped.
+/// The next notice that `wanted` accepts, skipping the others (connection-state notices,
+/// leadership changes while holding); `None` once the driver has stopped.
 async fn next_matching<R: Recipe<Notice = Notice>>(
     handle: &mut Handle<R>,
     wanted: impl Fn(&Notice) -> bool,

@@ -17,6 +17,7 @@ use model::replay::{actions_from_indices, indices_of, states, trace};
 use model::{Action, Budgets, Checked, Config, LockModel, Subject};
 use scenarios::check::Context;
 use scenarios::trace::Trace;
+use scenarios::usage::RecipeSettings;
 use splitbrain::files::{write_atomic, write_json};
 use stateright::Model;
 
@@ -48,6 +49,12 @@ pub struct Args {
     /// The resource accepts stale tokens (shows lost updates).
     #[arg(long)]
     unfenced: bool,
+    /// `semaphore`: leases out at once at most.
+    #[arg(long, default_value_t = RecipeSettings::default().max_leases)]
+    max_leases: u32,
+    /// `read-write-lock`: clients `0..writers` write, the others read.
+    #[arg(long, default_value_t = RecipeSettings::default().writers)]
+    writers: u16,
     /// Checker threads (state counts under symmetry are exact with 1).
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -87,6 +94,10 @@ impl Args {
                 connection_losses: self.connection_losses,
             },
             fenced: !self.unfenced,
+            settings: RecipeSettings {
+                max_leases: self.max_leases,
+                writers: self.writers,
+            },
         }
     }
 
@@ -94,8 +105,16 @@ impl Args {
     fn command(&self) -> String {
         let config = self.config();
         let fencing = if config.fenced { "" } else { " --unfenced" };
+        let defaults = RecipeSettings::default();
+        let mut settings = String::new();
+        if config.settings.max_leases != defaults.max_leases {
+            settings += &format!(" --max-leases {}", config.settings.max_leases);
+        }
+        if config.settings.writers != defaults.writers {
+            settings += &format!(" --writers {}", config.settings.writers);
+        }
         format!(
-            "splitbrain check {} --clients {} {}{fencing}",
+            "splitbrain check {} --clients {} {}{fencing}{settings}",
             self.recipe, config.clients, config.budgets
         )
     }
@@ -187,12 +206,15 @@ fn write_files<R: Subject>(
             trace_file.display()
         ))
     })?;
+    let config = model.config();
     let cx = Context {
         lock_path: model.lock_path().clone(),
         horizon: u64::MAX,
         progress_grace: 0,
+        max_leases: config.settings.max_leases,
     };
-    let shared: Vec<_> = Checked::ALL.iter().filter_map(|p| p.shared()).collect();
+    let checked = Checked::of(R::FAMILY);
+    let shared: Vec<_> = checked.iter().filter_map(|p| p.shared()).collect();
     let violations = scenarios::check::check_all(&trace, &shared, &cx);
     let options = reports::ReportOptions {
         trace_file: Some(trace_file.display().to_string()),
@@ -289,7 +311,7 @@ fn replay<R: Subject>(args: &Args, path: &str) -> Outcome {
     for (step, action) in actions.iter().enumerate() {
         say!("  {:>3}. {}", step + 1, model.format_action(action));
     }
-    for property in Checked::ALL {
+    for property in Checked::of(R::FAMILY) {
         if let Some(at) = visited.iter().position(|s| shows(&model, property, s)) {
             let what = match property.kind() {
                 Kind::Always => "violated",
@@ -331,7 +353,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_rerun_command_echoes_every_budget() {
+    fn the_rerun_command_echoes_every_budget_and_setting() {
         let args = Args {
             recipe: "mutex".into(),
             clients: 3,
@@ -340,6 +362,8 @@ mod tests {
             crashes: 0,
             connection_losses: 2,
             unfenced: true,
+            max_leases: 3,
+            writers: 1,
             threads: 1,
             no_symmetry: false,
             timeout: None,
@@ -352,7 +376,7 @@ mod tests {
         assert_eq!(
             args.command(),
             "splitbrain check mutex --clients 3 --cycles 1 --expiries 1 --crashes 0 \
-             --connection-losses 2 --unfenced"
+             --connection-losses 2 --unfenced --max-leases 3"
         );
     }
 }

@@ -310,6 +310,29 @@ impl Notice {
             | Notice::RevokeAttempted { owner, .. } => owner,
         }
     }
+
+    /// The token of a hold this notice grants (`Acquired`, `IsLeader`).
+    pub fn granted(&self) -> Option<Token> {
+        match *self {
+            Notice::Acquired { token, .. } | Notice::IsLeader { token, .. } => Some(token),
+            _ => None,
+        }
+    }
+
+    /// True when the notice ends a wait without a hold (`TimedOut`, `Failed`).
+    pub fn refused(&self) -> bool {
+        matches!(self, Notice::TimedOut { .. } | Notice::Failed { .. })
+    }
+
+    /// True when the notice answers an end call (`Release`, `Relinquish`, `Close`): every end
+    /// call gets exactly one of `Released { remaining: 0 }` (the last hold given back; a
+    /// reentrant release says how many are left), `Closed` or `Failed`.
+    pub fn answers_end(&self) -> bool {
+        matches!(
+            self,
+            Notice::Released { remaining: 0, .. } | Notice::Closed { .. } | Notice::Failed { .. }
+        )
+    }
 }
 
 #[cfg(test)]

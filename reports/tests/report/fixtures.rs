@@ -445,6 +445,7 @@ pub fn violations(trace: &Trace, lock: &str) -> Vec<Violation> {
         lock_path: Path::new(lock).expect("valid lock path"),
         horizon: trace.events.last().map_or(0, |e| e.t),
         progress_grace: 0,
+        max_leases: 1,
     };
     check::check_all(
         trace,

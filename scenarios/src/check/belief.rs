@@ -1,15 +1,23 @@
-//! `mutual_exclusion_belief`: no two holders (owner on a client) believe they hold the lock at
-//! one instant. A hold runs from `Acquired` until the first of the release call, `Suspended`,
-//! `Lost` or a crash of the client; `Reconnected` with the same session holds again.
+//! The belief properties, read off the holds as the clients believed them (a hold runs from
+//! `Acquired` or `IsLeader` until the first of the release call — `Release`, `Relinquish`,
+//! `Close` —, `Suspended`, `NotLeader`, `Lost` or a crash of the client; `Reconnected` with
+//! the same session holds again):
+//! - `mutual_exclusion_belief`: no two holders (owner on a client) hold an exclusive lock at
+//!   one instant;
+//! - `leader_unique_belief`: no two participants believe they lead at one instant;
+//! - `rw_exclusion`: a write hold overlaps no hold of another holder, read or write (the
+//!   write holder's own read hold, a downgrade, is allowed).
+
+use lock::recipes::Mode;
 
 use crate::property::{Property, Violation};
 use crate::trace::Trace;
 
-use super::timeline::{Interval, Timeline};
+use super::timeline::{Interval, Role, Timeline};
 use super::when;
 
-/// Every overlap of two holds.
-pub fn check(trace: &Trace) -> Vec<Violation> {
+/// Every overlap of two holds that `property` forbids.
+pub fn check(trace: &Trace, property: Property) -> Vec<Violation> {
     let timeline = Timeline::of(trace);
     let len = trace.events.len();
     let mut violations = Vec::new();
@@ -18,16 +26,26 @@ pub fn check(trace: &Trace) -> Vec<Violation> {
             if b.start >= a.end_or(len) {
                 continue;
             }
-            if a.who != b.who {
-                violations.push(overlap(trace, a, b));
+            if a.who != b.who && conflict(property, a.role, b.role) {
+                violations.push(overlap(trace, property, a, b));
             }
         }
     }
     violations
 }
 
+/// Whether holds of roles `a` and `b` by two holders at once break `property`.
+fn conflict(property: Property, a: Role, b: Role) -> bool {
+    let write = Role::Lock(Mode::Write);
+    match property {
+        Property::LeaderUniqueBelief => a == Role::Leader && b == Role::Leader,
+        Property::RwExclusion => a == write || b == write,
+        _ => a == Role::Lock(Mode::Exclusive) && b == Role::Lock(Mode::Exclusive),
+    }
+}
+
 /// The violation of `a` and `b` overlapping (`a` starts first).
-fn overlap(trace: &Trace, a: &Interval, b: &Interval) -> Violation {
+fn overlap(trace: &Trace, property: Property, a: &Interval, b: &Interval) -> Violation {
     let len = trace.events.len();
     let t = |index: usize| trace.events[index.min(len - 1)].t;
     let end = a.end_or(len).min(b.end_or(len));
@@ -39,9 +57,29 @@ fn overlap(trace: &Trace, a: &Interval, b: &Interval) -> Violation {
             .map_or_else(String::new, |t| format!(" (token {t})"))
     };
     let till = until.map_or_else(|| "the end of the run".to_owned(), |t| when(trace, t));
+    let (both, got, had) = match property {
+        Property::LeaderUniqueBelief => (
+            "both believed they were leader".to_owned(),
+            "became leader".to_owned(),
+            "still led".to_owned(),
+        ),
+        Property::RwExclusion => (
+            format!(
+                "held the {} and the {} lock at once",
+                side(a.role),
+                side(b.role)
+            ),
+            format!("acquired the {} lock", side(b.role)),
+            format!("still held the {} lock", side(a.role)),
+        ),
+        _ => (
+            "both believed they held the lock".to_owned(),
+            "acquired".to_owned(),
+            "still held it".to_owned(),
+        ),
+    };
     let message = format!(
-        "{} and {} both believed they held the lock from {} until {}: {}{} acquired at {} while \
-         {}{} still held it",
+        "{} and {} {both} from {} until {}: {}{} {got} at {} while {}{} {had}",
         a.who.0,
         b.who.0,
         when(trace, t(b.start)),
@@ -53,12 +91,21 @@ fn overlap(trace: &Trace, a: &Interval, b: &Interval) -> Violation {
         token(a),
     );
     Violation {
-        property: Property::MutualExclusionBelief,
+        property,
         at: t(b.start),
         until,
         clients: vec![a.who.0, b.who.0],
         events,
         message,
+    }
+}
+
+/// `read` or `write`, for messages.
+fn side(role: Role) -> &'static str {
+    match role {
+        Role::Lock(Mode::Read) => "read",
+        Role::Lock(Mode::Write) => "write",
+        _ => "exclusive",
     }
 }
 
@@ -78,7 +125,7 @@ mod tests {
             .acquired(1, 6)
             .release(1)
             .trace();
-        assert_eq!(check(&trace), []);
+        assert_eq!(check(&trace, Property::MutualExclusionBelief), []);
     }
 
     #[test]
@@ -91,7 +138,7 @@ mod tests {
             .release(0)
             .release(1)
             .trace();
-        let violations = check(&trace);
+        let violations = check(&trace, Property::MutualExclusionBelief);
         assert_eq!(violations.len(), 1);
         let v = &violations[0];
         assert_eq!(v.clients, [ClientSlot(0), ClientSlot(1)]);
@@ -116,7 +163,7 @@ mod tests {
             event.t = step as u64;
         }
         assert_eq!(
-            check(&trace)[0].message,
+            check(&trace, Property::MutualExclusionBelief)[0].message,
             "c0 and c1 both believed they held the lock from step 1 until step 2: c1 (token 6) \
              acquired at step 1 while c0 (token 5) still held it"
         );
@@ -133,7 +180,7 @@ mod tests {
             .lost(2)
             .acquired(0, 8)
             .trace();
-        assert_eq!(check(&trace), []);
+        assert_eq!(check(&trace, Property::MutualExclusionBelief), []);
     }
 
     #[test]
@@ -145,7 +192,7 @@ mod tests {
             .reconnected(0)
             .release(1)
             .trace();
-        let violations = check(&trace);
+        let violations = check(&trace, Property::MutualExclusionBelief);
         assert_eq!(violations.len(), 1);
         assert_eq!(violations[0].events, [2, 3, 4]);
     }
@@ -158,9 +205,9 @@ mod tests {
             .fault(crash)
             .acquired(1, 6)
             .trace();
-        assert_eq!(check(&trace), []);
+        assert_eq!(check(&trace, Property::MutualExclusionBelief), []);
         let trace = Build::new().acquired(0, 5).acquired(1, 6).trace();
-        let violations = check(&trace);
+        let violations = check(&trace, Property::MutualExclusionBelief);
         assert_eq!(violations[0].until, None);
         assert!(violations[0].message.contains("until the end of the run"));
     }
@@ -174,6 +221,64 @@ mod tests {
             .acquired(1, 6)
             .release(0)
             .trace();
-        assert_eq!(check(&trace).len(), 1);
+        assert_eq!(check(&trace, Property::MutualExclusionBelief).len(), 1);
+    }
+
+    #[test]
+    fn two_leaders_at_once_break_leader_uniqueness_and_not_lock_exclusion() {
+        let trace = Build::new()
+            .start(0)
+            .start(1)
+            .is_leader(0, 5)
+            .is_leader(1, 6)
+            .not_leader(0)
+            .close(1)
+            .trace();
+        let violations = check(&trace, Property::LeaderUniqueBelief);
+        assert_eq!(violations.len(), 1);
+        assert_eq!(violations[0].events, [2, 3, 4]);
+        assert_eq!(
+            violations[0].message,
+            "c0 and c1 both believed they were leader from 3.000 ms until 4.000 ms: c1 (token 6) \
+             became leader at 3.000 ms while c0 (token 5) still led"
+        );
+        assert_eq!(check(&trace, Property::MutualExclusionBelief), []);
+    }
+
+    #[test]
+    fn a_leader_that_is_told_not_leader_stops_leading() {
+        let trace = Build::new()
+            .start(0)
+            .is_leader(0, 5)
+            .not_leader(0)
+            .is_leader(1, 6)
+            .close(1)
+            .trace();
+        assert_eq!(check(&trace, Property::LeaderUniqueBelief), []);
+    }
+
+    #[test]
+    fn readers_share_and_a_writer_excludes_everyone_but_its_own_read_hold() {
+        let readers = Build::new()
+            .acquired_as(0, 5, Mode::Read)
+            .acquired_as(1, 6, Mode::Read)
+            .release_as(0, Mode::Read)
+            .acquired_as(1, 6, Mode::Write)
+            .acquired_as(1, 7, Mode::Read)
+            .trace();
+        assert_eq!(check(&readers, Property::RwExclusion), []);
+        let writer = Build::new()
+            .acquired_as(0, 5, Mode::Write)
+            .acquired_as(1, 6, Mode::Read)
+            .release_as(0, Mode::Write)
+            .trace();
+        let violations = check(&writer, Property::RwExclusion);
+        assert_eq!(violations.len(), 1);
+        assert_eq!(
+            violations[0].message,
+            "c0 and c1 held the write and the read lock at once from 1.000 ms until 2.000 ms: c1 \
+             (token 6) acquired the read lock at 1.000 ms while c0 (token 5) still held the \
+             write lock"
+        );
     }
 }

@@ -93,6 +93,51 @@ impl Build {
         )
     }
 
+    /// `client` is told it holds a `mode` hold with `token`.
+    pub fn acquired_as(self, client: u16, token: u64, mode: Mode) -> Build {
+        let token = Token(token);
+        let owner = OWNER;
+        self.notice(client, Notice::Acquired { owner, token, mode })
+    }
+
+    /// `client` releases its `mode` hold.
+    pub fn release_as(self, client: u16, mode: Mode) -> Build {
+        let call = Call::Release { owner: OWNER, mode };
+        self.push(Some(client), EventKind::Call { call })
+    }
+
+    /// `client` joins the election.
+    pub fn start(self, client: u16) -> Build {
+        let call = Call::Start { owner: OWNER };
+        self.push(Some(client), EventKind::Call { call })
+    }
+
+    /// `client` leaves the election.
+    pub fn close(self, client: u16) -> Build {
+        let call = Call::Close {
+            owner: OWNER,
+            notify: false,
+        };
+        self.push(Some(client), EventKind::Call { call })
+    }
+
+    /// `client` leads with `token`.
+    pub fn is_leader(self, client: u16, token: u64) -> Build {
+        let token = Token(token);
+        self.notice(
+            client,
+            Notice::IsLeader {
+                owner: OWNER,
+                token,
+            },
+        )
+    }
+
+    /// `client` does not lead any more.
+    pub fn not_leader(self, client: u16) -> Build {
+        self.notice(client, Notice::NotLeader { owner: OWNER })
+    }
+
     pub fn suspended(self, client: u16) -> Build {
         self.notice(client, Notice::Suspended { owner: OWNER })
     }

@@ -1,9 +1,13 @@
-//! `herd_free`: per deletion zxid, the server's NodeDeleted watch events reach at most one
-//! client that is waiting for the lock at that moment (waiting: an acquire call outstanding,
-//! without `Acquired`, `TimedOut` or `Failed` yet). Watches fired by a reconnect's SetWatches
-//! (no zxid) and events of other kinds do not count.
+//! `herd_free`: per deletion zxid, the server's NodeDeleted watch events reach at most
+//! max(1, n) clients that are waiting at that moment, where n is how many of them then
+//! acquire (DESIGN's rule, made for read-write locks: one writer's release may rightly wake
+//! every reader queued behind it; for exclusive locks and elections n ≤ 1, so at most one).
+//! Waiting: an acquire (or start) outstanding, without its grant, `TimedOut` or `Failed` yet.
+//! A woken client "then acquires" when its wait ends in a grant before another deletion wakes
+//! it. Watches fired by a reconnect's SetWatches (no zxid) and events of other kinds do not
+//! count.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use lock::ids::ClientSlot;
 use lock::zk::{EventKind as ZkEventKind, Zxid};
@@ -14,12 +18,12 @@ use crate::trace::{EventKind, Trace};
 use super::timeline::{Timeline, session_owners};
 use super::{list, when};
 
-/// Every deletion that woke more than one waiting client.
+/// Every deletion that woke more waiting clients than could then acquire (and more than one).
 pub fn check(trace: &Trace) -> Vec<Violation> {
     let timeline = Timeline::of(trace);
     let owners = session_owners(trace);
-    // Per deletion zxid: the waiting clients woken, and the watch events that woke them.
-    let mut woken: BTreeMap<Zxid, (BTreeSet<ClientSlot>, Vec<usize>)> = BTreeMap::new();
+    // Per deletion zxid: the waiting clients woken, each with the watch event that woke it.
+    let mut woken: BTreeMap<Zxid, BTreeMap<ClientSlot, usize>> = BTreeMap::new();
     for (index, event) in trace.events.iter().enumerate() {
         let EventKind::WatchFired {
             session,
@@ -36,34 +40,75 @@ pub fn check(trace: &Trace) -> Vec<Violation> {
             continue;
         };
         if timeline.waiting_at(index).any(|w| w.who.0 == client) {
-            let entry = woken.entry(*zxid).or_default();
-            entry.0.insert(client);
-            entry.1.push(index);
+            woken
+                .entry(*zxid)
+                .or_default()
+                .entry(client)
+                .or_insert(index);
         }
     }
+    let wakes: Vec<(ClientSlot, usize)> = woken
+        .values()
+        .flat_map(|clients| clients.iter().map(|(c, i)| (*c, *i)))
+        .collect();
+    let acquires_then = |client: ClientSlot, at: usize| {
+        let Some(end) = timeline
+            .waiting_at(at)
+            .find(|w| w.who.0 == client)
+            .and_then(|w| w.end)
+        else {
+            return false;
+        };
+        let woken_again = wakes.iter().any(|&(c, i)| c == client && at < i && i < end);
+        let granted = timeline
+            .holds
+            .iter()
+            .any(|h| h.who.0 == client && h.start == end);
+        granted && !woken_again
+    };
     woken
         .into_iter()
-        .filter(|(_, (clients, _))| clients.len() > 1)
-        .map(|(zxid, (clients, events))| {
-            let clients: Vec<ClientSlot> = clients.into_iter().collect();
-            let at = trace.events[events[0]].t;
-            let message = format!(
-                "one deletion (zxid {}) at {} woke {} waiting clients at once: {}",
-                zxid.0,
-                when(trace, at),
-                clients.len(),
-                list(&clients)
-            );
-            Violation {
-                property: Property::HerdFree,
-                at,
-                until: None,
-                clients,
-                events,
-                message,
-            }
+        .filter_map(|(zxid, clients)| {
+            let acquired = clients
+                .iter()
+                .filter(|&(&c, &i)| acquires_then(c, i))
+                .count();
+            (clients.len() > acquired.max(1)).then(|| herd(trace, zxid, &clients, acquired))
         })
         .collect()
+}
+
+/// The violation of the deletion `zxid` waking `clients`, of which `acquired` then acquired.
+fn herd(
+    trace: &Trace,
+    zxid: Zxid,
+    clients: &BTreeMap<ClientSlot, usize>,
+    acquired: usize,
+) -> Violation {
+    let mut events: Vec<usize> = clients.values().copied().collect();
+    events.sort_unstable();
+    let clients: Vec<ClientSlot> = clients.keys().copied().collect();
+    let at = trace.events[events[0]].t;
+    let then = if acquired > 1 {
+        format!(" (only {acquired} of them then acquired)")
+    } else {
+        String::new()
+    };
+    let message = format!(
+        "one deletion (zxid {}) at {} woke {} waiting clients at once{then}: {}",
+        zxid.0,
+        when(trace, at),
+        clients.len(),
+        list(&clients)
+    );
+    Violation {
+        property: Property::HerdFree,
+        at,
+        until: None,
+        clients,
+        events,
+        message,
+    }
 }
 
 #[cfg(test)]
@@ -127,5 +172,22 @@ mod tests {
             *zxid = None;
         }
         assert_eq!(check(&trace), []);
+    }
+
+    #[test]
+    fn readers_woken_together_that_all_acquire_are_not_a_herd() {
+        let woken_together = || {
+            waiting_three()
+                .deleted_watch(11, "/lock/w", 20)
+                .deleted_watch(12, "/lock/w", 20)
+                .acquired(1, 6)
+        };
+        let both = woken_together().acquired(2, 7).trace();
+        assert_eq!(check(&both), []);
+        let one = woken_together()
+            .deleted_watch(12, "/lock/x", 21)
+            .acquired(2, 7)
+            .trace();
+        assert_eq!(check(&one).len(), 1, "c2 needed a second wake-up");
     }
 }

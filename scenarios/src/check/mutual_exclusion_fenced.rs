@@ -54,8 +54,17 @@ fn accesses(trace: &Trace) -> Vec<Access> {
 }
 
 /// Every out-of-order or interleaved block, every write that is not an increment of its own
-/// read, and a lost update.
-pub fn check(trace: &Trace) -> Vec<Violation> {
+/// read, and a lost update, as violations of `property` (`mutual_exclusion_fenced`, or
+/// `leader_unique_fenced` for an election: the same check on the leaders' accesses).
+pub fn check(trace: &Trace, property: Property) -> Vec<Violation> {
+    let mut violations = fenced(trace);
+    for violation in &mut violations {
+        violation.property = property;
+    }
+    violations
+}
+
+fn fenced(trace: &Trace) -> Vec<Violation> {
     let accesses = accesses(trace);
     let mut violations = Vec::new();
     for (i, run) in runs(&accesses).iter().enumerate() {
@@ -212,7 +221,7 @@ mod tests {
             .write(1, 7, true, 2)
             .read(0, 9, true, 2)
             .trace();
-        assert_eq!(check(&trace), []);
+        assert_eq!(check(&trace, Property::MutualExclusionFenced), []);
     }
 
     #[test]
@@ -224,7 +233,7 @@ mod tests {
             .write(0, 5, false, 1)
             .write(1, 7, true, 1)
             .trace();
-        assert_eq!(check(&trace), []);
+        assert_eq!(check(&trace, Property::MutualExclusionFenced), []);
     }
 
     #[test]
@@ -235,7 +244,7 @@ mod tests {
             .write(1, 7, true, 1)
             .write(0, 5, true, 1)
             .trace();
-        let violations = check(&trace);
+        let violations = check(&trace, Property::MutualExclusionFenced);
         let messages: Vec<&str> = violations.iter().map(|v| v.message.as_str()).collect();
         assert_eq!(
             messages,
@@ -257,7 +266,10 @@ mod tests {
             .read(0, 5, true, 0)
             .write(1, 7, true, 1)
             .trace();
-        let messages: Vec<String> = check(&trace).into_iter().map(|v| v.message).collect();
+        let messages: Vec<String> = check(&trace, Property::MutualExclusionFenced)
+            .into_iter()
+            .map(|v| v.message)
+            .collect();
         assert_eq!(
             messages,
             [
@@ -273,13 +285,13 @@ mod tests {
             .write(0, 5, true, 1)
             .trace();
         assert!(
-            check(&trace)[0]
+            check(&trace, Property::MutualExclusionFenced)[0]
                 .message
                 .starts_with("c0 accessed the resource with token 5")
         );
         let trace = Build::new().write(0, 5, true, 1).trace();
         assert!(
-            check(&trace)[0]
+            check(&trace, Property::MutualExclusionFenced)[0]
                 .message
                 .starts_with("c0 wrote with token 5 without reading first")
         );
@@ -287,7 +299,7 @@ mod tests {
             .read(0, 5, true, 3)
             .write(0, 5, true, 3)
             .trace();
-        let violations = check(&trace);
+        let violations = check(&trace, Property::MutualExclusionFenced);
         assert!(
             violations[0]
                 .message

@@ -128,6 +128,7 @@ mod tests {
             lock_path: path("/lock"),
             horizon: 0,
             progress_grace: 0,
+            max_leases: 1,
         }
     }
 

@@ -57,6 +57,7 @@ mod tests {
             lock_path: path("/lock"),
             horizon: horizon_ms * 1_000_000,
             progress_grace: grace_ms * 1_000_000,
+            max_leases: 1,
         }
     }
 

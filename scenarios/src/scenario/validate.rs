@@ -93,7 +93,22 @@ fn check_workload(s: &Scenario) -> Check {
     if let Some(timeout) = w.acquire_timeout_ms {
         positive(timeout, "/workload/acquire_timeout_ms")?;
     }
-    Ok(())
+    let settings = &s.recipe_settings;
+    let leases = settings.max_leases;
+    require(
+        leases >= 1,
+        "/recipe_settings/max_leases",
+        "at least 1 lease",
+        leases,
+    )?;
+    let writers = settings.writers;
+    let expected = format!("at most the {} clients", s.clients);
+    require(
+        writers <= s.clients,
+        "/recipe_settings/writers",
+        &expected,
+        writers,
+    )
 }
 
 fn check_server(s: &Scenario) -> Check {

@@ -1,0 +1,184 @@
+//! How a workload uses its recipe, the same in the simulator and the model: each cycle asks
+//! for a hold with one call, uses it, and gives it back with another. Recipes fall into a few
+//! families by how they are used; a recipe names its family, and its family says which calls a
+//! cycle makes, whether the hold writes the fenced resource, and which properties apply.
+
+use lock::ids::{ClientSlot, Owner};
+use lock::recipes::{Call, Mode};
+use serde::{Deserialize, Serialize};
+
+use crate::property::Property;
+
+/// The families of recipes, by how a workload uses them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Family {
+    /// An exclusive lock: acquire, read and write the resource, release.
+    Lock,
+    /// A read-write lock: clients below `writers` take the write side and use the resource,
+    /// the others read-lock and leave it alone (only writers are fenced).
+    ReadWrite,
+    /// A counting semaphore: acquire a lease, hold it, return it; up to `max_leases` holders
+    /// at once, so none of them writes the single-writer resource.
+    Semaphore,
+    /// A leader latch: start, lead (using the resource), close; start again next cycle.
+    Latch,
+    /// A leader selector: queue (start, then requeue), lead (using the resource), relinquish.
+    Selector,
+}
+
+/// Settings some recipes take; the others ignore them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RecipeSettings {
+    /// `semaphore`: how many leases may be out at once.
+    pub max_leases: u32,
+    /// `read-write-lock`: clients `0..writers` take the write side, the others read.
+    pub writers: u16,
+}
+
+impl Default for RecipeSettings {
+    fn default() -> RecipeSettings {
+        RecipeSettings {
+            max_leases: 2,
+            writers: 1,
+        }
+    }
+}
+
+impl RecipeSettings {
+    /// True when `settings` are the defaults (scenario files leave them out).
+    pub fn is_default(settings: &RecipeSettings) -> bool {
+        *settings == RecipeSettings::default()
+    }
+}
+
+/// One client's use of its recipe in one cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Usage {
+    /// The call that asks for a hold; answered by a notice that is
+    /// [`granted`](lock::recipes::Notice::granted) or [`refused`](lock::recipes::Notice::refused).
+    pub begin: Call,
+    /// The call that gives the hold back; answered by a notice that
+    /// [`answers_end`](lock::recipes::Notice::answers_end).
+    pub end: Call,
+    /// Whether the holder reads and writes the fenced resource.
+    pub writes: bool,
+}
+
+impl Family {
+    /// What `owner` on `slot` does in its `cycle`-th cycle (from 0); an acquire waits at most
+    /// `timeout`.
+    pub fn usage(
+        self,
+        owner: Owner,
+        slot: ClientSlot,
+        cycle: u32,
+        timeout: Option<std::time::Duration>,
+        settings: &RecipeSettings,
+    ) -> Usage {
+        let lock = |mode| Usage {
+            begin: Call::Acquire {
+                owner,
+                timeout,
+                mode,
+            },
+            end: Call::Release { owner, mode },
+            writes: matches!(mode, Mode::Exclusive | Mode::Write),
+        };
+        match self {
+            Family::Lock => lock(Mode::Exclusive),
+            Family::ReadWrite if slot.0 < settings.writers => lock(Mode::Write),
+            Family::ReadWrite => lock(Mode::Read),
+            Family::Semaphore => lock(Mode::Lease),
+            Family::Latch => Usage {
+                begin: Call::Start { owner },
+                end: Call::Close {
+                    owner,
+                    notify: false,
+                },
+                writes: true,
+            },
+            Family::Selector => Usage {
+                begin: if cycle == 0 {
+                    Call::Start { owner }
+                } else {
+                    Call::Requeue { owner }
+                },
+                end: Call::Relinquish { owner },
+                writes: true,
+            },
+        }
+    }
+
+    /// The properties a trace of a recipe of this family can be checked for.
+    pub fn properties(self) -> &'static [Property] {
+        match self {
+            Family::Lock => &[
+                Property::MutualExclusionBelief,
+                Property::MutualExclusionFenced,
+                Property::HerdFree,
+                Property::Progress,
+                Property::NoOrphans,
+            ],
+            Family::ReadWrite => &[
+                Property::RwExclusion,
+                Property::MutualExclusionFenced,
+                Property::HerdFree,
+                Property::Progress,
+                Property::NoOrphans,
+            ],
+            Family::Semaphore => &[
+                Property::LeaseBound,
+                Property::HerdFree,
+                Property::Progress,
+                Property::NoOrphans,
+            ],
+            Family::Latch | Family::Selector => &[
+                Property::LeaderUniqueBelief,
+                Property::LeaderUniqueFenced,
+                Property::HerdFree,
+                Property::Progress,
+                Property::NoOrphans,
+            ],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_write_clients_below_writers_write_and_only_they_use_the_resource() {
+        let settings = RecipeSettings {
+            writers: 2,
+            ..RecipeSettings::default()
+        };
+        let usage = |slot| Family::ReadWrite.usage(Owner(0), ClientSlot(slot), 0, None, &settings);
+        assert!(matches!(
+            usage(1).begin,
+            Call::Acquire {
+                mode: Mode::Write,
+                ..
+            }
+        ));
+        assert!(usage(1).writes);
+        assert!(matches!(
+            usage(2).end,
+            Call::Release {
+                mode: Mode::Read,
+                ..
+            }
+        ));
+        assert!(!usage(2).writes);
+    }
+
+    #[test]
+    fn a_selector_starts_once_then_requeues() {
+        let settings = RecipeSettings::default();
+        let usage = |cycle| Family::Selector.usage(Owner(0), ClientSlot(0), cycle, None, &settings);
+        assert!(matches!(usage(0).begin, Call::Start { .. }));
+        assert!(matches!(usage(1).begin, Call::Requeue { .. }));
+        assert!(matches!(usage(1).end, Call::Relinquish { .. }));
+    }
+}
