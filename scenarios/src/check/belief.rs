@@ -229,8 +229,8 @@ mod tests {
         let trace = Build::new()
             .start(0)
             .start(1)
-            .is_leader(0, 5)
-            .is_leader(1, 6)
+            .leads(0, 5)
+            .leads(1, 6)
             .not_leader(0)
             .close(1)
             .trace();
@@ -249,9 +249,9 @@ mod tests {
     fn a_leader_that_is_told_not_leader_stops_leading() {
         let trace = Build::new()
             .start(0)
-            .is_leader(0, 5)
+            .leads(0, 5)
             .not_leader(0)
-            .is_leader(1, 6)
+            .leads(1, 6)
             .close(1)
             .trace();
         assert_eq!(check(&trace, Property::LeaderUniqueBelief), []);

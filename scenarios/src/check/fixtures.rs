@@ -121,8 +121,8 @@ impl Build {
         self.push(Some(client), EventKind::Call { call })
     }
 
-    /// `client` leads with `token`.
-    pub fn is_leader(self, client: u16, token: u64) -> Build {
+    /// `client` is told it leads, with `token`.
+    pub fn leads(self, client: u16, token: u64) -> Build {
         let token = Token(token);
         self.notice(
             client,
