@@ -511,3 +511,29 @@ fn a_close_during_the_create_deletes_the_node_it_produces() {
     assert!(h.children(PATH).is_empty());
     assert!(listener(&h, 0).is_empty());
 }
+
+#[test]
+fn a_create_cut_off_by_a_lost_session_carries_on_in_the_new_one() {
+    let mut h = latches(2);
+    h.call(1, start(A));
+    h.settle();
+    h.call(0, start(A));
+    let old_session = h.peers[0].session;
+    h.drop_connection(0, true);
+    h.settle();
+    let lost = h.only_timer(0);
+    h.fire(0, lost);
+    h.settle();
+    let creates = h.peers[0]
+        .sent
+        .iter()
+        .filter(|r| matches!(r, Request::Create { .. }))
+        .count();
+    assert_eq!(creates, 2, "the create, redone once on the new session");
+    assert!(h.tree.ephemerals_of(old_session).is_empty());
+    assert_eq!(h.tree.ephemerals_of(h.peers[0].session).len(), 1);
+    assert_eq!(h.children(PATH).len(), 2);
+    h.call(1, close(A, false));
+    h.settle();
+    assert_eq!(leaders(&h), [0]);
+}
