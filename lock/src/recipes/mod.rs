@@ -2,16 +2,23 @@
 
 mod leader_latch;
 mod leader_selector;
+mod multi_lock;
 mod mutex;
 mod naive;
+mod queue;
+mod read_write_lock;
+mod revocation;
 mod semaphore;
 mod semaphore_mutex;
 mod vocab;
 
 pub use leader_latch::{LATCH_NAME, LeaderLatch};
 pub use leader_selector::LeaderSelector;
+pub use multi_lock::{MultiLock, MultiLockError};
 pub use mutex::Mutex;
 pub use naive::NaiveHerdMutex;
+pub use read_write_lock::{READ_NAME, ReadWriteLock, WRITE_NAME};
+pub use revocation::REVOKE_MESSAGE;
 pub use semaphore::{LEASE_NAME, Semaphore};
 pub use semaphore_mutex::SemaphoreMutex;
 pub use vocab::{Call, FailReason, Mode, Notice};
@@ -141,7 +148,8 @@ fn list(path: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
 enum Place<'a> {
     /// The node is not listed.
     Missing,
-    /// The node is first: it holds (or leads).
+    /// Nothing ahead of the node blocks it (for a lock or an election: it is first): it holds
+    /// (or leads).
     First,
     /// The node waits behind the node of this name.
     Behind(&'a str),
@@ -151,13 +159,34 @@ enum Place<'a> {
 /// `latch-`), in queue order: by the sequence suffix, ignoring the protection prefix
 /// (Curator's `StandardLockInternalsDriver` sorting).
 fn place<'a>(names: &'a [String], kind: &str, node: &str) -> Place<'a> {
-    let mut queue: Vec<&String> = names.iter().filter(|n| n.contains(kind)).collect();
-    queue.sort_by_key(|name| (sequence_suffix(name), name.as_str()));
+    place_by(&queue(names, kind), node, |ahead| ahead.last().copied())
+}
+
+/// Where `node` stands in `queue` (in queue order) when it waits for the node that `blocker`
+/// picks among the nodes ahead of it ("who do I wait for"); `First` when it picks none.
+fn place_by<'a>(
+    queue: &[&'a String],
+    node: &str,
+    blocker: impl FnOnce(&[&'a String]) -> Option<&'a String>,
+) -> Place<'a> {
     match queue.iter().position(|name| name.as_str() == node) {
         None => Place::Missing,
-        Some(0) => Place::First,
-        Some(index) => Place::Behind(queue[index - 1]),
+        Some(index) => blocker(&queue[..index]).map_or(Place::First, |name| Place::Behind(name)),
     }
+}
+
+/// The nodes of `names` whose name contains `kind`, in queue order: by the sequence suffix,
+/// ignoring the protection prefix.
+fn queue<'a>(names: &'a [String], kind: &str) -> Vec<&'a String> {
+    queue_of(names, |name| name.contains(kind))
+}
+
+/// The nodes of `names` that `is_node` accepts, in queue order: by the sequence suffix,
+/// ignoring the protection prefix.
+fn queue_of(names: &[String], is_node: impl Fn(&str) -> bool) -> Vec<&String> {
+    let mut queue: Vec<&String> = names.iter().filter(|n| is_node(n)).collect();
+    queue.sort_by_key(|name| (sequence_suffix(name), name.as_str()));
+    queue
 }
 
 /// Answers a call the recipe does not serve.

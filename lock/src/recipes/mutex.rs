@@ -7,12 +7,18 @@
 //! most one waiter, and re-lists when woken (or at once, if the predecessor vanished before
 //! the watch was set). Reentrant per owner; a second owner on one instance queues with its
 //! own node. The fencing token is the node's czxid.
+//!
+//! Revocation (`MakeRevocable`, `AttemptRevoke`) is Curator's too: see [`super::revocation`]
+//! for what it does and where we differ. A mutex whose owners never make it revocable nor
+//! attempt a revocation sends exactly the requests it would without it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::queue::Queue;
+use super::revocation::Revocation;
 use super::{
-    Call, FailReason, Hold, LOCK_NAME, Mode, Notice, Place, create_parents, list, place, refuse,
-    release_hold, update_hold,
+    Call, FailReason, Hold, Mode, Notice, Place, create_parents, list, refuse, release_hold,
+    update_hold,
 };
 use crate::fencing::Token;
 use crate::ids::{OpId, Owner, TimerId};
@@ -23,9 +29,13 @@ use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, WatchedEvent, ZkError
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Mutex {
     path: Path,
+    /// How the nodes queue: the mutex's own way, or one side of a read-write lock's.
+    queue: Queue,
     owners: BTreeMap<Owner, Acquisition>,
     /// Protected creates of owners that gave up: the node they produce gets deleted.
     abandoned: BTreeSet<OpId>,
+    /// Who is revocable, and the revocation attempts under way.
+    revocation: Revocation,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -59,10 +69,17 @@ enum Wait {
 impl Mutex {
     /// A mutex on the lock path `path`.
     pub fn new(path: Path) -> Mutex {
+        Mutex::with_queue(path, Queue::Exclusive)
+    }
+
+    /// A lock on `path` whose nodes queue by `queue` (one side of a read-write lock).
+    pub(super) fn with_queue(path: Path, queue: Queue) -> Mutex {
         Mutex {
             path,
+            queue,
             owners: BTreeMap::new(),
             abandoned: BTreeSet::new(),
+            revocation: Revocation::default(),
         }
     }
 
@@ -77,6 +94,19 @@ impl Mutex {
             Stage::Holding(hold) => Some(hold.token),
             _ => None,
         }
+    }
+
+    /// How many holds `owner` has (reentrant acquisitions not released yet).
+    pub(crate) fn holds(&self, owner: Owner) -> u32 {
+        match self.owners.get(&owner).map(|a| &a.stage) {
+            Some(Stage::Holding(hold)) => hold.count,
+            _ => 0,
+        }
+    }
+
+    /// True while `owner`'s acquire waits for its answer.
+    pub(crate) fn acquiring(&self, owner: Owner) -> bool {
+        self.owners.contains_key(&owner) && self.holds(owner) == 0
     }
 
     fn acquire(
@@ -100,7 +130,7 @@ impl Mutex {
                 reason: FailReason::AlreadyAcquiring,
             }),
             None => {
-                let stage = Stage::Creating(create(&self.path, cx));
+                let stage = Stage::Creating(create(&self.path, self.queue, cx));
                 let timeout = timeout.map(|after| cx.set_timer(after));
                 self.owners.insert(owner, Acquisition { stage, timeout });
             }
@@ -120,6 +150,7 @@ impl Mutex {
         };
         if !release_hold(owner, hold, cx) {
             self.owners.remove(&owner);
+            self.revocation.released(owner);
         }
     }
 
@@ -130,6 +161,16 @@ impl Mutex {
             }
             return;
         }
+        if self.revocation.waits_for(op) {
+            let node_of = |owner| node_of(&self.owners, owner);
+            return self.revocation.on_reply(
+                op,
+                result,
+                (&self.path, self.queue.name()),
+                node_of,
+                cx,
+            );
+        }
         let Some((&owner, acquisition)) =
             self.owners.iter_mut().find(|(_, a)| a.stage.waits_for(op))
         else {
@@ -137,6 +178,7 @@ impl Mutex {
         };
         match (&mut acquisition.stage, result) {
             (Stage::Creating(_), Ok(OpOk::Created { path, stat })) => {
+                self.revocation.node_created(owner, &path, cx);
                 let token = stat.czxid.into();
                 let step = Wait::Listing(list(&self.path, cx));
                 acquisition.stage = Stage::Waiting {
@@ -147,10 +189,10 @@ impl Mutex {
             }
             (Stage::Creating(pending), Err(ZkError::NoNode)) => {
                 create_parents(&self.path, cx);
-                *pending = create(&self.path, cx);
+                *pending = create(&self.path, self.queue, cx);
             }
             (Stage::Waiting { node, token, step }, Ok(OpOk::Children { names })) => {
-                match place(&names, LOCK_NAME, node.name()) {
+                match self.queue.place(&names, node.name()) {
                     Place::Missing => self.fail(owner, FailReason::NodeVanished, cx),
                     Place::First => {
                         let hold = Hold {
@@ -201,12 +243,21 @@ impl Mutex {
             ) => {
                 *step = Wait::Listing(list(&self.path, cx));
             }
-            (_, Err(error)) => self.fail(owner, FailReason::Zk(error), cx),
+            (stage, Err(error)) => {
+                // A failed create has answered: no node will come of it to delete.
+                let answered = matches!(stage, Stage::Creating(_)).then_some(op);
+                self.fail(owner, FailReason::Zk(error), cx);
+                if let Some(op) = answered {
+                    self.abandoned.remove(&op);
+                }
+            }
             (_, Ok(_)) => {}
         }
     }
 
     fn on_watch(&mut self, event: &WatchedEvent, cx: &mut Ctx<'_, Notice>) {
+        let node_of = |owner| node_of(&self.owners, owner);
+        self.revocation.on_watch(event, node_of, cx);
         for acquisition in self.owners.values_mut() {
             if let Stage::Waiting { step, .. } = &mut acquisition.stage
                 && matches!(step, Wait::Watching { predecessor, .. } if *predecessor == event.path)
@@ -275,6 +326,14 @@ impl Mutex {
 }
 
 impl Stage {
+    /// The acquisition's lock node, once created.
+    fn node(&self) -> Option<&Path> {
+        match self {
+            Stage::Creating(_) => None,
+            Stage::Waiting { node, .. } | Stage::Holding(Hold { node, .. }) => Some(node),
+        }
+    }
+
     fn waits_for(&self, op: OpId) -> bool {
         match self {
             Stage::Creating(pending)
@@ -306,6 +365,13 @@ impl Recipe for Mutex {
                 owner,
                 mode: Mode::Exclusive,
             }) => self.release(owner, cx),
+            Input::Call(Call::MakeRevocable { owner }) => {
+                let node = node_of(&self.owners, owner);
+                self.revocation.make_revocable(owner, node.as_ref(), cx);
+            }
+            Input::Call(Call::AttemptRevoke { owner }) => {
+                self.revocation.attempt(owner, &self.path, cx)
+            }
             Input::Call(other) => refuse(other, cx),
             Input::Reply { op, result } => self.on_reply(op, result, cx),
             Input::Watch(event) => self.on_watch(&event, cx),
@@ -315,17 +381,29 @@ impl Recipe for Mutex {
     }
 }
 
+/// `owner`'s lock node, once created (waiting or holding).
+fn node_of(owners: &BTreeMap<Owner, Acquisition>, owner: Owner) -> Option<Path> {
+    owners.get(&owner)?.stage.node().cloned()
+}
+
 /// Creates this acquisition's protected ephemeral-sequential node under the lock path.
-fn create(path: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
-    cx.create_protected(path, LOCK_NAME, Vec::new(), CreateMode::EphemeralSequential)
+fn create(path: &Path, queue: Queue, cx: &mut Ctx<'_, Notice>) -> OpId {
+    cx.create_protected(
+        path,
+        queue.name(),
+        Vec::new(),
+        CreateMode::EphemeralSequential,
+    )
 }
 
 impl crate::relabel::Relabel for Mutex {
     fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
         let Mutex {
             path,
+            queue,
             owners,
             abandoned,
+            revocation,
         } = self;
         let owners = owners
             .iter()
@@ -351,8 +429,10 @@ impl crate::relabel::Relabel for Mutex {
             .collect();
         Mutex {
             path: path.relabel(map),
+            queue: *queue,
             owners,
             abandoned: abandoned.clone(),
+            revocation: revocation.relabel(map),
         }
     }
 }
