@@ -6,8 +6,9 @@
 
 use lock::fencing::Token;
 use lock::ids::Owner;
+use lock::recipes::Mode;
 use lock::recipes::{Call, Notice};
-use scenarios::check::timeline::{Interval, Timeline};
+use scenarios::check::timeline::{Interval, Role, Timeline};
 use scenarios::fault::Fault;
 use scenarios::trace::{EventKind, Trace};
 
@@ -89,6 +90,8 @@ pub(crate) struct LockSpan {
     pub client: u16,
     /// The owner on it.
     pub owner: Owner,
+    /// What is waited for or held: a lock (in a mode) or leadership.
+    pub role: Role,
     /// Waiting or holding.
     pub kind: LockKind,
     /// When it began.
@@ -106,6 +109,30 @@ pub(crate) struct LockSpan {
 }
 
 impl LockSpan {
+    /// What the span's holder holds, for sentences: `the lock`, `the read lock`, `a lease`,
+    /// `leadership`.
+    pub(crate) fn held(&self) -> &'static str {
+        match self.role {
+            Role::Lock(Mode::Exclusive) => "the lock",
+            Role::Lock(Mode::Read) => "the read lock",
+            Role::Lock(Mode::Write) => "the write lock",
+            Role::Lock(Mode::Lease) => "a lease",
+            Role::Leader => "leadership",
+        }
+    }
+
+    /// The hold's label on the timeline: `token 7`, `read 7`, `lease 7`, `leader 7`.
+    pub(crate) fn label(&self, token: Token) -> String {
+        let what = match self.role {
+            Role::Lock(Mode::Exclusive) => "token",
+            Role::Lock(Mode::Read) => "read",
+            Role::Lock(Mode::Write) => "write",
+            Role::Lock(Mode::Lease) => "lease",
+            Role::Leader => "leader",
+        };
+        format!("{what} {token}")
+    }
+
     /// True for a hold.
     pub(crate) fn is_hold(&self) -> bool {
         matches!(self.kind, LockKind::Holding(_))
@@ -127,6 +154,7 @@ pub(crate) fn spans(trace: &Trace, end: u64) -> Vec<LockSpan> {
     let span = |interval: &Interval, kind| LockSpan {
         client: interval.who.0.0,
         owner: interval.who.1,
+        role: interval.role,
         kind,
         start: t(interval.start),
         end: interval.end.map_or(end, t),

@@ -11,7 +11,7 @@ use lock::recipe::SessionEvent;
 use lock::recipes::{Call, Notice};
 use lock::zk::EventKind as WatchKind;
 use scenarios::fault::Fault;
-use scenarios::property::Violation;
+use scenarios::property::{Property, Violation};
 use scenarios::trace::{Event, EventKind, ServerSession};
 
 use super::timeline::access_words;
@@ -131,8 +131,14 @@ fn insert(lines: &mut Vec<Line>, line: Line) {
 fn violation_start(v: &Violation) -> Line {
     let text = if verdict::is_overlap(v.property) && v.until.is_some() {
         let all = if v.clients.len() == 2 { "both" } else { "all" };
+        let what = match v.property {
+            Property::LeaderUniqueBelief => "believe they lead",
+            Property::LeaseBound => "believe they hold a lease",
+            Property::RwExclusion => "believe they hold the read-write lock",
+            _ => "believe they hold the lock",
+        };
         format!(
-            "From here {} {all} believe they hold the lock: {} is violated.",
+            "From here {} {all} {what}: {} is violated.",
             verdict::who(&v.clients),
             v.property
         )
@@ -358,7 +364,7 @@ fn notice_line(run: &Run, event: &Event, notice: &Notice) -> Option<(Tone, Strin
         Notice::Failed { reason, .. } => {
             (Tone::Bad, format!("c{client}'s call failed: {reason:?}"))
         }
-        Notice::Reconnected { .. } => (Tone::Lock, format!("c{client} holds the lock again")),
+        Notice::Reconnected { .. } => (Tone::Lock, format!("c{client} holds again")),
         Notice::RevocationRequested { .. } => (
             Tone::Plain,
             format!("c{client} is asked to release the lock (revocation)"),

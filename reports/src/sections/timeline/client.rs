@@ -152,7 +152,11 @@ fn lock_span(
     };
     match span.kind {
         LockKind::Waiting => {
-            let tip = format!("{who} waits for the lock · {when} · {}", span.ended.words());
+            let tip = format!(
+                "{who} waits for {} · {when} · {}",
+                span.held(),
+                span.ended.words()
+            );
             svg.rect((x1, y + 4.0, x2 - x1, h - 8.0), "wait", hover(&tip))?;
             if text_width("waiting") + 8.0 < x2 - x1 {
                 svg.text((x1 + 4.0, y + h / 2.0 + 4.0), "in-muted", "waiting")?;
@@ -160,7 +164,8 @@ fn lock_span(
         }
         LockKind::Holding(token) => {
             let tip = format!(
-                "{who} holds the lock with token {token} · {when} · ended: {}",
+                "{who} holds {} with token {token} · {when} · ended: {}",
+                span.held(),
                 span.ended.words()
             );
             let class = format!("hold k{}", span.client % 8);
@@ -189,7 +194,7 @@ fn lock_span(
                     },
                 )?;
             }
-            let label = format!("token {token}");
+            let label = span.label(token);
             let short = token.to_string();
             if text_width(&label) + 8.0 < x2 - x1 {
                 svg.text((x1 + 4.0, y + 14.0), "in-light", &label)?;
