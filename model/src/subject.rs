@@ -35,8 +35,9 @@ pub trait Subject: Recipe<Call = Call, Notice = Notice> + Relabel + Send + Sync 
     fn expectation(property: Checked, config: &Config) -> Expectation;
 }
 
-/// What every exclusive lock shares: beliefs overlap (and an unfenced resource loses an
-/// update) once a paused holder's session can expire; orphans never stay; someone acquires.
+/// What every exclusive lock (and election) shares: beliefs overlap (and an unfenced resource
+/// loses an update) once a paused holder's session can expire; orphans never stay; someone
+/// acquires (leads).
 fn exclusive_lock(property: Checked, config: &Config) -> Expectation {
     let budgets = &config.budgets;
     let overlap = config.clients >= 2 && budgets.expiries >= 1 && budgets.cycles >= 1;
@@ -48,8 +49,10 @@ fn exclusive_lock(property: Checked, config: &Config) -> Expectation {
         }
     };
     match property {
-        Checked::MutualExclusionBelief => verdict(overlap),
-        Checked::MutualExclusionFenced => verdict(overlap && !config.fenced),
+        Checked::MutualExclusionBelief | Checked::LeaderUniqueBelief => verdict(overlap),
+        Checked::MutualExclusionFenced | Checked::LeaderUniqueFenced => {
+            verdict(overlap && !config.fenced)
+        }
         Checked::SomeoneAcquires => verdict(config.clients == 0 || budgets.cycles == 0),
         _ => Expectation::Holds,
     }
@@ -106,6 +109,22 @@ impl Subject for SemaphoreMutex {
 
     /// As any exclusive lock: only the internal lock's holder watches the leases, so a
     /// release wakes at most one waiter.
+    fn expectation(property: Checked, config: &Config) -> Expectation {
+        exclusive_lock(property, config)
+    }
+}
+
+impl Subject for lock::recipes::LeaderLatch {
+    const NAME: &'static str = "leader-latch";
+
+    const FAMILY: Family = Family::Latch;
+
+    fn on(path: Path, _: &RecipeSettings) -> Self {
+        lock::recipes::LeaderLatch::new(path)
+    }
+
+    /// As an exclusive lock: a paused leader whose session expires still believes it leads
+    /// when the next participant does; each participant watches only the node ahead.
     fn expectation(property: Checked, config: &Config) -> Expectation {
         exclusive_lock(property, config)
     }

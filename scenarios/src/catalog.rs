@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::scenario::{Scenario, ScenarioError};
 
 /// The embedded catalog files, by file name.
-const EMBEDDED: [(&str, &str); 14] = [
+const EMBEDDED: &[(&str, &str)] = &[
     (
         "gc-pause-split-brain.json",
         include_str!("../catalog/gc-pause-split-brain.json"),
@@ -63,6 +63,26 @@ const EMBEDDED: [(&str, &str); 14] = [
     (
         "semaphore-mutex-server-restart.json",
         include_str!("../catalog/semaphore-mutex-server-restart.json"),
+    ),
+    (
+        "leader-latch-fault-free.json",
+        include_str!("../catalog/leader-latch-fault-free.json"),
+    ),
+    (
+        "leader-latch-gc-pause.json",
+        include_str!("../catalog/leader-latch-gc-pause.json"),
+    ),
+    (
+        "leader-latch-partition.json",
+        include_str!("../catalog/leader-latch-partition.json"),
+    ),
+    (
+        "leader-latch-session-expiry.json",
+        include_str!("../catalog/leader-latch-session-expiry.json"),
+    ),
+    (
+        "leader-latch-server-restart.json",
+        include_str!("../catalog/leader-latch-server-restart.json"),
     ),
 ];
 

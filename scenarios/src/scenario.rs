@@ -91,6 +91,8 @@ pub enum RecipeKind {
     NaiveHerdMutex,
     /// Curator's InterProcessSemaphoreMutex, not reentrant (`lock::recipes::SemaphoreMutex`).
     SemaphoreMutex,
+    /// Curator's LeaderLatch (`lock::recipes::LeaderLatch`).
+    LeaderLatch,
 }
 
 impl RecipeKind {
@@ -100,6 +102,7 @@ impl RecipeKind {
             RecipeKind::Mutex => "mutex",
             RecipeKind::NaiveHerdMutex => "naive-herd-mutex",
             RecipeKind::SemaphoreMutex => "semaphore-mutex",
+            RecipeKind::LeaderLatch => "leader-latch",
         }
     }
 }
@@ -108,6 +111,7 @@ impl RecipeKind {
     /// How workloads use the recipe.
     pub fn family(self) -> Family {
         match self {
+            RecipeKind::LeaderLatch => Family::Latch,
             RecipeKind::Mutex | RecipeKind::NaiveHerdMutex | RecipeKind::SemaphoreMutex => {
                 Family::Lock
             }

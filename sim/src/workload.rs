@@ -51,6 +51,13 @@ impl ClientNode {
         let framework = Framework::new(self.framework.clone(), self.slot, madsim::rand::random());
         let path = self.lock_path.clone();
         match self.recipe {
+            RecipeKind::LeaderLatch => {
+                self.drive(Client::new(
+                    framework,
+                    lock::recipes::LeaderLatch::new(path),
+                ))
+                .await
+            }
             RecipeKind::Mutex => {
                 self.drive(Client::new(framework, LockMutex::new(path)))
                     .await

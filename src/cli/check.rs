@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use lock::recipes::{Mutex, NaiveHerdMutex, SemaphoreMutex};
+use lock::recipes::{LeaderLatch, Mutex, NaiveHerdMutex, SemaphoreMutex};
 use model::check::{Options, Outcome as CheckOutcome, check, shows};
 use model::properties::Kind;
 use model::replay::{actions_from_indices, indices_of, states, trace};
@@ -24,12 +24,17 @@ use stateright::Model;
 use super::{Failure, Outcome, UNMET};
 
 /// The recipes `check` knows, by their kebab-case names.
-const RECIPES: [&str; 3] = [Mutex::NAME, NaiveHerdMutex::NAME, SemaphoreMutex::NAME];
+const RECIPES: &[&str] = &[
+    Mutex::NAME,
+    NaiveHerdMutex::NAME,
+    SemaphoreMutex::NAME,
+    LeaderLatch::NAME,
+];
 
 /// Arguments of `check`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The recipe: mutex, naive-herd-mutex or semaphore-mutex.
+    /// The recipe: mutex, naive-herd-mutex, semaphore-mutex or leader-latch.
     recipe: String,
     /// Number of clients, each with its own session.
     #[arg(long, default_value_t = 2)]
@@ -131,6 +136,7 @@ pub fn run(args: Args) -> Outcome {
         Mutex::NAME => run_for::<Mutex>(&args),
         NaiveHerdMutex::NAME => run_for::<NaiveHerdMutex>(&args),
         SemaphoreMutex::NAME => run_for::<SemaphoreMutex>(&args),
+        LeaderLatch::NAME => run_for::<LeaderLatch>(&args),
         other => Err(Failure(format!(
             "expected a recipe the model checker knows ({}), found `{other}`",
             RECIPES.join(", ")
