@@ -5,6 +5,7 @@
 mod catalog;
 mod determinism;
 mod herd;
+mod leader_latch;
 mod query;
 mod sessions;
 mod split_brain;
