@@ -176,6 +176,7 @@ impl<R: Subject> LockModel<R> {
                 step: Step::Idle,
                 believes: false,
             },
+            class: u8::from(!self.writes(slot)),
         }
     }
 

@@ -71,6 +71,11 @@ pub struct Peer<R> {
     pub timers: BTreeSet<TimerId>,
     /// Where the workload is.
     pub work: Work,
+    /// The client's workload class: 0 for clients that use the resource, 1 for the others (a
+    /// read-write lock's readers, a semaphore's holders). Symmetry permutes clients only
+    /// within a class: the workload gives a client its role by its slot (a read-write lock's
+    /// writers are the lowest slots), so a writer must never take a reader's slot.
+    pub class: u8,
 }
 
 /// A session handle: the connection to the server and its two FIFO queues.
@@ -221,6 +226,7 @@ impl<R: Relabel> Relabel for Peer<R> {
             incarnation: self.incarnation,
             timers: self.timers.clone(),
             work: self.work,
+            class: self.class,
         }
     }
 }

@@ -99,11 +99,13 @@ impl<R: Recipe + Relabel> State<R> {
     }
 }
 
-/// What can be told about a client without looking at identities.
-type Summary = (Work, u8, u8, usize, Option<(Link, usize, usize)>, usize);
+/// What can be told about a client without looking at identities; its class first, so that
+/// sorting keeps every client among the slots of its class.
+type Summary = (u8, Work, u8, u8, usize, Option<(Link, usize, usize)>, usize);
 
 fn summary<R: Recipe>(peer: &Peer<R>) -> Summary {
     (
+        peer.class,
         peer.work,
         peer.restarts,
         peer.incarnation,
