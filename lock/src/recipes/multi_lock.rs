@@ -109,6 +109,14 @@ impl MultiLock {
         })
     }
 
+    /// Two locks below `path`, `<path>/1` then `<path>/2`: how the simulator and the model
+    /// run a multi-lock on a scenario's one lock path (every node stays below it, where the
+    /// checkers look for orphans).
+    pub fn pair(path: &Path) -> MultiLock {
+        let child = |name| path.child(name).expect("a valid constant name");
+        MultiLock::new(vec![child("1"), child("2")]).expect("two distinct paths")
+    }
+
     /// The lock paths, in acquisition order.
     pub fn paths(&self) -> impl Iterator<Item = &Path> {
         self.locks.iter().map(Mutex::path)

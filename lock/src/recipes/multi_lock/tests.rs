@@ -441,6 +441,9 @@ fn the_paths_must_be_distinct_and_at_least_one() {
     let lock = both();
     let paths: Vec<&Path> = lock.paths().collect();
     assert_eq!(paths, [&path(LOCK_1), &path(LOCK_2)]);
+    let pair = MultiLock::pair(&path("/locks/m"));
+    let paths: Vec<&Path> = pair.paths().collect();
+    assert_eq!(paths, [&path("/locks/m/1"), &path("/locks/m/2")]);
 }
 
 #[test]
