@@ -129,3 +129,21 @@ impl Subject for lock::recipes::LeaderLatch {
         exclusive_lock(property, config)
     }
 }
+
+impl Subject for lock::recipes::LeaderSelector {
+    const NAME: &'static str = "leader-selector";
+
+    const FAMILY: Family = Family::Selector;
+
+    /// Without auto-requeue: the workload requeues after each leadership.
+    fn on(path: Path, _: &RecipeSettings) -> Self {
+        lock::recipes::LeaderSelector::new(path, false)
+    }
+
+    /// As an exclusive lock (it is one, its internal mutex): a paused leader whose session
+    /// expires still believes it leads when the next participant does (it cancels only once
+    /// it hears Suspended or Lost); each waiter watches only the node ahead.
+    fn expectation(property: Checked, config: &Config) -> Expectation {
+        exclusive_lock(property, config)
+    }
+}

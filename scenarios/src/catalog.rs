@@ -84,6 +84,26 @@ const EMBEDDED: &[(&str, &str)] = &[
         "leader-latch-server-restart.json",
         include_str!("../catalog/leader-latch-server-restart.json"),
     ),
+    (
+        "leader-selector-fault-free.json",
+        include_str!("../catalog/leader-selector-fault-free.json"),
+    ),
+    (
+        "leader-selector-gc-pause.json",
+        include_str!("../catalog/leader-selector-gc-pause.json"),
+    ),
+    (
+        "leader-selector-partition.json",
+        include_str!("../catalog/leader-selector-partition.json"),
+    ),
+    (
+        "leader-selector-session-expiry.json",
+        include_str!("../catalog/leader-selector-session-expiry.json"),
+    ),
+    (
+        "leader-selector-server-restart.json",
+        include_str!("../catalog/leader-selector-server-restart.json"),
+    ),
 ];
 
 /// A set of scenarios with distinct names, in a fixed order.

@@ -93,6 +93,9 @@ pub enum RecipeKind {
     SemaphoreMutex,
     /// Curator's LeaderLatch (`lock::recipes::LeaderLatch`).
     LeaderLatch,
+    /// Curator's LeaderSelector, without auto-requeue: the workload requeues
+    /// (`lock::recipes::LeaderSelector`).
+    LeaderSelector,
 }
 
 impl RecipeKind {
@@ -103,6 +106,7 @@ impl RecipeKind {
             RecipeKind::NaiveHerdMutex => "naive-herd-mutex",
             RecipeKind::SemaphoreMutex => "semaphore-mutex",
             RecipeKind::LeaderLatch => "leader-latch",
+            RecipeKind::LeaderSelector => "leader-selector",
         }
     }
 }
@@ -112,6 +116,7 @@ impl RecipeKind {
     pub fn family(self) -> Family {
         match self {
             RecipeKind::LeaderLatch => Family::Latch,
+            RecipeKind::LeaderSelector => Family::Selector,
             RecipeKind::Mutex | RecipeKind::NaiveHerdMutex | RecipeKind::SemaphoreMutex => {
                 Family::Lock
             }

@@ -51,6 +51,10 @@ impl ClientNode {
         let framework = Framework::new(self.framework.clone(), self.slot, madsim::rand::random());
         let path = self.lock_path.clone();
         match self.recipe {
+            RecipeKind::LeaderSelector => {
+                let selector = lock::recipes::LeaderSelector::new(path, false);
+                self.drive(Client::new(framework, selector)).await
+            }
             RecipeKind::LeaderLatch => {
                 self.drive(Client::new(
                     framework,

@@ -29,12 +29,13 @@ const RECIPES: &[&str] = &[
     NaiveHerdMutex::NAME,
     SemaphoreMutex::NAME,
     LeaderLatch::NAME,
+    lock::recipes::LeaderSelector::NAME,
 ];
 
 /// Arguments of `check`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The recipe: mutex, naive-herd-mutex, semaphore-mutex or leader-latch.
+    /// The recipe: mutex, naive-herd-mutex, semaphore-mutex, leader-latch or leader-selector.
     recipe: String,
     /// Number of clients, each with its own session.
     #[arg(long, default_value_t = 2)]
@@ -137,6 +138,7 @@ pub fn run(args: Args) -> Outcome {
         NaiveHerdMutex::NAME => run_for::<NaiveHerdMutex>(&args),
         SemaphoreMutex::NAME => run_for::<SemaphoreMutex>(&args),
         LeaderLatch::NAME => run_for::<LeaderLatch>(&args),
+        lock::recipes::LeaderSelector::NAME => run_for::<lock::recipes::LeaderSelector>(&args),
         other => Err(Failure(format!(
             "expected a recipe the model checker knows ({}), found `{other}`",
             RECIPES.join(", ")
