@@ -88,6 +88,23 @@ fn semaphore_mutex_with_two_clients() {
     assert!(outcome.verdict(Checked::NoOrphans).holds);
 }
 
+/// Each participant's node, the Reconnected re-check and the reset at Lost: a paused
+/// leader's belief overlaps the next leader's; the fence holds; a close wakes one.
+#[test]
+fn leader_latch_with_two_clients() {
+    let outcome = pinned::<lock::recipes::LeaderLatch>(
+        2,
+        Pinned {
+            symmetric: 6463,
+            plain: 12_922,
+        },
+    );
+    assert!(!outcome.verdict(Checked::LeaderUniqueBelief).holds);
+    assert!(outcome.verdict(Checked::LeaderUniqueFenced).holds);
+    assert!(outcome.verdict(Checked::HerdFree).holds);
+    assert!(outcome.verdict(Checked::NoOrphans).holds);
+}
+
 #[test]
 fn mutex_with_three_clients_symmetry_shrinks_at_least_four_times() {
     let outcome = pinned::<Mutex>(
