@@ -4,12 +4,15 @@
 //! every reader queued behind it; for exclusive locks and elections n ≤ 1, so at most one).
 //! Waiting: an acquire (or start) outstanding, without its grant, `TimedOut` or `Failed` yet.
 //! A woken client "then acquires" when its wait ends in a grant before another deletion wakes
-//! it. Watches fired by a reconnect's SetWatches (no zxid) and events of other kinds do not
-//! count.
+//! it, or ends because its session was lost (`Failed { SessionLost }`) before one does: a
+//! fault kept it from acting on the wake, which is no sign that it could not acquire (a reader
+//! woken by a writer's release while cut off from the server). Watches fired by a reconnect's
+//! SetWatches (no zxid) and events of other kinds do not count.
 
 use std::collections::BTreeMap;
 
 use lock::ids::ClientSlot;
+use lock::recipes::{FailReason, Notice};
 use lock::zk::{EventKind as ZkEventKind, Zxid};
 
 use crate::property::{Property, Violation};
@@ -64,7 +67,16 @@ pub fn check(trace: &Trace) -> Vec<Violation> {
             .holds
             .iter()
             .any(|h| h.who.0 == client && h.start == end);
-        granted && !woken_again
+        let session_lost = matches!(
+            trace.events[end].kind,
+            EventKind::Notice {
+                notice: Notice::Failed {
+                    reason: FailReason::SessionLost,
+                    ..
+                }
+            }
+        );
+        (granted || session_lost) && !woken_again
     };
     woken
         .into_iter()
@@ -189,5 +201,18 @@ mod tests {
             .acquired(2, 7)
             .trace();
         assert_eq!(check(&one).len(), 1, "c2 needed a second wake-up");
+    }
+
+    #[test]
+    fn a_woken_reader_whose_session_is_lost_before_it_acts_is_no_herd() {
+        let woken_together = || {
+            waiting_three()
+                .deleted_watch(11, "/lock/w", 20)
+                .deleted_watch(12, "/lock/w", 20)
+                .acquired(1, 6)
+        };
+        assert_eq!(check(&woken_together().failed(2).trace()), []);
+        let timed_out = woken_together().timed_out(2).trace();
+        assert_eq!(check(&timed_out).len(), 1, "a timeout is no fault");
     }
 }
