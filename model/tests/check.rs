@@ -316,6 +316,7 @@ fn the_trace_checkers_confirm_the_counterexamples() {
     confirm::<Mutex>(Config::new(2), Checked::MutualExclusionBelief);
     confirm::<NaiveHerdMutex>(Config::new(3), Checked::HerdFree);
     confirm::<SemaphoreMutex>(Config::new(2), Checked::MutualExclusionBelief);
+    confirm::<lock::recipes::ReadWriteLock>(Config::new(2), Checked::RwExclusion);
     let unfenced = Config {
         fenced: false,
         ..Config::new(2)
@@ -466,4 +467,35 @@ fn leader_selector_with_two_clients_and_a_connection_loss() {
     assert!(outcome.verdict(Checked::LeaderUniqueFenced).holds);
     assert!(outcome.verdict(Checked::HerdFree).holds);
     assert!(outcome.verdict(Checked::NoOrphans).holds);
+}
+
+/// One writer and one reader are not interchangeable: symmetry merges nothing.
+#[test]
+fn read_write_lock_with_two_clients() {
+    let outcome = pinned::<lock::recipes::ReadWriteLock>(
+        2,
+        Pinned {
+            symmetric: 4078,
+            plain: 4078,
+        },
+    );
+    assert!(!outcome.verdict(Checked::RwExclusion).holds);
+    assert!(outcome.verdict(Checked::MutualExclusionFenced).holds);
+    assert!(outcome.verdict(Checked::HerdFree).holds);
+    assert!(outcome.verdict(Checked::NoOrphans).holds);
+}
+
+/// One writer, two readers: symmetry swaps only the readers (about half the states), and a
+/// deletion of the writer's node wakes both readers, the model's (stricter) herd.
+#[test]
+fn read_write_lock_with_three_clients_merges_only_the_readers() {
+    let outcome = pinned::<lock::recipes::ReadWriteLock>(
+        3,
+        Pinned {
+            symmetric: 139_579,
+            plain: 278_356,
+        },
+    );
+    assert!(!outcome.verdict(Checked::HerdFree).holds);
+    assert!(outcome.verdict(Checked::MutualExclusionFenced).holds);
 }

@@ -104,6 +104,26 @@ const EMBEDDED: &[(&str, &str)] = &[
         "leader-selector-server-restart.json",
         include_str!("../catalog/leader-selector-server-restart.json"),
     ),
+    (
+        "read-write-lock-fault-free.json",
+        include_str!("../catalog/read-write-lock-fault-free.json"),
+    ),
+    (
+        "read-write-lock-gc-pause.json",
+        include_str!("../catalog/read-write-lock-gc-pause.json"),
+    ),
+    (
+        "read-write-lock-partition.json",
+        include_str!("../catalog/read-write-lock-partition.json"),
+    ),
+    (
+        "read-write-lock-session-expiry.json",
+        include_str!("../catalog/read-write-lock-session-expiry.json"),
+    ),
+    (
+        "read-write-lock-server-restart.json",
+        include_str!("../catalog/read-write-lock-server-restart.json"),
+    ),
 ];
 
 /// A set of scenarios with distinct names, in a fixed order.

@@ -96,6 +96,8 @@ pub enum RecipeKind {
     /// Curator's LeaderSelector, without auto-requeue: the workload requeues
     /// (`lock::recipes::LeaderSelector`).
     LeaderSelector,
+    /// Curator's InterProcessReadWriteLock (`lock::recipes::ReadWriteLock`).
+    ReadWriteLock,
 }
 
 impl RecipeKind {
@@ -107,6 +109,7 @@ impl RecipeKind {
             RecipeKind::SemaphoreMutex => "semaphore-mutex",
             RecipeKind::LeaderLatch => "leader-latch",
             RecipeKind::LeaderSelector => "leader-selector",
+            RecipeKind::ReadWriteLock => "read-write-lock",
         }
     }
 }
@@ -120,6 +123,7 @@ impl RecipeKind {
             RecipeKind::Mutex | RecipeKind::NaiveHerdMutex | RecipeKind::SemaphoreMutex => {
                 Family::Lock
             }
+            RecipeKind::ReadWriteLock => Family::ReadWrite,
         }
     }
 

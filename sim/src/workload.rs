@@ -74,6 +74,13 @@ impl ClientNode {
                 self.drive(Client::new(framework, SemaphoreMutex::new(path)))
                     .await
             }
+            RecipeKind::ReadWriteLock => {
+                self.drive(Client::new(
+                    framework,
+                    lock::recipes::ReadWriteLock::new(path),
+                ))
+                .await
+            }
         }
         let _ = self.done.unbounded_send(self.slot);
     }

@@ -30,12 +30,14 @@ const RECIPES: &[&str] = &[
     SemaphoreMutex::NAME,
     LeaderLatch::NAME,
     lock::recipes::LeaderSelector::NAME,
+    lock::recipes::ReadWriteLock::NAME,
 ];
 
 /// Arguments of `check`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The recipe: mutex, naive-herd-mutex, semaphore-mutex, leader-latch or leader-selector.
+    /// The recipe: mutex, naive-herd-mutex, semaphore-mutex, leader-latch, leader-selector or
+    /// read-write-lock.
     recipe: String,
     /// Number of clients, each with its own session.
     #[arg(long, default_value_t = 2)]
@@ -135,6 +137,7 @@ pub fn run(args: Args) -> Outcome {
     }
     match args.recipe.as_str() {
         Mutex::NAME => run_for::<Mutex>(&args),
+        lock::recipes::ReadWriteLock::NAME => run_for::<lock::recipes::ReadWriteLock>(&args),
         NaiveHerdMutex::NAME => run_for::<NaiveHerdMutex>(&args),
         SemaphoreMutex::NAME => run_for::<SemaphoreMutex>(&args),
         LeaderLatch::NAME => run_for::<LeaderLatch>(&args),

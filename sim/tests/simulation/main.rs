@@ -7,5 +7,6 @@ mod determinism;
 mod herd;
 mod leader_latch;
 mod query;
+mod read_write_lock;
 mod sessions;
 mod split_brain;
