@@ -6,6 +6,7 @@ mod catalog;
 mod determinism;
 mod herd;
 mod leader_latch;
+mod leader_selector;
 mod query;
 mod read_write_lock;
 mod sessions;

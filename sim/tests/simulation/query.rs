@@ -1,12 +1,16 @@
 //! Small readers over a trace's events, shared by the tests.
 
 use lock::coordination::RawState;
+use lock::fencing::Token;
 use lock::ids::ClientSlot;
 use lock::recipes::Notice;
 use lock::zk::{SessionId, Zxid};
-use scenarios::fault::ScheduledFault;
-use scenarios::scenario::{ServerSettings, Span, Workload};
-use scenarios::trace::{Event, EventKind, ServerSession, Trace};
+use scenarios::catalog::Catalog;
+use scenarios::check::{Context, check, check_all};
+use scenarios::fault::{Fault, ScheduledFault};
+use scenarios::property::Property;
+use scenarios::scenario::{Scenario, ServerSettings, Span, Workload};
+use scenarios::trace::{Event, EventKind, ServerSession, Source, Trace};
 use sim::Sim;
 
 /// The session timeout every test runs with, in ms (10 ticks of 200 ms).
@@ -120,6 +124,63 @@ pub fn applied_zxids(trace: &Trace) -> Vec<Zxid> {
     (trace.events.iter())
         .filter_map(|e| match &e.kind {
             EventKind::OpApplied { zxid, .. } => *zxid,
+            _ => None,
+        })
+        .collect()
+}
+
+/// The catalog scenario `name` with `clients` clients, each holding `hold_ms` per cycle,
+/// staggered by 100 ms (client 0 first), under `faults` instead of the catalog's.
+pub fn catalog_variant(
+    name: &str,
+    clients: u16,
+    hold_ms: u64,
+    faults: Vec<ScheduledFault>,
+) -> Scenario {
+    let catalog = Catalog::builtin().expect("the embedded catalog parses");
+    let mut scenario = catalog
+        .get(name)
+        .unwrap_or_else(|| panic!("no catalog scenario {name}"))
+        .clone();
+    scenario.clients = clients;
+    scenario.workload.hold_ms = Span::fixed(hold_ms);
+    scenario.workload.stagger_ms = 100;
+    scenario.faults = faults;
+    scenario
+}
+
+/// Runs `scenario` (with its own faults) with `seed`.
+pub fn run_scenario(scenario: &Scenario, seed: u64) -> Trace {
+    Sim::from_scenario(scenario, seed, scenario.faults.clone())
+        .run()
+        .expect("valid settings")
+}
+
+/// The violations of `property` in `trace`, a run of `scenario`.
+pub fn violations(scenario: &Scenario, trace: &Trace, property: Property) -> usize {
+    let cx = Context::for_scenario(scenario, Source::Sim);
+    check(trace, property, &cx).len()
+}
+
+/// Every property of `scenario`'s recipe holds in `trace`.
+pub fn assert_all_hold(scenario: &Scenario, trace: &Trace) {
+    let cx = Context::for_scenario(scenario, Source::Sim);
+    let found = check_all(trace, scenario.recipe.properties(), &cx);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+/// `fault` at `at_ms`.
+pub fn at(at_ms: u64, fault: Fault) -> ScheduledFault {
+    ScheduledFault { at_ms, fault }
+}
+
+/// The IsLeader notices, in trace order: (client, token).
+pub fn leaderships(trace: &Trace) -> Vec<(u16, Token)> {
+    (trace.events.iter())
+        .filter_map(|e| match &e.kind {
+            EventKind::Notice {
+                notice: Notice::IsLeader { token, .. },
+            } => Some((e.client?.0, *token)),
             _ => None,
         })
         .collect()
