@@ -182,7 +182,9 @@ impl Subject for lock::recipes::ReadWriteLock {
             writers >= 1 && config.clients >= 2 && budgets.expiries >= 1 && budgets.cycles >= 1;
         match property {
             Checked::RwExclusion => violated_if(overlap),
-            Checked::MutualExclusionFenced => violated_if(overlap && writers >= 2 && !config.fenced),
+            Checked::MutualExclusionFenced => {
+                violated_if(overlap && writers >= 2 && !config.fenced)
+            }
             Checked::HerdFree => violated_if(writers >= 1 && readers >= 2 && budgets.cycles >= 1),
             _ => exclusive_lock(property, config),
         }
