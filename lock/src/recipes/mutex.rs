@@ -138,6 +138,11 @@ impl Mutex {
     }
 
     fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
+        if let Some(Stage::Holding(Hold { count: 1, .. })) =
+            self.owners.get(&owner).map(|a| &a.stage)
+        {
+            self.unwatch(owner, cx);
+        }
         let Some(Acquisition {
             stage: Stage::Holding(hold),
             ..
@@ -308,6 +313,7 @@ impl Mutex {
 
     /// Drops `owner`'s acquisition or hold without a notice, making sure its node goes.
     pub(crate) fn abandon(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
+        self.unwatch(owner, cx);
         let Some(acquisition) = self.owners.remove(&owner) else {
             return;
         };
@@ -321,6 +327,25 @@ impl Mutex {
             Stage::Waiting { node, .. } | Stage::Holding(Hold { node, .. }) => {
                 cx.delete_guaranteed(node)
             }
+        }
+    }
+
+    /// `owner` is about to delete its own node: its revocation watch on it goes first, so that
+    /// the delete does not wake it (Curator's release removes its watchers before deleting) —
+    /// unless another owner of this instance waits on that node, since this session's watch on
+    /// a path is one and the same.
+    fn unwatch(&self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
+        let Some(node) = node_of(&self.owners, owner) else {
+            return;
+        };
+        let watched = self.owners.values().any(|a| {
+            matches!(&a.stage, Stage::Waiting {
+                step: Wait::Watching { predecessor, .. },
+                ..
+            } if *predecessor == node)
+        });
+        if !watched {
+            self.revocation.unwatch(owner, &node, cx);
         }
     }
 }

@@ -23,6 +23,11 @@
 //!   or the node was gone, or the lock had no node). Curator's takes the node's path, which
 //!   a simulated client cannot know: node names carry the creating client's protection id.
 //!
+//! Before a revocable owner deletes its own node (its final release, or giving up a wait),
+//! it removes the revocation watch, as Curator's release removes its watchers first: so that
+//! the delete does not wake the owner itself, which by then may be waiting again (a delete
+//! held back by a partition). Curator's timeout path does not remove them; we do it there too.
+//!
 //! `RevocationRequested` goes to the owner whose node carries the request, whatever its
 //! stage, as Curator's listener is called: the first node may belong to an owner that has not
 //! yet seen its own listing, so a cooperative owner asked before its `Acquired` releases
@@ -34,7 +39,7 @@ use super::Notice;
 use super::queue;
 use crate::ids::{OpId, Owner};
 use crate::recipe::Ctx;
-use crate::zk::{EventKind, OpOk, OpResult, Path, Request, WatchedEvent, ZkError};
+use crate::zk::{EventKind, OpOk, OpResult, Path, Request, WatchedEvent, WatcherKind, ZkError};
 
 /// The data that asks a lock node's owner to release (Curator's `REVOKE_MESSAGE`).
 pub const REVOKE_MESSAGE: &[u8] = b"__REVOKE__";
@@ -76,6 +81,17 @@ impl Revocation {
     /// `owner` released its last hold: it is not revocable any more (Curator clears the mark).
     pub(super) fn released(&mut self, owner: Owner) {
         self.revocable.remove(&owner);
+    }
+
+    /// `owner` is about to delete its own `node`: if it is revocable, remove the revocation
+    /// watch first (the removal may find none: the watch may have fired and not been re-armed).
+    pub(super) fn unwatch(&self, owner: Owner, node: &Path, cx: &mut Ctx<'_, Notice>) {
+        if self.revocable.contains_key(&owner) {
+            cx.submit_detached(Request::RemoveWatches {
+                path: node.clone(),
+                kind: WatcherKind::Data,
+            });
+        }
     }
 
     /// `AttemptRevoke` by `owner` on the lock at `path`: list the lock first.

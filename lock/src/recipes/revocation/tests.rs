@@ -267,3 +267,55 @@ fn a_request_read_after_the_owner_gave_up_its_node_is_not_heard() {
     assert_eq!(requests(&h, 1), 0);
     assert!(h.children(LOCK).is_empty());
 }
+
+#[test]
+fn the_final_release_removes_the_revocation_watch_before_the_delete() {
+    let mut h = mutexes(1);
+    h.call(0, make_revocable(A));
+    h.call(0, acquire(A));
+    h.settle();
+    h.call(0, acquire(A));
+    h.call(0, release(A));
+    h.settle();
+    let removals = |h: &Harness<Mutex>| {
+        h.peers[0]
+            .sent
+            .iter()
+            .filter(|r| matches!(r, Request::RemoveWatches { .. }))
+            .count()
+    };
+    assert_eq!(removals(&h), 0, "a reentrant release keeps it");
+    h.call(0, release(A));
+    h.settle();
+    let last: Vec<&Request> = h.peers[0].sent.iter().rev().take(2).collect();
+    assert!(matches!(last[0], Request::Delete { .. }), "{last:?}");
+    assert!(matches!(last[1], Request::RemoveWatches { .. }), "{last:?}");
+    assert!(h.peers[0].watched.is_empty(), "the delete woke nobody");
+}
+
+#[test]
+fn a_watch_another_owner_of_the_instance_waits_on_is_kept() {
+    let mut h = mutexes(2);
+    h.call(0, make_revocable(A));
+    h.call(0, acquire(A));
+    h.settle();
+    h.call(0, acquire(B));
+    h.settle();
+    h.call(0, release(A));
+    h.settle();
+    assert!(
+        !h.peers[0]
+            .sent
+            .iter()
+            .any(|r| matches!(r, Request::RemoveWatches { .. })),
+        "B's watch on A's node is the same watch"
+    );
+    assert_eq!(
+        last_notice(&h, 0),
+        Some(Notice::Acquired {
+            owner: B,
+            token: acquired(&h, 0).unwrap(),
+            mode: crate::recipes::Mode::Exclusive,
+        })
+    );
+}
