@@ -12,8 +12,10 @@
 //!   a `NodeDeleted` event lists again; a `NoNode` answer to that `getData` lists again at
 //!   once. A listing that finds the latch path gone → `reset` (CURATOR-724).
 //! - Connection states, default error policy: `SUSPENDED` drops leadership at once
-//!   (`notLeader` if it led); `RECONNECTED` lists again (since CURATOR-644, 5.4; before, it
-//!   ran `reset`), so leadership comes back only through that check; `LOST` drops leadership.
+//!   (`notLeader` if it led); `RECONNECTED` lists again with the same node, so leadership
+//!   comes back only through that check (since CURATOR-644, 5.4; before, it ran `reset`,
+//!   which sent a leader that had merely reconnected to the back of the queue, and could
+//!   livelock); `LOST` drops leadership. We follow 5.4+.
 //! - `close(mode)`: state CLOSED, the node gets a guaranteed delete, watchers are removed;
 //!   `NOTIFY_LEADER` tells a leader `notLeader`, `SILENT` does not. `hasLeadership` is false
 //!   from then on; `await` returns false (or throws `EOFException` without a timeout).
