@@ -537,3 +537,34 @@ fn a_create_cut_off_by_a_lost_session_carries_on_in_the_new_one() {
     h.settle();
     assert_eq!(leaders(&h), [0]);
 }
+
+#[test]
+fn a_start_before_the_connection_is_up_leads_once_connected() {
+    // Curator's testNoServerAtStart: start waits for the connection.
+    let mut h = latches(1);
+    h.drop_connection(0, false);
+    h.settle();
+    h.call(0, start(A));
+    assert!(
+        h.peers[0].inflight.is_empty(),
+        "nothing sent while disconnected"
+    );
+    h.reconnect(0);
+    h.settle();
+    assert_eq!(leaders(&h), [0]);
+}
+
+#[test]
+fn a_close_before_the_connection_is_up_leaves_no_node() {
+    // Curator's testProperCloseWithoutConnectionEstablished.
+    let mut h = latches(1);
+    h.drop_connection(0, false);
+    h.settle();
+    h.call(0, start(A));
+    h.call(0, close(A, true));
+    assert_eq!(last_notice(&h, 0), Some(Notice::Closed { owner: A }));
+    h.reconnect(0);
+    h.settle();
+    assert!(h.children(PATH).is_empty());
+    assert!(listener(&h, 0).is_empty());
+}
