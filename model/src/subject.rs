@@ -114,6 +114,30 @@ impl Subject for SemaphoreMutex {
     }
 }
 
+impl Subject for lock::recipes::MultiLock {
+    const NAME: &'static str = "multi-lock";
+
+    const FAMILY: Family = Family::Lock;
+
+    fn on(path: Path, _: &RecipeSettings) -> Self {
+        lock::recipes::MultiLock::pair(&path)
+    }
+
+    fn directories(path: &Path) -> Vec<Path> {
+        lock::recipes::MultiLock::pair(path)
+            .paths()
+            .cloned()
+            .collect()
+    }
+
+    /// As any exclusive lock: every holder holds the first lock throughout, so the multi-lock
+    /// overlaps exactly when its first lock does; waiters queue on the first lock, each
+    /// watching its predecessor, so a release wakes at most one.
+    fn expectation(property: Checked, config: &Config) -> Expectation {
+        exclusive_lock(property, config)
+    }
+}
+
 impl Subject for lock::recipes::LeaderLatch {
     const NAME: &'static str = "leader-latch";
 

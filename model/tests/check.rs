@@ -105,6 +105,24 @@ fn leader_latch_with_two_clients() {
     assert!(outcome.verdict(Checked::NoOrphans).holds);
 }
 
+/// Two mutexes taken one after the other multiply the mutex's states by about 6; the split
+/// brain needs the same fault as the mutex's (a paused holder's session expires), 8 steps
+/// later (the second lock's create and listing, and the reverse release).
+#[test]
+fn multi_lock_with_two_clients() {
+    let outcome = pinned::<lock::recipes::MultiLock>(
+        2,
+        Pinned {
+            symmetric: 15_467,
+            plain: 30_928,
+        },
+    );
+    assert!(!outcome.verdict(Checked::MutualExclusionBelief).holds);
+    assert!(outcome.verdict(Checked::MutualExclusionFenced).holds);
+    assert!(outcome.verdict(Checked::HerdFree).holds);
+    assert!(outcome.verdict(Checked::NoOrphans).holds);
+}
+
 #[test]
 fn mutex_with_three_clients_symmetry_shrinks_at_least_four_times() {
     let outcome = pinned::<Mutex>(
@@ -316,6 +334,7 @@ fn the_trace_checkers_confirm_the_counterexamples() {
     confirm::<Mutex>(Config::new(2), Checked::MutualExclusionBelief);
     confirm::<NaiveHerdMutex>(Config::new(3), Checked::HerdFree);
     confirm::<SemaphoreMutex>(Config::new(2), Checked::MutualExclusionBelief);
+    confirm::<lock::recipes::MultiLock>(Config::new(2), Checked::MutualExclusionBelief);
     confirm::<lock::recipes::ReadWriteLock>(Config::new(2), Checked::RwExclusion);
     let unfenced = Config {
         fenced: false,

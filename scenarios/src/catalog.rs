@@ -65,6 +65,46 @@ const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../catalog/semaphore-mutex-server-restart.json"),
     ),
     (
+        "multi-lock-fault-free.json",
+        include_str!("../catalog/multi-lock-fault-free.json"),
+    ),
+    (
+        "multi-lock-gc-pause.json",
+        include_str!("../catalog/multi-lock-gc-pause.json"),
+    ),
+    (
+        "multi-lock-partition.json",
+        include_str!("../catalog/multi-lock-partition.json"),
+    ),
+    (
+        "multi-lock-session-expiry.json",
+        include_str!("../catalog/multi-lock-session-expiry.json"),
+    ),
+    (
+        "multi-lock-server-restart.json",
+        include_str!("../catalog/multi-lock-server-restart.json"),
+    ),
+    (
+        "mutex-revocation-fault-free.json",
+        include_str!("../catalog/mutex-revocation-fault-free.json"),
+    ),
+    (
+        "mutex-revocation-gc-pause.json",
+        include_str!("../catalog/mutex-revocation-gc-pause.json"),
+    ),
+    (
+        "mutex-revocation-partition.json",
+        include_str!("../catalog/mutex-revocation-partition.json"),
+    ),
+    (
+        "mutex-revocation-session-expiry.json",
+        include_str!("../catalog/mutex-revocation-session-expiry.json"),
+    ),
+    (
+        "mutex-revocation-server-restart.json",
+        include_str!("../catalog/mutex-revocation-server-restart.json"),
+    ),
+    (
         "leader-latch-fault-free.json",
         include_str!("../catalog/leader-latch-fault-free.json"),
     ),

@@ -91,6 +91,9 @@ pub enum RecipeKind {
     NaiveHerdMutex,
     /// Curator's InterProcessSemaphoreMutex, not reentrant (`lock::recipes::SemaphoreMutex`).
     SemaphoreMutex,
+    /// Curator's InterProcessMultiLock over two mutexes below the lock path
+    /// (`lock::recipes::MultiLock::pair`).
+    MultiLock,
     /// Curator's LeaderLatch (`lock::recipes::LeaderLatch`).
     LeaderLatch,
     /// Curator's LeaderSelector, without auto-requeue: the workload requeues
@@ -107,6 +110,7 @@ impl RecipeKind {
             RecipeKind::Mutex => "mutex",
             RecipeKind::NaiveHerdMutex => "naive-herd-mutex",
             RecipeKind::SemaphoreMutex => "semaphore-mutex",
+            RecipeKind::MultiLock => "multi-lock",
             RecipeKind::LeaderLatch => "leader-latch",
             RecipeKind::LeaderSelector => "leader-selector",
             RecipeKind::ReadWriteLock => "read-write-lock",
@@ -120,9 +124,10 @@ impl RecipeKind {
         match self {
             RecipeKind::LeaderLatch => Family::Latch,
             RecipeKind::LeaderSelector => Family::Selector,
-            RecipeKind::Mutex | RecipeKind::NaiveHerdMutex | RecipeKind::SemaphoreMutex => {
-                Family::Lock
-            }
+            RecipeKind::Mutex
+            | RecipeKind::NaiveHerdMutex
+            | RecipeKind::SemaphoreMutex
+            | RecipeKind::MultiLock => Family::Lock,
             RecipeKind::ReadWriteLock => Family::ReadWrite,
         }
     }

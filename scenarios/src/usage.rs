@@ -34,6 +34,10 @@ pub struct RecipeSettings {
     pub max_leases: u32,
     /// `read-write-lock`: clients `0..writers` take the write side, the others read.
     pub writers: u16,
+    /// `mutex`: revocation (Curator's `makeRevocable` and `Revoker.attemptRevoke`). Before
+    /// each acquire a client makes its lock revocable and asks the current holder to release;
+    /// a holder asked cuts its hold short (it still writes, then releases).
+    pub revocable: bool,
 }
 
 impl Default for RecipeSettings {
@@ -41,6 +45,7 @@ impl Default for RecipeSettings {
         RecipeSettings {
             max_leases: 2,
             writers: 1,
+            revocable: false,
         }
     }
 }

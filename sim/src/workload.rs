@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::FutureExt;
 use futures::channel::mpsc::UnboundedSender;
 use lock::client::Client;
 use lock::driver::{Driver, Handle};
@@ -74,6 +75,10 @@ impl ClientNode {
                 self.drive(Client::new(framework, SemaphoreMutex::new(path)))
                     .await
             }
+            RecipeKind::MultiLock => {
+                let multi_lock = lock::recipes::MultiLock::pair(&path);
+                self.drive(Client::new(framework, multi_lock)).await
+            }
             RecipeKind::ReadWriteLock => {
                 self.drive(Client::new(
                     framework,
@@ -107,18 +112,32 @@ impl ClientNode {
         while self.start_acquisition() {
             let usage = family.usage(OWNER, self.slot, cycle, timeout, &self.settings);
             cycle += 1;
+            if self.settings.revocable {
+                // Curator's testRevoking: revocable, and the holder is asked to give way.
+                let owner = OWNER;
+                let calls = [Call::MakeRevocable { owner }, Call::AttemptRevoke { owner }];
+                if calls.into_iter().any(|call| handle.call(call).is_err()) {
+                    return;
+                }
+            }
             if handle.call(usage.begin).is_err() {
                 return;
             }
-            let answer = next_matching(&mut handle, |n| n.granted().is_some() || n.refused());
+            // A revocation request can come before the grant (the node is first already).
+            let mut asked = false;
+            let answer = next_matching(&mut handle, |n| {
+                asked |= matches!(n, Notice::RevocationRequested { .. });
+                n.granted().is_some() || n.refused()
+            });
             let Some(answer) = answer.await else {
                 return;
             };
             if let Some(token) = answer.granted() {
+                let hold = self.hold(&mut handle, asked);
                 if usage.writes {
-                    self.use_resource(token).await;
+                    self.use_resource(token, hold).await;
                 } else {
-                    madsim::time::sleep(draw_ms(self.workload.hold_ms)).await;
+                    hold.await;
                 }
                 if handle.call(usage.end).is_err() {
                     return;
@@ -144,9 +163,26 @@ impl ClientNode {
         more
     }
 
-    /// Read with the token, hold, write value + 1 with the token (skipped when the read was
+    /// Holds for a drawn hold time; a revocable holder stops as soon as it is asked to
+    /// release (at once when `asked` while it waited).
+    async fn hold<R: Recipe<Notice = Notice>>(&self, handle: &mut Handle<R>, asked: bool) {
+        let time = madsim::time::sleep(draw_ms(self.workload.hold_ms));
+        if !self.settings.revocable {
+            return time.await;
+        }
+        if asked {
+            return;
+        }
+        let request = next_matching(handle, |n| matches!(n, Notice::RevocationRequested { .. }));
+        futures::select_biased! {
+            _ = Box::pin(request).fuse() => {}
+            _ = Box::pin(time).fuse() => {}
+        }
+    }
+
+    /// Read with the token, `hold`, write value + 1 with the token (skipped when the read was
     /// refused). No re-check of the lock in between: that is what fencing is for.
-    async fn use_resource(&self, token: Token) {
+    async fn use_resource(&self, token: Token, hold: impl Future<Output = ()>) {
         let read = self.resource().read(token);
         self.record(EventKind::ResourceRead {
             owner: OWNER,
@@ -154,7 +190,7 @@ impl ClientNode {
             accepted: read.is_ok(),
             value: read.ok(),
         });
-        madsim::time::sleep(draw_ms(self.workload.hold_ms)).await;
+        hold.await;
         let Ok(value) = read else {
             return;
         };
@@ -181,7 +217,7 @@ impl ClientNode {
 /// leadership changes while holding); `None` once the driver has stopped.
 async fn next_matching<R: Recipe<Notice = Notice>>(
     handle: &mut Handle<R>,
-    wanted: impl Fn(&Notice) -> bool,
+    mut wanted: impl FnMut(&Notice) -> bool,
 ) -> Option<Notice> {
     loop {
         let notice = handle.next_notice().await?;

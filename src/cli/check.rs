@@ -28,6 +28,7 @@ const RECIPES: &[&str] = &[
     Mutex::NAME,
     NaiveHerdMutex::NAME,
     SemaphoreMutex::NAME,
+    lock::recipes::MultiLock::NAME,
     LeaderLatch::NAME,
     lock::recipes::LeaderSelector::NAME,
     lock::recipes::ReadWriteLock::NAME,
@@ -36,8 +37,8 @@ const RECIPES: &[&str] = &[
 /// Arguments of `check`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The recipe: mutex, naive-herd-mutex, semaphore-mutex, leader-latch, leader-selector or
-    /// read-write-lock.
+    /// The recipe: mutex, naive-herd-mutex, semaphore-mutex, multi-lock, leader-latch,
+    /// leader-selector or read-write-lock.
     recipe: String,
     /// Number of clients, each with its own session.
     #[arg(long, default_value_t = 2)]
@@ -105,6 +106,8 @@ impl Args {
             settings: RecipeSettings {
                 max_leases: self.max_leases,
                 writers: self.writers,
+                // The model's workloads never make a lock revocable.
+                ..RecipeSettings::default()
             },
         }
     }
@@ -140,6 +143,7 @@ pub fn run(args: Args) -> Outcome {
         lock::recipes::ReadWriteLock::NAME => run_for::<lock::recipes::ReadWriteLock>(&args),
         NaiveHerdMutex::NAME => run_for::<NaiveHerdMutex>(&args),
         SemaphoreMutex::NAME => run_for::<SemaphoreMutex>(&args),
+        lock::recipes::MultiLock::NAME => run_for::<lock::recipes::MultiLock>(&args),
         LeaderLatch::NAME => run_for::<LeaderLatch>(&args),
         lock::recipes::LeaderSelector::NAME => run_for::<lock::recipes::LeaderSelector>(&args),
         other => Err(Failure(format!(

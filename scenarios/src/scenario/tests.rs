@@ -117,7 +117,8 @@ fn malformed_files_give_one_line_errors() {
         (
             set("/recipe", json!("spin-lock")),
             "unit.json: /recipe: expected one of `mutex`, `naive-herd-mutex`, `semaphore-mutex`, \
-             found unknown variant `spin-lock`",
+             `multi-lock`, `leader-latch`, `leader-selector`, `read-write-lock`, found unknown \
+             variant `spin-lock`",
         ),
         (
             set("/faults/0/fault/kind", json!("explode")),
@@ -191,6 +192,14 @@ fn malformed_files_give_one_line_errors() {
             "unit.json: /properties/lease_bound: expected a property of recipe `mutex` \
              (mutual_exclusion_belief, mutual_exclusion_fenced, herd_free, progress, \
              no_orphans), found `lease_bound`",
+        ),
+        (
+            error_after("", |v| {
+                v["recipe"] = json!("semaphore-mutex");
+                v["recipe_settings"] = json!({"revocable": true});
+            }),
+            "unit.json: /recipe_settings/revocable: expected revocable only with the recipe \
+             mutex, found revocable with semaphore-mutex",
         ),
         (
             set("/workload/acquire_timeout_ms", json!(0)),

@@ -108,6 +108,12 @@ fn check_workload(s: &Scenario) -> Check {
         "/recipe_settings/writers",
         &expected,
         writers,
+    )?;
+    require(
+        !settings.revocable || s.recipe == super::RecipeKind::Mutex,
+        "/recipe_settings/revocable",
+        "revocable only with the recipe mutex",
+        format!("revocable with {}", s.recipe),
     )
 }
 
