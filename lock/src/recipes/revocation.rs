@@ -19,9 +19,12 @@
 //! - Every read of the owner's node checks the data, the first one too; Curator discards the
 //!   first read's data, so a request set between the create and that read goes unheard.
 //! - `AttemptRevoke` lists the lock's children and marks the first node by sequence (the
-//!   holder's), and answers `RevokeAttempted { delivered }` (false on `NoNode`: the lock path
-//!   or the node was gone, or the lock had no node). Curator's takes the node's path, which
-//!   a simulated client cannot know: node names carry the creating client's protection id.
+//!   holder's), and answers `RevokeAttempted { delivered }`: false when no mark is known to
+//!   be set (`NoNode`: the lock path or the node was gone, or the lock had no node; or the
+//!   session was lost first). Curator's takes the node's path, which a simulated client
+//!   cannot know: node names carry the creating client's protection id; and it throws on
+//!   errors other than `NoNode`, where we answer `delivered: false` rather than `Failed`,
+//!   which a workload would take for the answer to its acquire.
 //!
 //! Before a revocable owner deletes its own node (its final release, or giving up a wait),
 //! it removes the revocation watch, as Curator's release removes its watchers first: so that
@@ -39,7 +42,7 @@ use super::Notice;
 use super::queue;
 use crate::ids::{OpId, Owner};
 use crate::recipe::Ctx;
-use crate::zk::{EventKind, OpOk, OpResult, Path, Request, WatchedEvent, WatcherKind, ZkError};
+use crate::zk::{EventKind, OpOk, OpResult, Path, Request, WatchedEvent, WatcherKind};
 
 /// The data that asks a lock node's owner to release (Curator's `REVOKE_MESSAGE`).
 pub const REVOKE_MESSAGE: &[u8] = b"__REVOKE__";
@@ -161,13 +164,7 @@ impl Revocation {
                 return;
             }
             Ok(_) => true,
-            Err(ZkError::NoNode) => false,
-            Err(error) => {
-                return cx.notify(Notice::Failed {
-                    owner,
-                    reason: super::FailReason::Zk(error),
-                });
-            }
+            Err(_) => false,
         };
         cx.notify(Notice::RevokeAttempted { owner, delivered });
     }

@@ -319,3 +319,18 @@ fn a_watch_another_owner_of_the_instance_waits_on_is_kept() {
         })
     );
 }
+
+#[test]
+fn an_attempt_cut_off_by_a_lost_session_is_not_delivered_and_no_failure() {
+    let mut h = mutexes(2);
+    h.call(0, acquire(A));
+    h.settle();
+    h.call(1, attempt_revoke(B));
+    h.drop_connection(1, false);
+    h.settle();
+    let lost = h.only_timer(1);
+    h.fire(1, lost);
+    h.settle();
+    assert_eq!(last_notice(&h, 1), attempted(false));
+    assert_eq!(h.peers[1].notices.len(), 1, "{:?}", h.peers[1].notices);
+}
