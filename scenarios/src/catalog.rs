@@ -164,6 +164,10 @@ const EMBEDDED: &[(&str, &str)] = &[
         "read-write-lock-server-restart.json",
         include_str!("../catalog/read-write-lock-server-restart.json"),
     ),
+    (
+        "read-write-lock-first-writer-watch-herd.json",
+        include_str!("../catalog/read-write-lock-first-writer-watch-herd.json"),
+    ),
 ];
 
 /// A set of scenarios with distinct names, in a fixed order.

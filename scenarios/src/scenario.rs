@@ -101,6 +101,9 @@ pub enum RecipeKind {
     LeaderSelector,
     /// Curator's InterProcessReadWriteLock (`lock::recipes::ReadWriteLock`).
     ReadWriteLock,
+    /// The known-bad read-write lock whose readers watch the first write node ahead, as
+    /// Curator's do (`lock::recipes::ReadWriteLock::watching_first_writer`): a herd.
+    ReadWriteLockFirstWriterWatch,
 }
 
 impl RecipeKind {
@@ -114,6 +117,7 @@ impl RecipeKind {
             RecipeKind::LeaderLatch => "leader-latch",
             RecipeKind::LeaderSelector => "leader-selector",
             RecipeKind::ReadWriteLock => "read-write-lock",
+            RecipeKind::ReadWriteLockFirstWriterWatch => "read-write-lock-first-writer-watch",
         }
     }
 }
@@ -128,7 +132,9 @@ impl RecipeKind {
             | RecipeKind::NaiveHerdMutex
             | RecipeKind::SemaphoreMutex
             | RecipeKind::MultiLock => Family::Lock,
-            RecipeKind::ReadWriteLock => Family::ReadWrite,
+            RecipeKind::ReadWriteLock | RecipeKind::ReadWriteLockFirstWriterWatch => {
+                Family::ReadWrite
+            }
         }
     }
 

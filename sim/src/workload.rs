@@ -86,6 +86,10 @@ impl ClientNode {
                 ))
                 .await
             }
+            RecipeKind::ReadWriteLockFirstWriterWatch => {
+                let lock = lock::recipes::ReadWriteLock::watching_first_writer(path);
+                self.drive(Client::new(framework, lock)).await
+            }
         }
         let _ = self.done.unbounded_send(self.slot);
     }

@@ -117,8 +117,8 @@ fn malformed_files_give_one_line_errors() {
         (
             set("/recipe", json!("spin-lock")),
             "unit.json: /recipe: expected one of `mutex`, `naive-herd-mutex`, `semaphore-mutex`, \
-             `multi-lock`, `leader-latch`, `leader-selector`, `read-write-lock`, found unknown \
-             variant `spin-lock`",
+             `multi-lock`, `leader-latch`, `leader-selector`, `read-write-lock`, \
+             `read-write-lock-first-writer-watch`, found unknown variant `spin-lock`",
         ),
         (
             set("/faults/0/fault/kind", json!("explode")),

@@ -1,8 +1,8 @@
 //! ReadWriteLock (Curator's InterProcessReadWriteLock) under the simulator: what Curator's
 //! TestInterProcessReadWriteLock checks — readers share, a writer excludes everyone, a reader
 //! queued behind a writer waits for it, a killed holder's session frees the lock — plus the
-//! reader's nearest-writer watch, the GC-pause split brain and server restarts, on the
-//! catalog's read-write-lock scenarios.
+//! reader's nearest-writer watch (against Curator's first-writer watch), the GC-pause split
+//! brain and server restarts, on the catalog's read-write-lock scenarios.
 
 use lock::recipes::{Mode, Notice};
 use scenarios::catalog::Catalog;
@@ -246,6 +246,36 @@ fn server_restarts_keep_readers_sharing_and_writers_excluding() {
                 grants(&trace, client),
                 scenario.workload.acquisitions as usize,
                 "seed {seed}, c{client}"
+            );
+        }
+    }
+}
+
+/// The same workload with Curator's reader watch (the first write node ahead) and with ours
+/// (the nearest): Curator's wakes readers that cannot read yet, ours never does here.
+#[test]
+fn curator_s_first_writer_watch_herds_where_the_nearest_writer_watch_does_not() {
+    let ours = scenario("fault-free");
+    let curator = scenario("first-writer-watch-herd");
+    assert_eq!(curator.recipe, RecipeKind::ReadWriteLockFirstWriterWatch);
+    assert_eq!(
+        (curator.clients, &curator.workload, curator.recipe_settings),
+        (ours.clients, &ours.workload, ours.recipe_settings),
+        "the same workload"
+    );
+    for seed in 0..5 {
+        assert_eq!(violated(&ours, &run(&ours, seed)), [], "seed {seed}");
+        let trace = run(&curator, seed);
+        assert_eq!(
+            violated(&curator, &trace),
+            [Property::HerdFree],
+            "seed {seed}"
+        );
+        for client in 0..curator.clients {
+            assert_eq!(
+                grants(&trace, client),
+                curator.workload.acquisitions as usize,
+                "seed {seed}, c{client}: still live"
             );
         }
     }
