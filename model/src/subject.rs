@@ -114,6 +114,38 @@ impl Subject for SemaphoreMutex {
     }
 }
 
+impl Subject for lock::recipes::Semaphore {
+    const NAME: &'static str = "semaphore";
+
+    const FAMILY: Family = Family::Semaphore;
+
+    fn on(path: Path, settings: &RecipeSettings) -> Self {
+        lock::recipes::Semaphore::new(path, settings.max_leases)
+    }
+
+    fn directories(path: &Path) -> Vec<Path> {
+        let recipe = lock::recipes::Semaphore::new(path.clone(), 1);
+        vec![recipe.internal_lock().clone(), recipe.leases().clone()]
+    }
+
+    /// More clients believe they hold a lease than there are leases once a paused holder's
+    /// session can expire (its lease is freed while it still believes) and someone waits for
+    /// that lease; only the internal lock's holder watches the leases, so a return wakes at
+    /// most one waiter; with no lease at all nobody acquires.
+    fn expectation(property: Checked, config: &Config) -> Expectation {
+        let budgets = &config.budgets;
+        let max = config.settings.max_leases;
+        let acquires = config.clients >= 1 && budgets.cycles >= 1 && max >= 1;
+        match property {
+            Checked::LeaseBound => {
+                violated_if(acquires && budgets.expiries >= 1 && u32::from(config.clients) > max)
+            }
+            Checked::SomeoneAcquires => violated_if(!acquires),
+            _ => Expectation::Holds,
+        }
+    }
+}
+
 impl Subject for lock::recipes::MultiLock {
     const NAME: &'static str = "multi-lock";
 

@@ -88,6 +88,50 @@ fn semaphore_mutex_with_two_clients() {
     assert!(outcome.verdict(Checked::NoOrphans).holds);
 }
 
+/// A semaphore of `max_leases` leases, two clients.
+fn one_or_two_leases(max_leases: u32) -> Config {
+    let settings = scenarios::usage::RecipeSettings {
+        max_leases,
+        ..Default::default()
+    };
+    Config {
+        settings,
+        ..Config::new(2)
+    }
+}
+
+/// Two leases for two clients: both hold at once, and an expired holder's freed lease has no
+/// third client to go to, so the bound holds; a return wakes one waiter.
+#[test]
+fn semaphore_with_two_clients_and_two_leases() {
+    let outcome = pinned_in::<lock::recipes::Semaphore>(
+        one_or_two_leases(2),
+        Pinned {
+            symmetric: 23_715,
+            plain: 47_426,
+        },
+    );
+    assert!(outcome.verdict(Checked::LeaseBound).holds);
+    assert!(outcome.verdict(Checked::HerdFree).holds);
+    assert!(outcome.verdict(Checked::NoOrphans).holds);
+}
+
+/// One lease for two clients: a paused holder's session expires, its lease goes to the
+/// other client while it still believes it holds, two believers of one lease.
+#[test]
+fn semaphore_with_two_clients_and_one_lease() {
+    let outcome = pinned_in::<lock::recipes::Semaphore>(
+        one_or_two_leases(1),
+        Pinned {
+            symmetric: 20_261,
+            plain: 40_519,
+        },
+    );
+    assert!(!outcome.verdict(Checked::LeaseBound).holds);
+    assert!(outcome.verdict(Checked::HerdFree).holds);
+    assert!(outcome.verdict(Checked::NoOrphans).holds);
+}
+
 /// Each participant's node, the Reconnected re-check and the reset at Lost: a paused
 /// leader's belief overlaps the next leader's; the fence holds; a close wakes one.
 #[test]
@@ -334,6 +378,7 @@ fn the_trace_checkers_confirm_the_counterexamples() {
     confirm::<Mutex>(Config::new(2), Checked::MutualExclusionBelief);
     confirm::<NaiveHerdMutex>(Config::new(3), Checked::HerdFree);
     confirm::<SemaphoreMutex>(Config::new(2), Checked::MutualExclusionBelief);
+    confirm::<lock::recipes::Semaphore>(one_or_two_leases(1), Checked::LeaseBound);
     confirm::<lock::recipes::MultiLock>(Config::new(2), Checked::MutualExclusionBelief);
     confirm::<lock::recipes::ReadWriteLock>(Config::new(2), Checked::RwExclusion);
     let unfenced = Config {

@@ -65,6 +65,30 @@ const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../catalog/semaphore-mutex-server-restart.json"),
     ),
     (
+        "semaphore-fault-free.json",
+        include_str!("../catalog/semaphore-fault-free.json"),
+    ),
+    (
+        "semaphore-gc-pause.json",
+        include_str!("../catalog/semaphore-gc-pause.json"),
+    ),
+    (
+        "semaphore-partition.json",
+        include_str!("../catalog/semaphore-partition.json"),
+    ),
+    (
+        "semaphore-session-expiry.json",
+        include_str!("../catalog/semaphore-session-expiry.json"),
+    ),
+    (
+        "semaphore-server-restart.json",
+        include_str!("../catalog/semaphore-server-restart.json"),
+    ),
+    (
+        "semaphore-crash.json",
+        include_str!("../catalog/semaphore-crash.json"),
+    ),
+    (
         "multi-lock-fault-free.json",
         include_str!("../catalog/multi-lock-fault-free.json"),
     ),

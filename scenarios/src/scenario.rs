@@ -94,6 +94,8 @@ pub enum RecipeKind {
     /// Curator's InterProcessMultiLock over two mutexes below the lock path
     /// (`lock::recipes::MultiLock::pair`).
     MultiLock,
+    /// Curator's InterProcessSemaphoreV2, `max_leases` leases (`lock::recipes::Semaphore`).
+    Semaphore,
     /// Curator's LeaderLatch (`lock::recipes::LeaderLatch`).
     LeaderLatch,
     /// Curator's LeaderSelector, without auto-requeue: the workload requeues
@@ -114,6 +116,7 @@ impl RecipeKind {
             RecipeKind::NaiveHerdMutex => "naive-herd-mutex",
             RecipeKind::SemaphoreMutex => "semaphore-mutex",
             RecipeKind::MultiLock => "multi-lock",
+            RecipeKind::Semaphore => "semaphore",
             RecipeKind::LeaderLatch => "leader-latch",
             RecipeKind::LeaderSelector => "leader-selector",
             RecipeKind::ReadWriteLock => "read-write-lock",
@@ -132,6 +135,7 @@ impl RecipeKind {
             | RecipeKind::NaiveHerdMutex
             | RecipeKind::SemaphoreMutex
             | RecipeKind::MultiLock => Family::Lock,
+            RecipeKind::Semaphore => Family::Semaphore,
             RecipeKind::ReadWriteLock | RecipeKind::ReadWriteLockFirstWriterWatch => {
                 Family::ReadWrite
             }

@@ -75,6 +75,10 @@ impl ClientNode {
                 self.drive(Client::new(framework, SemaphoreMutex::new(path)))
                     .await
             }
+            RecipeKind::Semaphore => {
+                let semaphore = lock::recipes::Semaphore::new(path, self.settings.max_leases);
+                self.drive(Client::new(framework, semaphore)).await
+            }
             RecipeKind::MultiLock => {
                 let multi_lock = lock::recipes::MultiLock::pair(&path);
                 self.drive(Client::new(framework, multi_lock)).await

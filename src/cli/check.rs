@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use lock::recipes::{LeaderLatch, Mutex, NaiveHerdMutex, SemaphoreMutex};
+use lock::recipes::{LeaderLatch, Mutex, NaiveHerdMutex, Semaphore, SemaphoreMutex};
 use model::check::{Options, Outcome as CheckOutcome, check, shows};
 use model::properties::Kind;
 use model::replay::{actions_from_indices, indices_of, states, trace};
@@ -31,6 +31,7 @@ const RECIPES: &[&str] = &[
     lock::recipes::MultiLock::NAME,
     LeaderLatch::NAME,
     lock::recipes::LeaderSelector::NAME,
+    Semaphore::NAME,
     lock::recipes::ReadWriteLock::NAME,
 ];
 
@@ -38,7 +39,7 @@ const RECIPES: &[&str] = &[
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The recipe: mutex, naive-herd-mutex, semaphore-mutex, multi-lock, leader-latch,
-    /// leader-selector or read-write-lock.
+    /// leader-selector, semaphore or read-write-lock.
     recipe: String,
     /// Number of clients, each with its own session.
     #[arg(long, default_value_t = 2)]
@@ -143,6 +144,7 @@ pub fn run(args: Args) -> Outcome {
         lock::recipes::ReadWriteLock::NAME => run_for::<lock::recipes::ReadWriteLock>(&args),
         NaiveHerdMutex::NAME => run_for::<NaiveHerdMutex>(&args),
         SemaphoreMutex::NAME => run_for::<SemaphoreMutex>(&args),
+        Semaphore::NAME => run_for::<Semaphore>(&args),
         lock::recipes::MultiLock::NAME => run_for::<lock::recipes::MultiLock>(&args),
         LeaderLatch::NAME => run_for::<LeaderLatch>(&args),
         lock::recipes::LeaderSelector::NAME => run_for::<lock::recipes::LeaderSelector>(&args),

@@ -117,7 +117,7 @@ fn malformed_files_give_one_line_errors() {
         (
             set("/recipe", json!("spin-lock")),
             "unit.json: /recipe: expected one of `mutex`, `naive-herd-mutex`, `semaphore-mutex`, \
-             `multi-lock`, `leader-latch`, `leader-selector`, `read-write-lock`, \
+             `multi-lock`, `semaphore`, `leader-latch`, `leader-selector`, `read-write-lock`, \
              `read-write-lock-first-writer-watch`, found unknown variant `spin-lock`",
         ),
         (

@@ -39,6 +39,23 @@ fn deletions(trace: &Trace) -> Vec<Zxid> {
         .collect()
 }
 
+/// For each change of a semaphore's leases (by zxid), how many sessions its child watch woke.
+pub fn lease_wakeups(trace: &Trace) -> BTreeMap<Zxid, usize> {
+    let mut woken = BTreeMap::new();
+    for event in &trace.events {
+        if let EventKind::WatchFired {
+            event,
+            zxid: Some(zxid),
+            ..
+        } = &event.kind
+            && event.path.name() == "leases"
+        {
+            *woken.entry(*zxid).or_insert(0) += 1;
+        }
+    }
+    woken
+}
+
 fn ten_waiters(recipe: RecipeKind) -> Trace {
     let workload = Workload {
         stagger_ms: 0,
@@ -77,18 +94,7 @@ fn naive_herd_mutex_wakes_the_whole_herd() {
 #[test]
 fn semaphore_mutex_wakes_no_herd_on_lease_changes() {
     let trace = ten_waiters(RecipeKind::SemaphoreMutex);
-    let mut woken: BTreeMap<Zxid, usize> = BTreeMap::new();
-    for event in &trace.events {
-        if let EventKind::WatchFired {
-            event,
-            zxid: Some(zxid),
-            ..
-        } = &event.kind
-            && event.path.name() == "leases"
-        {
-            *woken.entry(*zxid).or_insert(0) += 1;
-        }
-    }
+    let woken = lease_wakeups(&trace);
     let most = woken.values().copied().max().unwrap_or(0);
     println!(
         "SemaphoreMutex, 10 clients: {} lease changes woke a session, at most {most} each",

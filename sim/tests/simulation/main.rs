@@ -11,5 +11,6 @@ mod multi_lock;
 mod query;
 mod read_write_lock;
 mod revocation;
+mod semaphore;
 mod sessions;
 mod split_brain;
