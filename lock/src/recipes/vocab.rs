@@ -41,7 +41,9 @@ impl Mode {
 pub enum Call {
     /// Acquire a hold of `mode` for `owner`, giving up after `timeout` if one is given. Again
     /// while `owner` holds: `Mutex` and `NaiveHerdMutex` are reentrant per owner (one more
-    /// hold at once); `SemaphoreMutex` is not (the acquire waits for the owner's own release).
+    /// hold at once); `SemaphoreMutex` is not (the acquire waits for the owner's own release);
+    /// `ReadWriteLock` is reentrant per owner and side, grants a write holder's read at once
+    /// (a downgrade) and fails a reader's write with `UpgradeWouldDeadlock`.
     Acquire {
         /// Who acquires.
         owner: Owner,
