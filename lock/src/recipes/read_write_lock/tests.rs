@@ -460,3 +460,32 @@ fn a_waiting_reader_whose_session_is_lost_fails_and_leaves_no_node() {
         &ReadWriteLock::new(Path::new(PATH).unwrap())
     );
 }
+
+#[test]
+fn relabelling_rewrites_the_nodes_of_both_sides() {
+    use crate::ids::ClientSlot;
+    use crate::relabel::{ClientMap, Relabel};
+
+    let mut h = locks(2);
+    h.call(1, acquire(A, Mode::Write));
+    h.settle();
+    h.call(0, acquire(A, Mode::Read));
+    h.call(0, acquire(B, Mode::Write));
+    h.settle();
+    // c0's reader (A) watches c1's write node; its writer (B) watches A's read node.
+    let recipe = h.peers[0].client.recipe();
+    let mut swap = ClientMap::new();
+    swap.map_slot(ClientSlot(0), ClientSlot(1));
+    swap.map_slot(ClientSlot(1), ClientSlot(0));
+    let swapped = recipe.relabel(&swap);
+    let text = |lock: &ReadWriteLock| format!("{lock:?}");
+    let own = text(recipe).matches("-0000-").count();
+    assert_eq!(own, 3, "c0's two nodes, and A's as B's predecessor");
+    assert_eq!(
+        text(&swapped).matches("-0001-").count(),
+        own,
+        "every node of c0 now names c1"
+    );
+    assert_ne!(&swapped, recipe);
+    assert_eq!(&swapped.relabel(&swap), recipe);
+}
