@@ -177,6 +177,10 @@ const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../catalog/read-write-lock-gc-pause.json"),
     ),
     (
+        "read-write-lock-gc-pause-reader.json",
+        include_str!("../catalog/read-write-lock-gc-pause-reader.json"),
+    ),
+    (
         "read-write-lock-partition.json",
         include_str!("../catalog/read-write-lock-partition.json"),
     ),

@@ -218,6 +218,46 @@ fn a_paused_writer_believes_while_readers_read_but_its_stale_write_is_rejected()
     );
 }
 
+/// Readers are not fenced: a paused reader whose session expires still believes it reads
+/// when the writer queued behind it writes, and the resource (which only writers use) cannot
+/// tell.
+#[test]
+fn a_paused_reader_believes_while_the_writer_writes() {
+    let scenario = scenario("gc-pause-reader");
+    let trace = run(&scenario, 0);
+    assert_eq!(violated(&scenario, &trace), [Property::RwExclusion]);
+    let expired = index(&trace, 0, "the paused reader's expiry", |e| {
+        matches!(&e.kind, EventKind::ServerSession { session, change: ServerSession::Expired }
+            if sessions_of(&trace, 1).first() == Some(session))
+    });
+    let write = index(&trace, expired, "the writer's second grant", |e| {
+        matches!(
+            notice(e, 0),
+            Some(Notice::Acquired {
+                mode: Mode::Write,
+                ..
+            })
+        )
+    });
+    let reader_release = index(&trace, write, "the reader's release", |e| {
+        on(e, 1) && matches!(&e.kind, EventKind::Call { call } if call.name() == "release")
+    });
+    assert!(
+        write < reader_release,
+        "the writer writes while the reader still reads"
+    );
+    let rejected = (trace.events.iter()).any(|e| {
+        matches!(
+            &e.kind,
+            EventKind::ResourceWrite {
+                accepted: false,
+                ..
+            }
+        )
+    });
+    assert!(!rejected, "the writer's accesses are all accepted");
+}
+
 #[test]
 fn expired_sessions_free_the_lock_and_everyone_is_served() {
     let scenario = scenario("session-expiry");
