@@ -181,7 +181,7 @@ fn readers_queued_behind_a_writer_wait_for_it_and_its_release_wakes_only_readers
 }
 
 #[test]
-fn a_paused_writer_believes_while_readers_read_but_its_stale_write_is_rejected() {
+fn a_paused_writer_believes_while_the_next_writer_writes_but_its_stale_write_is_rejected() {
     let scenario = scenario("gc-pause");
     let trace = run(&scenario, 0);
     assert_eq!(violated(&scenario, &trace), [Property::RwExclusion]);
