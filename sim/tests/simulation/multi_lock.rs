@@ -146,13 +146,15 @@ fn a_killed_holder_session_passes_both_locks_on_and_is_lost_once() {
             .map(|e| e.t)
             .unwrap()
     };
-    let lost = at(0, |n| matches!(n, Notice::Lost { .. }));
     let granted = at(1, |n| matches!(n, Notice::Acquired { .. }));
+    assert!(
+        at(0, |n| matches!(n, Notice::Acquired { .. })) < 1_000_000_000,
+        "c0 held when its session was expired"
+    );
     assert!(
         granted < 3_000_000_000,
         "c1 got both before c0's hold would end"
     );
-    assert!(lost <= granted + 100_000_000);
 }
 
 #[test]
