@@ -35,8 +35,9 @@
 //!   get a guaranteed delete: the client gave up, and the server may still hold the old
 //!   session (and its ephemerals) for a while.
 //! - A lease wait past the internal lock whose session is lost fails with `SessionLost` (a
-//!   failed listing with `Zk(error)`), deleting its lease node; a wait still queued for the
-//!   internal lock carries on in the new session, as `Mutex`'s creates do.
+//!   failed listing with `Zk(error)`), deleting its lease node; a wait for the internal lock
+//!   goes as the internal `Mutex`'s does: a create in flight carries on in the new session
+//!   (protection mode sorts it out), a queued node fails the acquire with `SessionLost`.
 //!
 //! The fencing token of a lease is its node's czxid. Only the internal lock's holder watches
 //! the leases, so a returned lease wakes at most one waiter. [`SemaphoreMutex`] is this
