@@ -507,3 +507,23 @@ fn release_not_held_second_waiting_acquire_and_other_modes_fail() {
     h.call(0, Call::Start { owner: A });
     assert_eq!(last_notice(&h, 0), failed(FailReason::Unsupported));
 }
+
+#[test]
+fn a_waiter_queued_for_the_internal_lock_whose_session_is_lost_fails_and_leaves_nothing() {
+    let mut h = semaphores(3, 1);
+    h.call(0, take(A));
+    h.settle();
+    h.call(2, take(A));
+    h.settle();
+    // c2 holds the internal lock and waits for the lease; c1 queues for the internal lock.
+    h.call(1, take(A));
+    h.settle();
+    assert_eq!(h.children(LOCKS).len(), 2);
+    lose_waiter_session(&mut h, false);
+    assert_eq!(h.children(LOCKS).len(), 1, "c2's internal-lock node only");
+    assert_eq!(h.children(LEASES).len(), 2, "c0's lease and c2's");
+    h.call(0, give_back(A));
+    h.settle();
+    assert!(acquired(&h, 2).is_some());
+    assert!(h.children(LOCKS).is_empty());
+}
