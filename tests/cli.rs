@@ -78,8 +78,9 @@ fn malformed_scenario_files_each_give_one_line_and_exit_2() {
         (
             "recipe",
             edit("/recipe", json!("spin")),
-            "/recipe: expected one of `mutex`, `naive-herd-mutex`, `semaphore-mutex`, found \
-             unknown variant `spin`",
+            "/recipe: expected one of `mutex`, `naive-herd-mutex`, `semaphore-mutex`, \
+             `multi-lock`, `semaphore`, `leader-latch`, `leader-selector`, `read-write-lock`, \
+             `read-write-lock-first-writer-watch`, found unknown variant `spin`",
         ),
         (
             "fault-kind",
@@ -371,7 +372,7 @@ fn hunt_over_the_catalog_meets_every_expectation() {
     let table = stdout(&output);
     assert!(output.status.success(), "{table}{}", stderr(&output));
     assert!(
-        table.contains("every expectation met: 14 scenario(s), 2800 runs"),
+        table.contains("every expectation met: 47 scenario(s), 9400 runs"),
         "{table}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
