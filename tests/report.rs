@@ -115,16 +115,49 @@ fn a_bad_trace_is_one_line_naming_the_file_and_the_field() {
 }
 
 #[test]
-#[ignore = "needs chromium; the README test command installs it"]
-fn a_simulator_report_renders_in_chromium() {
-    let (_, trace) = report_of("gc-pause-split-brain");
+fn an_election_report_tells_of_two_leaders_and_the_fence() {
+    let (html, _) = report_of("leader-latch-gc-pause");
+    assert!(html.contains("class=\"verdict bad\""));
+    assert!(html.contains("leader_unique_belief"));
+    assert!(html.contains("both believed they led"), "the headline");
+    assert!(html.contains("became leader with token"), "the story");
+    assert!(html.contains("believe they lead"), "the overlap line");
+    assert!(html.contains(">leader "), "hold labels name leadership");
+    assert!(
+        html.contains("class=\"acc rejected\" data-e="),
+        "the stale leader's write is rejected"
+    );
+}
+
+#[test]
+fn a_read_write_report_says_which_side_each_client_held() {
+    let (html, _) = report_of("read-write-lock-gc-pause-reader");
+    assert!(html.contains("rw_exclusion"));
+    assert!(
+        html.contains("holds the read lock with token"),
+        "a reader's tip"
+    );
+    assert!(
+        html.contains("holds the write lock with token"),
+        "the writer's tip"
+    );
+    assert!(
+        html.contains("acquired the lock (write)"),
+        "the story names the side"
+    );
+}
+
+/// Renders the report of `scenario` (seed 1) in headless Chromium: a screenshot, and the DOM
+/// after the page's script ran.
+fn renders_in_chromium(scenario: &str) -> String {
+    let (_, trace) = report_of(scenario);
     let page = trace.with_file_name("run.html").canonicalize().unwrap();
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .unwrap()
         .join("report-screenshots");
     std::fs::create_dir_all(&shots).unwrap();
-    let shot = shots.join("sim-gc-pause-split-brain.png");
+    let shot = shots.join(format!("sim-{scenario}.png"));
     let profile = trace.with_file_name("chromium-profile");
     let chromium = |args: &[String]| {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -141,4 +174,18 @@ fn a_simulator_report_renders_in_chromium() {
     assert!(dom.contains("class=\"lane\" data-lane=\"c1\""));
     assert!(dom.contains("data-tip=\""), "the page's script ran");
     assert!(dom.contains("splitbrain replay --from"));
+    dom
+}
+
+#[test]
+#[ignore = "needs chromium; the README test command installs it"]
+fn a_simulator_report_renders_in_chromium() {
+    renders_in_chromium("gc-pause-split-brain");
+}
+
+#[test]
+#[ignore = "needs chromium; the README test command installs it"]
+fn an_election_report_renders_in_chromium() {
+    let dom = renders_in_chromium("leader-latch-gc-pause");
+    assert!(dom.contains("leader_unique_belief"));
 }
