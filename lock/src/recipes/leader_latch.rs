@@ -71,12 +71,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use super::{Call, FailReason, Notice, Place, create_parents, list, place, refuse};
+use super::{
+    Call, FailReason, Notice, Place, answer_abandoned, cancel_timeout, create_parents,
+    create_sequential, list, place, refuse,
+};
 use crate::fencing::Token;
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
 use crate::relabel::{ClientMap, Relabel};
-use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, WatchedEvent};
+use crate::zk::{OpOk, OpResult, Path, Request, SessionId, WatchedEvent};
 
 /// The latch-node name (Curator's `latch-`).
 pub const LATCH_NAME: &str = "latch-";
@@ -159,7 +162,7 @@ impl LeaderLatch {
             });
         }
         let latch = Latch {
-            stage: Stage::Creating(create(&self.path, cx)),
+            stage: Stage::Creating(create_sequential(&self.path, LATCH_NAME, cx)),
             leader: false,
             waiters: Vec::new(),
         };
@@ -183,9 +186,7 @@ impl LeaderLatch {
             cx.notify(Notice::NotLeader { owner });
         }
         for timer in latch.waiters {
-            if let Some(timer) = timer {
-                cx.cancel_timer(timer);
-            }
+            cancel_timeout(timer, cx);
             cx.notify(Notice::Awaited {
                 owner,
                 leader: false,
@@ -217,10 +218,7 @@ impl LeaderLatch {
     }
 
     fn on_reply(&mut self, op: OpId, result: OpResult, cx: &mut Ctx<'_, Notice>) {
-        if self.abandoned.remove(&op) {
-            if let Ok(OpOk::Created { path, .. }) = result {
-                cx.delete_guaranteed(path);
-            }
+        if answer_abandoned(&mut self.abandoned, op, &result, cx) {
             return;
         }
         let Some((&owner, latch)) = self.latches.iter_mut().find(|(_, l)| l.stage.waits_for(op))
@@ -235,13 +233,13 @@ impl LeaderLatch {
                     token: stat.czxid.into(),
                     session: stat.ephemeral_owner,
                 };
-                let step = Step::Listing(list(path, cx));
+                let step = Step::Listing(list(path, false, cx));
                 latch.stage = Stage::Joined { node, step };
             }
             // The latch path is missing (Curator's creatingParentContainersIfNeeded).
             (Stage::Creating(pending), Err(_)) => {
                 create_parents(path, cx);
-                *pending = create(path, cx);
+                *pending = create_sequential(path, LATCH_NAME, cx);
             }
             (
                 Stage::Joined {
@@ -266,7 +264,7 @@ impl LeaderLatch {
                 Ok(_),
             ) => *op = None,
             // The node ahead went before the watch was set: look again.
-            (Stage::Joined { step, .. }, Err(_)) => *step = Step::Listing(list(path, cx)),
+            (Stage::Joined { step, .. }, Err(_)) => *step = Step::Listing(list(path, false, cx)),
             (_, Ok(_)) => {}
         }
     }
@@ -276,7 +274,7 @@ impl LeaderLatch {
             if let Stage::Joined { step, .. } = &mut latch.stage
                 && matches!(step, Step::Watching { predecessor, .. } if *predecessor == event.path)
             {
-                *step = Step::Listing(list(&self.path, cx));
+                *step = Step::Listing(list(&self.path, false, cx));
             }
         }
     }
@@ -309,7 +307,7 @@ impl LeaderLatch {
                     if let Stage::Joined { step, .. } = &mut latch.stage
                         && !matches!(step, Step::Listing(_))
                     {
-                        *step = Step::Listing(list(&self.path, cx));
+                        *step = Step::Listing(list(&self.path, false, cx));
                     }
                 }
             }
@@ -356,7 +354,7 @@ impl Latch {
         {
             cx.delete_guaranteed(node.path.clone());
         }
-        self.stage = Stage::Creating(create(path, cx));
+        self.stage = Stage::Creating(create_sequential(path, LATCH_NAME, cx));
     }
 
     /// Curator's `setLeadership(false)`: a leader hears `NotLeader`.
@@ -376,9 +374,7 @@ impl Latch {
         self.leader = true;
         cx.notify(Notice::IsLeader { owner, token });
         for timer in self.waiters.drain(..) {
-            if let Some(timer) = timer {
-                cx.cancel_timer(timer);
-            }
+            cancel_timeout(timer, cx);
             cx.notify(Notice::Awaited {
                 owner,
                 leader: true,
@@ -423,16 +419,6 @@ impl Recipe for LeaderLatch {
             Input::Timer(timer) => self.on_timer(timer, cx),
         }
     }
-}
-
-/// Creates a protected ephemeral-sequential latch node under the latch path.
-fn create(path: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
-    cx.create_protected(
-        path,
-        LATCH_NAME,
-        Vec::new(),
-        CreateMode::EphemeralSequential,
-    )
 }
 
 impl Relabel for LeaderLatch {

@@ -61,7 +61,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Call, FailReason, Mode, Mutex, Notice, refuse, run_inner};
+use super::{Call, FailReason, Mode, Mutex, Notice, OverMutex, refuse};
 use crate::fencing::Token;
 use crate::ids::Owner;
 use crate::recipe::{Ctx, Input, Recipe};
@@ -162,8 +162,7 @@ impl LeaderSelector {
     /// Queues `owner` for the mutex.
     fn queue(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
         self.participants.insert(owner, Participant::Queued);
-        let acquire = Call::acquire(owner, None);
-        self.with_lock(cx, |lock, cx| lock.handle(Input::Call(acquire), cx));
+        self.to_lock(Input::Call(Call::acquire(owner, None)), cx);
     }
 
     /// Ends `owner`'s leadership: its node goes (guaranteed), it hears `ended`, and it
@@ -183,16 +182,11 @@ impl LeaderSelector {
             self.participants.insert(owner, Participant::Idle);
         }
     }
+}
 
-    /// Runs `f` on the internal mutex, then acts on the notices it gave.
-    fn with_lock(
-        &mut self,
-        cx: &mut Ctx<'_, Notice>,
-        f: impl FnOnce(&mut Mutex, &mut Ctx<'_, Notice>),
-    ) {
-        for notice in run_inner(&mut self.lock, cx, f) {
-            self.on_lock_notice(notice, cx);
-        }
+impl OverMutex for LeaderSelector {
+    fn mutex(&mut self) -> &mut Mutex {
+        &mut self.lock
     }
 
     fn on_lock_notice(&mut self, notice: Notice, cx: &mut Ctx<'_, Notice>) {
@@ -252,15 +246,9 @@ impl Recipe for LeaderSelector {
             }
             Input::Call(Call::Close { owner, .. }) => self.close(owner, cx),
             Input::Call(other) => refuse(other, cx),
-            Input::Reply { op, result } => {
-                self.with_lock(cx, |lock, cx| lock.handle(Input::Reply { op, result }, cx))
-            }
-            Input::Watch(event) => {
-                self.with_lock(cx, |lock, cx| lock.handle(Input::Watch(event), cx))
-            }
-            Input::Session(event) => {
-                self.with_lock(cx, |lock, cx| lock.handle(Input::Session(event), cx))
-            }
+            Input::Reply { op, result } => self.to_lock(Input::Reply { op, result }, cx),
+            Input::Watch(event) => self.to_lock(Input::Watch(event), cx),
+            Input::Session(event) => self.to_lock(Input::Session(event), cx),
             // The selector sets no timers, and gives the mutex no timeout.
             Input::Timer(_) => {}
         }

@@ -23,10 +23,12 @@ pub use semaphore::{LEASE_NAME, Semaphore};
 pub use semaphore_mutex::SemaphoreMutex;
 pub use vocab::{Call, FailReason, Mode, Notice};
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::fencing::Token;
-use crate::ids::{OpId, Owner};
-use crate::recipe::{Ctx, Effect, SessionEvent};
-use crate::zk::{CreateMode, Path, Request, sequence_suffix};
+use crate::ids::{OpId, Owner, TimerId};
+use crate::recipe::{Ctx, Effect, Input, Recipe, SessionEvent};
+use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, sequence_suffix};
 
 /// The lock-node name both lock recipes sort by (Curator's `lock-`).
 pub const LOCK_NAME: &str = "lock-";
@@ -38,6 +40,13 @@ struct Hold {
     token: Token,
     count: u32,
     suspended: bool,
+}
+
+/// One owner's acquisition, at `stage`, with the timer of its timeout until it is granted.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Acquisition<S> {
+    stage: S,
+    timeout: Option<TimerId>,
 }
 
 /// Applies a connection-state change to `owner`'s hold, telling the owner. Returns false
@@ -94,6 +103,12 @@ fn create_parents(path: &Path, cx: &mut Ctx<'_, Notice>) {
     }
 }
 
+/// Creates a protected ephemeral-sequential node named `name` (after the protection prefix,
+/// before the sequence number) under `dir`: a lock's, a lease's or a latch's node.
+fn create_sequential(dir: &Path, name: &str, cx: &mut Ctx<'_, Notice>) -> OpId {
+    cx.create_protected(dir, name, Vec::new(), CreateMode::EphemeralSequential)
+}
+
 /// Releases one hold of `owner`, deleting the node (guaranteed) on the last one. Returns true
 /// while holds remain.
 fn release_hold(owner: Owner, hold: &mut Hold, cx: &mut Ctx<'_, Notice>) -> bool {
@@ -109,17 +124,17 @@ fn release_hold(owner: Owner, hold: &mut Hold, cx: &mut Ctx<'_, Notice>) -> bool
     hold.count > 0
 }
 
-/// Runs `f` on a recipe composed into another one (an internal [`Mutex`]), carrying out its
-/// effects through `cx` except its notices, which are about the inner recipe and never for
+/// Hands `input` to a recipe composed into another one (an internal [`Mutex`]), carrying out
+/// its effects through `cx` except its notices, which are about the inner recipe and never for
 /// the user: they are returned, in order, for the outer recipe to act on.
-fn run_inner<R>(
+fn run_inner<R: Recipe<Call = Call, Notice = Notice>>(
     inner: &mut R,
+    input: Input<Call>,
     cx: &mut Ctx<'_, Notice>,
-    f: impl FnOnce(&mut R, &mut Ctx<'_, Notice>),
 ) -> Vec<Notice> {
     let mut effects = Vec::new();
-    f(
-        inner,
+    inner.handle(
+        input,
         &mut Ctx {
             framework: &mut *cx.framework,
             out: &mut effects,
@@ -135,11 +150,65 @@ fn run_inner<R>(
     notices
 }
 
-/// Lists the children of `path`, without a watch.
-fn list(path: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
+/// A recipe built on one internal [`Mutex`] (as Curator's semaphore and leader selector hold
+/// an InterProcessMutex): what the mutex says is for the recipe to act on, never for the user.
+trait OverMutex {
+    /// The internal mutex.
+    fn mutex(&mut self) -> &mut Mutex;
+
+    /// Acts on one notice of the internal mutex.
+    fn on_lock_notice(&mut self, notice: Notice, cx: &mut Ctx<'_, Notice>);
+
+    /// Hands `input` to the internal mutex, then acts on the notices it gave, in order.
+    fn to_lock(&mut self, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
+        for notice in run_inner(self.mutex(), input, cx) {
+            self.on_lock_notice(notice, cx);
+        }
+    }
+}
+
+/// True when `op` is a create that its owner gave up on (one of `abandoned`): its reply is
+/// then dealt with here, the node it created (if any) getting a guaranteed delete.
+fn answer_abandoned(
+    abandoned: &mut BTreeSet<OpId>,
+    op: OpId,
+    result: &OpResult,
+    cx: &mut Ctx<'_, Notice>,
+) -> bool {
+    if !abandoned.remove(&op) {
+        return false;
+    }
+    if let Ok(OpOk::Created { path, .. }) = result {
+        cx.delete_guaranteed(path.clone());
+    }
+    true
+}
+
+/// The owner among `owners` whose acquisition waits with the timeout `timer`; `timeout` reads
+/// an acquisition's (a grant cancels and clears it, so a holder has none).
+fn timed_out<A>(
+    owners: &BTreeMap<Owner, A>,
+    timer: TimerId,
+    timeout: impl Fn(&A) -> Option<TimerId>,
+) -> Option<Owner> {
+    owners
+        .iter()
+        .find(|(_, acquisition)| timeout(acquisition) == Some(timer))
+        .map(|(owner, _)| *owner)
+}
+
+/// Cancels `timeout`'s timer, if there is one (a wait answered or given up).
+fn cancel_timeout(timeout: Option<TimerId>, cx: &mut Ctx<'_, Notice>) {
+    if let Some(timer) = timeout {
+        cx.cancel_timer(timer);
+    }
+}
+
+/// Lists the children of `path`, leaving a child watch when `watch`.
+fn list(path: &Path, watch: bool, cx: &mut Ctx<'_, Notice>) -> OpId {
     cx.submit(Request::GetChildren {
         path: path.clone(),
-        watch: false,
+        watch,
     })
 }
 
@@ -195,6 +264,15 @@ fn refuse(call: Call, cx: &mut Ctx<'_, Notice>) {
         owner: call.owner(),
         reason: FailReason::Unsupported,
     });
+}
+
+impl<S: crate::relabel::Relabel> crate::relabel::Relabel for Acquisition<S> {
+    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
+        Acquisition {
+            stage: self.stage.relabel(map),
+            timeout: self.timeout,
+        }
+    }
 }
 
 impl crate::relabel::Relabel for Hold {

@@ -44,7 +44,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::Duration;
 
-use super::{Call, FailReason, Mode, Mutex, Notice, refuse, run_inner};
+use super::{Call, FailReason, Mode, Mutex, Notice, cancel_timeout, refuse, run_inner, timed_out};
 use crate::fencing::Token;
 use crate::ids::{Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe};
@@ -185,10 +185,7 @@ impl MultiLock {
 
     /// Hands `input` to lock `index`, then acts on what it says.
     fn with_lock(&mut self, index: usize, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
-        let notices = run_inner(&mut self.locks[index], cx, |lock, cx| {
-            lock.handle(input, cx)
-        });
-        for notice in notices {
+        for notice in run_inner(&mut self.locks[index], input, cx) {
             self.on_lock_notice(index, notice, cx);
         }
     }
@@ -219,9 +216,7 @@ impl MultiLock {
                 },
                 Notice::Acquired { .. },
             ) if *waiting == index => {
-                if let Some(timer) = timeout.take() {
-                    cx.cancel_timer(timer);
-                }
+                cancel_timeout(timeout.take(), cx);
                 self.owners.insert(owner, Stage::Holding { count: 1 });
                 self.grant(owner, cx);
             }
@@ -248,11 +243,11 @@ impl MultiLock {
     }
 
     fn on_timer(&mut self, timer: TimerId, cx: &mut Ctx<'_, Notice>) {
-        let owner = self.owners.iter().find_map(|(owner, stage)| {
-            matches!(stage, Stage::Acquiring { timeout, .. } if *timeout == Some(timer))
-                .then_some(*owner)
-        });
-        if let Some(owner) = owner {
+        let timeout = |stage: &Stage| match stage {
+            Stage::Acquiring { timeout, .. } => *timeout,
+            Stage::Holding { .. } => None,
+        };
+        if let Some(owner) = timed_out(&self.owners, timer, timeout) {
             self.give_up(owner, Notice::TimedOut { owner }, cx);
         }
     }
@@ -263,9 +258,7 @@ impl MultiLock {
         let Some(Stage::Acquiring { index, timeout }) = self.owners.remove(&owner) else {
             return;
         };
-        if let Some(timer) = timeout {
-            cx.cancel_timer(timer);
-        }
+        cancel_timeout(timeout, cx);
         for lock in self.locks[..=index].iter_mut().rev() {
             lock.abandon(owner, cx);
         }

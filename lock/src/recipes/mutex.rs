@@ -17,13 +17,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::queue::Queue;
 use super::revocation::Revocation;
 use super::{
-    Call, FailReason, Hold, Mode, Notice, Place, create_parents, list, refuse, release_hold,
-    update_hold,
+    Acquisition, Call, FailReason, Hold, Mode, Notice, Place, answer_abandoned, cancel_timeout,
+    create_parents, create_sequential, list, refuse, release_hold, timed_out, update_hold,
 };
 use crate::fencing::Token;
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
-use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, WatchedEvent, ZkError};
+use crate::zk::{OpOk, OpResult, Path, Request, WatchedEvent, ZkError};
 
 /// The InterProcessMutex recipe for one lock path.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -31,17 +31,11 @@ pub struct Mutex {
     path: Path,
     /// How the nodes queue: the mutex's own way, or one side of a read-write lock's.
     queue: Queue,
-    owners: BTreeMap<Owner, Acquisition>,
+    owners: BTreeMap<Owner, Acquisition<Stage>>,
     /// Protected creates of owners that gave up: the node they produce gets deleted.
     abandoned: BTreeSet<OpId>,
     /// Who is revocable, and the revocation attempts under way.
     revocation: Revocation,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-struct Acquisition {
-    stage: Stage,
-    timeout: Option<TimerId>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -130,7 +124,7 @@ impl Mutex {
                 reason: FailReason::AlreadyAcquiring,
             }),
             None => {
-                let stage = Stage::Creating(create(&self.path, self.queue, cx));
+                let stage = Stage::Creating(create_sequential(&self.path, self.queue.name(), cx));
                 let timeout = timeout.map(|after| cx.set_timer(after));
                 self.owners.insert(owner, Acquisition { stage, timeout });
             }
@@ -160,10 +154,7 @@ impl Mutex {
     }
 
     fn on_reply(&mut self, op: OpId, result: OpResult, cx: &mut Ctx<'_, Notice>) {
-        if self.abandoned.remove(&op) {
-            if let Ok(OpOk::Created { path, .. }) = result {
-                cx.delete_guaranteed(path);
-            }
+        if answer_abandoned(&mut self.abandoned, op, &result, cx) {
             return;
         }
         if self.revocation.waits_for(op) {
@@ -185,7 +176,7 @@ impl Mutex {
             (Stage::Creating(_), Ok(OpOk::Created { path, stat })) => {
                 self.revocation.node_created(owner, &path, cx);
                 let token = stat.czxid.into();
-                let step = Wait::Listing(list(&self.path, cx));
+                let step = Wait::Listing(list(&self.path, false, cx));
                 acquisition.stage = Stage::Waiting {
                     node: path,
                     token,
@@ -194,7 +185,7 @@ impl Mutex {
             }
             (Stage::Creating(pending), Err(ZkError::NoNode)) => {
                 create_parents(&self.path, cx);
-                *pending = create(&self.path, self.queue, cx);
+                *pending = create_sequential(&self.path, self.queue.name(), cx);
             }
             (Stage::Waiting { node, token, step }, Ok(OpOk::Children { names })) => {
                 match self.queue.place(&names, node.name()) {
@@ -207,9 +198,7 @@ impl Mutex {
                             suspended: false,
                         };
                         let token = *token;
-                        if let Some(timer) = acquisition.timeout.take() {
-                            cx.cancel_timer(timer);
-                        }
+                        cancel_timeout(acquisition.timeout.take(), cx);
                         acquisition.stage = Stage::Holding(hold);
                         cx.notify(Notice::Acquired {
                             owner,
@@ -246,7 +235,7 @@ impl Mutex {
                 },
                 Err(ZkError::NoNode),
             ) => {
-                *step = Wait::Listing(list(&self.path, cx));
+                *step = Wait::Listing(list(&self.path, false, cx));
             }
             (stage, Err(error)) => {
                 // A failed create has answered: no node will come of it to delete.
@@ -267,22 +256,16 @@ impl Mutex {
             if let Stage::Waiting { step, .. } = &mut acquisition.stage
                 && matches!(step, Wait::Watching { predecessor, .. } if *predecessor == event.path)
             {
-                *step = Wait::Listing(list(&self.path, cx));
+                *step = Wait::Listing(list(&self.path, false, cx));
             }
         }
     }
 
     fn on_timer(&mut self, timer: TimerId, cx: &mut Ctx<'_, Notice>) {
-        let Some(&owner) = self
-            .owners
-            .iter()
-            .find(|(_, a)| a.timeout == Some(timer) && !matches!(a.stage, Stage::Holding(_)))
-            .map(|(owner, _)| owner)
-        else {
-            return;
-        };
-        self.abandon(owner, cx);
-        cx.notify(Notice::TimedOut { owner });
+        if let Some(owner) = timed_out(&self.owners, timer, |a| a.timeout) {
+            self.abandon(owner, cx);
+            cx.notify(Notice::TimedOut { owner });
+        }
     }
 
     fn on_session(&mut self, event: SessionEvent, cx: &mut Ctx<'_, Notice>) {
@@ -317,9 +300,7 @@ impl Mutex {
         let Some(acquisition) = self.owners.remove(&owner) else {
             return;
         };
-        if let Some(timer) = acquisition.timeout {
-            cx.cancel_timer(timer);
-        }
+        cancel_timeout(acquisition.timeout, cx);
         match acquisition.stage {
             Stage::Creating(op) => {
                 self.abandoned.insert(op);
@@ -407,18 +388,28 @@ impl Recipe for Mutex {
 }
 
 /// `owner`'s lock node, once created (waiting or holding).
-fn node_of(owners: &BTreeMap<Owner, Acquisition>, owner: Owner) -> Option<Path> {
+fn node_of(owners: &BTreeMap<Owner, Acquisition<Stage>>, owner: Owner) -> Option<Path> {
     owners.get(&owner)?.stage.node().cloned()
 }
 
-/// Creates this acquisition's protected ephemeral-sequential node under the lock path.
-fn create(path: &Path, queue: Queue, cx: &mut Ctx<'_, Notice>) -> OpId {
-    cx.create_protected(
-        path,
-        queue.name(),
-        Vec::new(),
-        CreateMode::EphemeralSequential,
-    )
+impl crate::relabel::Relabel for Stage {
+    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
+        match self {
+            Stage::Creating(_) => self.clone(),
+            Stage::Waiting { node, token, step } => Stage::Waiting {
+                node: node.relabel(map),
+                token: *token,
+                step: match step {
+                    Wait::Listing(_) => step.clone(),
+                    Wait::Watching { predecessor, op } => Wait::Watching {
+                        predecessor: predecessor.relabel(map),
+                        op: *op,
+                    },
+                },
+            },
+            Stage::Holding(hold) => Stage::Holding(hold.relabel(map)),
+        }
+    }
 }
 
 impl crate::relabel::Relabel for Mutex {
@@ -430,32 +421,10 @@ impl crate::relabel::Relabel for Mutex {
             abandoned,
             revocation,
         } = self;
-        let owners = owners
-            .iter()
-            .map(|(owner, Acquisition { stage, timeout })| {
-                let stage = match stage {
-                    Stage::Creating(_) => stage.clone(),
-                    Stage::Waiting { node, token, step } => Stage::Waiting {
-                        node: node.relabel(map),
-                        token: *token,
-                        step: match step {
-                            Wait::Listing(_) => step.clone(),
-                            Wait::Watching { predecessor, op } => Wait::Watching {
-                                predecessor: predecessor.relabel(map),
-                                op: *op,
-                            },
-                        },
-                    },
-                    Stage::Holding(hold) => Stage::Holding(hold.relabel(map)),
-                };
-                let timeout = *timeout;
-                (*owner, Acquisition { stage, timeout })
-            })
-            .collect();
         Mutex {
             path: path.relabel(map),
             queue: *queue,
-            owners,
+            owners: owners.relabel(map),
             abandoned: abandoned.clone(),
             revocation: revocation.relabel(map),
         }

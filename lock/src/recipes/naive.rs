@@ -9,7 +9,8 @@ use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
 use super::{
-    Call, FailReason, Hold, Mode, Notice, create_parents, refuse, release_hold, update_hold,
+    Call, FailReason, Hold, Mode, Notice, answer_abandoned, cancel_timeout, create_parents, refuse,
+    release_hold, update_hold,
 };
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
@@ -116,10 +117,7 @@ impl NaiveHerdMutex {
     }
 
     fn on_reply(&mut self, op: OpId, result: OpResult, cx: &mut Ctx<'_, Notice>) {
-        if self.abandoned.remove(&op) {
-            if result.is_ok() {
-                cx.delete_guaranteed(self.node.clone());
-            }
+        if answer_abandoned(&mut self.abandoned, op, &result, cx) {
             return;
         }
         let Some(head) = self.queue.front_mut() else {
@@ -158,9 +156,7 @@ impl NaiveHerdMutex {
 
     fn hold(&mut self, node: Path, token: crate::fencing::Token, cx: &mut Ctx<'_, Notice>) {
         let head = self.queue.front_mut().expect("the head contends");
-        if let Some(timer) = head.timeout.take() {
-            cx.cancel_timer(timer);
-        }
+        cancel_timeout(head.timeout.take(), cx);
         head.stage = Stage::Holding(Hold {
             node,
             token,
@@ -227,9 +223,7 @@ impl NaiveHerdMutex {
     /// Ends the head's acquisition with a failure and lets the next owner contend.
     fn fail_head(&mut self, reason: FailReason, cx: &mut Ctx<'_, Notice>) {
         let head = self.queue.pop_front().expect("the head contends");
-        if let Some(timer) = head.timeout {
-            cx.cancel_timer(timer);
-        }
+        cancel_timeout(head.timeout, cx);
         self.forget(head.stage);
         cx.notify(Notice::Failed {
             owner: head.owner,

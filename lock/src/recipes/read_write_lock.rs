@@ -156,7 +156,7 @@ impl ReadWriteLock {
         } else {
             mode
         };
-        self.on_side(side, mode, cx, |lock, cx| lock.handle(call, cx));
+        self.on_side(side, mode, call, cx);
     }
 
     fn release(&mut self, owner: Owner, mode: Mode, cx: &mut Ctx<'_, Notice>) {
@@ -182,23 +182,17 @@ impl ReadWriteLock {
             owner,
             mode: Mode::Exclusive,
         });
-        self.on_side(side, mode, cx, |lock, cx| lock.handle(call, cx));
+        self.on_side(side, mode, call, cx);
     }
 
-    /// Runs `f` on the `side` (`Read` or `Write`) lock and tells the user what it says, as
-    /// notices about a `mode` hold.
-    fn on_side(
-        &mut self,
-        side: Mode,
-        mode: Mode,
-        cx: &mut Ctx<'_, Notice>,
-        f: impl FnOnce(&mut Mutex, &mut Ctx<'_, Notice>),
-    ) {
+    /// Hands `input` to the `side` (`Read` or `Write`) lock and tells the user what it says,
+    /// as notices about a `mode` hold.
+    fn on_side(&mut self, side: Mode, mode: Mode, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
         let lock = match side {
             Mode::Write => &mut self.write,
             _ => &mut self.read,
         };
-        for notice in run_inner(lock, cx, f) {
+        for notice in run_inner(lock, input, cx) {
             let notice = match notice {
                 Notice::Acquired { owner, token, .. } => Notice::Acquired { owner, token, mode },
                 Notice::Released { owner, .. } => Notice::Released {
@@ -238,11 +232,8 @@ impl Recipe for ReadWriteLock {
             Input::Call(other) => refuse(other, cx),
             // Replies, watches, session changes and timers: each side acts on its own.
             input => {
-                let copy = input.clone();
-                self.on_side(Mode::Read, Mode::Read, cx, |lock, cx| lock.handle(copy, cx));
-                self.on_side(Mode::Write, Mode::Write, cx, |lock, cx| {
-                    lock.handle(input, cx)
-                });
+                self.on_side(Mode::Read, Mode::Read, input.clone(), cx);
+                self.on_side(Mode::Write, Mode::Write, input, cx);
             }
         }
     }

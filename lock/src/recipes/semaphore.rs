@@ -49,12 +49,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::{
-    Call, FailReason, Mode, Mutex, Notice, create_parents, refuse, run_inner, update_holds,
+    Acquisition, Call, FailReason, Mode, Mutex, Notice, OverMutex, answer_abandoned,
+    cancel_timeout, create_parents, create_sequential, list, refuse, timed_out, update_holds,
 };
 use crate::fencing::Token;
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
-use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, WatchedEvent, ZkError};
+use crate::zk::{OpOk, OpResult, Path, WatchedEvent, ZkError};
 
 /// The lease-node name (Curator's `lease-`).
 pub const LEASE_NAME: &str = "lease-";
@@ -71,17 +72,11 @@ pub struct Semaphore {
     /// The internal lock at `<path>/locks`; its owners are the owners in `Locking` or later.
     lock: Mutex,
     /// Acquisitions under way, one per owner.
-    pending: BTreeMap<Owner, Acquisition>,
+    pending: BTreeMap<Owner, Acquisition<Stage>>,
     /// Leases held, per owner.
     holds: BTreeMap<Owner, Leases>,
     /// Lease creates of owners that gave up: the node they produce gets deleted.
     abandoned: BTreeSet<OpId>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-struct Acquisition {
-    stage: Stage,
-    timeout: Option<TimerId>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -180,8 +175,7 @@ impl Semaphore {
                 timeout,
             },
         );
-        let acquire = Call::acquire(owner, None);
-        self.with_lock(cx, |lock, cx| lock.handle(Input::Call(acquire), cx));
+        self.to_lock(Input::Call(Call::acquire(owner, None)), cx);
     }
 
     /// Returns `owner`'s oldest lease.
@@ -205,52 +199,18 @@ impl Semaphore {
         });
     }
 
-    /// Runs `f` on the internal lock, then acts on the notices it gave (they are about the
-    /// internal lock, never for the user).
-    fn with_lock(
-        &mut self,
-        cx: &mut Ctx<'_, Notice>,
-        f: impl FnOnce(&mut Mutex, &mut Ctx<'_, Notice>),
-    ) {
-        for notice in run_inner(&mut self.lock, cx, f) {
-            self.on_lock_notice(notice, cx);
-        }
-    }
-
-    fn on_lock_notice(&mut self, notice: Notice, cx: &mut Ctx<'_, Notice>) {
-        match notice {
-            Notice::Acquired { owner, .. } => {
-                if let Some(acquisition) = self.pending.get_mut(&owner) {
-                    acquisition.stage = Stage::Creating(create(&self.leases, cx));
-                }
-            }
-            Notice::Failed { owner, reason } => self.fail(owner, reason, cx),
-            Notice::Lost { owner } => self.fail(owner, FailReason::SessionLost, cx),
-            // No timeout is given to the internal lock; its connection notices are ours too.
-            Notice::TimedOut { .. }
-            | Notice::Released { .. }
-            | Notice::Suspended { .. }
-            | Notice::Reconnected { .. } => {}
-            // The internal lock is a `Mutex`: it says nothing else.
-            _ => {}
-        }
-    }
-
     fn on_reply(&mut self, op: OpId, result: OpResult, cx: &mut Ctx<'_, Notice>) {
-        if self.abandoned.remove(&op) {
-            if let Ok(OpOk::Created { path, .. }) = result {
-                cx.delete_guaranteed(path);
-            }
+        if answer_abandoned(&mut self.abandoned, op, &result, cx) {
             return;
         }
         let Some((&owner, acquisition)) =
             self.pending.iter_mut().find(|(_, a)| a.stage.waits_for(op))
         else {
-            return self.with_lock(cx, |lock, cx| lock.handle(Input::Reply { op, result }, cx));
+            return self.to_lock(Input::Reply { op, result }, cx);
         };
         match (&mut acquisition.stage, result) {
             (Stage::Creating(_), Ok(OpOk::Created { path, stat })) => {
-                let op = list_watched(&self.leases, cx);
+                let op = list(&self.leases, true, cx);
                 acquisition.stage = Stage::Listing {
                     node: path,
                     token: stat.czxid.into(),
@@ -259,7 +219,7 @@ impl Semaphore {
             }
             (Stage::Creating(pending), Err(ZkError::NoNode)) => {
                 create_parents(&self.leases, cx);
-                *pending = create(&self.leases, cx);
+                *pending = create_sequential(&self.leases, LEASE_NAME, cx);
             }
             (Stage::Listing { node, token, .. }, Ok(OpOk::Children { names })) => {
                 if !names.iter().any(|name| name == node.name()) {
@@ -284,9 +244,7 @@ impl Semaphore {
     /// `owner`'s acquisition ends with `lease` held; the internal lock goes.
     fn grant(&mut self, owner: Owner, lease: Lease, cx: &mut Ctx<'_, Notice>) {
         let acquisition = self.pending.remove(&owner).expect("a pending acquisition");
-        if let Some(timer) = acquisition.timeout {
-            cx.cancel_timer(timer);
-        }
+        cancel_timeout(acquisition.timeout, cx);
         let token = lease.token;
         self.holds
             .entry(owner)
@@ -309,25 +267,19 @@ impl Semaphore {
             for acquisition in self.pending.values_mut() {
                 if let Stage::Watching { node, token } = &acquisition.stage {
                     let (node, token) = (node.clone(), *token);
-                    let op = list_watched(&self.leases, cx);
+                    let op = list(&self.leases, true, cx);
                     acquisition.stage = Stage::Listing { node, token, op };
                 }
             }
         }
-        self.with_lock(cx, |lock, cx| lock.handle(Input::Watch(event), cx));
+        self.to_lock(Input::Watch(event), cx);
     }
 
     fn on_timer(&mut self, timer: TimerId, cx: &mut Ctx<'_, Notice>) {
-        let Some(&owner) = self
-            .pending
-            .iter()
-            .find(|(_, a)| a.timeout == Some(timer))
-            .map(|(owner, _)| owner)
-        else {
-            return;
-        };
-        self.abandon(owner, cx);
-        cx.notify(Notice::TimedOut { owner });
+        if let Some(owner) = timed_out(&self.pending, timer, |a| a.timeout) {
+            self.abandon(owner, cx);
+            cx.notify(Notice::TimedOut { owner });
+        }
     }
 
     fn on_session(&mut self, event: SessionEvent, cx: &mut Ctx<'_, Notice>) {
@@ -343,7 +295,7 @@ impl Semaphore {
                 self.fail(owner, FailReason::SessionLost, cx);
             }
         }
-        self.with_lock(cx, |lock, cx| lock.handle(Input::Session(event), cx));
+        self.to_lock(Input::Session(event), cx);
         self.holds.retain(|&owner, leases| {
             let nodes = leases.held.iter().map(|lease| &lease.node);
             update_holds(owner, &mut leases.suspended, nodes, event, cx)
@@ -363,9 +315,7 @@ impl Semaphore {
         let Some(acquisition) = self.pending.remove(&owner) else {
             return;
         };
-        if let Some(timer) = acquisition.timeout {
-            cx.cancel_timer(timer);
-        }
+        cancel_timeout(acquisition.timeout, cx);
         match acquisition.stage {
             Stage::Locking => {}
             Stage::Creating(op) => {
@@ -376,6 +326,32 @@ impl Semaphore {
             }
         }
         self.lock.abandon(owner, cx);
+    }
+}
+
+impl OverMutex for Semaphore {
+    fn mutex(&mut self) -> &mut Mutex {
+        &mut self.lock
+    }
+
+    fn on_lock_notice(&mut self, notice: Notice, cx: &mut Ctx<'_, Notice>) {
+        match notice {
+            Notice::Acquired { owner, .. } => {
+                if let Some(acquisition) = self.pending.get_mut(&owner) {
+                    acquisition.stage =
+                        Stage::Creating(create_sequential(&self.leases, LEASE_NAME, cx));
+                }
+            }
+            Notice::Failed { owner, reason } => self.fail(owner, reason, cx),
+            Notice::Lost { owner } => self.fail(owner, FailReason::SessionLost, cx),
+            // No timeout is given to the internal lock; its connection notices are ours too.
+            Notice::TimedOut { .. }
+            | Notice::Released { .. }
+            | Notice::Suspended { .. }
+            | Notice::Reconnected { .. } => {}
+            // The internal lock is a `Mutex`: it says nothing else.
+            _ => {}
+        }
     }
 }
 
@@ -411,22 +387,21 @@ impl Recipe for Semaphore {
     }
 }
 
-/// Creates a protected ephemeral-sequential lease node under `leases`.
-fn create(leases: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
-    cx.create_protected(
-        leases,
-        LEASE_NAME,
-        Vec::new(),
-        CreateMode::EphemeralSequential,
-    )
-}
-
-/// Lists the leases, leaving a child watch.
-fn list_watched(leases: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
-    cx.submit(Request::GetChildren {
-        path: leases.clone(),
-        watch: true,
-    })
+impl crate::relabel::Relabel for Stage {
+    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
+        match self {
+            Stage::Locking | Stage::Creating(_) => self.clone(),
+            Stage::Listing { node, token, op } => Stage::Listing {
+                node: node.relabel(map),
+                token: *token,
+                op: *op,
+            },
+            Stage::Watching { node, token } => Stage::Watching {
+                node: node.relabel(map),
+                token: *token,
+            },
+        }
+    }
 }
 
 impl crate::relabel::Relabel for Semaphore {
@@ -441,25 +416,6 @@ impl crate::relabel::Relabel for Semaphore {
             holds,
             abandoned,
         } = self;
-        let pending = pending
-            .iter()
-            .map(|(owner, Acquisition { stage, timeout })| {
-                let stage = match stage {
-                    Stage::Locking | Stage::Creating(_) => stage.clone(),
-                    Stage::Listing { node, token, op } => Stage::Listing {
-                        node: node.relabel(map),
-                        token: *token,
-                        op: *op,
-                    },
-                    Stage::Watching { node, token } => Stage::Watching {
-                        node: node.relabel(map),
-                        token: *token,
-                    },
-                };
-                let timeout = *timeout;
-                (*owner, Acquisition { stage, timeout })
-            })
-            .collect();
         let holds = holds
             .iter()
             .map(|(owner, Leases { held, suspended })| {
@@ -480,7 +436,7 @@ impl crate::relabel::Relabel for Semaphore {
             max_leases: *max_leases,
             mode: *mode,
             lock: lock.relabel(map),
-            pending,
+            pending: pending.relabel(map),
             holds,
             abandoned: abandoned.clone(),
         }
