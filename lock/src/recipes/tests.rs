@@ -65,13 +65,127 @@ pub(super) fn lose_waiter_session<R: Recipe<Call = Call, Notice = Notice>>(
     h: &mut Harness<R>,
     applied: bool,
 ) {
-    h.drop_connection(1, applied);
-    h.settle();
-    let lost = h.only_timer(1);
-    h.fire(1, lost);
-    h.settle();
+    give_up_session(h, 1, applied);
     assert_eq!(last_notice(h, 1), failed(FailReason::SessionLost));
     assert_eq!(h.peers[1].client.framework().pending_requests(), 0);
+}
+
+/// Client `c`'s connection drops (its request in flight applied first when `applied`) and it
+/// gives up the session at the LOST timer, opening a new one, while the server may still
+/// hold the old one.
+pub(super) fn give_up_session<R: Recipe>(h: &mut Harness<R>, c: usize, applied: bool) {
+    h.drop_connection(c, applied);
+    h.settle();
+    fire_only_timer(h, c);
+}
+
+/// Client `c`'s connection drops (its request in flight applied first when `applied`) and
+/// comes back within the session.
+pub(super) fn drop_and_reconnect<R: Recipe>(h: &mut Harness<R>, c: usize, applied: bool) {
+    h.drop_connection(c, applied);
+    h.settle();
+    h.reconnect(c);
+    h.settle();
+}
+
+/// Fires client `c`'s one timer (an acquire's timeout, or the LOST timer of a cut-off
+/// session) and settles.
+pub(super) fn fire_only_timer<R: Recipe>(h: &mut Harness<R>, c: usize) {
+    let timer = h.only_timer(c);
+    h.fire(c, timer);
+    h.settle();
+}
+
+/// Client `c`, cut off, makes `call`, which waits for the connection: nothing is sent.
+pub(super) fn call_while_disconnected<R: Recipe>(h: &mut Harness<R>, c: usize, call: R::Call) {
+    h.drop_connection(c, false);
+    h.settle();
+    h.call(c, call);
+    assert!(
+        h.peers[c].inflight.is_empty(),
+        "nothing sent while disconnected"
+    );
+}
+
+/// Steps client `c` until its next request in flight is one `wanted` accepts.
+pub(super) fn step_until<R: Recipe>(
+    h: &mut Harness<R>,
+    c: usize,
+    wanted: impl Fn(&Request) -> bool,
+) {
+    loop {
+        if let Some((_, request)) = h.peers[c].inflight.front()
+            && wanted(request)
+        {
+            return;
+        }
+        assert!(h.apply_next(c) | h.deliver_next(c), "c{c} got stuck");
+    }
+}
+
+/// How many of the requests client `c` sent `kind` accepts.
+pub(super) fn sent<R: Recipe>(h: &Harness<R>, c: usize, kind: impl Fn(&Request) -> bool) -> usize {
+    h.peers[c].sent.iter().filter(|r| kind(r)).count()
+}
+
+/// How many of the notices client `c` heard `kind` accepts.
+pub(super) fn heard<R: Recipe<Notice = Notice>>(
+    h: &Harness<R>,
+    c: usize,
+    kind: impl Fn(&Notice) -> bool,
+) -> usize {
+    h.peers[c].notices.iter().filter(|n| kind(n)).count()
+}
+
+/// The clients that have handled a watch event.
+pub(super) fn woken<R: Recipe>(h: &Harness<R>) -> Vec<usize> {
+    (0..h.peers.len())
+        .filter(|&c| !h.peers[c].watched.is_empty())
+        .collect()
+}
+
+/// Every client but the first, queued under `path` in client order, has set one watch (by
+/// get_data), on the node just ahead of its own.
+pub(super) fn assert_each_watches_the_node_ahead<R: Recipe>(h: &Harness<R>, path: &str) {
+    let names = h.children(path);
+    for c in 1..h.peers.len() {
+        let watched: Vec<&Request> = h.peers[c]
+            .sent
+            .iter()
+            .filter(|r| matches!(r, Request::GetData { watch: true, .. }))
+            .collect();
+        assert_eq!(watched.len(), 1, "c{c} set one watch");
+        assert_eq!(
+            watched[0].path().name(),
+            names[c - 1],
+            "c{c} watches the node ahead"
+        );
+    }
+}
+
+/// Relabels client 0's `recipe` with clients 0 and 1 swapped: every node of client 0 then
+/// names client 1, and swapping back gives the recipe again. Returns how often it names
+/// client 0's slot.
+pub(super) fn assert_swapping_clients_relabels<R>(recipe: &R) -> usize
+where
+    R: crate::relabel::Relabel + std::fmt::Debug + PartialEq,
+{
+    use crate::ids::ClientSlot;
+    use crate::relabel::ClientMap;
+
+    let mut swap = ClientMap::new();
+    swap.map_slot(ClientSlot(0), ClientSlot(1));
+    swap.map_slot(ClientSlot(1), ClientSlot(0));
+    let swapped = recipe.relabel(&swap);
+    let own = format!("{recipe:?}").matches("-0000-").count();
+    assert_eq!(
+        format!("{swapped:?}").matches("-0001-").count(),
+        own,
+        "every node of c0 now names c1"
+    );
+    assert_ne!(&swapped, recipe);
+    assert_eq!(&swapped.relabel(&swap), recipe);
+    own
 }
 
 #[test]
@@ -113,34 +227,19 @@ fn each_waiter_watches_only_its_predecessor_and_a_release_wakes_one() {
         h.call(c, acquire(A));
         h.settle();
     }
-    let names = h.children("/locks/m");
-    for c in 1..4 {
-        let watched: Vec<&Request> = h.peers[c]
-            .sent
-            .iter()
-            .filter(|r| matches!(r, Request::GetData { watch: true, .. }))
-            .collect();
-        assert_eq!(watched.len(), 1, "c{c} set one watch");
-        assert_eq!(
-            watched[0].path().name(),
-            names[c - 1],
-            "c{c} watches its predecessor"
-        );
-    }
+    assert_each_watches_the_node_ahead(&h, "/locks/m");
     h.call(0, release(A));
     h.settle();
-    let woken: Vec<usize> = (1..4).filter(|&c| !h.peers[c].watched.is_empty()).collect();
-    assert_eq!(woken, [1]);
+    assert_eq!(woken(&h), [1]);
     assert_eq!(h.peers[1].watched[0].kind, EventKind::NodeDeleted);
 }
 
-/// c0 holds; c1 has created its node and listed, and its watch-setting read of c0's node
-/// is in flight, not yet applied.
-fn c1_about_to_watch_c0() -> Harness<Mutex> {
-    let mut h = mutexes(2);
-    h.call(0, acquire(A));
+/// c0 has made `call` (it holds, or leads); c1 has made it too, created its node and listed,
+/// and its watch-setting read of c0's node is in flight, not yet applied.
+pub(super) fn c1_about_to_watch_c0<R: Recipe<Call = Call>>(h: &mut Harness<R>, call: Call) {
+    h.call(0, call);
     h.settle();
-    h.call(1, acquire(A));
+    h.call(1, call);
     // c1: create, then list.
     for _ in 0..2 {
         assert!(h.apply_next(1));
@@ -150,12 +249,12 @@ fn c1_about_to_watch_c0() -> Harness<Mutex> {
         h.peers[1].inflight.front(),
         Some((_, Request::GetData { watch: true, .. }))
     ));
-    h
 }
 
 #[test]
 fn a_predecessor_gone_before_the_watch_is_set_means_list_again_not_hang() {
-    let mut h = c1_about_to_watch_c0();
+    let mut h = mutexes(2);
+    c1_about_to_watch_c0(&mut h, acquire(A));
     h.call(0, release(A));
     assert!(h.apply_next(0), "c0's delete applies before c1's get_data");
     h.settle();
@@ -171,9 +270,7 @@ fn a_timed_out_waiter_deletes_its_node() {
     h.call(1, acquire_within(A, 3));
     h.settle();
     assert_eq!(h.children("/locks/m").len(), 2);
-    let timer = h.only_timer(1);
-    h.fire(1, timer);
-    h.settle();
+    fire_only_timer(&mut h, 1);
     assert_eq!(last_notice(&h, 1), Some(Notice::TimedOut { owner: A }));
     assert_eq!(h.children("/locks/m").len(), 1);
     h.call(0, release(A));
@@ -185,9 +282,7 @@ fn a_timed_out_waiter_deletes_its_node() {
 fn a_timeout_during_the_create_deletes_the_node_it_produces() {
     let mut h = mutexes(1);
     h.call(0, acquire_within(A, 3));
-    let timer = h.only_timer(0);
-    h.fire(0, timer);
-    h.settle();
+    fire_only_timer(&mut h, 0);
     assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: A }));
     assert!(h.children("/locks/m").is_empty());
 }
@@ -261,9 +356,7 @@ fn a_protected_node_of_an_older_session_is_deleted_not_adopted() {
     h.drop_connection(0, true);
     h.settle();
     // The client gives up on the session (the LOST timer) while the server still holds it.
-    let lost = h.only_timer(0);
-    h.fire(0, lost);
-    h.settle();
+    fire_only_timer(&mut h, 0);
     let new_session = h.peers[0].session;
     assert_ne!(old_session, new_session);
     assert_eq!(h.peers[0].sessions, GAVE_UP_THEN_NEW_SESSION);
@@ -283,15 +376,8 @@ fn a_guaranteed_delete_is_retried_after_connection_loss_until_no_node() {
     h.call(0, acquire(A));
     h.settle();
     h.call(0, release(A));
-    h.drop_connection(0, true);
-    h.settle();
-    h.reconnect(0);
-    h.settle();
-    let deletes = h.peers[0]
-        .sent
-        .iter()
-        .filter(|r| matches!(r, Request::Delete { .. }))
-        .count();
+    drop_and_reconnect(&mut h, 0, true);
+    let deletes = sent(&h, 0, |r| matches!(r, Request::Delete { .. }));
     assert_eq!(deletes, 2, "sent again after the connection loss");
     assert!(h.children("/locks/m").is_empty());
     assert_eq!(h.peers[0].client.framework().pending_requests(), 0);
@@ -340,13 +426,7 @@ fn a_waiter_whose_session_is_lost_fails_and_leaves_no_node() {
 #[test]
 fn requests_wait_for_the_connection() {
     let mut h = mutexes(1);
-    h.drop_connection(0, false);
-    h.settle();
-    h.call(0, acquire(A));
-    assert!(
-        h.peers[0].inflight.is_empty(),
-        "nothing sent while disconnected"
-    );
+    call_while_disconnected(&mut h, 0, acquire(A));
     h.reconnect(0);
     h.settle();
     assert!(acquired(&h, 0).is_some());
@@ -383,8 +463,7 @@ fn the_naive_lock_excludes_but_every_release_wakes_the_herd() {
     assert!(acquired(&h, 0).is_some());
     h.call(0, release(A));
     h.settle();
-    let woken = (1..4).filter(|&c| !h.peers[c].watched.is_empty()).count();
-    assert_eq!(woken, 3, "all waiters woke");
+    assert_eq!(woken(&h), [1, 2, 3], "all waiters woke");
     let holders = (1..4).filter(|&c| acquired(&h, c).is_some()).count();
     assert_eq!(holders, 1, "one of them won");
 }
@@ -393,10 +472,7 @@ fn the_naive_lock_excludes_but_every_release_wakes_the_herd() {
 fn the_naive_lock_adopts_its_own_node_after_a_connection_loss() {
     let mut h = naive(1);
     h.call(0, acquire(A));
-    h.drop_connection(0, true);
-    h.settle();
-    h.reconnect(0);
-    h.settle();
+    drop_and_reconnect(&mut h, 0, true);
     assert!(acquired(&h, 0).is_some());
 }
 
@@ -466,17 +542,10 @@ fn lost_after_percent_scales_the_lost_timer() {
 
 #[test]
 fn a_watch_read_pending_at_lost_is_not_sent_again_on_the_new_session() {
-    let mut h = c1_about_to_watch_c0();
-    h.drop_connection(1, false);
-    h.settle();
-    let lost = h.only_timer(1);
-    h.fire(1, lost);
-    h.settle();
-    let reads = h.peers[1]
-        .sent
-        .iter()
-        .filter(|r| matches!(r, Request::GetData { .. }))
-        .count();
+    let mut h = mutexes(2);
+    c1_about_to_watch_c0(&mut h, acquire(A));
+    give_up_session(&mut h, 1, false);
+    let reads = sent(&h, 1, |r| matches!(r, Request::GetData { .. }));
     assert_eq!(
         reads, 1,
         "the watch-setting read is not re-sent on the new session"

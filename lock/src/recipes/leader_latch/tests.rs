@@ -7,7 +7,10 @@ use std::time::Duration;
 use super::LeaderLatch;
 use crate::fencing::Token;
 use crate::harness::Harness;
-use crate::recipes::tests::{A, B, last_notice};
+use crate::recipes::tests::{
+    A, B, assert_each_watches_the_node_ahead, c1_about_to_watch_c0, call_while_disconnected,
+    drop_and_reconnect, give_up_session, last_notice, sent, woken,
+};
 use crate::recipes::{Call, FailReason, Notice};
 use crate::zk::{EventKind, Path, Request, SessionId};
 
@@ -91,20 +94,10 @@ fn one_leader_among_five_and_leadership_passes_in_order_on_close() {
 #[test]
 fn each_participant_watches_the_node_ahead_and_a_close_wakes_one() {
     let mut h = started(4);
-    let names = h.children(PATH);
-    for c in 1..4 {
-        let watched: Vec<&Request> = h.peers[c]
-            .sent
-            .iter()
-            .filter(|r| matches!(r, Request::GetData { watch: true, .. }))
-            .collect();
-        assert_eq!(watched.len(), 1, "c{c} set one watch");
-        assert_eq!(watched[0].path().name(), names[c - 1]);
-    }
+    assert_each_watches_the_node_ahead(&h, PATH);
     h.call(0, close(A, false));
     h.settle();
-    let woken: Vec<usize> = (1..4).filter(|&c| !h.peers[c].watched.is_empty()).collect();
-    assert_eq!(woken, [1]);
+    assert_eq!(woken(&h), [1]);
     assert_eq!(h.peers[1].watched[0].kind, EventKind::NodeDeleted);
 }
 
@@ -131,18 +124,7 @@ fn closing_a_participant_in_the_middle_does_not_make_its_successor_leader() {
 #[test]
 fn a_node_ahead_gone_before_the_watch_is_set_means_list_again_not_hang() {
     let mut h = latches(2);
-    h.call(0, start(A));
-    h.settle();
-    h.call(1, start(A));
-    // c1: create, then list; its watch-setting read of c0's node is next.
-    for _ in 0..2 {
-        assert!(h.apply_next(1));
-        assert!(h.deliver_next(1));
-    }
-    assert!(matches!(
-        h.peers[1].inflight.front(),
-        Some((_, Request::GetData { watch: true, .. }))
-    ));
+    c1_about_to_watch_c0(&mut h, start(A));
     h.call(0, close(A, false));
     assert!(h.apply_next(0), "c0's delete applies before c1's get_data");
     h.settle();
@@ -341,10 +323,7 @@ fn suspended_drops_leadership_and_only_the_reconnect_check_gives_it_back() {
 #[test]
 fn a_suspended_waiter_keeps_its_place() {
     let mut h = started(2);
-    h.drop_connection(1, false);
-    h.settle();
-    h.reconnect(1);
-    h.settle();
+    drop_and_reconnect(&mut h, 1, false);
     assert!(listener(&h, 1).is_empty());
     assert_eq!(h.children(PATH).len(), 2);
     h.call(0, close(A, false));
@@ -383,11 +362,7 @@ fn a_killed_session_passes_leadership_and_the_old_leader_never_regains_it() {
 fn a_leader_that_gives_up_its_session_deletes_its_old_node_and_queues_a_fresh_one() {
     let mut h = started(2);
     let old_session = h.peers[0].session;
-    h.drop_connection(0, false);
-    h.settle();
-    let lost = h.only_timer(0);
-    h.fire(0, lost);
-    h.settle();
+    give_up_session(&mut h, 0, false);
     assert_ne!(h.peers[0].session, old_session);
     assert!(h.tree.get(&Path::new(PATH).unwrap()).is_some());
     assert!(
@@ -492,10 +467,7 @@ fn connection_loss_during_the_create_leaves_exactly_one_node() {
     for applied in [true, false] {
         let mut h = latches(1);
         h.call(0, start(A));
-        h.drop_connection(0, applied);
-        h.settle();
-        h.reconnect(0);
-        h.settle();
+        drop_and_reconnect(&mut h, 0, applied);
         assert_eq!(h.children(PATH).len(), 1, "applied: {applied}");
         assert_eq!(leaders(&h), [0]);
     }
@@ -519,16 +491,8 @@ fn a_create_cut_off_by_a_lost_session_carries_on_in_the_new_one() {
     h.settle();
     h.call(0, start(A));
     let old_session = h.peers[0].session;
-    h.drop_connection(0, true);
-    h.settle();
-    let lost = h.only_timer(0);
-    h.fire(0, lost);
-    h.settle();
-    let creates = h.peers[0]
-        .sent
-        .iter()
-        .filter(|r| matches!(r, Request::Create { .. }))
-        .count();
+    give_up_session(&mut h, 0, true);
+    let creates = sent(&h, 0, |r| matches!(r, Request::Create { .. }));
     assert_eq!(creates, 2, "the create, redone once on the new session");
     assert!(h.tree.ephemerals_of(old_session).is_empty());
     assert_eq!(h.tree.ephemerals_of(h.peers[0].session).len(), 1);
@@ -542,13 +506,7 @@ fn a_create_cut_off_by_a_lost_session_carries_on_in_the_new_one() {
 fn a_start_before_the_connection_is_up_leads_once_connected() {
     // Curator's testNoServerAtStart: start waits for the connection.
     let mut h = latches(1);
-    h.drop_connection(0, false);
-    h.settle();
-    h.call(0, start(A));
-    assert!(
-        h.peers[0].inflight.is_empty(),
-        "nothing sent while disconnected"
-    );
+    call_while_disconnected(&mut h, 0, start(A));
     h.reconnect(0);
     h.settle();
     assert_eq!(leaders(&h), [0]);
@@ -558,9 +516,7 @@ fn a_start_before_the_connection_is_up_leads_once_connected() {
 fn a_close_before_the_connection_is_up_leaves_no_node() {
     // Curator's testProperCloseWithoutConnectionEstablished.
     let mut h = latches(1);
-    h.drop_connection(0, false);
-    h.settle();
-    h.call(0, start(A));
+    call_while_disconnected(&mut h, 0, start(A));
     h.call(0, close(A, true));
     assert_eq!(last_notice(&h, 0), Some(Notice::Closed { owner: A }));
     h.reconnect(0);

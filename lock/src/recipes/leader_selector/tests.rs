@@ -7,7 +7,10 @@ use super::LeaderSelector;
 use crate::fencing::Token;
 use crate::harness::Harness;
 use crate::ids::Owner;
-use crate::recipes::tests::{A, B, failed, last_notice, lose_waiter_session};
+use crate::recipes::tests::{
+    A, B, drop_and_reconnect, failed, fire_only_timer, give_up_session, last_notice,
+    lose_waiter_session,
+};
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::Path;
 
@@ -280,9 +283,7 @@ fn suspended_cancels_leadership_at_once_and_lost_adds_nothing() {
         "cancelled before any reconnect"
     );
     assert!(leaders(&h).is_empty(), "c0's node is still there");
-    let lost = h.only_timer(0);
-    h.fire(0, lost);
-    h.settle();
+    fire_only_timer(&mut h, 0);
     assert_eq!(
         leadership_changes(&h, 0, A),
         ["lead", "cancelled"],
@@ -322,10 +323,7 @@ fn a_waiter_keeps_its_place_through_a_suspension() {
     h.settle();
     h.call(1, start(A));
     h.settle();
-    h.drop_connection(1, false);
-    h.settle();
-    h.reconnect(1);
-    h.settle();
+    drop_and_reconnect(&mut h, 1, false);
     assert!(h.peers[1].client.recipe().queued(A));
     h.call(0, relinquish(A));
     h.settle();
@@ -415,11 +413,7 @@ fn a_waiters_lost_session_requeues_it_on_the_new_session_with_auto_requeue() {
     h.settle();
     h.call(1, start(A));
     h.settle();
-    h.drop_connection(1, false);
-    h.settle();
-    let lost = h.only_timer(1);
-    h.fire(1, lost);
-    h.settle();
+    give_up_session(&mut h, 1, false);
     assert!(
         !h.peers[1]
             .notices

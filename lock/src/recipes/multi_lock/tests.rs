@@ -9,7 +9,8 @@ use std::cell::Cell;
 use super::{MultiLock, MultiLockError};
 use crate::harness::Harness;
 use crate::recipes::tests::{
-    A, B, acquire, acquire_within, acquired, failed, last_notice, lose_waiter_session, release,
+    A, B, acquire, acquire_within, acquired, assert_swapping_clients_relabels, drop_and_reconnect,
+    failed, fire_only_timer, heard, last_notice, lose_waiter_session, release, step_until,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::{CreateMode, Path, Request, ZkError};
@@ -63,14 +64,11 @@ fn deleted(h: &Harness<MultiLock>, c: usize) -> Vec<Path> {
 /// Steps client `c` until its next request in flight is the create of its node under the
 /// second lock path (the first lock is held then).
 fn step_to_second_create(h: &mut Harness<MultiLock>, c: usize) {
-    loop {
-        if let Some((_, Request::Create { path, .. })) = h.peers[c].inflight.front()
-            && path.parent() == Some(self::path(LOCK_2))
-        {
-            return;
-        }
-        assert!(h.apply_next(c) | h.deliver_next(c), "c{c} got stuck");
-    }
+    step_until(
+        h,
+        c,
+        |request| matches!(request, Request::Create { path, .. } if path.parent() == Some(self::path(LOCK_2))),
+    );
 }
 
 fn released(remaining: u32) -> Option<Notice> {
@@ -190,9 +188,7 @@ fn a_timeout_releases_the_held_locks_in_reverse_order_and_leaves_nothing_held() 
         [1, 2],
         "c0 holds the first lock and waits for the second"
     );
-    let timer = h.only_timer(0);
-    h.fire(0, timer);
-    h.settle();
+    fire_only_timer(&mut h, 0);
     assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: A }));
     assert_eq!(deleted(&h, 0), [path(LOCK_2), path(LOCK_1)]);
     assert_eq!(nodes(&h), [0, 1], "only c1's node is left");
@@ -260,9 +256,7 @@ fn a_second_owner_on_one_instance_waits_for_the_first_and_can_time_out() {
     h.call(0, acquire_within(B, 3));
     h.settle();
     assert_eq!(h.peers[0].notices.len(), 1, "only A holds");
-    let timer = h.only_timer(0);
-    h.fire(0, timer);
-    h.settle();
+    fire_only_timer(&mut h, 0);
     assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: B }));
     h.call(0, acquire(B));
     h.settle();
@@ -305,10 +299,7 @@ fn connection_notices_come_once_per_holder_and_never_to_a_waiter() {
     let mut h = with_second_lock_alone();
     h.call(0, acquire(A));
     h.settle();
-    h.drop_connection(0, false);
-    h.settle();
-    h.reconnect(0);
-    h.settle();
+    drop_and_reconnect(&mut h, 0, false);
     assert_eq!(
         h.peers[0].notices[1..],
         [
@@ -324,10 +315,7 @@ fn connection_notices_come_once_per_holder_and_never_to_a_waiter() {
     h.call(0, acquire(A));
     h.settle();
     let heard = h.peers[0].notices.len();
-    h.drop_connection(0, false);
-    h.settle();
-    h.reconnect(0);
-    h.settle();
+    drop_and_reconnect(&mut h, 0, false);
     assert_eq!(h.peers[0].notices.len(), heard, "a waiter hears nothing");
     h.call(1, release(B));
     h.settle();
@@ -346,11 +334,7 @@ fn a_lost_session_ends_the_hold_with_one_lost_and_the_waiter_gets_every_lock() {
     h.call(1, acquire(A));
     h.expire(0, true);
     h.settle();
-    let lost = h.peers[0]
-        .notices
-        .iter()
-        .filter(|n| matches!(n, Notice::Lost { .. }))
-        .count();
+    let lost = heard(&h, 0, |n| matches!(n, Notice::Lost { .. }));
     assert_eq!(lost, 1);
     assert_eq!(last_notice(&h, 0), Some(Notice::Lost { owner: A }));
     assert_eq!(h.peers[0].client.recipe(), &both());
@@ -375,11 +359,7 @@ fn a_waiter_holding_the_first_lock_whose_session_is_lost_fails_once_and_leaves_n
     h.settle();
     assert_eq!(nodes(&h), [1, 2]);
     lose_waiter_session(&mut h, false);
-    let failures = h.peers[1]
-        .notices
-        .iter()
-        .filter(|n| matches!(n, Notice::Failed { .. }))
-        .count();
+    let failures = heard(&h, 1, |n| matches!(n, Notice::Failed { .. }));
     assert_eq!(failures, 1);
     assert_eq!(nodes(&h), [0, 1], "only c0's node is left");
     assert_eq!(h.peers[1].client.recipe(), &both());
@@ -402,10 +382,7 @@ fn connection_loss_during_the_second_create_leaves_exactly_one_node_per_lock() {
         let mut h = multi_locks(1);
         h.call(0, acquire(A));
         step_to_second_create(&mut h, 0);
-        h.drop_connection(0, applied);
-        h.settle();
-        h.reconnect(0);
-        h.settle();
+        drop_and_reconnect(&mut h, 0, applied);
         assert_eq!(nodes(&h), [1, 1], "applied before the loss: {applied}");
         assert!(acquired(&h, 0).is_some());
     }
@@ -448,26 +425,11 @@ fn the_paths_must_be_distinct_and_at_least_one() {
 
 #[test]
 fn relabelling_rewrites_the_nodes_of_every_lock() {
-    use crate::ids::ClientSlot;
-    use crate::relabel::{ClientMap, Relabel};
-
     let mut h = with_second_lock_alone();
     h.call(1, acquire(B));
     h.settle();
     h.call(0, acquire(A));
     h.settle();
     // c0 holds a node of its own in each lock, and watches c1's in the second.
-    let recipe = h.peers[0].client.recipe();
-    let mut swap = ClientMap::new();
-    swap.map_slot(ClientSlot(0), ClientSlot(1));
-    swap.map_slot(ClientSlot(1), ClientSlot(0));
-    let swapped = recipe.relabel(&swap);
-    let text = |lock: &MultiLock| format!("{lock:?}");
-    assert_eq!(
-        text(&swapped).matches("-0001-").count(),
-        text(recipe).matches("-0000-").count(),
-        "every node of c0 now names c1"
-    );
-    assert_ne!(&swapped, recipe);
-    assert_eq!(&swapped.relabel(&swap), recipe);
+    assert_swapping_clients_relabels(h.peers[0].client.recipe());
 }

@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use super::{READ_NAME, ReadWriteLock, WRITE_NAME};
 use crate::harness::Harness;
-use crate::recipes::tests::{A, B, acquired, failed, last_notice, lose_waiter_session};
+use crate::recipes::tests::{
+    A, B, acquired, assert_swapping_clients_relabels, drop_and_reconnect, failed, fire_only_timer,
+    last_notice, lose_waiter_session, woken,
+};
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::{Path, Request};
 
@@ -58,13 +61,6 @@ fn queue_up(h: &mut Harness<ReadWriteLock>, modes: &str) {
 fn holders(h: &Harness<ReadWriteLock>, mode: Mode) -> Vec<usize> {
     (0..h.peers.len())
         .filter(|&c| h.peers[c].client.recipe().holding(A, mode).is_some())
-        .collect()
-}
-
-/// The clients that have handled a watch event.
-fn woken(h: &Harness<ReadWriteLock>) -> Vec<usize> {
-    (0..h.peers.len())
-        .filter(|&c| !h.peers[c].watched.is_empty())
         .collect()
 }
 
@@ -216,9 +212,7 @@ fn a_writer_giving_up_wakes_the_readers_behind_it_who_then_watch_the_next_writer
     h.call(2, acquire(A, Mode::Read));
     h.settle();
     let names = h.children(PATH);
-    let timer = h.only_timer(1);
-    h.fire(1, timer);
-    h.settle();
+    fire_only_timer(&mut h, 1);
     assert_eq!(last_notice(&h, 1), Some(Notice::TimedOut { owner: A }));
     assert_eq!(woken(&h), [2]);
     assert_eq!(watched_nodes(&h, 2), [names[1].clone(), names[0].clone()]);
@@ -273,9 +267,7 @@ fn a_downgrade_is_per_owner_another_owner_s_read_waits() {
     h.settle();
     assert_eq!(kinds(&h), "WR");
     assert!(h.peers[0].client.recipe().holding(B, Mode::Read).is_none());
-    let timer = h.only_timer(0);
-    h.fire(0, timer);
-    h.settle();
+    fire_only_timer(&mut h, 0);
     assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: B }));
     assert_eq!(kinds(&h), "W");
     assert!(h.peers[0].client.recipe().holding(A, Mode::Write).is_some());
@@ -382,9 +374,7 @@ fn a_timed_out_reader_deletes_its_node() {
     h.settle();
     h.call(1, acquire_within(A, Mode::Read));
     h.settle();
-    let timer = h.only_timer(1);
-    h.fire(1, timer);
-    h.settle();
+    fire_only_timer(&mut h, 1);
     assert_eq!(last_notice(&h, 1), Some(Notice::TimedOut { owner: A }));
     assert_eq!(kinds(&h), "W");
 }
@@ -414,10 +404,7 @@ fn connection_states_reach_each_holder_once_also_with_a_downgrade() {
     h.call(1, acquire(A, Mode::Write));
     h.settle();
     let before = h.peers[0].notices.len();
-    h.drop_connection(0, false);
-    h.settle();
-    h.reconnect(0);
-    h.settle();
+    drop_and_reconnect(&mut h, 0, false);
     assert_eq!(
         h.peers[0].notices[before..],
         [
@@ -463,9 +450,6 @@ fn a_waiting_reader_whose_session_is_lost_fails_and_leaves_no_node() {
 
 #[test]
 fn relabelling_rewrites_the_nodes_of_both_sides() {
-    use crate::ids::ClientSlot;
-    use crate::relabel::{ClientMap, Relabel};
-
     let mut h = locks(2);
     h.call(1, acquire(A, Mode::Write));
     h.settle();
@@ -473,19 +457,6 @@ fn relabelling_rewrites_the_nodes_of_both_sides() {
     h.call(0, acquire(B, Mode::Write));
     h.settle();
     // c0's reader (A) watches c1's write node; its writer (B) watches A's read node.
-    let recipe = h.peers[0].client.recipe();
-    let mut swap = ClientMap::new();
-    swap.map_slot(ClientSlot(0), ClientSlot(1));
-    swap.map_slot(ClientSlot(1), ClientSlot(0));
-    let swapped = recipe.relabel(&swap);
-    let text = |lock: &ReadWriteLock| format!("{lock:?}");
-    let own = text(recipe).matches("-0000-").count();
+    let own = assert_swapping_clients_relabels(h.peers[0].client.recipe());
     assert_eq!(own, 3, "c0's two nodes, and A's as B's predecessor");
-    assert_eq!(
-        text(&swapped).matches("-0001-").count(),
-        own,
-        "every node of c0 now names c1"
-    );
-    assert_ne!(&swapped, recipe);
-    assert_eq!(&swapped.relabel(&swap), recipe);
 }

@@ -5,7 +5,10 @@
 
 use super::REVOKE_MESSAGE;
 use crate::harness::Harness;
-use crate::recipes::tests::{A, B, acquire, acquire_within, acquired, last_notice, release};
+use crate::recipes::tests::{
+    A, B, acquire, acquire_within, acquired, fire_only_timer, give_up_session, heard, last_notice,
+    release, sent,
+};
 use crate::recipes::{Call, Mutex, Notice};
 use crate::zk::{Path, Request};
 
@@ -30,13 +33,22 @@ fn attempted(delivered: bool) -> Option<Notice> {
     })
 }
 
+/// Client `c` makes `owner`'s lock revocable, then acquires it, and everything settles.
+fn hold_revocably(h: &mut Harness<Mutex>, c: usize, owner: crate::ids::Owner) {
+    h.call(c, make_revocable(owner));
+    h.call(c, acquire(owner));
+    h.settle();
+}
+
+/// Client `c` attempts to revoke the lock (as owner `B`), and everything settles.
+fn revoke(h: &mut Harness<Mutex>, c: usize) {
+    h.call(c, attempt_revoke(B));
+    h.settle();
+}
+
 /// How many times client `c` heard `RevocationRequested`.
 fn requests(h: &Harness<Mutex>, c: usize) -> usize {
-    h.peers[c]
-        .notices
-        .iter()
-        .filter(|n| matches!(n, Notice::RevocationRequested { .. }))
-        .count()
+    heard(h, c, |n| matches!(n, Notice::RevocationRequested { .. }))
 }
 
 /// The reads client `c` sent with a watch on one of its own lock nodes.
@@ -58,9 +70,7 @@ fn own_node_reads(h: &Harness<Mutex>, c: usize) -> usize {
 /// c0 holds the lock, revocable; c1 waits for it.
 fn revocable_holder_and_a_waiter() -> Harness<Mutex> {
     let mut h = mutexes(3);
-    h.call(0, make_revocable(A));
-    h.call(0, acquire(A));
-    h.settle();
+    hold_revocably(&mut h, 0, A);
     h.call(1, acquire(A));
     h.settle();
     assert!(acquired(&h, 0).is_some());
@@ -71,8 +81,7 @@ fn revocable_holder_and_a_waiter() -> Harness<Mutex> {
 fn the_holder_is_asked_releases_and_the_waiter_gets_the_lock() {
     let mut h = revocable_holder_and_a_waiter();
     assert_eq!(own_node_reads(&h, 0), 1, "the revocation watch is armed");
-    h.call(2, attempt_revoke(B));
-    h.settle();
+    revoke(&mut h, 2);
     assert_eq!(last_notice(&h, 2), attempted(true));
     assert_eq!(
         last_notice(&h, 0),
@@ -90,8 +99,7 @@ fn the_holder_is_asked_releases_and_the_waiter_gets_the_lock() {
 #[test]
 fn the_request_marks_the_holder_s_node_which_is_the_first() {
     let mut h = revocable_holder_and_a_waiter();
-    h.call(2, attempt_revoke(B));
-    h.settle();
+    revoke(&mut h, 2);
     let names = h.children(LOCK);
     let data = |name: &str| {
         let node = Path::new(LOCK).unwrap().child(name).unwrap();
@@ -106,8 +114,7 @@ fn a_holder_that_is_not_revocable_is_marked_but_never_asked() {
     let mut h = mutexes(2);
     h.call(0, acquire(A));
     h.settle();
-    h.call(1, attempt_revoke(B));
-    h.settle();
+    revoke(&mut h, 1);
     assert_eq!(last_notice(&h, 1), attempted(true));
     assert_eq!(own_node_reads(&h, 0), 0, "no revocation watch");
     assert_eq!(requests(&h, 0), 0);
@@ -117,8 +124,7 @@ fn a_holder_that_is_not_revocable_is_marked_but_never_asked() {
 fn each_request_is_heard_and_the_watch_is_armed_again() {
     let mut h = revocable_holder_and_a_waiter();
     for asked in 1..=2 {
-        h.call(2, attempt_revoke(B));
-        h.settle();
+        revoke(&mut h, 2);
         assert_eq!(requests(&h, 0), asked);
     }
     assert_eq!(
@@ -141,22 +147,18 @@ fn made_revocable_while_holding_it_is_armed_at_once() {
     h.call(0, make_revocable(A));
     h.settle();
     assert_eq!(own_node_reads(&h, 0), 1, "armed once");
-    h.call(1, attempt_revoke(B));
-    h.settle();
+    revoke(&mut h, 1);
     assert_eq!(requests(&h, 0), 1);
 }
 
 #[test]
 fn the_final_release_ends_revocability() {
     let mut h = mutexes(2);
-    h.call(0, make_revocable(A));
-    h.call(0, acquire(A));
-    h.settle();
+    hold_revocably(&mut h, 0, A);
     h.call(0, acquire(A));
     h.call(0, release(A));
     h.settle();
-    h.call(1, attempt_revoke(B));
-    h.settle();
+    revoke(&mut h, 1);
     assert_eq!(
         requests(&h, 0),
         1,
@@ -167,8 +169,7 @@ fn the_final_release_ends_revocability() {
     h.call(0, acquire(A));
     h.settle();
     assert_eq!(own_node_reads(&h, 0), 2, "the new node is not watched");
-    h.call(1, attempt_revoke(B));
-    h.settle();
+    revoke(&mut h, 1);
     assert_eq!(last_notice(&h, 1), attempted(true));
     assert_eq!(requests(&h, 0), 1);
 }
@@ -181,13 +182,11 @@ fn only_the_revocable_owner_of_an_instance_is_asked() {
     h.settle();
     h.call(0, acquire(B));
     h.settle();
-    h.call(1, attempt_revoke(B));
-    h.settle();
+    revoke(&mut h, 1);
     assert_eq!(requests(&h, 0), 0, "A holds and is not revocable");
     h.call(0, release(A));
     h.settle();
-    h.call(1, attempt_revoke(B));
-    h.settle();
+    revoke(&mut h, 1);
     assert_eq!(
         last_notice(&h, 0),
         Some(Notice::RevocationRequested { owner: B })
@@ -199,8 +198,7 @@ fn a_request_made_while_the_holder_is_cut_off_is_heard_after_it_reconnects() {
     let mut h = revocable_holder_and_a_waiter();
     h.drop_connection(0, false);
     h.settle();
-    h.call(2, attempt_revoke(B));
-    h.settle();
+    revoke(&mut h, 2);
     assert_eq!(requests(&h, 0), 0, "the re-read waits for the connection");
     h.reconnect(0);
     h.settle();
@@ -213,24 +211,20 @@ fn a_request_made_while_the_holder_is_cut_off_is_heard_after_it_reconnects() {
 #[test]
 fn an_attempt_without_a_holder_is_not_delivered() {
     let mut h = mutexes(1);
-    h.call(0, attempt_revoke(B));
-    h.settle();
+    revoke(&mut h, 0);
     assert_eq!(last_notice(&h, 0), attempted(false), "no lock path at all");
     h.call(0, acquire(A));
     h.settle();
     h.call(0, release(A));
     h.settle();
-    h.call(0, attempt_revoke(B));
-    h.settle();
+    revoke(&mut h, 0);
     assert_eq!(last_notice(&h, 0), attempted(false), "an empty lock");
 }
 
 #[test]
 fn a_holder_gone_between_the_listing_and_the_mark_means_not_delivered() {
     let mut h = mutexes(2);
-    h.call(0, make_revocable(A));
-    h.call(0, acquire(A));
-    h.settle();
+    hold_revocably(&mut h, 0, A);
     h.call(1, attempt_revoke(B));
     assert!(h.apply_next(1) && h.deliver_next(1), "c1 listed the lock");
     h.call(0, release(A));
@@ -260,9 +254,7 @@ fn a_request_read_after_the_owner_gave_up_its_node_is_not_heard() {
     // the answers arrive.
     assert!(h.deliver_next(1) && h.deliver_next(1));
     assert_eq!(h.peers[1].inflight.len(), 2);
-    let timer = h.only_timer(1);
-    h.fire(1, timer);
-    h.settle();
+    fire_only_timer(&mut h, 1);
     assert_eq!(last_notice(&h, 1), Some(Notice::TimedOut { owner: A }));
     assert_eq!(requests(&h, 1), 0);
     assert!(h.children(LOCK).is_empty());
@@ -271,19 +263,11 @@ fn a_request_read_after_the_owner_gave_up_its_node_is_not_heard() {
 #[test]
 fn the_final_release_removes_the_revocation_watch_before_the_delete() {
     let mut h = mutexes(1);
-    h.call(0, make_revocable(A));
-    h.call(0, acquire(A));
-    h.settle();
+    hold_revocably(&mut h, 0, A);
     h.call(0, acquire(A));
     h.call(0, release(A));
     h.settle();
-    let removals = |h: &Harness<Mutex>| {
-        h.peers[0]
-            .sent
-            .iter()
-            .filter(|r| matches!(r, Request::RemoveWatches { .. }))
-            .count()
-    };
+    let removals = |h: &Harness<Mutex>| sent(h, 0, |r| matches!(r, Request::RemoveWatches { .. }));
     assert_eq!(removals(&h), 0, "a reentrant release keeps it");
     h.call(0, release(A));
     h.settle();
@@ -296,9 +280,7 @@ fn the_final_release_removes_the_revocation_watch_before_the_delete() {
 #[test]
 fn a_watch_another_owner_of_the_instance_waits_on_is_kept() {
     let mut h = mutexes(2);
-    h.call(0, make_revocable(A));
-    h.call(0, acquire(A));
-    h.settle();
+    hold_revocably(&mut h, 0, A);
     h.call(0, acquire(B));
     h.settle();
     h.call(0, release(A));
@@ -326,11 +308,7 @@ fn an_attempt_cut_off_by_a_lost_session_is_not_delivered_and_no_failure() {
     h.call(0, acquire(A));
     h.settle();
     h.call(1, attempt_revoke(B));
-    h.drop_connection(1, false);
-    h.settle();
-    let lost = h.only_timer(1);
-    h.fire(1, lost);
-    h.settle();
+    give_up_session(&mut h, 1, false);
     assert_eq!(last_notice(&h, 1), attempted(false));
     assert_eq!(h.peers[1].notices.len(), 1, "{:?}", h.peers[1].notices);
 }

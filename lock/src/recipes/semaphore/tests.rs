@@ -12,7 +12,10 @@ use crate::fencing::Token;
 use crate::harness::Harness;
 use crate::ids::Owner;
 use crate::recipe::Recipe;
-use crate::recipes::tests::{A, B, acquired, failed, last_notice, lose_waiter_session};
+use crate::recipes::tests::{
+    A, B, acquired, drop_and_reconnect, failed, fire_only_timer, give_up_session, last_notice,
+    lose_waiter_session, sent, step_until,
+};
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::{Path, Request};
 
@@ -40,18 +43,6 @@ pub(in crate::recipes) fn step_to_lease_create<R: Recipe>(h: &mut Harness<R>, c:
         matches!(request, Request::Create { path, .. }
             if path.parent() == Some(Path::new(LEASES).unwrap()))
     });
-}
-
-/// Steps client `c` until its next request in flight is one `wanted` accepts.
-fn step_until<R: Recipe>(h: &mut Harness<R>, c: usize, wanted: impl Fn(&Request) -> bool) {
-    loop {
-        if let Some((_, request)) = h.peers[c].inflight.front()
-            && wanted(request)
-        {
-            return;
-        }
-        assert!(h.apply_next(c) | h.deliver_next(c), "c{c} got stuck");
-    }
 }
 
 /// `n` clients on a semaphore of `max` leases.
@@ -104,11 +95,9 @@ fn believed(h: &Harness<Semaphore>) -> usize {
 
 /// How many `GetChildren` with a watch client `c` sent.
 fn listings(h: &Harness<Semaphore>, c: usize) -> usize {
-    h.peers[c]
-        .sent
-        .iter()
-        .filter(|r| matches!(r, Request::GetChildren { watch: true, .. }))
-        .count()
+    sent(h, c, |r| {
+        matches!(r, Request::GetChildren { watch: true, .. })
+    })
 }
 
 #[test]
@@ -157,9 +146,7 @@ fn one_lease_a_second_acquire_times_out_returning_nothing_and_leaving_no_node() 
     h.call(0, take_within(A, 3));
     h.settle();
     assert_eq!(h.peers[0].notices.len(), 1, "no second lease");
-    let timer = h.only_timer(0);
-    h.fire(0, timer);
-    h.settle();
+    fire_only_timer(&mut h, 0);
     assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: A }));
     assert_eq!(tokens(&h, 0, A), [first]);
     assert_eq!(h.children(LEASES).len(), 1, "only the held lease");
@@ -382,9 +369,7 @@ fn a_timeout_at_every_stage_leaves_no_node() {
     h.settle();
     // c2 waits for the leases, c3 for the internal lock.
     for c in [3, 2] {
-        let timer = h.only_timer(c);
-        h.fire(c, timer);
-        h.settle();
+        fire_only_timer(&mut h, c);
         assert_eq!(last_notice(&h, c), Some(Notice::TimedOut { owner: A }));
     }
     assert_eq!(h.children(LEASES).len(), 2);
@@ -392,9 +377,7 @@ fn a_timeout_at_every_stage_leaves_no_node() {
     // And while the lease node is being created: the node it produces is deleted.
     h.call(2, take_within(A, 3));
     step_to_lease_create(&mut h, 2);
-    let timer = h.only_timer(2);
-    h.fire(2, timer);
-    h.settle();
+    fire_only_timer(&mut h, 2);
     assert_eq!(last_notice(&h, 2), Some(Notice::TimedOut { owner: A }));
     assert_eq!(h.children(LEASES).len(), 2);
     for c in 0..2 {
@@ -412,10 +395,7 @@ fn connection_loss_during_the_lease_create_leaves_exactly_one_lease() {
         h.settle();
         h.call(0, take(A));
         step_to_lease_create(&mut h, 0);
-        h.drop_connection(0, applied);
-        h.settle();
-        h.reconnect(0);
-        h.settle();
+        drop_and_reconnect(&mut h, 0, applied);
         assert_eq!(tokens(&h, 0, A).len(), 2, "applied: {applied}");
         assert_eq!(h.children(LEASES).len(), 2, "applied: {applied}");
         assert!(h.children(LOCKS).is_empty());
@@ -431,10 +411,7 @@ fn holders_hear_each_connection_state_once_and_lost_deletes_every_lease() {
     }
     h.call(1, take(B));
     h.settle();
-    h.drop_connection(0, false);
-    h.settle();
-    h.reconnect(0);
-    h.settle();
+    drop_and_reconnect(&mut h, 0, false);
     assert_eq!(
         h.peers[0].notices[2..],
         [
@@ -444,11 +421,7 @@ fn holders_hear_each_connection_state_once_and_lost_deletes_every_lease() {
     );
     // c0 gives its session up at the LOST timer while the server still holds it: its new
     // session deletes both leases, and c1 gets one.
-    h.drop_connection(0, false);
-    h.settle();
-    let lost = h.only_timer(0);
-    h.fire(0, lost);
-    h.settle();
+    give_up_session(&mut h, 0, false);
     assert_eq!(
         h.peers[0].notices[4..],
         [Notice::Suspended { owner: A }, Notice::Lost { owner: A }]

@@ -6,7 +6,8 @@ use super::SemaphoreMutex;
 use crate::harness::Harness;
 use crate::recipes::semaphore::tests::{LEASES, LOCKS, PATH, assert_empty, step_to_lease_create};
 use crate::recipes::tests::{
-    A, B, acquire, acquire_within, acquired, failed, last_notice, lose_waiter_session, release,
+    A, B, acquire, acquire_within, acquired, drop_and_reconnect, failed, fire_only_timer,
+    last_notice, lose_waiter_session, release, sent,
 };
 use crate::recipes::{FailReason, Mode, Notice};
 use crate::zk::{Path, Request};
@@ -61,11 +62,9 @@ fn only_the_internal_lock_holder_watches_the_leases() {
         h.settle();
     }
     let listed = |h: &Harness<SemaphoreMutex>, c: usize| {
-        h.peers[c]
-            .sent
-            .iter()
-            .filter(|r| matches!(r, Request::GetChildren { watch: true, .. }))
-            .count()
+        sent(h, c, |r| {
+            matches!(r, Request::GetChildren { watch: true, .. })
+        })
     };
     assert_eq!([listed(&h, 0), listed(&h, 1), listed(&h, 2)], [1, 1, 0]);
     assert_eq!(h.children(LOCKS).len(), 2, "c1 holds it, c2 waits for it");
@@ -90,9 +89,7 @@ fn not_reentrant_a_second_acquire_by_the_holder_waits_then_times_out() {
     h.settle();
     assert_eq!(h.peers[0].notices.len(), 1, "no second hold");
     assert_eq!(h.children(LEASES).len(), 2);
-    let timer = h.only_timer(0);
-    h.fire(0, timer);
-    h.settle();
+    fire_only_timer(&mut h, 0);
     assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: A }));
     assert_eq!(h.children(LEASES).len(), 1, "only the hold's lease is left");
     assert!(h.children(LOCKS).is_empty());
@@ -132,9 +129,7 @@ fn a_waiter_timing_out_on_the_internal_lock_or_the_leases_leaves_no_node() {
     h.settle();
     // c1 waits for the leases, c2 for the internal lock.
     for c in [2, 1] {
-        let timer = h.only_timer(c);
-        h.fire(c, timer);
-        h.settle();
+        fire_only_timer(&mut h, c);
         assert_eq!(last_notice(&h, c), Some(Notice::TimedOut { owner: A }));
     }
     assert_eq!(h.children(LEASES).len(), 1);
@@ -149,9 +144,7 @@ fn a_timeout_during_the_lease_create_deletes_the_lease_it_produces() {
     let mut h = semaphores(1);
     h.call(0, acquire_within(A, 3));
     step_to_lease_create(&mut h, 0);
-    let timer = h.only_timer(0);
-    h.fire(0, timer);
-    h.settle();
+    fire_only_timer(&mut h, 0);
     assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: A }));
     assert_empty(&h);
 }
@@ -177,10 +170,7 @@ fn connection_loss_during_the_lease_create_leaves_exactly_one_lease() {
         let mut h = semaphores(1);
         h.call(0, acquire(A));
         step_to_lease_create(&mut h, 0);
-        h.drop_connection(0, applied);
-        h.settle();
-        h.reconnect(0);
-        h.settle();
+        drop_and_reconnect(&mut h, 0, applied);
         assert_eq!(h.children(LEASES).len(), 1, "applied: {applied}");
         assert!(acquired(&h, 0).is_some());
         assert!(h.children(LOCKS).is_empty());
