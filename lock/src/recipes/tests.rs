@@ -58,6 +58,19 @@ pub(super) fn last_notice<R: Recipe<Notice = Notice>>(h: &Harness<R>, c: usize) 
     h.peers[c].notices.last().copied()
 }
 
+/// Client `c` makes the `c`-th of `calls`, one client after the other, settling after each
+/// (with the same acquire or start: the first holds or leads, the others queue in client
+/// order).
+pub(super) fn in_turn<R: Recipe<Call = Call>>(
+    h: &mut Harness<R>,
+    calls: impl IntoIterator<Item = Call>,
+) {
+    for (c, call) in calls.into_iter().enumerate() {
+        h.call(c, call);
+        h.settle();
+    }
+}
+
 /// c1's connection drops (its request in flight applied first when `applied`) and it gives up
 /// the session at the LOST timer: its acquire must fail with `SessionLost` and leave no
 /// request behind.
@@ -191,10 +204,7 @@ where
 #[test]
 fn five_contenders_acquire_in_fifo_order_with_increasing_tokens() {
     let mut h = mutexes(5);
-    for c in 0..5 {
-        h.call(c, acquire(A));
-        h.settle();
-    }
+    in_turn(&mut h, [acquire(A); 5]);
     assert!(acquired(&h, 0).is_some());
     assert!((1..5).all(|c| acquired(&h, c).is_none()));
     let mut tokens = vec![acquired(&h, 0).unwrap()];
@@ -223,10 +233,7 @@ fn five_contenders_acquire_in_fifo_order_with_increasing_tokens() {
 #[test]
 fn each_waiter_watches_only_its_predecessor_and_a_release_wakes_one() {
     let mut h = mutexes(4);
-    for c in 0..4 {
-        h.call(c, acquire(A));
-        h.settle();
-    }
+    in_turn(&mut h, [acquire(A); 4]);
     assert_each_watches_the_node_ahead(&h, "/locks/m");
     h.call(0, release(A));
     h.settle();
@@ -411,10 +418,7 @@ fn suspended_and_lost_end_the_hold() {
 #[test]
 fn a_waiter_whose_session_is_lost_fails_and_leaves_no_node() {
     let mut h = mutexes(2);
-    h.call(0, acquire(A));
-    h.settle();
-    h.call(1, acquire(A));
-    h.settle();
+    in_turn(&mut h, [acquire(A); 2]);
     lose_waiter_session(&mut h, false);
     assert_eq!(
         h.children("/locks/m").len(),
@@ -456,10 +460,7 @@ fn naive(n: u16) -> Harness<NaiveHerdMutex> {
 #[test]
 fn the_naive_lock_excludes_but_every_release_wakes_the_herd() {
     let mut h = naive(4);
-    for c in 0..4 {
-        h.call(c, acquire(A));
-        h.settle();
-    }
+    in_turn(&mut h, [acquire(A); 4]);
     assert!(acquired(&h, 0).is_some());
     h.call(0, release(A));
     h.settle();

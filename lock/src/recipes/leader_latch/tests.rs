@@ -9,7 +9,7 @@ use crate::fencing::Token;
 use crate::harness::Harness;
 use crate::recipes::tests::{
     A, B, assert_each_watches_the_node_ahead, c1_about_to_watch_c0, call_while_disconnected,
-    drop_and_reconnect, give_up_session, last_notice, sent, woken,
+    drop_and_reconnect, give_up_session, in_turn, last_notice, sent, woken,
 };
 use crate::recipes::{Call, FailReason, Notice};
 use crate::zk::{EventKind, Path, Request, SessionId};
@@ -31,10 +31,7 @@ fn close(owner: crate::ids::Owner, notify: bool) -> Call {
 /// Starts owner `A` on each of the first `n` clients, one after the other.
 fn started(n: u16) -> Harness<LeaderLatch> {
     let mut h = latches(n);
-    for c in 0..usize::from(n) {
-        h.call(c, start(A));
-        h.settle();
-    }
+    in_turn(&mut h, std::iter::repeat_n(start(A), usize::from(n)));
     h
 }
 

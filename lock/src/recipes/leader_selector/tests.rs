@@ -8,7 +8,7 @@ use crate::fencing::Token;
 use crate::harness::Harness;
 use crate::ids::Owner;
 use crate::recipes::tests::{
-    A, B, drop_and_reconnect, failed, fire_only_timer, give_up_session, last_notice,
+    A, B, drop_and_reconnect, failed, fire_only_timer, give_up_session, in_turn, last_notice,
     lose_waiter_session,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
@@ -48,6 +48,16 @@ fn close(owner: Owner) -> Call {
         owner,
         notify: false,
     }
+}
+
+/// Two selectors on one client: `A` started first and leads, `B` waits behind it.
+fn two_on_one_client(auto_requeue: bool) -> Harness<LeaderSelector> {
+    let mut h = selectors(1, auto_requeue);
+    h.call(0, start(A));
+    h.call(0, start(B));
+    h.settle();
+    assert_eq!(leaders(&h), [(0, A)]);
+    h
 }
 
 /// The leaders now, as (client, owner), by the recipes' own state.
@@ -107,10 +117,7 @@ fn restart_server(h: &mut Harness<LeaderSelector>) {
 #[test]
 fn one_leader_at_a_time_in_start_order_with_rising_tokens_and_nothing_left() {
     let mut h = selectors(5, false);
-    for c in 0..5 {
-        h.call(c, start(A));
-        h.settle();
-    }
+    in_turn(&mut h, [start(A); 5]);
     assert_eq!(leaders(&h), [(0, A)]);
     let mut tokens = led(&h, 0);
     for c in 0..4 {
@@ -174,10 +181,7 @@ fn without_auto_requeue_a_relinquished_leader_waits_for_requeue() {
 #[test]
 fn requeue_while_queued_or_leading_does_nothing() {
     let mut h = selectors(2, false);
-    h.call(0, start(A));
-    h.settle();
-    h.call(1, start(A));
-    h.settle();
+    in_turn(&mut h, [start(A); 2]);
     let notices = [h.peers[0].notices.len(), h.peers[1].notices.len()];
     h.call(0, requeue(A));
     h.call(1, requeue(A));
@@ -209,10 +213,7 @@ fn auto_requeue_gives_leadership_again() {
 #[test]
 fn auto_requeue_goes_to_the_back_of_the_queue() {
     let mut h = selectors(3, true);
-    for c in 0..3 {
-        h.call(c, start(A));
-        h.settle();
-    }
+    in_turn(&mut h, [start(A); 3]);
     let mut order = Vec::new();
     for _ in 0..6 {
         let [(c, _)] = leaders(&h)[..] else {
@@ -229,10 +230,7 @@ fn auto_requeue_goes_to_the_back_of_the_queue() {
 #[test]
 fn interrupt_leadership_ends_it_and_deletes_the_node() {
     let mut h = selectors(2, false);
-    h.call(0, start(A));
-    h.settle();
-    h.call(1, start(A));
-    h.settle();
+    in_turn(&mut h, [start(A); 2]);
     h.call(0, Call::Interrupt { owner: A });
     h.settle();
     assert_eq!(last_notice(&h, 0), Some(Notice::NotLeader { owner: A }));
@@ -253,10 +251,7 @@ fn interrupt_leadership_with_auto_requeue_leads_again() {
 #[test]
 fn interrupt_or_relinquish_without_leadership_fails_and_keeps_the_place() {
     let mut h = selectors(2, true);
-    h.call(0, start(A));
-    h.settle();
-    h.call(1, start(A));
-    h.settle();
+    in_turn(&mut h, [start(A); 2]);
     for call in [Call::Interrupt { owner: A }, relinquish(A)] {
         h.call(1, call);
         h.settle();
@@ -271,10 +266,7 @@ fn interrupt_or_relinquish_without_leadership_fails_and_keeps_the_place() {
 #[test]
 fn suspended_cancels_leadership_at_once_and_lost_adds_nothing() {
     let mut h = selectors(2, false);
-    h.call(0, start(A));
-    h.settle();
-    h.call(1, start(A));
-    h.settle();
+    in_turn(&mut h, [start(A); 2]);
     h.drop_connection(0, false);
     h.settle();
     assert_eq!(
@@ -319,10 +311,7 @@ fn the_cancelled_leaders_node_is_deleted_on_reconnect() {
 #[test]
 fn a_waiter_keeps_its_place_through_a_suspension() {
     let mut h = selectors(2, false);
-    h.call(0, start(A));
-    h.settle();
-    h.call(1, start(A));
-    h.settle();
+    in_turn(&mut h, [start(A); 2]);
     drop_and_reconnect(&mut h, 1, false);
     assert!(h.peers[1].client.recipe().queued(A));
     h.call(0, relinquish(A));
@@ -333,11 +322,7 @@ fn a_waiter_keeps_its_place_through_a_suspension() {
 #[test]
 fn a_killed_session_cancels_leadership_then_requeue_elects_one_and_close_passes_it_on() {
     // Two selectors on one client, as Curator's testKillSessionThenCloseShouldElectNewLeader.
-    let mut h = selectors(1, false);
-    h.call(0, start(A));
-    h.call(0, start(B));
-    h.settle();
-    assert_eq!(leaders(&h), [(0, A)]);
+    let mut h = two_on_one_client(false);
     h.drop_connection(0, false);
     h.expire(0, true);
     h.settle();
@@ -370,11 +355,7 @@ fn a_killed_session_cancels_leadership_then_requeue_elects_one_and_close_passes_
 #[test]
 fn a_server_restart_cancels_leadership_and_auto_requeue_elects_one_again() {
     // As Curator's testKillServerThenCloseShouldElectNewLeader: auto-requeue, no requeue call.
-    let mut h = selectors(1, true);
-    h.call(0, start(A));
-    h.call(0, start(B));
-    h.settle();
-    assert_eq!(leaders(&h), [(0, A)]);
+    let mut h = two_on_one_client(true);
     restart_server(&mut h);
     assert_eq!(leadership_changes(&h, 0, A), ["lead", "cancelled"]);
     assert_eq!(
@@ -392,10 +373,7 @@ fn a_server_restart_cancels_leadership_and_auto_requeue_elects_one_again() {
 #[test]
 fn a_waiters_lost_session_fails_its_attempt_without_auto_requeue() {
     let mut h = selectors(2, false);
-    h.call(0, start(A));
-    h.settle();
-    h.call(1, start(A));
-    h.settle();
+    in_turn(&mut h, [start(A); 2]);
     lose_waiter_session(&mut h, false);
     assert!(!h.peers[1].client.recipe().queued(A));
     assert_eq!(h.children(PATH).len(), 1, "the waiter's node was deleted");
@@ -409,10 +387,7 @@ fn a_waiters_lost_session_fails_its_attempt_without_auto_requeue() {
 #[test]
 fn a_waiters_lost_session_requeues_it_on_the_new_session_with_auto_requeue() {
     let mut h = selectors(2, true);
-    h.call(0, start(A));
-    h.settle();
-    h.call(1, start(A));
-    h.settle();
+    in_turn(&mut h, [start(A); 2]);
     give_up_session(&mut h, 1, false);
     assert!(
         !h.peers[1]
@@ -438,10 +413,7 @@ fn a_waiters_lost_session_requeues_it_on_the_new_session_with_auto_requeue() {
 #[test]
 fn closing_a_waiter_leaves_the_leader_and_closing_the_leader_leaves_nothing() {
     let mut h = selectors(2, false);
-    h.call(0, start(A));
-    h.settle();
-    h.call(1, start(A));
-    h.settle();
+    in_turn(&mut h, [start(A); 2]);
     h.call(1, close(A));
     h.settle();
     assert_eq!(last_notice(&h, 1), Some(Notice::Closed { owner: A }));

@@ -10,7 +10,7 @@ use super::{MultiLock, MultiLockError};
 use crate::harness::Harness;
 use crate::recipes::tests::{
     A, B, acquire, acquire_within, acquired, assert_swapping_clients_relabels, drop_and_reconnect,
-    failed, fire_only_timer, heard, last_notice, lose_waiter_session, release, step_until,
+    failed, fire_only_timer, heard, in_turn, last_notice, lose_waiter_session, release, step_until,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::{CreateMode, Path, Request, ZkError};
@@ -122,10 +122,7 @@ fn the_locks_are_taken_in_order_one_after_the_other() {
 #[test]
 fn two_clients_hold_one_at_a_time_and_the_waiter_gets_it_on_release() {
     let mut h = multi_locks(3);
-    for c in 0..3 {
-        h.call(c, acquire(A));
-        h.settle();
-    }
+    in_turn(&mut h, [acquire(A); 3]);
     assert!(acquired(&h, 0).is_some());
     assert!((1..3).all(|c| acquired(&h, c).is_none()));
     assert_eq!(nodes(&h), [3, 1], "the waiters queue on the first lock");
@@ -272,10 +269,7 @@ fn a_second_owner_on_one_instance_waits_for_the_first_and_can_time_out() {
 #[test]
 fn an_owner_already_acquiring_is_told_so() {
     let mut h = multi_locks(2);
-    h.call(0, acquire(A));
-    h.settle();
-    h.call(1, acquire(A));
-    h.settle();
+    in_turn(&mut h, [acquire(A); 2]);
     h.call(1, acquire(A));
     assert_eq!(last_notice(&h, 1), failed(FailReason::AlreadyAcquiring));
 }
@@ -353,10 +347,7 @@ fn a_waiter_holding_the_first_lock_whose_session_is_lost_fails_once_and_leaves_n
             _ => both(),
         }
     });
-    h.call(0, acquire(A));
-    h.settle();
-    h.call(1, acquire(A));
-    h.settle();
+    in_turn(&mut h, [acquire(A); 2]);
     assert_eq!(nodes(&h), [1, 2]);
     lose_waiter_session(&mut h, false);
     let failures = heard(&h, 1, |n| matches!(n, Notice::Failed { .. }));

@@ -9,7 +9,7 @@ use super::{READ_NAME, ReadWriteLock, WRITE_NAME};
 use crate::harness::Harness;
 use crate::recipes::tests::{
     A, B, acquired, assert_swapping_clients_relabels, drop_and_reconnect, failed, fire_only_timer,
-    last_notice, lose_waiter_session, woken,
+    in_turn, last_notice, lose_waiter_session, woken,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::{Path, Request};
@@ -50,11 +50,8 @@ fn released(owner: crate::ids::Owner, mode: Mode, remaining: u32) -> Option<Noti
 
 /// Each client in turn calls `acquire(A, mode)` and settles: `W` for write, `R` for read.
 fn queue_up(h: &mut Harness<ReadWriteLock>, modes: &str) {
-    for (c, mode) in modes.chars().enumerate() {
-        let mode = if mode == 'W' { Mode::Write } else { Mode::Read };
-        h.call(c, acquire(A, mode));
-        h.settle();
-    }
+    let mode = |kind| if kind == 'W' { Mode::Write } else { Mode::Read };
+    in_turn(h, modes.chars().map(|kind| acquire(A, mode(kind))));
 }
 
 /// The clients whose owner `A` holds a `mode` hold.
@@ -382,10 +379,7 @@ fn a_timed_out_reader_deletes_its_node() {
 #[test]
 fn a_killed_holder_session_frees_the_lock() {
     let mut h = locks(2);
-    h.call(0, acquire(A, Mode::Write));
-    h.settle();
-    h.call(1, acquire(A, Mode::Read));
-    h.settle();
+    queue_up(&mut h, "WR");
     // The server expires c0's session; c0 does not hear of it yet.
     h.expire(0, false);
     h.settle();
@@ -436,10 +430,7 @@ fn connection_states_reach_each_holder_once_also_with_a_downgrade() {
 #[test]
 fn a_waiting_reader_whose_session_is_lost_fails_and_leaves_no_node() {
     let mut h = locks(2);
-    h.call(0, acquire(A, Mode::Write));
-    h.settle();
-    h.call(1, acquire(A, Mode::Read));
-    h.settle();
+    queue_up(&mut h, "WR");
     lose_waiter_session(&mut h, false);
     assert_eq!(kinds(&h), "W");
     assert_eq!(

@@ -13,8 +13,8 @@ use crate::harness::Harness;
 use crate::ids::Owner;
 use crate::recipe::Recipe;
 use crate::recipes::tests::{
-    A, B, acquired, drop_and_reconnect, failed, fire_only_timer, give_up_session, last_notice,
-    lose_waiter_session, sent, step_until,
+    A, B, acquired, drop_and_reconnect, failed, fire_only_timer, give_up_session, in_turn,
+    last_notice, lose_waiter_session, sent, step_until,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::{Path, Request};
@@ -190,10 +190,7 @@ fn an_owner_holds_several_leases_the_participants_and_returns_the_oldest_first()
 #[test]
 fn only_the_internal_lock_holder_watches_and_a_return_wakes_one_waiter() {
     let mut h = semaphores(5, 2);
-    for c in 0..5 {
-        h.call(c, take(A));
-        h.settle();
-    }
+    in_turn(&mut h, [take(A); 5]);
     assert_eq!(believed(&h), 2);
     assert_eq!(
         (0..5).map(|c| listings(&h, c)).collect::<Vec<_>>(),
@@ -327,10 +324,7 @@ fn a_failed_listing_leaves_no_orphaned_lease_and_acquires_go_on_after() {
 #[test]
 fn a_waiter_whose_lease_node_vanishes_fails_and_can_acquire_again() {
     let mut h = semaphores(2, 1);
-    h.call(0, take(A));
-    h.settle();
-    h.call(1, take(A));
-    h.settle();
+    in_turn(&mut h, [take(A); 2]);
     let waiter = h.children(LEASES)[1].clone();
     let path = Path::new(LEASES).unwrap().child(&waiter).unwrap();
     // Curator's testNoOrphanedNodes deletes the waiter's node; Curator retries the acquire,
@@ -359,10 +353,7 @@ fn a_waiter_whose_lease_node_vanishes_fails_and_can_acquire_again() {
 #[test]
 fn a_timeout_at_every_stage_leaves_no_node() {
     let mut h = semaphores(4, 2);
-    for c in 0..2 {
-        h.call(c, take(A));
-        h.settle();
-    }
+    in_turn(&mut h, [take(A); 2]);
     h.call(2, take_within(A, 3));
     h.settle();
     h.call(3, take_within(A, 3));
@@ -380,10 +371,7 @@ fn a_timeout_at_every_stage_leaves_no_node() {
     fire_only_timer(&mut h, 2);
     assert_eq!(last_notice(&h, 2), Some(Notice::TimedOut { owner: A }));
     assert_eq!(h.children(LEASES).len(), 2);
-    for c in 0..2 {
-        h.call(c, give_back(A));
-        h.settle();
-    }
+    in_turn(&mut h, [give_back(A); 2]);
     assert_empty(&h);
 }
 

@@ -6,7 +6,7 @@ use super::SemaphoreMutex;
 use crate::harness::Harness;
 use crate::recipes::semaphore::tests::{LEASES, LOCKS, PATH, assert_empty, step_to_lease_create};
 use crate::recipes::tests::{
-    A, B, acquire, acquire_within, acquired, drop_and_reconnect, failed, fire_only_timer,
+    A, B, acquire, acquire_within, acquired, drop_and_reconnect, failed, fire_only_timer, in_turn,
     last_notice, lose_waiter_session, release, sent,
 };
 use crate::recipes::{FailReason, Mode, Notice};
@@ -19,10 +19,7 @@ fn semaphores(n: u16) -> Harness<SemaphoreMutex> {
 #[test]
 fn one_holder_at_a_time_with_increasing_tokens_and_nothing_left() {
     let mut h = semaphores(4);
-    for c in 0..4 {
-        h.call(c, acquire(A));
-        h.settle();
-    }
+    in_turn(&mut h, [acquire(A); 4]);
     assert!(acquired(&h, 0).is_some());
     assert!((1..4).all(|c| acquired(&h, c).is_none()));
     assert_eq!(
@@ -57,10 +54,7 @@ fn one_holder_at_a_time_with_increasing_tokens_and_nothing_left() {
 #[test]
 fn only_the_internal_lock_holder_watches_the_leases() {
     let mut h = semaphores(3);
-    for c in 0..3 {
-        h.call(c, acquire(A));
-        h.settle();
-    }
+    in_turn(&mut h, [acquire(A); 3]);
     let listed = |h: &Harness<SemaphoreMutex>, c: usize| {
         sent(h, c, |r| {
             matches!(r, Request::GetChildren { watch: true, .. })
@@ -202,10 +196,7 @@ fn suspended_and_lost_end_the_hold_and_the_next_waiter_gets_it() {
 #[test]
 fn a_lease_waiter_whose_session_is_lost_fails_and_leaves_nothing_behind() {
     let mut h = semaphores(2);
-    h.call(0, acquire(A));
-    h.settle();
-    h.call(1, acquire(A));
-    h.settle();
+    in_turn(&mut h, [acquire(A); 2]);
     lose_waiter_session(&mut h, false);
     assert_eq!(h.children(LEASES).len(), 1);
     assert!(h.children(LOCKS).is_empty());
