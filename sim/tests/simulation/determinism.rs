@@ -1,11 +1,11 @@
 //! Same seed, same trace: byte for byte, over many seeds, in one process.
 
 use madsim::runtime::Runtime;
-use scenarios::fault::{Fault, Node, ScheduledFault};
+use scenarios::fault::{Fault, Node};
 use scenarios::scenario::{Span, Workload};
 use sim::Sim;
 
-use crate::query::{T_MS, sim};
+use crate::query::{T_MS, at, sim};
 
 /// A small run with a pause and a partition.
 fn small() -> Sim {
@@ -16,20 +16,20 @@ fn small() -> Sim {
         ..crate::query::workload(2, 50)
     };
     let faults = vec![
-        ScheduledFault {
-            at_ms: 100,
-            fault: Fault::Pause {
+        at(
+            100,
+            Fault::Pause {
                 client: 0,
                 for_ms: T_MS + 500,
             },
-        },
-        ScheduledFault {
-            at_ms: 200,
-            fault: Fault::Isolate {
+        ),
+        at(
+            200,
+            Fault::Isolate {
                 node: Node::Client(1),
                 for_ms: Some(700),
             },
-        },
+        ),
     ];
     sim("determinism", 3, workload)
         .faults(faults)

@@ -1,60 +1,10 @@
 //! Herd behaviour: how many waiting clients each deletion wakes.
 
-use std::collections::BTreeMap;
-
-use lock::zk::{EventKind as WatchKind, Zxid};
 use scenarios::scenario::{RecipeKind, Workload};
-use scenarios::trace::{EventKind, Trace};
+use scenarios::trace::Trace;
 
 use crate::query::{run, sim, workload};
-
-/// For each deletion zxid that fired NodeDeleted watches, how many sessions it woke.
-fn woken_per_deletion(trace: &Trace) -> BTreeMap<Zxid, usize> {
-    let mut woken = BTreeMap::new();
-    for event in &trace.events {
-        if let EventKind::WatchFired {
-            event,
-            zxid: Some(zxid),
-            ..
-        } = &event.kind
-            && event.kind == WatchKind::NodeDeleted
-        {
-            *woken.entry(*zxid).or_insert(0) += 1;
-        }
-    }
-    woken
-}
-
-/// Deletions of lock nodes: zxids of successful deletes and of session ends.
-fn deletions(trace: &Trace) -> Vec<Zxid> {
-    (trace.events.iter())
-        .filter_map(|e| match &e.kind {
-            EventKind::OpApplied {
-                request: lock::zk::Request::Delete { path, .. },
-                zxid: Some(zxid),
-                ..
-            } if path.name().contains("lock") => Some(*zxid),
-            _ => None,
-        })
-        .collect()
-}
-
-/// For each change of a semaphore's leases (by zxid), how many sessions its child watch woke.
-pub fn lease_wakeups(trace: &Trace) -> BTreeMap<Zxid, usize> {
-    let mut woken = BTreeMap::new();
-    for event in &trace.events {
-        if let EventKind::WatchFired {
-            event,
-            zxid: Some(zxid),
-            ..
-        } = &event.kind
-            && event.path.name() == "leases"
-        {
-            *woken.entry(*zxid).or_insert(0) += 1;
-        }
-    }
-    woken
-}
+use crate::wakeups::{lease_wakeups, woken_by_each_delete, woken_per_deletion};
 
 fn ten_waiters(recipe: RecipeKind) -> Trace {
     let workload = Workload {
@@ -67,14 +17,9 @@ fn ten_waiters(recipe: RecipeKind) -> Trace {
 #[test]
 fn mutex_wakes_at_most_one_waiter_per_deletion() {
     let trace = ten_waiters(RecipeKind::Mutex);
-    let woken = woken_per_deletion(&trace);
-    let deletions = deletions(&trace);
-    assert_eq!(deletions.len(), 10, "every client released");
-    let count = |pred: fn(usize) -> bool| {
-        (deletions.iter())
-            .filter(|z| pred(woken.get(z).copied().unwrap_or(0)))
-            .count()
-    };
+    let woken = woken_by_each_delete(&trace, "lock");
+    assert_eq!(woken.len(), 10, "every client released");
+    let count = |pred: fn(usize) -> bool| woken.iter().filter(|&&n| pred(n)).count();
     let (zero, one, many) = (count(|n| n == 0), count(|n| n == 1), count(|n| n >= 2));
     println!("Mutex, 10 clients: deletions waking 0: {zero}, 1: {one}, >=2: {many}");
     assert_eq!(many, 0);

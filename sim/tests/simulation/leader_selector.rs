@@ -4,16 +4,16 @@
 //! electing the next) on the catalog's leader-selector scenarios, varied per test. The
 //! workloads run selectors without auto-requeue: each cycle after the first requeues.
 
-use lock::fencing::Token;
 use lock::recipe::SessionEvent;
 use lock::recipes::{FailReason, Notice};
-use scenarios::fault::{Fault, Node, ScheduledFault};
-use scenarios::property::Property;
+use scenarios::fault::{Fault, ScheduledFault};
 use scenarios::scenario::Scenario;
 use scenarios::trace::{Event, EventKind, Trace};
 
+use crate::elections::{assert_the_paused_leader_is_fenced_off, leader_pause};
 use crate::query::{
-    assert_all_hold, at, catalog_variant, index, leaderships, notice, on, run_scenario, violations,
+    assert_all_hold, at, catalog_variant, clients_of, cut_off, first_notice, index, leaderships,
+    notice, on, run_scenario,
 };
 
 /// The catalog scenario `leader-selector-<name>`, `clients` participants leading `cycles`
@@ -25,10 +25,8 @@ fn selector(
     hold_ms: u64,
     faults: Vec<ScheduledFault>,
 ) -> Scenario {
-    let mut scenario =
-        catalog_variant(&format!("leader-selector-{name}"), clients, hold_ms, faults);
-    scenario.workload.acquisitions = cycles;
-    scenario
+    let name = format!("leader-selector-{name}");
+    catalog_variant(&name, clients, cycles, hold_ms, faults)
 }
 
 /// How client `client`'s leaderships began and ended, in order: `lead` (IsLeader),
@@ -47,17 +45,6 @@ fn story(trace: &Trace, client: u16) -> Vec<&'static str> {
             _ => None,
         })
         .collect()
-}
-
-/// The index of client `client`'s first notice that `wanted` accepts.
-fn first(trace: &Trace, client: u16, what: &str, wanted: fn(&Notice) -> bool) -> usize {
-    index(trace, 0, what, |e| {
-        notice(e, client).is_some_and(|n| wanted(&n))
-    })
-}
-
-fn clients_of(leaders: &[(u16, Token)]) -> Vec<u16> {
-    leaders.iter().map(|(c, _)| *c).collect()
 }
 
 #[test]
@@ -85,34 +72,9 @@ fn ten_participants_lead_one_at_a_time_without_a_herd() {
 
 #[test]
 fn a_paused_leader_still_believes_while_the_next_leads_and_its_write_is_rejected() {
-    let pause = Fault::Pause {
-        client: 0,
-        for_ms: 2_500,
-    };
-    let scenario = selector("gc-pause", 2, 1, 1_000, vec![at(300, pause)]);
+    let scenario = selector("gc-pause", 2, 1, 1_000, leader_pause());
     let trace = run_scenario(&scenario, 7);
-    let leaders = leaderships(&trace);
-    assert_eq!(clients_of(&leaders), [0, 1]);
-    let (old, new) = (leaders[0].1, leaders[1].1);
-    assert!(new > old);
-    let stale = trace.events.iter().find(|e| {
-        on(e, 0) && matches!(e.kind, EventKind::ResourceWrite { token, .. } if token == old)
-    });
-    assert!(
-        matches!(
-            stale.map(|e| &e.kind),
-            Some(EventKind::ResourceWrite {
-                accepted: false,
-                ..
-            })
-        ),
-        "the paused leader's write is rejected: {stale:?}"
-    );
-    assert!(violations(&scenario, &trace, Property::LeaderUniqueBelief) >= 1);
-    assert_eq!(
-        violations(&scenario, &trace, Property::LeaderUniqueFenced),
-        0
-    );
+    assert_the_paused_leader_is_fenced_off(&scenario, &trace);
 }
 
 #[test]
@@ -121,19 +83,13 @@ fn a_cut_off_leader_is_cancelled_at_suspended_before_anyone_else_leads() {
     // back before the server's 1 s are up: the session survives, yet the leadership is
     // cancelled at Suspended (Curator's LeaderSelectorListenerAdapter), the node deleted once
     // reconnected, and the relinquish at the end of the hold finds nothing to give back.
-    let partition = Fault::Partition {
-        a: Node::Client(0),
-        b: Node::Server,
-        oneway: false,
-        for_ms: Some(600),
-    };
-    let scenario = selector("partition", 2, 2, 2_000, vec![at(200, partition)]);
+    let scenario = selector("partition", 2, 2, 2_000, vec![at(200, cut_off(0, 600))]);
     let trace = run_scenario(&scenario, 5);
     assert_eq!(
         story(&trace, 0),
         ["lead", "cancelled", "not held", "lead", "released"]
     );
-    let cancelled = first(&trace, 0, "c0's NotLeader", |n| {
+    let cancelled = first_notice(&trace, 0, "c0's NotLeader", |n| {
         matches!(n, Notice::NotLeader { .. })
     });
     let session = |wanted: SessionEvent| {
@@ -159,7 +115,7 @@ fn a_cut_off_leader_is_cancelled_at_suspended_before_anyone_else_leads() {
         suspended < cancelled && cancelled < reconnected,
         "cancelled at Suspended, not at Reconnected"
     );
-    let next = first(&trace, 1, "c1's IsLeader", |n| {
+    let next = first_notice(&trace, 1, "c1's IsLeader", |n| {
         matches!(n, Notice::IsLeader { .. })
     });
     assert!(cancelled < next, "c1 leads only after c0's cancel");

@@ -4,6 +4,7 @@
 
 mod catalog;
 mod determinism;
+mod elections;
 mod herd;
 mod leader_latch;
 mod leader_selector;
@@ -14,3 +15,4 @@ mod revocation;
 mod semaphore;
 mod sessions;
 mod split_brain;
+mod wakeups;

@@ -6,68 +6,26 @@
 use lock::fencing::Token;
 use lock::recipes::Notice;
 use lock::zk::{OpOk, Path, Request};
-use scenarios::catalog::Catalog;
-use scenarios::check::{Context, check, check_all};
-use scenarios::fault::{Fault, Node, ScheduledFault};
+use scenarios::fault::{Fault, ScheduledFault};
 use scenarios::property::Property;
-use scenarios::scenario::{Scenario, Span};
-use scenarios::trace::{EventKind, Source, Trace};
-use sim::Sim;
+use scenarios::scenario::Scenario;
+use scenarios::trace::{EventKind, Trace};
 
-use crate::query::{notice, on};
+use crate::query::{
+    at, catalog_scenario, catalog_variant, clients_of, count_notices, cut_off, grants, heard,
+    is_acquired, is_rejected_write, on, run_checked, run_scenario, sessions_of, violations,
+};
 
 /// A catalog multi-lock scenario (`multi-lock-<name>`), `clients` clients acquiring once
 /// each, holding for `hold_ms`, with `faults`.
 fn multi_lock(name: &str, clients: u16, hold_ms: u64, faults: Vec<ScheduledFault>) -> Scenario {
-    let catalog = Catalog::builtin().expect("the embedded catalog parses");
-    let mut scenario = catalog
-        .get(&format!("multi-lock-{name}"))
-        .expect("a multi-lock scenario")
-        .clone();
-    scenario.clients = clients;
-    scenario.workload.acquisitions = 1;
-    scenario.workload.hold_ms = Span::fixed(hold_ms);
-    scenario.workload.stagger_ms = 100;
-    scenario.faults = faults;
-    scenario
-}
-
-fn run(scenario: &Scenario, seed: u64) -> Trace {
-    Sim::from_scenario(scenario, seed, scenario.faults.clone())
-        .run()
-        .expect("valid settings")
-}
-
-/// Every property of the lock family holds in `trace`.
-fn assert_all_hold(scenario: &Scenario, trace: &Trace) {
-    let cx = Context::for_scenario(scenario, Source::Sim);
-    let found = check_all(trace, scenario.recipe.properties(), &cx);
-    assert!(found.is_empty(), "{found:#?}");
-}
-
-/// The Acquired notices, in trace order: (client, token).
-fn grants(trace: &Trace) -> Vec<(u16, Token)> {
-    (trace.events.iter())
-        .filter_map(|e| match &e.kind {
-            EventKind::Notice {
-                notice: Notice::Acquired { token, .. },
-            } => Some((e.client?.0, *token)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// How many of client `client`'s notices `wanted` accepts.
-fn count(trace: &Trace, client: u16, wanted: fn(&Notice) -> bool) -> usize {
-    (trace.events.iter())
-        .filter(|e| notice(e, client).as_ref().is_some_and(wanted))
-        .count()
+    catalog_variant(&format!("multi-lock-{name}"), clients, 1, hold_ms, faults)
 }
 
 /// The lock (`1` or `2`, the directory below the lock path) of every change to a lock node
 /// the server applied for client `client`, in order, as `+1` (a create) or `-1` (a delete).
 fn lock_changes(scenario: &Scenario, trace: &Trace, client: u16) -> Vec<String> {
-    let sessions = crate::query::sessions_of(trace, client);
+    let sessions = sessions_of(trace, client);
     let lock = |path: &Path| {
         let dir = path.parent()?;
         (dir.parent()? == scenario.lock_path).then(|| dir.name().to_owned())
@@ -94,8 +52,7 @@ fn lock_changes(scenario: &Scenario, trace: &Trace, client: u16) -> Vec<String> 
 #[test]
 fn every_holder_takes_the_locks_in_order_and_releases_them_in_reverse() {
     let scenario = multi_lock("fault-free", 4, 200, Vec::new());
-    let trace = run(&scenario, 7);
-    assert_all_hold(&scenario, &trace);
+    let trace = run_checked(&scenario, 7);
     let grants = grants(&trace);
     assert_eq!(grants.len(), 4, "{grants:?}");
     assert!(
@@ -114,7 +71,7 @@ fn every_holder_takes_the_locks_in_order_and_releases_them_in_reverse() {
 #[test]
 fn the_token_is_the_first_lock_node_s_czxid() {
     let scenario = multi_lock("fault-free", 2, 200, Vec::new());
-    let trace = run(&scenario, 3);
+    let trace = run_scenario(&scenario, 3);
     let first: Vec<Token> = (trace.events.iter())
         .filter_map(|e| match &e.kind {
             EventKind::OpApplied {
@@ -130,25 +87,18 @@ fn the_token_is_the_first_lock_node_s_czxid() {
 
 #[test]
 fn a_killed_holder_session_passes_both_locks_on_and_is_lost_once() {
-    let expire = ScheduledFault {
-        at_ms: 1_000,
-        fault: Fault::ExpireSession { client: 0 },
-    };
+    let expire = at(1_000, Fault::ExpireSession { client: 0 });
     let scenario = multi_lock("session-expiry", 2, 3_000, vec![expire]);
-    let trace = run(&scenario, 11);
-    assert_all_hold(&scenario, &trace);
-    assert_eq!(count(&trace, 0, |n| matches!(n, Notice::Lost { .. })), 1);
+    let trace = run_checked(&scenario, 11);
+    assert_eq!(
+        count_notices(&trace, 0, |n| matches!(n, Notice::Lost { .. })),
+        1
+    );
     let grants = grants(&trace);
-    assert_eq!(grants.iter().map(|g| g.0).collect::<Vec<_>>(), [0, 1]);
-    let at = |client: u16, wanted: fn(&Notice) -> bool| {
-        (trace.events.iter())
-            .find(|e| notice(e, client).as_ref().is_some_and(wanted))
-            .map(|e| e.t)
-            .unwrap()
-    };
-    let granted = at(1, |n| matches!(n, Notice::Acquired { .. }));
+    assert_eq!(clients_of(&grants), [0, 1]);
+    let granted = heard(&trace, 1, is_acquired).expect("c1 acquired");
     assert!(
-        at(0, |n| matches!(n, Notice::Acquired { .. })) < 1_000_000_000,
+        heard(&trace, 0, is_acquired).expect("c0 acquired") < 1_000_000_000,
         "c0 held when its session was expired"
     );
     assert!(
@@ -159,24 +109,14 @@ fn a_killed_holder_session_passes_both_locks_on_and_is_lost_once() {
 
 #[test]
 fn a_cut_off_holder_is_suspended_and_reconnected_once_not_per_lock() {
-    let partition = ScheduledFault {
-        at_ms: 600,
-        fault: Fault::Partition {
-            a: Node::Client(0),
-            b: Node::Server,
-            oneway: false,
-            for_ms: Some(800),
-        },
-    };
-    let scenario = multi_lock("partition", 2, 2_000, vec![partition]);
-    let trace = run(&scenario, 5);
-    assert_all_hold(&scenario, &trace);
+    let scenario = multi_lock("partition", 2, 2_000, vec![at(600, cut_off(0, 800))]);
+    let trace = run_checked(&scenario, 5);
     assert_eq!(
-        count(&trace, 0, |n| matches!(n, Notice::Suspended { .. })),
+        count_notices(&trace, 0, |n| matches!(n, Notice::Suspended { .. })),
         1
     );
     assert_eq!(
-        count(&trace, 0, |n| matches!(n, Notice::Reconnected { .. })),
+        count_notices(&trace, 0, |n| matches!(n, Notice::Reconnected { .. })),
         1
     );
     assert_eq!(grants(&trace).len(), 2);
@@ -184,35 +124,21 @@ fn a_cut_off_holder_is_suspended_and_reconnected_once_not_per_lock() {
 
 #[test]
 fn a_paused_holder_whose_session_expires_is_fenced_off() {
-    let scenario = Catalog::builtin()
-        .unwrap()
-        .get("multi-lock-gc-pause")
-        .unwrap()
-        .clone();
-    let trace = run(&scenario, 0);
-    let cx = Context::for_scenario(&scenario, Source::Sim);
-    assert!(!check(&trace, Property::MutualExclusionBelief, &cx).is_empty());
-    assert!(check(&trace, Property::MutualExclusionFenced, &cx).is_empty());
-    let rejected = (trace.events.iter()).filter(|e| on(e, 0)).any(|e| {
-        matches!(
-            e.kind,
-            EventKind::ResourceWrite {
-                accepted: false,
-                ..
-            }
-        )
-    });
+    let scenario = catalog_scenario("multi-lock-gc-pause");
+    let trace = run_scenario(&scenario, 0);
+    assert!(violations(&scenario, &trace, Property::MutualExclusionBelief) >= 1);
+    assert_eq!(
+        violations(&scenario, &trace, Property::MutualExclusionFenced),
+        0
+    );
+    let rejected = (trace.events.iter()).any(|e| on(e, 0) && is_rejected_write(e));
     assert!(rejected, "the paused holder's write is rejected");
 }
 
 #[test]
 fn a_server_restart_keeps_every_hold_and_serves_everyone() {
-    let restart = |at_ms| ScheduledFault {
-        at_ms,
-        fault: Fault::RestartServer,
-    };
+    let restart = |at_ms| at(at_ms, Fault::RestartServer);
     let scenario = multi_lock("server-restart", 3, 400, vec![restart(300), restart(900)]);
-    let trace = run(&scenario, 2);
-    assert_all_hold(&scenario, &trace);
+    let trace = run_checked(&scenario, 2);
     assert_eq!(grants(&trace).len(), 3);
 }

@@ -3,11 +3,12 @@
 use lock::coordination::RawState;
 use lock::fencing::Token;
 use lock::ids::ClientSlot;
-use lock::recipes::Notice;
+use lock::recipes::{Mode, Notice};
 use lock::zk::{SessionId, Zxid};
 use scenarios::catalog::Catalog;
+use scenarios::check::timeline::{Interval, Role, Timeline};
 use scenarios::check::{Context, check, check_all};
-use scenarios::fault::{Fault, ScheduledFault};
+use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::property::Property;
 use scenarios::scenario::{Scenario, ServerSettings, Span, Workload};
 use scenarios::trace::{Event, EventKind, ServerSession, Source, Trace};
@@ -129,20 +130,28 @@ pub fn applied_zxids(trace: &Trace) -> Vec<Zxid> {
         .collect()
 }
 
-/// The catalog scenario `name` with `clients` clients, each holding `hold_ms` per cycle,
-/// staggered by 100 ms (client 0 first), under `faults` instead of the catalog's.
+/// The catalog scenario `name`, as it is.
+pub fn catalog_scenario(name: &str) -> Scenario {
+    let catalog = Catalog::builtin().expect("the embedded catalog parses");
+    catalog
+        .get(name)
+        .unwrap_or_else(|| panic!("no catalog scenario {name}"))
+        .clone()
+}
+
+/// The catalog scenario `name` with `clients` clients, each acquiring `acquisitions` times
+/// and holding `hold_ms` per cycle, staggered by 100 ms (client 0 first), under `faults`
+/// instead of the catalog's.
 pub fn catalog_variant(
     name: &str,
     clients: u16,
+    acquisitions: u32,
     hold_ms: u64,
     faults: Vec<ScheduledFault>,
 ) -> Scenario {
-    let catalog = Catalog::builtin().expect("the embedded catalog parses");
-    let mut scenario = catalog
-        .get(name)
-        .unwrap_or_else(|| panic!("no catalog scenario {name}"))
-        .clone();
+    let mut scenario = catalog_scenario(name);
     scenario.clients = clients;
+    scenario.workload.acquisitions = acquisitions;
     scenario.workload.hold_ms = Span::fixed(hold_ms);
     scenario.workload.stagger_ms = 100;
     scenario.faults = faults;
@@ -156,16 +165,27 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> Trace {
         .expect("valid settings")
 }
 
+/// Runs `scenario` (with its own faults) with `seed` and checks that every property of its
+/// recipe holds in the trace.
+pub fn run_checked(scenario: &Scenario, seed: u64) -> Trace {
+    let trace = run_scenario(scenario, seed);
+    assert_all_hold(scenario, &trace);
+    trace
+}
+
+/// The checkers' context for a simulated run of `scenario`.
+pub fn sim_context(scenario: &Scenario) -> Context {
+    Context::for_scenario(scenario, Source::Sim)
+}
+
 /// The violations of `property` in `trace`, a run of `scenario`.
 pub fn violations(scenario: &Scenario, trace: &Trace, property: Property) -> usize {
-    let cx = Context::for_scenario(scenario, Source::Sim);
-    check(trace, property, &cx).len()
+    check(trace, property, &sim_context(scenario)).len()
 }
 
 /// Every property of `scenario`'s recipe holds in `trace`.
 pub fn assert_all_hold(scenario: &Scenario, trace: &Trace) {
-    let cx = Context::for_scenario(scenario, Source::Sim);
-    let found = check_all(trace, scenario.recipe.properties(), &cx);
+    let found = check_all(trace, scenario.recipe.properties(), &sim_context(scenario));
     assert!(found.is_empty(), "{found:#?}");
 }
 
@@ -174,14 +194,148 @@ pub fn at(at_ms: u64, fault: Fault) -> ScheduledFault {
     ScheduledFault { at_ms, fault }
 }
 
-/// The IsLeader notices, in trace order: (client, token).
-pub fn leaderships(trace: &Trace) -> Vec<(u16, Token)> {
+/// Client `client` and the server cut off from each other, both ways, for `for_ms`.
+pub fn cut_off(client: u16, for_ms: u64) -> Fault {
+    Fault::Partition {
+        a: Node::Client(client),
+        b: Node::Server,
+        oneway: false,
+        for_ms: Some(for_ms),
+    }
+}
+
+/// The notices that `token_of` finds a token in, in trace order: (client, token).
+fn tokens(trace: &Trace, token_of: fn(&Notice) -> Option<Token>) -> Vec<(u16, Token)> {
     (trace.events.iter())
         .filter_map(|e| match &e.kind {
-            EventKind::Notice {
-                notice: Notice::IsLeader { token, .. },
-            } => Some((e.client?.0, *token)),
+            EventKind::Notice { notice } => Some((e.client?.0, token_of(notice)?)),
             _ => None,
         })
         .collect()
+}
+
+/// The IsLeader notices, in trace order: (client, token).
+pub fn leaderships(trace: &Trace) -> Vec<(u16, Token)> {
+    tokens(trace, |notice| match notice {
+        Notice::IsLeader { token, .. } => Some(*token),
+        _ => None,
+    })
+}
+
+/// The Acquired notices, in trace order: (client, token).
+pub fn grants(trace: &Trace) -> Vec<(u16, Token)> {
+    tokens(trace, |notice| match notice {
+        Notice::Acquired { token, .. } => Some(*token),
+        _ => None,
+    })
+}
+
+/// The clients of `notices` (as [`leaderships`] or [`grants`] list them), in order.
+pub fn clients_of(notices: &[(u16, Token)]) -> Vec<u16> {
+    notices.iter().map(|(client, _)| *client).collect()
+}
+
+/// True for an `Acquired` notice, of any mode.
+pub fn is_acquired(notice: &Notice) -> bool {
+    matches!(notice, Notice::Acquired { .. })
+}
+
+/// A matcher of client `client`'s notices that `wanted` accepts, for [`find`] and [`index`].
+pub fn notice_of(client: u16, wanted: impl Fn(&Notice) -> bool) -> impl Fn(&Event) -> bool {
+    move |event| notice(event, client).is_some_and(|n| wanted(&n))
+}
+
+/// Index of client `client`'s first notice that `wanted` accepts, panicking with `what`.
+pub fn first_notice(
+    trace: &Trace,
+    client: u16,
+    what: &str,
+    wanted: impl Fn(&Notice) -> bool,
+) -> usize {
+    index(trace, 0, what, notice_of(client, wanted))
+}
+
+/// How many of client `client`'s notices `wanted` accepts.
+pub fn count_notices(trace: &Trace, client: u16, wanted: impl Fn(&Notice) -> bool) -> usize {
+    let matches = notice_of(client, wanted);
+    trace.events.iter().filter(|e| matches(e)).count()
+}
+
+/// How many `Acquired` notices client `client` got.
+pub fn grants_of(trace: &Trace, client: u16) -> usize {
+    count_notices(trace, client, is_acquired)
+}
+
+/// How many `Acquired` notices each of `scenario`'s clients got in `trace`, by client.
+fn grants_per_client(scenario: &Scenario, trace: &Trace) -> Vec<usize> {
+    (0..scenario.clients)
+        .map(|client| grants_of(trace, client))
+        .collect()
+}
+
+/// Every client of `scenario` was granted every acquisition of its workload in `trace`, the
+/// run with `seed`.
+pub fn assert_everyone_served(scenario: &Scenario, trace: &Trace, seed: u64) {
+    let all = vec![scenario.workload.acquisitions as usize; scenario.clients.into()];
+    assert_eq!(grants_per_client(scenario, trace), all, "seed {seed}");
+}
+
+/// Every client of `scenario` was granted at least once in `trace`, the run with `seed`.
+pub fn assert_everyone_granted(scenario: &Scenario, trace: &Trace, seed: u64) {
+    let grants = grants_per_client(scenario, trace);
+    assert!(grants.iter().all(|&n| n >= 1), "seed {seed}: {grants:?}");
+}
+
+/// When (ns) client `client` first heard a notice `wanted` accepts.
+pub fn heard(trace: &Trace, client: u16, wanted: impl Fn(&Notice) -> bool) -> Option<u64> {
+    find(trace, 0, notice_of(client, wanted)).map(|(_, e)| e.t)
+}
+
+/// True when `event` is client `client` calling release.
+pub fn is_release_call(event: &Event, client: u16) -> bool {
+    on(event, client) && matches!(&event.kind, EventKind::Call { call } if call.name() == "release")
+}
+
+/// True when `event` is a write the fenced resource rejected.
+pub fn is_rejected_write(event: &Event) -> bool {
+    matches!(
+        event.kind,
+        EventKind::ResourceWrite {
+            accepted: false,
+            ..
+        }
+    )
+}
+
+/// Index of the server's expiry of client `client`'s first session, panicking with `what`.
+pub fn first_session_expiry(trace: &Trace, client: u16, what: &str) -> usize {
+    let first = *sessions_of(trace, client)
+        .first()
+        .unwrap_or_else(|| panic!("client {client} never connected"));
+    index(trace, 0, what, |e| {
+        server_session(e, first, ServerSession::Expired)
+    })
+}
+
+/// The believed holds of `mode` in `trace`.
+pub fn holds(trace: &Trace, mode: Mode) -> Vec<Interval> {
+    Timeline::of(trace)
+        .holds
+        .into_iter()
+        .filter(|h| h.role == Role::Lock(mode))
+        .collect()
+}
+
+/// The most holds of `mode` believed at one instant.
+pub fn most_at_once(trace: &Trace, mode: Mode) -> usize {
+    let len = trace.events.len();
+    let holds = holds(trace, mode);
+    (holds.iter())
+        .map(|grant| {
+            (holds.iter())
+                .filter(|h| h.start <= grant.start && grant.start < h.end_or(len))
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
 }

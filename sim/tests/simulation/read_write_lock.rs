@@ -5,35 +5,26 @@
 //! brain and server restarts, on the catalog's read-write-lock scenarios.
 
 use lock::recipes::{Mode, Notice};
-use scenarios::catalog::Catalog;
-use scenarios::check::timeline::{Interval, Role, Timeline};
-use scenarios::check::{Context, check_all};
+use scenarios::check::{check, check_all};
 use scenarios::property::Property;
 use scenarios::scenario::{RecipeKind, Scenario, Workload};
-use scenarios::trace::{EventKind, ServerSession, Source, Trace};
+use scenarios::trace::{EventKind, ServerSession, Trace};
 use scenarios::usage::RecipeSettings;
-use sim::Sim;
 
-use crate::query::{count_server, index, notice, on, sessions_of};
+use crate::query::{
+    assert_everyone_granted, assert_everyone_served, catalog_scenario, count_server, first_notice,
+    first_session_expiry, holds, index, is_rejected_write, is_release_call, most_at_once,
+    notice_of, on, run_scenario, sim_context,
+};
 
 /// The catalog scenario `read-write-lock-<name>`.
 fn scenario(name: &str) -> Scenario {
-    let catalog = Catalog::builtin().expect("the embedded catalog parses");
-    catalog
-        .get(&format!("read-write-lock-{name}"))
-        .expect("a read-write-lock scenario")
-        .clone()
-}
-
-fn run(scenario: &Scenario, seed: u64) -> Trace {
-    Sim::from_scenario(scenario, seed, scenario.faults.clone())
-        .run()
-        .expect("valid settings")
+    catalog_scenario(&format!("read-write-lock-{name}"))
 }
 
 /// The properties of `scenario` that are violated in `trace`.
 fn violated(scenario: &Scenario, trace: &Trace) -> Vec<Property> {
-    let cx = Context::for_scenario(scenario, Source::Sim);
+    let cx = sim_context(scenario);
     let mut found: Vec<Property> = check_all(trace, scenario.recipe.properties(), &cx)
         .into_iter()
         .map(|v| v.property)
@@ -42,34 +33,26 @@ fn violated(scenario: &Scenario, trace: &Trace) -> Vec<Property> {
     found
 }
 
-/// The believed holds of `mode` in `trace`.
-fn holds(trace: &Trace, mode: Mode) -> Vec<Interval> {
-    Timeline::of(trace)
-        .holds
-        .into_iter()
-        .filter(|h| h.role == Role::Lock(mode))
-        .collect()
+/// True for an Acquired notice of a write hold.
+fn is_write_grant(notice: &Notice) -> bool {
+    matches!(
+        notice,
+        Notice::Acquired {
+            mode: Mode::Write,
+            ..
+        }
+    )
 }
 
-/// The most holds of `mode` believed at one instant.
-fn most_at_once(trace: &Trace, mode: Mode) -> usize {
-    let len = trace.events.len();
-    let holds = holds(trace, mode);
-    (holds.iter())
-        .map(|grant| {
-            (holds.iter())
-                .filter(|h| h.start <= grant.start && grant.start < h.end_or(len))
-                .count()
-        })
-        .max()
-        .unwrap_or(0)
-}
-
-/// How many `Acquired` notices client `client` got.
-fn grants(trace: &Trace, client: u16) -> usize {
-    (trace.events.iter())
-        .filter(|e| matches!(notice(e, client), Some(Notice::Acquired { .. })))
-        .count()
+/// True for an Acquired notice of a read hold.
+fn is_read_grant(notice: &Notice) -> bool {
+    matches!(
+        notice,
+        Notice::Acquired {
+            mode: Mode::Read,
+            ..
+        }
+    )
 }
 
 #[test]
@@ -77,20 +60,14 @@ fn readers_share_writers_exclude_and_everyone_is_served() {
     let scenario = scenario("fault-free");
     assert_eq!(scenario.recipe_settings.writers, 2);
     for seed in 0..5 {
-        let trace = run(&scenario, seed);
+        let trace = run_scenario(&scenario, seed);
         assert_eq!(violated(&scenario, &trace), [], "seed {seed}");
         assert!(
             most_at_once(&trace, Mode::Read) >= 2,
             "seed {seed}: readers share"
         );
         assert_eq!(most_at_once(&trace, Mode::Write), 1, "seed {seed}");
-        for client in 0..scenario.clients {
-            assert_eq!(
-                grants(&trace, client),
-                scenario.workload.acquisitions as usize,
-                "seed {seed}, c{client}"
-            );
-        }
+        assert_everyone_served(&scenario, &trace, seed);
         // Write tokens increase in the order the writes were granted.
         let tokens: Vec<_> = holds(&trace, Mode::Write)
             .iter()
@@ -121,30 +98,12 @@ fn readers_queued_behind_a_writer_wait_for_it_and_its_release_wakes_only_readers
     let trace = crate::query::run(sim, 3, Vec::new());
     let read_grants = |range: std::ops::Range<usize>| {
         (trace.events[range].iter())
-            .filter(|e| {
-                matches!(
-                    &e.kind,
-                    EventKind::Notice {
-                        notice: Notice::Acquired {
-                            mode: Mode::Read,
-                            ..
-                        }
-                    }
-                )
-            })
+            .filter(|e| matches!(&e.kind, EventKind::Notice { notice } if is_read_grant(notice)))
             .count()
     };
-    let write = index(&trace, 0, "the writer's grant", |e| {
-        matches!(
-            notice(e, 0),
-            Some(Notice::Acquired {
-                mode: Mode::Write,
-                ..
-            })
-        )
-    });
+    let write = first_notice(&trace, 0, "the writer's grant", is_write_grant);
     let release = index(&trace, write, "the writer's release", |e| {
-        on(e, 0) && matches!(&e.kind, EventKind::Call { call } if call.name() == "release")
+        is_release_call(e, 0)
     });
     assert_eq!(
         read_grants(0..release),
@@ -170,48 +129,25 @@ fn readers_queued_behind_a_writer_wait_for_it_and_its_release_wakes_only_readers
     );
     assert_eq!((woken, then_read), (8, 8));
     assert_eq!(most_at_once(&trace, Mode::Read), 8, "all at once");
-    let cx = Context::for_scenario(
-        &Scenario {
-            recipe_settings: settings,
-            ..scenario("fault-free")
-        },
-        Source::Sim,
-    );
-    assert_eq!(scenarios::check::check(&trace, Property::HerdFree, &cx), []);
+    let cx = sim_context(&Scenario {
+        recipe_settings: settings,
+        ..scenario("fault-free")
+    });
+    assert_eq!(check(&trace, Property::HerdFree, &cx), []);
 }
 
 #[test]
 fn a_paused_writer_believes_while_the_next_writer_writes_but_its_stale_write_is_rejected() {
     let scenario = scenario("gc-pause");
-    let trace = run(&scenario, 0);
+    let trace = run_scenario(&scenario, 0);
     assert_eq!(violated(&scenario, &trace), [Property::RwExclusion]);
-    let expired = index(&trace, 0, "the paused writer's expiry", |e| {
-        matches!(&e.kind, EventKind::ServerSession { session, change: ServerSession::Expired }
-            if sessions_of(&trace, 0).first() == Some(session))
-    });
-    let read = index(&trace, 0, "the reader's grant", |e| {
-        matches!(
-            notice(e, 2),
-            Some(Notice::Acquired {
-                mode: Mode::Read,
-                ..
-            })
-        )
-    });
+    let expired = first_session_expiry(&trace, 0, "the paused writer's expiry");
+    let read = first_notice(&trace, 2, "the reader's grant", is_read_grant);
     assert!(
         expired < read,
         "the reader waited for the writer's node to go"
     );
-    let rejected = (trace.events.iter()).any(|e| {
-        on(e, 0)
-            && matches!(
-                &e.kind,
-                EventKind::ResourceWrite {
-                    accepted: false,
-                    ..
-                }
-            )
-    });
+    let rejected = (trace.events.iter()).any(|e| on(e, 0) && is_rejected_write(e));
     assert!(
         rejected,
         "the resource rejects the paused writer's stale token"
@@ -224,37 +160,23 @@ fn a_paused_writer_believes_while_the_next_writer_writes_but_its_stale_write_is_
 #[test]
 fn a_paused_reader_believes_while_the_writer_writes() {
     let scenario = scenario("gc-pause-reader");
-    let trace = run(&scenario, 0);
+    let trace = run_scenario(&scenario, 0);
     assert_eq!(violated(&scenario, &trace), [Property::RwExclusion]);
-    let expired = index(&trace, 0, "the paused reader's expiry", |e| {
-        matches!(&e.kind, EventKind::ServerSession { session, change: ServerSession::Expired }
-            if sessions_of(&trace, 1).first() == Some(session))
-    });
-    let write = index(&trace, expired, "the writer's second grant", |e| {
-        matches!(
-            notice(e, 0),
-            Some(Notice::Acquired {
-                mode: Mode::Write,
-                ..
-            })
-        )
-    });
+    let expired = first_session_expiry(&trace, 1, "the paused reader's expiry");
+    let write = index(
+        &trace,
+        expired,
+        "the writer's second grant",
+        notice_of(0, is_write_grant),
+    );
     let reader_release = index(&trace, write, "the reader's release", |e| {
-        on(e, 1) && matches!(&e.kind, EventKind::Call { call } if call.name() == "release")
+        is_release_call(e, 1)
     });
     assert!(
         write < reader_release,
         "the writer writes while the reader still reads"
     );
-    let rejected = (trace.events.iter()).any(|e| {
-        matches!(
-            &e.kind,
-            EventKind::ResourceWrite {
-                accepted: false,
-                ..
-            }
-        )
-    });
+    let rejected = (trace.events.iter()).any(is_rejected_write);
     assert!(!rejected, "the writer's accesses are all accepted");
 }
 
@@ -262,16 +184,14 @@ fn a_paused_reader_believes_while_the_writer_writes() {
 fn expired_sessions_free_the_lock_and_everyone_is_served() {
     let scenario = scenario("session-expiry");
     for seed in 0..5 {
-        let trace = run(&scenario, seed);
+        let trace = run_scenario(&scenario, seed);
         let unexpected: Vec<Property> = violated(&scenario, &trace)
             .into_iter()
             .filter(|p| *p != Property::HerdFree)
             .collect();
         assert_eq!(unexpected, [], "seed {seed}");
         assert_eq!(count_server(&trace, ServerSession::Expired), 3);
-        for client in 0..scenario.clients {
-            assert!(grants(&trace, client) >= 1, "seed {seed}, c{client}");
-        }
+        assert_everyone_granted(&scenario, &trace, seed);
     }
 }
 
@@ -279,15 +199,9 @@ fn expired_sessions_free_the_lock_and_everyone_is_served() {
 fn server_restarts_keep_readers_sharing_and_writers_excluding() {
     let scenario = scenario("server-restart");
     for seed in 0..5 {
-        let trace = run(&scenario, seed);
+        let trace = run_scenario(&scenario, seed);
         assert_eq!(violated(&scenario, &trace), [], "seed {seed}");
-        for client in 0..scenario.clients {
-            assert_eq!(
-                grants(&trace, client),
-                scenario.workload.acquisitions as usize,
-                "seed {seed}, c{client}"
-            );
-        }
+        assert_everyone_served(&scenario, &trace, seed);
     }
 }
 
@@ -304,19 +218,18 @@ fn curator_s_first_writer_watch_herds_where_the_nearest_writer_watch_does_not() 
         "the same workload"
     );
     for seed in 0..5 {
-        assert_eq!(violated(&ours, &run(&ours, seed)), [], "seed {seed}");
-        let trace = run(&curator, seed);
+        assert_eq!(
+            violated(&ours, &run_scenario(&ours, seed)),
+            [],
+            "seed {seed}"
+        );
+        let trace = run_scenario(&curator, seed);
         assert_eq!(
             violated(&curator, &trace),
             [Property::HerdFree],
             "seed {seed}"
         );
-        for client in 0..curator.clients {
-            assert_eq!(
-                grants(&trace, client),
-                curator.workload.acquisitions as usize,
-                "seed {seed}, c{client}: still live"
-            );
-        }
+        // Still live: every reader and writer gets through.
+        assert_everyone_served(&curator, &trace, seed);
     }
 }

@@ -6,55 +6,44 @@
 
 use lock::recipes::{Mode, Notice};
 use lock::zk::Request;
-use scenarios::catalog::Catalog;
-use scenarios::check::timeline::{Interval, Role, Timeline};
 use scenarios::property::Property;
 use scenarios::scenario::Scenario;
 use scenarios::trace::{EventKind, ServerSession, Trace};
 
-use crate::herd::lease_wakeups;
 use crate::query::{
-    assert_all_hold, catalog_variant, count_server, find, index, notice, on, run_scenario,
-    sessions_of, violations,
+    assert_everyone_granted, assert_everyone_served, catalog_scenario, catalog_variant,
+    count_notices, count_server, find, first_notice, first_session_expiry, grants_of, is_acquired,
+    most_at_once, on, run_checked, run_scenario, sessions_of, violations,
 };
+use crate::wakeups::lease_wakeups;
 
 /// The catalog scenario `semaphore-<name>`, as it is.
 fn semaphore(name: &str) -> Scenario {
-    let catalog = Catalog::builtin().expect("the embedded catalog parses");
-    catalog
-        .get(&format!("semaphore-{name}"))
-        .expect("a semaphore scenario")
-        .clone()
+    catalog_scenario(&format!("semaphore-{name}"))
 }
 
-/// The believed lease holds of `trace`.
-fn leases(trace: &Trace) -> Vec<Interval> {
-    Timeline::of(trace)
-        .holds
-        .into_iter()
-        .filter(|h| h.role == Role::Lock(Mode::Lease))
-        .collect()
+/// How many lease nodes the server created and deleted for client `client`: (creates,
+/// deletes).
+fn lease_changes(trace: &Trace, client: u16) -> (usize, usize) {
+    let (mut creates, mut deletes) = (0, 0);
+    for event in trace.events.iter().filter(|e| on(e, client)) {
+        let EventKind::OpApplied { request, .. } = &event.kind else {
+            continue;
+        };
+        match request {
+            Request::Create { path, .. } if path.name().contains("lease-") => creates += 1,
+            Request::Delete { path, .. } if path.name().contains("lease-") => deletes += 1,
+            _ => {}
+        }
+    }
+    (creates, deletes)
 }
 
-/// The most leases believed held at one instant.
-fn most_out(trace: &Trace) -> usize {
-    let len = trace.events.len();
-    let leases = leases(trace);
-    (leases.iter())
-        .map(|grant| {
-            (leases.iter())
-                .filter(|h| h.start <= grant.start && grant.start < h.end_or(len))
-                .count()
-        })
-        .max()
-        .unwrap_or(0)
-}
-
-/// How many `Acquired` notices client `client` got.
-fn grants(trace: &Trace, client: u16) -> usize {
-    (trace.events.iter())
-        .filter(|e| matches!(notice(e, client), Some(Notice::Acquired { .. })))
-        .count()
+/// True when c2's first grant comes after the server expired c0's first session: the two
+/// leases were out to c0 and c1, and c0's went back only with its session.
+fn c2_waits_for_c0_s_expiry(trace: &Trace) -> bool {
+    let expired = first_session_expiry(trace, 0, "the expiry of c0's first session");
+    expired < first_notice(trace, 2, "c2's grant", is_acquired)
 }
 
 #[test]
@@ -63,16 +52,9 @@ fn max_leases_are_out_at_once_never_more_and_everyone_is_served() {
     let max = scenario.recipe_settings.max_leases as usize;
     assert_eq!(max, 3);
     for seed in 0..5 {
-        let trace = run_scenario(&scenario, seed);
-        assert_all_hold(&scenario, &trace);
-        assert_eq!(most_out(&trace), max, "seed {seed}");
-        for client in 0..scenario.clients {
-            assert_eq!(
-                grants(&trace, client),
-                scenario.workload.acquisitions as usize,
-                "seed {seed}, c{client}"
-            );
-        }
+        let trace = run_checked(&scenario, seed);
+        assert_eq!(most_at_once(&trace, Mode::Lease), max, "seed {seed}");
+        assert_everyone_served(&scenario, &trace, seed);
     }
 }
 
@@ -94,33 +76,17 @@ fn a_returned_lease_wakes_one_session_at_a_time() {
 
 #[test]
 fn a_timed_out_acquire_returns_nothing_and_leaves_no_node() {
-    let mut scenario = catalog_variant("semaphore-fault-free", 3, 1_000, Vec::new());
+    let mut scenario = catalog_variant("semaphore-fault-free", 3, 1, 1_000, Vec::new());
     scenario.recipe_settings.max_leases = 1;
-    scenario.workload.acquisitions = 1;
     scenario.workload.acquire_timeout_ms = Some(300);
-    let trace = run_scenario(&scenario, 1);
-    assert_all_hold(&scenario, &trace);
-    assert_eq!(grants(&trace, 0), 1);
+    let trace = run_checked(&scenario, 1);
+    assert_eq!(grants_of(&trace, 0), 1);
     for client in 1..3 {
-        let timed_out = (trace.events.iter())
-            .any(|e| matches!(notice(e, client), Some(Notice::TimedOut { .. })));
+        let timed_out = count_notices(&trace, client, |n| matches!(n, Notice::TimedOut { .. })) > 0;
         assert!(timed_out, "c{client} gave up");
-        assert_eq!(grants(&trace, client), 0, "c{client} got nothing");
+        assert_eq!(grants_of(&trace, client), 0, "c{client} got nothing");
         // Its lease node (if it got as far as creating one) was deleted.
-        let lease_creates = (trace.events.iter())
-            .filter(|e| on(e, client))
-            .filter(|e| {
-                matches!(&e.kind, EventKind::OpApplied { request: Request::Create { path, .. }, .. }
-                    if path.name().contains("lease-"))
-            })
-            .count();
-        let lease_deletes = (trace.events.iter())
-            .filter(|e| on(e, client))
-            .filter(|e| {
-                matches!(&e.kind, EventKind::OpApplied { request: Request::Delete { path, .. }, .. }
-                    if path.name().contains("lease-"))
-            })
-            .count();
+        let (lease_creates, lease_deletes) = lease_changes(&trace, client);
         assert!(lease_deletes >= lease_creates, "c{client}");
     }
 }
@@ -133,36 +99,24 @@ fn a_paused_holders_lease_goes_to_a_waiter_while_it_still_believes() {
     for property in [Property::HerdFree, Property::Progress, Property::NoOrphans] {
         assert_eq!(violations(&scenario, &trace, property), 0, "{property:?}");
     }
-    assert_eq!(most_out(&trace), 3, "two leases, three believers");
+    assert_eq!(
+        most_at_once(&trace, Mode::Lease),
+        3,
+        "two leases, three believers"
+    );
     // The third holder's grant comes after the server expired the paused holder's session.
-    let expired = index(&trace, 0, "the paused holder's expiry", |e| {
-        matches!(&e.kind, EventKind::ServerSession { session, change: ServerSession::Expired }
-            if sessions_of(&trace, 0).first() == Some(session))
-    });
-    let third = index(&trace, 0, "c2's grant", |e| {
-        matches!(notice(e, 2), Some(Notice::Acquired { .. }))
-    });
-    assert!(expired < third);
+    assert!(c2_waits_for_c0_s_expiry(&trace));
 }
 
 #[test]
 fn a_crashed_holders_lease_frees_up_when_its_session_expires() {
     let scenario = semaphore("crash");
     for seed in 0..5 {
-        let trace = run_scenario(&scenario, seed);
-        assert_all_hold(&scenario, &trace);
-        let old = sessions_of(&trace, 0)[0];
-        let expired = index(&trace, 0, "the crashed session's expiry", |e| {
-            matches!(&e.kind, EventKind::ServerSession { session, change: ServerSession::Expired }
-                if *session == old)
-        });
+        let trace = run_checked(&scenario, seed);
         // Two leases were out (c0 and c1): c2 waits until c0's old session is gone.
-        let third = index(&trace, 0, "c2's grant", |e| {
-            matches!(notice(e, 2), Some(Notice::Acquired { .. }))
-        });
-        assert!(expired < third, "seed {seed}");
+        assert!(c2_waits_for_c0_s_expiry(&trace), "seed {seed}");
         assert_eq!(
-            grants(&trace, 0),
+            grants_of(&trace, 0),
             2,
             "seed {seed}: the restarted c0 is served"
         );
@@ -174,12 +128,9 @@ fn a_crashed_holders_lease_frees_up_when_its_session_expires() {
 fn expired_sessions_free_their_leases_and_everyone_is_served() {
     let scenario = semaphore("session-expiry");
     for seed in 0..5 {
-        let trace = run_scenario(&scenario, seed);
-        assert_all_hold(&scenario, &trace);
+        let trace = run_checked(&scenario, seed);
         assert_eq!(count_server(&trace, ServerSession::Expired), 3);
-        for client in 0..scenario.clients {
-            assert!(grants(&trace, client) >= 1, "seed {seed}, c{client}");
-        }
+        assert_everyone_granted(&scenario, &trace, seed);
     }
 }
 
@@ -187,8 +138,7 @@ fn expired_sessions_free_their_leases_and_everyone_is_served() {
 fn leases_survive_server_restarts() {
     let scenario = semaphore("server-restart");
     for seed in 0..5 {
-        let trace = run_scenario(&scenario, seed);
-        assert_all_hold(&scenario, &trace);
+        let trace = run_checked(&scenario, seed);
         // (A client whose session close is cut off by the second restart leaves its session
         // to expire once it is done: that is not a lost lease.)
         let lost = find(&trace, 0, |e| {
@@ -200,12 +150,6 @@ fn leases_survive_server_restarts() {
             )
         });
         assert!(lost.is_none(), "seed {seed}: no session was lost");
-        for client in 0..scenario.clients {
-            assert_eq!(
-                grants(&trace, client),
-                scenario.workload.acquisitions as usize,
-                "seed {seed}, c{client}"
-            );
-        }
+        assert_everyone_served(&scenario, &trace, seed);
     }
 }

@@ -10,24 +10,21 @@ use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::trace::{EventKind, ServerSession, Trace};
 
 use crate::query::{
-    T_MS, applied_zxids, count_server, find, index, notice, on, raw, run, server_session,
-    sessions_of, sim, workload,
+    T_MS, applied_zxids, at, count_notices, count_server, find, first_notice, grants_of, index,
+    is_acquired, is_release_call, notice_of, on, raw, run, server_session, sessions_of, sim,
+    workload,
 };
 
 fn isolate(client: u16, at_ms: u64, for_ms: u64) -> ScheduledFault {
-    ScheduledFault {
-        at_ms,
-        fault: Fault::Isolate {
-            node: Node::Client(client),
-            for_ms: Some(for_ms),
-        },
-    }
+    let fault = Fault::Isolate {
+        node: Node::Client(client),
+        for_ms: Some(for_ms),
+    };
+    at(at_ms, fault)
 }
 
 fn lost_notices(trace: &Trace, client: u16) -> usize {
-    (trace.events.iter())
-        .filter(|e| matches!(notice(e, client), Some(Notice::Lost { .. })))
-        .count()
+    count_notices(trace, client, |n| matches!(n, Notice::Lost { .. }))
 }
 
 fn accepted_writes(trace: &Trace) -> usize {
@@ -61,9 +58,12 @@ fn a_partitioned_client_sees_disconnected_before_expired() {
         reconnected.is_none_or(|(i, _)| i > expired),
         "no reconnect to the expired session"
     );
-    let lost = index(&trace, expired, "the Lost notice", |e| {
-        matches!(notice(e, 0), Some(Notice::Lost { .. }))
-    });
+    let lost = index(
+        &trace,
+        expired,
+        "the Lost notice",
+        notice_of(0, |n| matches!(n, Notice::Lost { .. })),
+    );
     let lost_event = &trace.events[lost - 1];
     assert!(
         matches!(
@@ -90,18 +90,8 @@ fn partitions_shorter_than_the_ping_margin_keep_the_session_and_the_lock() {
             assert_eq!(lost_notices(&trace, 0), 0, "{context}");
             assert_eq!(sessions_of(&trace, 0).len(), 1, "{context}");
             assert_eq!(accepted_writes(&trace), 2, "{context}: both holds wrote");
-            let release = index(&trace, 0, "A's release", |e| {
-                on(e, 0)
-                    && matches!(
-                        e.kind,
-                        EventKind::Call {
-                            call: Call::Release { .. }
-                        }
-                    )
-            });
-            let b_acquired = index(&trace, 0, "B's Acquired", |e| {
-                matches!(notice(e, 1), Some(Notice::Acquired { .. }))
-            });
+            let release = index(&trace, 0, "A's release", |e| is_release_call(e, 0));
+            let b_acquired = first_notice(&trace, 1, "B's Acquired", is_acquired);
             assert!(release < b_acquired, "{context}: A kept the lock");
         }
     }
@@ -154,22 +144,19 @@ fn connection_loss_during_create_then_reconnect_leaves_one_node() {
     let mut applied_but_lost = 0;
     for at_ms in 1..=40 {
         // Cut replies to client 0 around its first create, for less than the session timeout.
-        let cut = ScheduledFault {
+        let cut = at(
             at_ms,
-            fault: Fault::Partition {
+            Fault::Partition {
                 a: Node::Server,
                 b: Node::Client(0),
                 oneway: true,
                 for_ms: Some(T_MS / 2),
             },
-        };
+        );
         let trace = run(sim("create-loss", 1, workload(1, 100)), at_ms, vec![cut]);
         let created = lock_nodes_created_by(&trace, 0);
         assert_eq!(created.len(), 1, "cut at {at_ms} ms: one node, {created:?}");
-        let acquired = (trace.events.iter())
-            .filter(|e| matches!(notice(e, 0), Some(Notice::Acquired { .. })))
-            .count();
-        assert_eq!(acquired, 1, "cut at {at_ms} ms");
+        assert_eq!(grants_of(&trace, 0), 1, "cut at {at_ms} ms");
         // Count the runs where the create was applied and its reply lost.
         for (i, event) in trace.events.iter().enumerate() {
             let EventKind::OpSent {
@@ -203,10 +190,7 @@ fn connection_loss_during_create_then_reconnect_leaves_one_node() {
 
 #[test]
 fn watches_of_an_expired_session_never_fire() {
-    let expire = ScheduledFault {
-        at_ms: 1_000,
-        fault: Fault::ExpireSession { client: 1 },
-    };
+    let expire = at(1_000, Fault::ExpireSession { client: 1 });
     // Two acquisitions: B's first fails with its session; its second waits on a new one.
     let trace = run(
         sim("expired-watches", 2, workload(2, 3_000)),
@@ -297,10 +281,7 @@ fn a_watch_whose_node_changed_while_disconnected_fires_after_reconnect() {
 
 #[test]
 fn a_server_restart_keeps_the_ephemerals_of_live_sessions() {
-    let restart = ScheduledFault {
-        at_ms: 1_000,
-        fault: Fault::RestartServer,
-    };
+    let restart = at(1_000, Fault::RestartServer);
     let trace = run(
         sim("server-restart", 2, workload(1, 3_000)),
         13,
@@ -342,10 +323,7 @@ fn a_server_restart_keeps_the_ephemerals_of_live_sessions() {
 
 #[test]
 fn a_crashed_client_restarts_with_a_new_session_and_the_old_one_expires() {
-    let crash = ScheduledFault {
-        at_ms: 500,
-        fault: Fault::Crash { client: 0 },
-    };
+    let crash = at(500, Fault::Crash { client: 0 });
     let trace = run(sim("crash", 2, workload(2, 1_000)), 17, vec![crash]);
     let sessions = sessions_of(&trace, 0);
     assert_eq!(
@@ -359,9 +337,7 @@ fn a_crashed_client_restarts_with_a_new_session_and_the_old_one_expires() {
     let expired = index(&trace, crashed, "the old session's expiry", |e| {
         server_session(e, sessions[0], ServerSession::Expired)
     });
-    let b_acquired = index(&trace, 0, "B's Acquired", |e| {
-        matches!(notice(e, 1), Some(Notice::Acquired { .. }))
-    });
+    let b_acquired = first_notice(&trace, 1, "B's Acquired", is_acquired);
     assert!(
         expired < b_acquired,
         "B waits for the crashed holder's session to expire"
@@ -393,15 +369,15 @@ fn a_crashed_client_restarts_with_a_new_session_and_the_old_one_expires() {
 fn a_lossy_link_breaks_the_connection_but_not_the_session() {
     // Everything client 0 sends is lost for 0.3 T: its connection stalls for good, so it
     // reconnects to the same session.
-    let drop = ScheduledFault {
-        at_ms: 500,
-        fault: Fault::Drop {
+    let drop = at(
+        500,
+        Fault::Drop {
             from: Node::Client(0),
             to: Node::Server,
             percent: 100,
             for_ms: Some(T_MS * 3 / 10),
         },
-    };
+    );
     let trace = run(sim("drop", 1, workload(1, 3_000)), 19, vec![drop]);
     let session = sessions_of(&trace, 0);
     assert_eq!(session.len(), 1);
@@ -423,16 +399,16 @@ fn a_lossy_link_breaks_the_connection_but_not_the_session() {
 
 #[test]
 fn a_delayed_link_delivers_in_order_and_late() {
-    let delay = ScheduledFault {
-        at_ms: 0,
-        fault: Fault::Delay {
+    let delay = at(
+        0,
+        Fault::Delay {
             from: Node::Server,
             to: Node::Client(1),
             min_ms: 50,
             max_ms: 300,
             for_ms: None,
         },
-    };
+    );
     let plain = run(sim("no-delay", 2, workload(3, 100)), 23, Vec::new());
     let delayed = run(sim("delay", 2, workload(3, 100)), 23, vec![delay]);
     for trace in [&plain, &delayed] {

@@ -2,13 +2,14 @@
 //! session expires, B (client 1) acquires, and A resumes still believing it holds.
 
 use lock::recipes::Notice;
-use scenarios::fault::{Fault, ScheduledFault};
+use scenarios::fault::Fault;
 use scenarios::trace::{EventKind, ServerSession, Trace};
 
 use scenarios::scenario::Workload;
 
 use crate::query::{
-    T_MS, find, index, notice, on, run, server_session, sessions_of, sim, workload,
+    T_MS, at, find, first_notice, index, is_acquired, notice, notice_of, on, run, server_session,
+    sessions_of, sim, workload,
 };
 
 const SEED: u64 = 7;
@@ -18,30 +19,26 @@ fn gc_pause(fenced: bool) -> Trace {
         fenced,
         ..workload(1, 1_000)
     };
-    let pause = ScheduledFault {
-        at_ms: 300,
-        fault: Fault::Pause {
+    let pause = at(
+        300,
+        Fault::Pause {
             client: 0,
             for_ms: 2 * T_MS + 1_000,
         },
-    };
+    );
     run(sim("gc-pause", 2, workload), SEED, vec![pause])
 }
 
 /// The overlap, as indexes: A acquires, A's session expires, B acquires, and only then does
 /// A's hold end (a release call, Suspended or Lost). Returns A's and B's tokens.
 fn assert_overlap(trace: &Trace) -> (u64, u64) {
-    let a_acquired = index(trace, 0, "A's Acquired", |e| {
-        matches!(notice(e, 0), Some(Notice::Acquired { .. }))
-    });
+    let a_acquired = first_notice(trace, 0, "A's Acquired", is_acquired);
     let a_session = sessions_of(trace, 0)[0];
     let expired = index(trace, a_acquired, "the expiry of A's session", |e| {
         server_session(e, a_session, ServerSession::Expired)
     });
-    let (b_acquired, _) = find(trace, expired, |e| {
-        matches!(notice(e, 1), Some(Notice::Acquired { .. }))
-    })
-    .expect("B acquires after A's session expired");
+    let (b_acquired, _) = find(trace, expired, notice_of(1, is_acquired))
+        .expect("B acquires after A's session expired");
     let a_hold_ends = index(trace, a_acquired + 1, "the end of A's hold", |e| {
         matches!(&e.kind, EventKind::Call { .. }) && on(e, 0)
             || matches!(
