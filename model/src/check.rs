@@ -263,28 +263,33 @@ pub fn shortest<R: Subject>(model: &LockModel<R>, property: Checked) -> Option<V
         return Some(Vec::new());
     }
     let mut seen = BTreeSet::from([fingerprint(&init.representative())]);
-    // Every state reached, with the index of its parent and the action from it.
-    let mut reached: Vec<(State<R>, usize, Option<Action>)> = vec![(init, 0, None)];
-    let mut next = 0;
+    // Every state reached, as the index of its parent and the action from it; only the states
+    // of the level being expanded and of the next one are kept (a whole state space of states
+    // would not fit: millions of them for a semaphore with 3 clients).
+    let mut reached: Vec<(usize, Option<Action>)> = vec![(0, None)];
+    let mut level: Vec<(usize, State<R>)> = vec![(0, init)];
     let mut actions = Vec::new();
-    while next < reached.len() {
-        actions.clear();
-        model.enabled(&reached[next].0, &mut actions);
-        for &action in &actions {
-            let Some(state) = model.step(&reached[next].0, action, &mut Silent) else {
-                continue;
-            };
-            if !seen.insert(fingerprint(&state.representative())) {
-                continue;
-            }
-            let found = shows(model, property, &state);
-            reached.push((state, next, Some(action)));
-            if found {
-                let path = path_to(&reached, reached.len() - 1);
-                return Some(minimize(model, property, path));
+    while !level.is_empty() {
+        let mut next_level = Vec::new();
+        for (index, state) in &level {
+            actions.clear();
+            model.enabled(state, &mut actions);
+            for &action in &actions {
+                let Some(next) = model.step(state, action, &mut Silent) else {
+                    continue;
+                };
+                if !seen.insert(fingerprint(&next.representative())) {
+                    continue;
+                }
+                reached.push((*index, Some(action)));
+                if shows(model, property, &next) {
+                    let path = path_to(&reached, reached.len() - 1);
+                    return Some(minimize(model, property, path));
+                }
+                next_level.push((reached.len() - 1, next));
             }
         }
-        next += 1;
+        level = next_level;
     }
     None
 }
@@ -296,9 +301,9 @@ fn fingerprint<T: Hash>(value: &T) -> u64 {
 }
 
 /// The actions from the initial state to `reached[index]`.
-fn path_to<S>(reached: &[(S, usize, Option<Action>)], mut index: usize) -> Vec<Action> {
+fn path_to(reached: &[(usize, Option<Action>)], mut index: usize) -> Vec<Action> {
     let mut path = Vec::new();
-    while let (_, parent, Some(action)) = &reached[index] {
+    while let (parent, Some(action)) = &reached[index] {
         path.push(*action);
         index = *parent;
     }
