@@ -109,6 +109,13 @@ pub(super) fn fire_only_timer<R: Recipe>(h: &mut Harness<R>, c: usize) {
     h.settle();
 }
 
+/// Client `c`'s acquire by `owner` waits until its timeout fires (its one timer): it must
+/// time out.
+pub(super) fn time_out<R: Recipe<Notice = Notice>>(h: &mut Harness<R>, c: usize, owner: Owner) {
+    fire_only_timer(h, c);
+    assert_eq!(last_notice(h, c), Some(Notice::TimedOut { owner }));
+}
+
 /// Client `c`, cut off, makes `call`, which waits for the connection: nothing is sent.
 pub(super) fn call_while_disconnected<R: Recipe>(h: &mut Harness<R>, c: usize, call: R::Call) {
     h.drop_connection(c, false);
@@ -277,8 +284,7 @@ fn a_timed_out_waiter_deletes_its_node() {
     h.call(1, acquire_within(A, 3));
     h.settle();
     assert_eq!(h.children("/locks/m").len(), 2);
-    fire_only_timer(&mut h, 1);
-    assert_eq!(last_notice(&h, 1), Some(Notice::TimedOut { owner: A }));
+    time_out(&mut h, 1, A);
     assert_eq!(h.children("/locks/m").len(), 1);
     h.call(0, release(A));
     h.settle();
@@ -289,8 +295,7 @@ fn a_timed_out_waiter_deletes_its_node() {
 fn a_timeout_during_the_create_deletes_the_node_it_produces() {
     let mut h = mutexes(1);
     h.call(0, acquire_within(A, 3));
-    fire_only_timer(&mut h, 0);
-    assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: A }));
+    time_out(&mut h, 0, A);
     assert!(h.children("/locks/m").is_empty());
 }
 

@@ -10,7 +10,7 @@ use super::{MultiLock, MultiLockError};
 use crate::harness::Harness;
 use crate::recipes::tests::{
     A, B, acquire, acquire_within, acquired, assert_swapping_clients_relabels, drop_and_reconnect,
-    failed, fire_only_timer, heard, in_turn, last_notice, lose_waiter_session, release, step_until,
+    failed, heard, in_turn, last_notice, lose_waiter_session, release, step_until, time_out,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::{CreateMode, Path, Request, ZkError};
@@ -185,8 +185,7 @@ fn a_timeout_releases_the_held_locks_in_reverse_order_and_leaves_nothing_held() 
         [1, 2],
         "c0 holds the first lock and waits for the second"
     );
-    fire_only_timer(&mut h, 0);
-    assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: A }));
+    time_out(&mut h, 0, A);
     assert_eq!(deleted(&h, 0), [path(LOCK_2), path(LOCK_1)]);
     assert_eq!(nodes(&h), [0, 1], "only c1's node is left");
     assert_eq!(h.peers[0].client.recipe(), &both());
@@ -253,8 +252,7 @@ fn a_second_owner_on_one_instance_waits_for_the_first_and_can_time_out() {
     h.call(0, acquire_within(B, 3));
     h.settle();
     assert_eq!(h.peers[0].notices.len(), 1, "only A holds");
-    fire_only_timer(&mut h, 0);
-    assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: B }));
+    time_out(&mut h, 0, B);
     h.call(0, acquire(B));
     h.settle();
     h.call(0, release(A));

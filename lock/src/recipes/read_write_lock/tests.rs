@@ -8,8 +8,8 @@ use std::time::Duration;
 use super::{READ_NAME, ReadWriteLock, WRITE_NAME};
 use crate::harness::Harness;
 use crate::recipes::tests::{
-    A, B, acquired, assert_swapping_clients_relabels, drop_and_reconnect, failed, fire_only_timer,
-    in_turn, last_notice, lose_waiter_session, woken,
+    A, B, acquired, assert_swapping_clients_relabels, drop_and_reconnect, failed, in_turn,
+    last_notice, lose_waiter_session, time_out, woken,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::{Path, Request};
@@ -209,8 +209,7 @@ fn a_writer_giving_up_wakes_the_readers_behind_it_who_then_watch_the_next_writer
     h.call(2, acquire(A, Mode::Read));
     h.settle();
     let names = h.children(PATH);
-    fire_only_timer(&mut h, 1);
-    assert_eq!(last_notice(&h, 1), Some(Notice::TimedOut { owner: A }));
+    time_out(&mut h, 1, A);
     assert_eq!(woken(&h), [2]);
     assert_eq!(watched_nodes(&h, 2), [names[1].clone(), names[0].clone()]);
     assert!(holders(&h, Mode::Read).is_empty());
@@ -264,8 +263,7 @@ fn a_downgrade_is_per_owner_another_owner_s_read_waits() {
     h.settle();
     assert_eq!(kinds(&h), "WR");
     assert!(h.peers[0].client.recipe().holding(B, Mode::Read).is_none());
-    fire_only_timer(&mut h, 0);
-    assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: B }));
+    time_out(&mut h, 0, B);
     assert_eq!(kinds(&h), "W");
     assert!(h.peers[0].client.recipe().holding(A, Mode::Write).is_some());
 }
@@ -371,8 +369,7 @@ fn a_timed_out_reader_deletes_its_node() {
     h.settle();
     h.call(1, acquire_within(A, Mode::Read));
     h.settle();
-    fire_only_timer(&mut h, 1);
-    assert_eq!(last_notice(&h, 1), Some(Notice::TimedOut { owner: A }));
+    time_out(&mut h, 1, A);
     assert_eq!(kinds(&h), "W");
 }
 

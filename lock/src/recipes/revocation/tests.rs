@@ -6,8 +6,8 @@
 use super::REVOKE_MESSAGE;
 use crate::harness::Harness;
 use crate::recipes::tests::{
-    A, B, acquire, acquire_within, acquired, fire_only_timer, give_up_session, heard, last_notice,
-    release, sent,
+    A, B, acquire, acquire_within, acquired, give_up_session, heard, last_notice, release, sent,
+    time_out,
 };
 use crate::recipes::{Call, Mutex, Notice};
 use crate::zk::{Path, Request};
@@ -254,8 +254,7 @@ fn a_request_read_after_the_owner_gave_up_its_node_is_not_heard() {
     // the answers arrive.
     assert!(h.deliver_next(1) && h.deliver_next(1));
     assert_eq!(h.peers[1].inflight.len(), 2);
-    fire_only_timer(&mut h, 1);
-    assert_eq!(last_notice(&h, 1), Some(Notice::TimedOut { owner: A }));
+    time_out(&mut h, 1, A);
     assert_eq!(requests(&h, 1), 0);
     assert!(h.children(LOCK).is_empty());
 }

@@ -13,8 +13,8 @@ use crate::harness::Harness;
 use crate::ids::Owner;
 use crate::recipe::Recipe;
 use crate::recipes::tests::{
-    A, B, acquired, drop_and_reconnect, failed, fire_only_timer, give_up_session, in_turn,
-    last_notice, lose_waiter_session, sent, step_until,
+    A, B, acquired, drop_and_reconnect, failed, give_up_session, in_turn, last_notice,
+    lose_waiter_session, sent, step_until, time_out,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::{Path, Request};
@@ -146,8 +146,7 @@ fn one_lease_a_second_acquire_times_out_returning_nothing_and_leaving_no_node() 
     h.call(0, take_within(A, 3));
     h.settle();
     assert_eq!(h.peers[0].notices.len(), 1, "no second lease");
-    fire_only_timer(&mut h, 0);
-    assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: A }));
+    time_out(&mut h, 0, A);
     assert_eq!(tokens(&h, 0, A), [first]);
     assert_eq!(h.children(LEASES).len(), 1, "only the held lease");
     assert!(h.children(LOCKS).is_empty());
@@ -360,16 +359,14 @@ fn a_timeout_at_every_stage_leaves_no_node() {
     h.settle();
     // c2 waits for the leases, c3 for the internal lock.
     for c in [3, 2] {
-        fire_only_timer(&mut h, c);
-        assert_eq!(last_notice(&h, c), Some(Notice::TimedOut { owner: A }));
+        time_out(&mut h, c, A);
     }
     assert_eq!(h.children(LEASES).len(), 2);
     assert!(h.children(LOCKS).is_empty());
     // And while the lease node is being created: the node it produces is deleted.
     h.call(2, take_within(A, 3));
     step_to_lease_create(&mut h, 2);
-    fire_only_timer(&mut h, 2);
-    assert_eq!(last_notice(&h, 2), Some(Notice::TimedOut { owner: A }));
+    time_out(&mut h, 2, A);
     assert_eq!(h.children(LEASES).len(), 2);
     in_turn(&mut h, [give_back(A); 2]);
     assert_empty(&h);

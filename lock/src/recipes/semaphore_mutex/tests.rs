@@ -6,8 +6,8 @@ use super::SemaphoreMutex;
 use crate::harness::Harness;
 use crate::recipes::semaphore::tests::{LEASES, LOCKS, PATH, assert_empty, step_to_lease_create};
 use crate::recipes::tests::{
-    A, B, acquire, acquire_within, acquired, drop_and_reconnect, failed, fire_only_timer, in_turn,
-    last_notice, lose_waiter_session, release, sent,
+    A, B, acquire, acquire_within, acquired, drop_and_reconnect, failed, in_turn, last_notice,
+    lose_waiter_session, release, sent, time_out,
 };
 use crate::recipes::{FailReason, Mode, Notice};
 use crate::zk::{Path, Request};
@@ -83,8 +83,7 @@ fn not_reentrant_a_second_acquire_by_the_holder_waits_then_times_out() {
     h.settle();
     assert_eq!(h.peers[0].notices.len(), 1, "no second hold");
     assert_eq!(h.children(LEASES).len(), 2);
-    fire_only_timer(&mut h, 0);
-    assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: A }));
+    time_out(&mut h, 0, A);
     assert_eq!(h.children(LEASES).len(), 1, "only the hold's lease is left");
     assert!(h.children(LOCKS).is_empty());
     assert_eq!(h.peers[0].client.recipe().holding(A), Some(token));
@@ -123,8 +122,7 @@ fn a_waiter_timing_out_on_the_internal_lock_or_the_leases_leaves_no_node() {
     h.settle();
     // c1 waits for the leases, c2 for the internal lock.
     for c in [2, 1] {
-        fire_only_timer(&mut h, c);
-        assert_eq!(last_notice(&h, c), Some(Notice::TimedOut { owner: A }));
+        time_out(&mut h, c, A);
     }
     assert_eq!(h.children(LEASES).len(), 1);
     assert!(h.children(LOCKS).is_empty());
@@ -138,8 +136,7 @@ fn a_timeout_during_the_lease_create_deletes_the_lease_it_produces() {
     let mut h = semaphores(1);
     h.call(0, acquire_within(A, 3));
     step_to_lease_create(&mut h, 0);
-    fire_only_timer(&mut h, 0);
-    assert_eq!(last_notice(&h, 0), Some(Notice::TimedOut { owner: A }));
+    time_out(&mut h, 0, A);
     assert_empty(&h);
 }
 
