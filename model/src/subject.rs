@@ -41,19 +41,12 @@ pub trait Subject: Recipe<Call = Call, Notice = Notice> + Relabel + Send + Sync 
 fn exclusive_lock(property: Checked, config: &Config) -> Expectation {
     let budgets = &config.budgets;
     let overlap = config.clients >= 2 && budgets.expiries >= 1 && budgets.cycles >= 1;
-    let verdict = |violated: bool| {
-        if violated {
-            Expectation::Violated
-        } else {
-            Expectation::Holds
-        }
-    };
     match property {
-        Checked::MutualExclusionBelief | Checked::LeaderUniqueBelief => verdict(overlap),
+        Checked::MutualExclusionBelief | Checked::LeaderUniqueBelief => violated_if(overlap),
         Checked::MutualExclusionFenced | Checked::LeaderUniqueFenced => {
-            verdict(overlap && !config.fenced)
+            violated_if(overlap && !config.fenced)
         }
-        Checked::SomeoneAcquires => verdict(config.clients == 0 || budgets.cycles == 0),
+        Checked::SomeoneAcquires => violated_if(config.clients == 0 || budgets.cycles == 0),
         _ => Expectation::Holds,
     }
 }
