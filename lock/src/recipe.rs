@@ -3,7 +3,7 @@
 //! durations), does no I/O and draws no randomness, which is what lets one implementation
 //! run under the model checker, the simulator and a real ZooKeeper.
 //!
-//! A recipe is always composed with the [`Framework`](crate::framework::Framework) layer into
+//! A recipe is always composed with the [`Framework`] layer into
 //! a [`Client`](crate::client::Client): the framework owns the session, retries requests
 //! across connection loss and session changes, runs protected creates and guaranteed
 //! deletes, and translates raw session states into [`SessionEvent`]s.
