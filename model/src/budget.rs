@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// model (zxids, sequence numbers, session incarnations) stays bounded through them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Budgets {
-    /// Acquire/read/write/release cycles per client.
+    /// Workload cycles per client: ask for a hold (acquire, start), use it, give it back.
     pub cycles: u8,
     /// Session expiries of a paused or cut-off client, over the whole run.
     pub expiries: u8,

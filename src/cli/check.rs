@@ -44,7 +44,7 @@ pub struct Args {
     /// Number of clients, each with its own session.
     #[arg(long, default_value_t = 2)]
     clients: u16,
-    /// Acquire/read/write/release cycles per client.
+    /// Workload cycles per client: ask for a hold (acquire, start), use it, give it back.
     #[arg(long, default_value_t = Budgets::default().cycles)]
     cycles: u8,
     /// Session expiries (of a paused or cut-off client) over the whole run.
