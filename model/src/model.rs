@@ -143,6 +143,7 @@ impl<R: Subject> LockModel<R> {
             peers,
             resource: Resource::new(self.config.fenced),
             used: Used::default(),
+            wakes: Default::default(),
             herd: false,
         };
         let mut step = Transition {
@@ -176,6 +177,7 @@ impl<R: Subject> LockModel<R> {
                 step: Step::Idle,
                 believes: false,
             },
+            woken: None,
             class: u8::from(!self.writes(slot)),
         }
     }

@@ -3,7 +3,7 @@
 //! resource. Everything is `Clone + Eq + Hash` and holds no history: a trace is rebuilt by
 //! replaying the actions of a path.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use lock::client::Client;
 use lock::coordination::{RawEvent, RawState};
@@ -41,8 +41,21 @@ pub struct State<R> {
     pub resource: Resource,
     /// Faults injected so far.
     pub used: Used,
-    /// A deletion has woken more than one waiting client (sticky).
+    /// Deletions that woke several waiting clients at once, by wake id, until every one of
+    /// those clients has acquired or stopped waiting for that wake-up (see [`Peer::woken`]).
+    pub wakes: BTreeMap<u8, Wake>,
+    /// A deletion has woken more waiting clients than then acquired, and more than one
+    /// (DESIGN's herd rule: woken ≤ max(1, those that then acquire); sticky).
     pub herd: bool,
+}
+
+/// One deletion that woke several waiting clients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Wake {
+    /// How many waiting clients it woke.
+    pub woken: u8,
+    /// How many of them then acquired (before another deletion woke them).
+    pub acquired: u8,
 }
 
 /// Faults injected so far, against the budgets.
@@ -71,6 +84,9 @@ pub struct Peer<R> {
     pub timers: BTreeSet<TimerId>,
     /// Where the workload is.
     pub work: Work,
+    /// The wake (a deletion that woke several waiting clients) this waiting client belongs
+    /// to, until it acquires, stops waiting or is woken again.
+    pub woken: Option<u8>,
     /// The client's workload class: 0 for clients that use the resource, 1 for the others (a
     /// read-write lock's readers, a semaphore's holders). Symmetry permutes clients only
     /// within a class: the workload gives a client its role by its slot (a read-write lock's
@@ -226,6 +242,7 @@ impl<R: Relabel> Relabel for Peer<R> {
             incarnation: self.incarnation,
             timers: self.timers.clone(),
             work: self.work,
+            woken: self.woken,
             class: self.class,
         }
     }

@@ -42,6 +42,7 @@ impl<R: Recipe + Relabel> Representative for State<R> {
                 .collect(),
             resource: self.resource.clone(),
             used: self.used,
+            wakes: self.wakes.clone(),
             herd: self.herd,
         }
     }

@@ -2,18 +2,20 @@
 //! effects, the server's application of requests and the faults. Every trace event is
 //! reported to the [`Recorder`] as it happens.
 
+use std::collections::BTreeSet;
+
 use lock::client::ClientInput;
 use lock::coordination::{RawEvent, RawState};
 use lock::ids::{ClientSlot, OpId, TimerId};
 use lock::recipe::Effect;
-use lock::recipes::{Call, Notice};
+use lock::recipes::{Call, FailReason, Notice};
 use lock::zk::tree::Fired;
 use lock::zk::{EventKind as ZkEvent, OpResult, SessionId, ZkError, Zxid};
 use scenarios::fault::{Fault, Node};
 use scenarios::trace::{EventKind, ServerSession};
 
 use crate::model::{LockModel, OWNER, Recorder, SESSION_TIMEOUT};
-use crate::state::{Handle, Link, State, Step, session_id};
+use crate::state::{Handle, Link, State, Step, Wake, session_id};
 use crate::subject::Subject;
 
 /// One action being carried out on a copy of the state.
@@ -166,6 +168,7 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
     fn notice(&mut self, slot: ClientSlot, notice: Notice) {
         let writes = self.model.writes(slot);
         let work = &mut self.state.peer_mut(slot).work;
+        let waited = work.step == Step::Acquiring;
         match (work.step, notice.granted()) {
             (Step::Acquiring, Some(token)) => {
                 work.step = if writes {
@@ -186,6 +189,17 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
                 Notice::Reconnected { .. } => work.believes = true,
                 _ => {}
             },
+        }
+        if waited && work.step != Step::Acquiring {
+            let session_lost = matches!(
+                notice,
+                Notice::Failed {
+                    reason: FailReason::SessionLost,
+                    ..
+                }
+            );
+            self.leave_wake(slot, notice.granted().is_some() || session_lost);
+            self.settle_wakes();
         }
     }
 
@@ -242,10 +256,10 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
         }
     }
 
-    /// Sends fired watches to the sessions' streams and notes a herd: one change waking more
-    /// than one waiting client.
+    /// Sends fired watches to the sessions' streams and notes a wake of several waiting
+    /// clients by one change (a herd, unless they then all acquire).
     fn route(&mut self, fired: Vec<Fired>, zxid: Option<Zxid>) {
-        let mut woken = 0;
+        let mut woken = BTreeSet::new();
         for Fired { session, event } in fired {
             self.rec.record(None, || EventKind::WatchFired {
                 session,
@@ -257,14 +271,60 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
             };
             let peer = self.state.peer_mut(slot);
             if event.kind == ZkEvent::NodeDeleted && peer.work.step == Step::Acquiring {
-                woken += 1;
+                woken.insert(slot);
             }
             if let Some(handle) = peer.handle.as_mut().filter(|h| h.link == Link::Up) {
                 handle.events.push_back(RawEvent::Watch { event });
             }
         }
-        if woken > 1 {
-            self.state.herd = true;
+        for &slot in &woken {
+            self.leave_wake(slot, false);
+        }
+        if woken.len() > 1 {
+            let id = (0..=u8::MAX)
+                .find(|id| !self.state.wakes.contains_key(id))
+                .expect("fewer wakes than clients");
+            let count = u8::try_from(woken.len()).unwrap_or(u8::MAX);
+            let wake = Wake {
+                woken: count,
+                acquired: 0,
+            };
+            self.state.wakes.insert(id, wake);
+            for slot in woken {
+                self.state.peer_mut(slot).woken = Some(id);
+            }
+        }
+        self.settle_wakes();
+    }
+
+    /// `slot` is done with its wake-up: it acquired (or its session was lost, which kept it
+    /// from acting on the wake-up, as the trace checker counts it), or it did not.
+    fn leave_wake(&mut self, slot: ClientSlot, acquired: bool) {
+        let Some(id) = self.state.peer_mut(slot).woken.take() else {
+            return;
+        };
+        if let Some(wake) = self.state.wakes.get_mut(&id).filter(|_| acquired) {
+            wake.acquired += 1;
+        }
+    }
+
+    /// Notes a herd once a wake has woken more than max(1, those that acquired or may still
+    /// acquire), and forgets wakes whose clients are all done.
+    fn settle_wakes(&mut self) {
+        let peers = &self.state.peers;
+        let pending = |id: u8| peers.iter().filter(|p| p.woken == Some(id)).count();
+        let mut done = Vec::new();
+        for (&id, wake) in &self.state.wakes {
+            let pending = pending(id);
+            if usize::from(wake.woken) > (usize::from(wake.acquired) + pending).max(1) {
+                self.state.herd = true;
+            }
+            if pending == 0 {
+                done.push(id);
+            }
+        }
+        for id in done {
+            self.state.wakes.remove(&id);
         }
     }
 
@@ -318,6 +378,7 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
             .fresh_peer(slot, old.restarts + 1, old.incarnation + 1);
         fresh.work.cycles_left = old.work.cycles_left;
         *self.state.peer_mut(slot) = fresh;
+        self.settle_wakes();
         self.open_session(slot);
         Some(())
     }

@@ -185,11 +185,11 @@ fn naive_herd_mutex_with_three_clients_herds() {
     let outcome = pinned::<NaiveHerdMutex>(
         3,
         Pinned {
-            symmetric: 44_531,
-            plain: 263_434,
+            symmetric: 43_024,
+            plain: 254_719,
         },
     );
-    assert!(263_434 >= 4 * outcome.unique_states);
+    assert!(254_719 >= 4 * outcome.unique_states);
     let herd = outcome.verdict(Checked::HerdFree);
     assert_eq!(herd.expectation, Expectation::Violated);
     assert!(!herd.holds);
@@ -549,17 +549,17 @@ fn read_write_lock_with_two_clients() {
     assert!(outcome.verdict(Checked::NoOrphans).holds);
 }
 
-/// One writer, two readers: symmetry swaps only the readers (about half the states), and a
-/// deletion of the writer's node wakes both readers, the model's (stricter) herd.
+/// One writer, two readers: symmetry swaps only the readers (about half the states); a
+/// deletion of the writer's node wakes both readers, who then both read: no herd.
 #[test]
 fn read_write_lock_with_three_clients_merges_only_the_readers() {
     let outcome = pinned::<lock::recipes::ReadWriteLock>(
         3,
         Pinned {
-            symmetric: 139_579,
-            plain: 278_356,
+            symmetric: 138_391,
+            plain: 276_027,
         },
     );
-    assert!(!outcome.verdict(Checked::HerdFree).holds);
+    assert!(outcome.verdict(Checked::HerdFree).holds);
     assert!(outcome.verdict(Checked::MutualExclusionFenced).holds);
 }
