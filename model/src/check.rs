@@ -217,18 +217,27 @@ pub fn check<R: Subject>(config: Config, options: Options) -> Outcome {
     let complete = options
         .timeout
         .is_none_or(|timeout| started.elapsed() < timeout);
-    let discovered: BTreeSet<&str> = checker.discoveries().into_keys().collect();
+    let mut discovered = checker.discoveries();
     let verdicts = Checked::of(R::FAMILY)
         .into_iter()
         .map(|property| {
-            let found = discovered.contains(property.name());
+            let discovery = discovered.remove(property.name());
+            let found = discovery.is_some();
             let holds = match property.kind() {
                 Kind::Always => !found,
                 Kind::Sometimes => found,
             };
-            let path = (found && options.paths)
-                .then(|| shortest(&LockModel::<R>::new(config), property))
-                .flatten();
+            // A complete search affords the shortest path; one cut short by the timeout
+            // minimizes the path it found instead (a breadth-first search of a space too big
+            // to finish would not finish either).
+            let path = discovery.filter(|_| options.paths).and_then(|discovery| {
+                let model = LockModel::<R>::new(config);
+                if complete {
+                    shortest(&model, property)
+                } else {
+                    Some(minimize(&model, property, discovery.into_actions()))
+                }
+            });
             Verdict {
                 property,
                 expectation: R::expectation(property, &config),
