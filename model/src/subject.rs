@@ -1,27 +1,23 @@
 //! The recipes the model checks, each with its kebab-case name and the verdicts it is
 //! expected to get.
 
-use lock::recipe::Recipe;
-use lock::recipes::{Call, Mutex, NaiveHerdMutex, Notice, SemaphoreMutex};
+use lock::recipes::{Mutex, NaiveHerdMutex, SemaphoreMutex};
 use lock::relabel::Relabel;
 use lock::zk::Path;
 use scenarios::property::Expectation;
-use scenarios::usage::{Family, RecipeSettings};
+use scenarios::usage::{Built, Family};
 
 use crate::budget::Config;
 use crate::properties::Checked;
 
 /// A recipe the model can drive: the workload makes the calls of its [`Family`]'s
 /// [`Usage`](scenarios::usage::Usage) and reads the notices.
-pub trait Subject: Recipe<Call = Call, Notice = Notice> + Relabel + Send + Sync + 'static {
+pub trait Subject: Built + Relabel + Send + Sync + 'static {
     /// The recipe's name, shared with scenario files (`mutex`, `naive-herd-mutex`).
-    const NAME: &'static str;
+    const NAME: &'static str = Self::KIND.name();
 
     /// How workloads use the recipe, which also says which properties are checked.
-    const FAMILY: Family;
-
-    /// An instance on `path` with `settings` (most recipes ignore them).
-    fn on(path: Path, settings: &RecipeSettings) -> Self;
+    const FAMILY: Family = Self::KIND.family();
 
     /// The directories below `path` the recipe keeps its nodes in. The model's initial tree
     /// has them (as containers), as it has the lock path: creating them is the same for every
@@ -52,28 +48,12 @@ fn exclusive_lock(property: Checked, config: &Config) -> Expectation {
 }
 
 impl Subject for Mutex {
-    const NAME: &'static str = "mutex";
-
-    const FAMILY: Family = Family::Lock;
-
-    fn on(path: Path, _: &RecipeSettings) -> Self {
-        Mutex::new(path)
-    }
-
     fn expectation(property: Checked, config: &Config) -> Expectation {
         exclusive_lock(property, config)
     }
 }
 
 impl Subject for NaiveHerdMutex {
-    const NAME: &'static str = "naive-herd-mutex";
-
-    const FAMILY: Family = Family::Lock;
-
-    fn on(path: Path, _: &RecipeSettings) -> Self {
-        NaiveHerdMutex::new(path)
-    }
-
     /// As any exclusive lock, but a release wakes every waiter: a herd from 3 clients on
     /// (one holds, two wait).
     fn expectation(property: Checked, config: &Config) -> Expectation {
@@ -87,14 +67,6 @@ impl Subject for NaiveHerdMutex {
 }
 
 impl Subject for SemaphoreMutex {
-    const NAME: &'static str = "semaphore-mutex";
-
-    const FAMILY: Family = Family::Lock;
-
-    fn on(path: Path, _: &RecipeSettings) -> Self {
-        SemaphoreMutex::new(path)
-    }
-
     fn directories(path: &Path) -> Vec<Path> {
         let recipe = SemaphoreMutex::new(path.clone());
         vec![recipe.internal_lock().clone(), recipe.leases().clone()]
@@ -108,14 +80,6 @@ impl Subject for SemaphoreMutex {
 }
 
 impl Subject for lock::recipes::Semaphore {
-    const NAME: &'static str = "semaphore";
-
-    const FAMILY: Family = Family::Semaphore;
-
-    fn on(path: Path, settings: &RecipeSettings) -> Self {
-        lock::recipes::Semaphore::new(path, settings.max_leases)
-    }
-
     fn directories(path: &Path) -> Vec<Path> {
         let recipe = lock::recipes::Semaphore::new(path.clone(), 1);
         vec![recipe.internal_lock().clone(), recipe.leases().clone()]
@@ -140,14 +104,6 @@ impl Subject for lock::recipes::Semaphore {
 }
 
 impl Subject for lock::recipes::MultiLock {
-    const NAME: &'static str = "multi-lock";
-
-    const FAMILY: Family = Family::Lock;
-
-    fn on(path: Path, _: &RecipeSettings) -> Self {
-        lock::recipes::MultiLock::pair(&path)
-    }
-
     fn directories(path: &Path) -> Vec<Path> {
         lock::recipes::MultiLock::pair(path)
             .paths()
@@ -164,14 +120,6 @@ impl Subject for lock::recipes::MultiLock {
 }
 
 impl Subject for lock::recipes::LeaderLatch {
-    const NAME: &'static str = "leader-latch";
-
-    const FAMILY: Family = Family::Latch;
-
-    fn on(path: Path, _: &RecipeSettings) -> Self {
-        lock::recipes::LeaderLatch::new(path)
-    }
-
     /// As an exclusive lock: a paused leader whose session expires still believes it leads
     /// when the next participant does; each participant watches only the node ahead.
     fn expectation(property: Checked, config: &Config) -> Expectation {
@@ -180,15 +128,7 @@ impl Subject for lock::recipes::LeaderLatch {
 }
 
 impl Subject for lock::recipes::LeaderSelector {
-    const NAME: &'static str = "leader-selector";
-
-    const FAMILY: Family = Family::Selector;
-
     /// Without auto-requeue: the workload requeues after each leadership.
-    fn on(path: Path, _: &RecipeSettings) -> Self {
-        lock::recipes::LeaderSelector::new(path, false)
-    }
-
     /// As an exclusive lock (it is one, its internal mutex): a paused leader whose session
     /// expires still believes it leads when the next participant does (it cancels only once
     /// it hears Suspended or Lost); each waiter watches only the node ahead.
@@ -207,14 +147,6 @@ fn violated_if(violated: bool) -> Expectation {
 }
 
 impl Subject for lock::recipes::ReadWriteLock {
-    const NAME: &'static str = "read-write-lock";
-
-    const FAMILY: Family = Family::ReadWrite;
-
-    fn on(path: Path, _: &RecipeSettings) -> Self {
-        lock::recipes::ReadWriteLock::new(path)
-    }
-
     /// A writer and another holder believe at once once a paused holder's session can expire
     /// (a writer's successor reads, or a reader's successor writes). Only writers use the
     /// resource, so an unfenced one loses an update only with two writers. A writer's release

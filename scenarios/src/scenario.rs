@@ -110,7 +110,7 @@ pub enum RecipeKind {
 
 impl RecipeKind {
     /// The kebab-case name, as in files and trace meta.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             RecipeKind::Mutex => "mutex",
             RecipeKind::NaiveHerdMutex => "naive-herd-mutex",
@@ -127,7 +127,7 @@ impl RecipeKind {
 
 impl RecipeKind {
     /// How workloads use the recipe.
-    pub fn family(self) -> Family {
+    pub const fn family(self) -> Family {
         match self {
             RecipeKind::LeaderLatch => Family::Latch,
             RecipeKind::LeaderSelector => Family::Selector,

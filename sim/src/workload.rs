@@ -12,7 +12,10 @@ use lock::fencing::{FencedResource, Token};
 use lock::framework::{Framework, FrameworkConfig};
 use lock::ids::{ClientSlot, Owner};
 use lock::recipe::Recipe;
-use lock::recipes::{Call, Mutex as LockMutex, NaiveHerdMutex, Notice, SemaphoreMutex};
+use lock::recipes::{
+    Call, LeaderLatch, LeaderSelector, MultiLock, Mutex as LockMutex, NaiveHerdMutex, Notice,
+    ReadWriteLock, Semaphore, SemaphoreMutex,
+};
 use scenarios::fault::Node;
 use scenarios::trace::EventKind;
 
@@ -22,7 +25,7 @@ use crate::recorder::{Recorder, TraceObserver};
 use crate::settings::{asked_timeout, draw_ms};
 use lock::zk::Path;
 use scenarios::scenario::{RecipeKind, ServerSettings, Workload};
-use scenarios::usage::RecipeSettings;
+use scenarios::usage::{Built, RecipeSettings};
 
 /// The one owner each client acquires for.
 const OWNER: Owner = Owner(0);
@@ -49,56 +52,36 @@ pub(crate) struct ClientNode {
 impl ClientNode {
     /// The node's main: runs the workload to its end, closes the session, reports done.
     pub async fn run(self) {
-        let framework = Framework::new(self.framework.clone(), self.slot, madsim::rand::random());
-        let path = self.lock_path.clone();
         match self.recipe {
-            RecipeKind::LeaderSelector => {
-                let selector = lock::recipes::LeaderSelector::new(path, false);
-                self.drive(Client::new(framework, selector)).await
-            }
-            RecipeKind::LeaderLatch => {
-                self.drive(Client::new(
-                    framework,
-                    lock::recipes::LeaderLatch::new(path),
-                ))
-                .await
-            }
-            RecipeKind::Mutex => {
-                self.drive(Client::new(framework, LockMutex::new(path)))
-                    .await
-            }
-            RecipeKind::NaiveHerdMutex => {
-                self.drive(Client::new(framework, NaiveHerdMutex::new(path)))
-                    .await
-            }
-            RecipeKind::SemaphoreMutex => {
-                self.drive(Client::new(framework, SemaphoreMutex::new(path)))
-                    .await
-            }
-            RecipeKind::Semaphore => {
-                let semaphore = lock::recipes::Semaphore::new(path, self.settings.max_leases);
-                self.drive(Client::new(framework, semaphore)).await
-            }
-            RecipeKind::MultiLock => {
-                let multi_lock = lock::recipes::MultiLock::pair(&path);
-                self.drive(Client::new(framework, multi_lock)).await
-            }
-            RecipeKind::ReadWriteLock => {
-                self.drive(Client::new(
-                    framework,
-                    lock::recipes::ReadWriteLock::new(path),
-                ))
-                .await
-            }
+            RecipeKind::Mutex => self.drive::<LockMutex>().await,
+            RecipeKind::NaiveHerdMutex => self.drive::<NaiveHerdMutex>().await,
+            RecipeKind::SemaphoreMutex => self.drive::<SemaphoreMutex>().await,
+            RecipeKind::Semaphore => self.drive::<Semaphore>().await,
+            RecipeKind::MultiLock => self.drive::<MultiLock>().await,
+            RecipeKind::LeaderLatch => self.drive::<LeaderLatch>().await,
+            RecipeKind::LeaderSelector => self.drive::<LeaderSelector>().await,
+            RecipeKind::ReadWriteLock => self.drive::<ReadWriteLock>().await,
+            // The known-bad reader watch is a `ReadWriteLock` built another way.
             RecipeKind::ReadWriteLockFirstWriterWatch => {
-                let lock = lock::recipes::ReadWriteLock::watching_first_writer(path);
-                self.drive(Client::new(framework, lock)).await
+                let path = self.lock_path.clone();
+                self.run_client(ReadWriteLock::watching_first_writer(path))
+                    .await
             }
         }
         let _ = self.done.unbounded_send(self.slot);
     }
 
-    async fn drive<R: Recipe<Call = Call, Notice = Notice>>(&self, client: Client<R>) {
+    /// Runs the recipe `R` as the scenario builds it.
+    async fn drive<R: Built>(&self) {
+        let recipe = R::on(self.lock_path.clone(), &self.settings);
+        self.run_client(recipe).await
+    }
+
+    /// Runs `recipe` with its framework layer, driven over the simulated client, beside the
+    /// workload that uses it.
+    async fn run_client<R: Recipe<Call = Call, Notice = Notice>>(&self, recipe: R) {
+        let framework = Framework::new(self.framework.clone(), self.slot, madsim::rand::random());
+        let client = Client::new(framework, recipe);
         let connector = SimConnector::new(
             Node::Client(self.slot.0),
             asked_timeout(&self.server),
