@@ -8,9 +8,10 @@ use lock::client::ClientInput;
 use lock::coordination::{RawEvent, RawState};
 use lock::ids::{ClientSlot, OpId, TimerId};
 use lock::recipe::Effect;
-use lock::recipes::{Call, FailReason, Notice};
+use lock::recipes::{Call, Notice};
 use lock::zk::tree::Fired;
 use lock::zk::{EventKind as ZkEvent, OpResult, SessionId, ZkError, Zxid};
+use scenarios::check::counts_as_acquired;
 use scenarios::fault::{Fault, Node};
 use scenarios::trace::{EventKind, ServerSession};
 
@@ -191,14 +192,7 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
             },
         }
         if waited && work.step != Step::Acquiring {
-            let session_lost = matches!(
-                notice,
-                Notice::Failed {
-                    reason: FailReason::SessionLost,
-                    ..
-                }
-            );
-            self.leave_wake(slot, notice.granted().is_some() || session_lost);
+            self.leave_wake(slot, counts_as_acquired(&notice));
             self.settle_wakes();
         }
     }
@@ -297,8 +291,7 @@ impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
         self.settle_wakes();
     }
 
-    /// `slot` is done with its wake-up: it acquired (or its session was lost, which kept it
-    /// from acting on the wake-up, as the trace checker counts it), or it did not.
+    /// `slot` is done with its wake-up: it acquired (as `counts_as_acquired` says), or not.
     fn leave_wake(&mut self, slot: ClientSlot, acquired: bool) {
         let Some(id) = self.state.peer_mut(slot).woken.take() else {
             return;

@@ -11,6 +11,8 @@ mod no_orphans;
 mod progress;
 pub mod timeline;
 
+pub use herd_free::counts_as_acquired;
+
 #[cfg(test)]
 mod fixtures;
 

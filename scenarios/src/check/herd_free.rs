@@ -63,20 +63,11 @@ pub fn check(trace: &Trace) -> Vec<Violation> {
             return false;
         };
         let woken_again = wakes.iter().any(|&(c, i)| c == client && at < i && i < end);
-        let granted = timeline
-            .holds
-            .iter()
-            .any(|h| h.who.0 == client && h.start == end);
-        let session_lost = matches!(
-            trace.events[end].kind,
-            EventKind::Notice {
-                notice: Notice::Failed {
-                    reason: FailReason::SessionLost,
-                    ..
-                }
-            }
-        );
-        (granted || session_lost) && !woken_again
+        let ended_well = match &trace.events[end].kind {
+            EventKind::Notice { notice } => counts_as_acquired(notice),
+            _ => false,
+        };
+        ended_well && !woken_again
     };
     woken
         .into_iter()
@@ -88,6 +79,20 @@ pub fn check(trace: &Trace) -> Vec<Violation> {
             (clients.len() > acquired.max(1)).then(|| herd(trace, zxid, &clients, acquired))
         })
         .collect()
+}
+
+/// Whether a woken waiter whose wait ends with `notice` counts as one that then acquired: a
+/// grant, or its session lost first (a fault kept it from acting on the wake-up). The model's
+/// herd rule uses the same test.
+pub fn counts_as_acquired(notice: &Notice) -> bool {
+    notice.granted().is_some()
+        || matches!(
+            notice,
+            Notice::Failed {
+                reason: FailReason::SessionLost,
+                ..
+            }
+        )
 }
 
 /// The violation of the deletion `zxid` waking `clients`, of which `acquired` then acquired.
