@@ -20,6 +20,8 @@ struct Cli {
 enum Command {
     /// List the scenario catalog with one-line descriptions.
     Scenarios(cli::scenarios::Args),
+    /// List the recipe table: every recipe `check` and scenario files can name.
+    Recipes(cli::recipes::Args),
     /// Rerun one seed of a scenario (or the run a trace records) and check it.
     Replay(cli::replay::Args),
     /// Sweep seeds over the catalog and check every scenario's expectations.
@@ -33,6 +35,7 @@ enum Command {
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Scenarios(args) => cli::scenarios::run(args),
+        Command::Recipes(args) => cli::recipes::run(args),
         Command::Replay(args) => cli::replay::run(args),
         Command::Hunt(args) => cli::hunt::run(args),
         Command::Check(args) => cli::check::run(args),

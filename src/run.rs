@@ -2,7 +2,6 @@
 //! the checkers' verdicts. The trace records the scenario as run, so [`rerun`] repeats it
 //! exactly from the trace alone.
 
-use scenarios::check::{self, Context};
 use scenarios::fault::ScheduledFault;
 use scenarios::property::{Property, Violation};
 use scenarios::scenario::Scenario;
@@ -74,10 +73,10 @@ pub fn run(scenario: &Scenario, seed: u64) -> Result<Outcome, RunError> {
     run_with(scenario, seed, scenario.fault_schedule(seed))
 }
 
-/// Checks `trace`, a run of `scenario`.
+/// Checks `trace`, a run of `scenario` (as every trace is judged:
+/// [`scenarios::verdict`]).
 pub fn checked(trace: Trace, scenario: &Scenario) -> Outcome {
-    let cx = Context::for_scenario(scenario, trace.meta.source);
-    let violations = check::check_all(&trace, &checked_properties(scenario), &cx);
+    let violations = scenarios::verdict::violations_of_scenario(&trace, scenario);
     Outcome { trace, violations }
 }
 

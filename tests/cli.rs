@@ -169,7 +169,7 @@ fn unknown_names_are_one_line_errors() {
     assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr(&output)
-            .starts_with("splitbrain: expected a scenario of the catalog (gc-pause-split-brain, ")
+            .starts_with("splitbrain: expected a scenario of the catalog (connection-loss-create, ")
     );
     let output = splitbrain(&["replay", "--from", "/nonexistent/trace.json"]);
     assert_eq!(output.status.code(), Some(2));

@@ -189,3 +189,109 @@ fn an_election_report_renders_in_chromium() {
     let dom = renders_in_chromium("leader-latch-gc-pause");
     assert!(dom.contains("leader_unique_belief"));
 }
+
+/// Renders `trace` with `splitbrain report` into `out` and returns the page.
+fn rendered(trace: &Path, out: &Path) -> String {
+    let report = splitbrain(&[
+        "report",
+        trace.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    std::fs::read_to_string(out).unwrap()
+}
+
+/// The report `splitbrain report` makes of a trace is the one the command that wrote the
+/// trace made: same verdicts (one function judges every trace), byte for byte.
+fn assert_same_report(written: &Path, trace: &Path) {
+    let again = rendered(trace, &trace.with_extension("again.html"));
+    let first = std::fs::read_to_string(written).unwrap();
+    assert!(
+        first == again,
+        "{} differs from its re-render",
+        written.display()
+    );
+}
+
+#[test]
+fn a_model_counterexample_reports_its_violation_as_check_did() {
+    let dir = scratch("from-check");
+    let check = splitbrain(&[
+        "check",
+        "mutex",
+        "--clients",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(check.status.success());
+    let summary: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    let belief = &summary["properties"][0];
+    assert_eq!(belief["name"], "mutual_exclusion_belief");
+    assert_eq!(belief["verdict"], "violated");
+    let trace = dir.join("mutex.c2.mutual_exclusion_belief.trace.json");
+    let html = rendered(&trace, &dir.join("again.html"));
+    assert!(
+        html.contains("class=\"verdict bad\""),
+        "the violation shows"
+    );
+    assert!(html.contains("mutual_exclusion_belief"));
+    assert_same_report(
+        &dir.join("mutex.c2.mutual_exclusion_belief.report.html"),
+        &trace,
+    );
+}
+
+#[test]
+fn a_replayed_run_reports_as_replay_did() {
+    let dir = scratch("from-replay");
+    let (trace, report) = (dir.join("run.trace.json"), dir.join("run.html"));
+    let replay = splitbrain(&[
+        "replay",
+        "gc-pause-split-brain",
+        "--seed",
+        "2",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert!(replay.status.success());
+    assert!(
+        std::fs::read_to_string(&report)
+            .unwrap()
+            .contains("class=\"verdict bad\"")
+    );
+    assert_same_report(&report, &trace);
+}
+
+#[test]
+fn a_hunted_run_reports_as_hunt_did() {
+    let dir = scratch("from-hunt");
+    let hunt = splitbrain(&[
+        "hunt",
+        "--scenario",
+        "herd-naive",
+        "--seeds",
+        "0..2",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(hunt.status.success());
+    let stem = dir.join("herd-naive").join("seed-0");
+    let trace = stem.with_extension("trace.json");
+    let report = stem.with_extension("report.html");
+    assert!(
+        std::fs::read_to_string(&report)
+            .unwrap()
+            .contains("herd_free")
+    );
+    assert_same_report(&report, &trace);
+}

@@ -20,7 +20,8 @@ use crate::model::{Action, LockModel, Silent};
 use crate::properties::{Checked, Kind};
 use crate::replay::states;
 use crate::state::State;
-use crate::subject::Subject;
+use scenarios::recipes::{RecipeDef, Testable};
+use scenarios::usage::Family;
 
 /// How to run the exhaustive search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,12 +196,26 @@ pub struct PropertySummary {
     pub report: Option<String>,
 }
 
+/// The verdict `def`'s recipe is expected to get on `property` under `config`: the row's
+/// expectation for the shared properties; someone acquires unless nobody can (no client, no
+/// cycle, a semaphore without leases).
+pub fn expectation<R>(def: &RecipeDef<R>, property: Checked, config: &Config) -> Expectation {
+    match property.shared() {
+        Some(shared) => (def.expectation)(shared, config),
+        None => {
+            let no_lease = def.family == Family::Semaphore && config.settings.max_leases == 0;
+            let nobody = config.clients == 0 || config.budgets.cycles == 0 || no_lease;
+            scenarios::recipes::violated_if(nobody)
+        }
+    }
+}
+
 /// A discovery name that no property has: the search never stops early.
 const EXHAUSTIVE: &str = "(explore everything)";
 
 /// Checks recipe `R` under `config`.
-pub fn check<R: Subject>(config: Config, options: Options) -> Outcome {
-    let model = LockModel::<R>::new(config);
+pub fn check<R: Testable>(def: &'static RecipeDef<R>, config: Config, options: Options) -> Outcome {
+    let model = LockModel::new(def, config);
     let mut builder = model
         .checker()
         .threads(options.threads.max(1))
@@ -218,7 +233,7 @@ pub fn check<R: Subject>(config: Config, options: Options) -> Outcome {
         .timeout
         .is_none_or(|timeout| started.elapsed() < timeout);
     let mut discovered = checker.discoveries();
-    let verdicts = Checked::of(R::FAMILY)
+    let verdicts = Checked::of(def.family)
         .into_iter()
         .map(|property| {
             let discovery = discovered.remove(property.name());
@@ -231,7 +246,7 @@ pub fn check<R: Subject>(config: Config, options: Options) -> Outcome {
             // minimizes the path it found instead (a breadth-first search of a space too big
             // to finish would not finish either).
             let path = discovery.filter(|_| options.paths).and_then(|discovery| {
-                let model = LockModel::<R>::new(config);
+                let model = LockModel::new(def, config);
                 if complete {
                     shortest(&model, property)
                 } else {
@@ -240,14 +255,14 @@ pub fn check<R: Subject>(config: Config, options: Options) -> Outcome {
             });
             Verdict {
                 property,
-                expectation: R::expectation(property, &config),
+                expectation: expectation(def, property, &config),
                 holds,
                 path,
             }
         })
         .collect();
     Outcome {
-        recipe: R::NAME,
+        recipe: def.name,
         config,
         states: checker.state_count(),
         unique_states: checker.unique_state_count(),
@@ -266,7 +281,7 @@ pub fn check<R: Subject>(config: Config, options: Options) -> Outcome {
 /// discovery meanwhile, which gave a 12-step path where 7 steps suffice. States are
 /// deduplicated by the fingerprint of their symmetry representative (every property is
 /// symmetric in the clients, so the shortest path in the reduced space is a shortest path).
-pub fn shortest<R: Subject>(model: &LockModel<R>, property: Checked) -> Option<Vec<Action>> {
+pub fn shortest<R: Testable>(model: &LockModel<R>, property: Checked) -> Option<Vec<Action>> {
     let init = model.initial(&mut Silent);
     if shows(model, property, &init) {
         return Some(Vec::new());
@@ -322,7 +337,7 @@ fn path_to(reached: &[(usize, Option<Action>)], mut index: usize) -> Vec<Action>
 
 /// Cuts `actions` at the first state that shows `property`'s discovery, then drops single
 /// steps while the path still replays and still shows it, until no step can go.
-pub fn minimize<R: Subject>(
+pub fn minimize<R: Testable>(
     model: &LockModel<R>,
     property: Checked,
     actions: Vec<Action>,
@@ -344,7 +359,7 @@ pub fn minimize<R: Subject>(
 }
 
 /// `actions` up to the first state showing the discovery, if they replay and show it.
-fn cut<R: Subject>(
+fn cut<R: Testable>(
     model: &LockModel<R>,
     property: Checked,
     actions: &[Action],
@@ -357,7 +372,7 @@ fn cut<R: Subject>(
 }
 
 /// Whether `state` is a discovery of `property`.
-pub fn shows<R: Subject>(model: &LockModel<R>, property: Checked, state: &State<R>) -> bool {
+pub fn shows<R: Testable>(model: &LockModel<R>, property: Checked, state: &State<R>) -> bool {
     let satisfied = property.holds_in(model, state);
     match property.kind() {
         Kind::Always => !satisfied,

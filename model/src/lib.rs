@@ -9,7 +9,9 @@
 //! - [`budget`]: what a check explores (clients, cycles, fault budgets, fencing).
 //! - [`model`]: the stateright `Model`: state, actions, faults.
 //! - [`properties`]: the shared property vocabulary as state predicates.
-//! - [`subject`]: the recipes the model drives and the verdicts they expect.
+//! - The recipes come from the recipe table (`scenarios::recipes`): a row's
+//!   [`RecipeDef`](scenarios::recipes::RecipeDef) says how to build the recipe, which
+//!   directories the initial tree has and which verdicts the model must give.
 //! - [`mod@check`]: the exhaustive run, verdicts, shortest and minimized counterexamples.
 //! - [`replay`]: action paths, their states and their traces in the simulator's format.
 //! - Symmetry: [`state::State`] implements stateright's `Representative`.
@@ -20,7 +22,6 @@ pub mod model;
 pub mod properties;
 pub mod replay;
 pub mod state;
-pub mod subject;
 mod symmetry;
 mod transition;
 
@@ -28,4 +29,3 @@ pub use budget::{Budgets, Config};
 pub use check::{Options, Outcome, check};
 pub use model::{Action, LockModel};
 pub use properties::Checked;
-pub use subject::Subject;

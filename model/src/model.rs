@@ -21,7 +21,6 @@
 //!   [`Action::Crash`], [`Action::LoseConnection`] (the in-flight request applied or not);
 //!   and [`Action::ExpireOrphan`]: the server expires a session no client uses any more.
 
-use std::marker::PhantomData;
 use std::time::Duration;
 
 use lock::client::Client;
@@ -29,6 +28,8 @@ use lock::framework::{Framework, FrameworkConfig};
 use lock::ids::{ClientSlot, Owner, TimerId};
 use lock::zk::tree::Tree;
 use lock::zk::{CreateMode, Path, Request, SessionId};
+use scenarios::recipes::{RecipeDef, Testable};
+use scenarios::spec::MODEL_LOCK_PATH;
 use scenarios::trace::EventKind;
 use scenarios::usage::Usage;
 use stateright::{Model, Property};
@@ -36,11 +37,10 @@ use stateright::{Model, Property};
 use crate::budget::Config;
 use crate::properties;
 use crate::state::{Link, Peer, Resource, State, Step, Used, Work};
-use crate::subject::Subject;
 use crate::transition::Transition;
 
 /// The path every client locks.
-pub const LOCK_PATH: &str = "/lock";
+pub const LOCK_PATH: &str = MODEL_LOCK_PATH;
 
 /// The one owner each client's workload acquires for.
 pub const OWNER: Owner = Owner(1);
@@ -89,21 +89,26 @@ impl Recorder for Silent {
     fn record(&mut self, _: Option<ClientSlot>, _: impl FnOnce() -> EventKind) {}
 }
 
-/// The model of recipe `R` under one [`Config`].
-pub struct LockModel<R> {
+/// The model of recipe `R`, as its row of the recipe table defines it, under one [`Config`].
+pub struct LockModel<R: 'static> {
+    def: &'static RecipeDef<R>,
     config: Config,
     lock_path: Path,
-    recipe: PhantomData<fn() -> R>,
 }
 
-impl<R: Subject> LockModel<R> {
-    /// The model of `config`.
-    pub fn new(config: Config) -> LockModel<R> {
+impl<R: Testable> LockModel<R> {
+    /// The model of the recipe `def` defines, under `config`.
+    pub fn new(def: &'static RecipeDef<R>, config: Config) -> LockModel<R> {
         LockModel {
+            def,
             config,
             lock_path: Path::new(LOCK_PATH).expect("a valid constant path"),
-            recipe: PhantomData,
         }
+    }
+
+    /// The recipe's row of the recipe table.
+    pub fn def(&self) -> &'static RecipeDef<R> {
+        self.def
     }
 
     /// What is checked.
@@ -126,7 +131,7 @@ impl<R: Subject> LockModel<R> {
             mode: CreateMode::Persistent,
         };
         tree.apply(SessionId(0), &create);
-        for path in R::directories(&self.lock_path) {
+        for path in (self.def.directories)(&self.lock_path) {
             let create = Request::Create {
                 path,
                 data: Vec::new(),
@@ -165,7 +170,7 @@ impl<R: Subject> LockModel<R> {
         Peer {
             client: Client::new(
                 framework,
-                R::on(self.lock_path.clone(), &self.config.settings),
+                (self.def.build)(self.lock_path.clone(), &self.config.settings),
             ),
             restarts,
             incarnation,
@@ -185,7 +190,9 @@ impl<R: Subject> LockModel<R> {
     /// What `slot`'s workload does in its `cycle`-th cycle (of its current process).
     pub fn usage(&self, slot: ClientSlot, cycle: u8) -> Usage {
         let settings = &self.config.settings;
-        R::FAMILY.usage(OWNER, slot, cycle.into(), None, settings)
+        self.def
+            .family
+            .usage(OWNER, slot, cycle.into(), None, settings)
     }
 
     /// Whether `slot`'s holds use the resource (a read-write lock's readers do not).
@@ -274,7 +281,7 @@ fn work_enabled(work: &Work) -> bool {
     }
 }
 
-impl<R: Subject> Model for LockModel<R> {
+impl<R: Testable> Model for LockModel<R> {
     type State = State<R>;
     type Action = Action;
 
@@ -291,7 +298,7 @@ impl<R: Subject> Model for LockModel<R> {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        properties::all()
+        properties::all(self.def.family)
     }
 
     fn format_action(&self, action: &Action) -> String {

@@ -12,7 +12,7 @@ use stateright::{Expectation, Property};
 
 use crate::model::LockModel;
 use crate::state::{Link, State};
-use crate::subject::Subject;
+use scenarios::recipes::Testable;
 
 /// A property the model checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -111,7 +111,7 @@ impl Checked {
 
     /// Whether `state` satisfies the property's condition (for `always`: is not a
     /// counterexample; for `sometimes`: is an example).
-    pub fn holds_in<R: Subject>(self, model: &LockModel<R>, state: &State<R>) -> bool {
+    pub fn holds_in<R: Testable>(self, model: &LockModel<R>, state: &State<R>) -> bool {
         match self {
             Checked::MutualExclusionBelief | Checked::LeaderUniqueBelief => believers(state) <= 1,
             Checked::RwExclusion => {
@@ -146,7 +146,7 @@ fn believers<R>(state: &State<R>) -> usize {
 
 /// Every workload is done and nothing is left to happen but faults: no request, event or
 /// timer pending, no request waiting in a framework layer, every live session in use.
-fn settled<R: Subject>(state: &State<R>) -> bool {
+fn settled<R: Testable>(state: &State<R>) -> bool {
     let quiet = state.peers.iter().all(|peer| {
         let idle = peer.work.cycles_left == 0 && peer.work.step == crate::state::Step::Idle;
         let handle_quiet = peer
@@ -162,7 +162,7 @@ fn settled<R: Subject>(state: &State<R>) -> bool {
 
 /// Whether a lock node is left: any node below the lock path but the containers a recipe
 /// creates to hold its nodes (`semaphore-mutex`'s `locks` and `leases`).
-fn has_lock_nodes<R: Subject>(model: &LockModel<R>, state: &State<R>) -> bool {
+fn has_lock_nodes<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
     let path = model.lock_path();
     state
         .tree
@@ -181,7 +181,7 @@ macro_rules! property {
 }
 
 /// The stateright property of `checked`.
-fn property<R: Subject>(checked: Checked) -> Property<LockModel<R>> {
+fn property<R: Testable>(checked: Checked) -> Property<LockModel<R>> {
     match checked {
         Checked::MutualExclusionBelief => property!(Always, Checked::MutualExclusionBelief),
         Checked::MutualExclusionFenced => property!(Always, Checked::MutualExclusionFenced),
@@ -195,7 +195,7 @@ fn property<R: Subject>(checked: Checked) -> Property<LockModel<R>> {
     }
 }
 
-/// The stateright properties of recipe `R`, in [`Checked::of`] order.
-pub fn all<R: Subject>() -> Vec<Property<LockModel<R>>> {
-    Checked::of(R::FAMILY).into_iter().map(property).collect()
+/// The stateright properties of a recipe of `family`, in [`Checked::of`] order.
+pub fn all<R: Testable>(family: Family) -> Vec<Property<LockModel<R>>> {
+    Checked::of(family).into_iter().map(property).collect()
 }

@@ -9,7 +9,7 @@ use scenarios::trace::{Event, EventKind, Meta, Source, Trace};
 
 use crate::model::{Action, LockModel, Recorder, Silent};
 use crate::state::State;
-use crate::subject::Subject;
+use scenarios::recipes::Testable;
 
 /// A path that does not replay.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,7 +62,7 @@ impl std::error::Error for ReplayError {}
 
 /// Parses an action-index path (`0/3/1`: the initial state, then the index of each action
 /// among those enabled) into actions.
-pub fn actions_from_indices<R: Subject>(
+pub fn actions_from_indices<R: Testable>(
     model: &LockModel<R>,
     path: &str,
 ) -> Result<Vec<Action>, ReplayError> {
@@ -97,7 +97,7 @@ pub fn actions_from_indices<R: Subject>(
 }
 
 /// The action-index path of `actions` (the inverse of [`actions_from_indices`]).
-pub fn indices_of<R: Subject>(
+pub fn indices_of<R: Testable>(
     model: &LockModel<R>,
     actions: &[Action],
 ) -> Result<String, ReplayError> {
@@ -117,7 +117,7 @@ pub fn indices_of<R: Subject>(
 }
 
 /// The states `actions` visit, the initial state first.
-pub fn states<R: Subject>(
+pub fn states<R: Testable>(
     model: &LockModel<R>,
     actions: &[Action],
 ) -> Result<Vec<State<R>>, ReplayError> {
@@ -130,7 +130,7 @@ pub fn states<R: Subject>(
 }
 
 /// Takes the `step`-th (0-based) action of a path.
-fn take<R: Subject>(
+fn take<R: Testable>(
     model: &LockModel<R>,
     state: &State<R>,
     action: Action,
@@ -168,7 +168,7 @@ impl Recorder for Stamped {
 
 /// The trace of `actions` in the simulator's format (`source: model`, `t` = step index;
 /// faults are scheduled at their step index too). `scenario` names the run.
-pub fn trace<R: Subject>(
+pub fn trace<R: Testable>(
     model: &LockModel<R>,
     actions: &[Action],
     scenario: &str,
@@ -200,7 +200,7 @@ pub fn trace<R: Subject>(
         seed: 0,
         source: Source::Model,
         build: format!("splitbrain-model {}", env!("CARGO_PKG_VERSION")),
-        recipe: R::NAME.to_owned(),
+        recipe: model.def().name.to_owned(),
         clients: config.clients,
         settings: serde_json::json!({
             "budgets": config.budgets,
@@ -209,6 +209,7 @@ pub fn trace<R: Subject>(
         }),
         fault_schedule,
         scenario_spec: None,
+        model_spec: Some(*config),
         shrunk_from: None,
     };
     Ok(Trace { meta, events })

@@ -17,16 +17,16 @@ use scenarios::trace::{EventKind, ServerSession};
 
 use crate::model::{LockModel, OWNER, Recorder, SESSION_TIMEOUT};
 use crate::state::{Handle, Link, State, Step, Wake, session_id};
-use crate::subject::Subject;
+use scenarios::recipes::Testable;
 
 /// One action being carried out on a copy of the state.
-pub(crate) struct Transition<'a, R, Rec> {
+pub(crate) struct Transition<'a, R: 'static, Rec> {
     pub(crate) model: &'a LockModel<R>,
     pub(crate) state: &'a mut State<R>,
     pub(crate) rec: &'a mut Rec,
 }
 
-impl<R: Subject, Rec: Recorder> Transition<'_, R, Rec> {
+impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     fn budget_left(&self, used: u8, budget: u8) -> Option<()> {
         (used < budget).then_some(())
     }

@@ -3,12 +3,15 @@
 //! change in the state space must be a conscious change of these numbers.
 
 use lock::ids::ClientSlot;
-use lock::recipes::{Mutex, NaiveHerdMutex, SemaphoreMutex};
 use model::check::{Options, Outcome, check};
 use model::replay::{actions_from_indices, indices_of, trace};
-use model::{Action, Checked, Config, LockModel, Subject};
+use model::{Action, Checked, Config, LockModel};
 use scenarios::fault::Fault;
 use scenarios::property::Expectation;
+use scenarios::recipes::{
+    LEADER_LATCH, LEADER_SELECTOR, MULTI_LOCK, MUTEX, NAIVE_HERD_MUTEX, READ_WRITE_LOCK, RecipeDef,
+    SEMAPHORE, SEMAPHORE_MUTEX, Testable,
+};
 use scenarios::trace::{EventKind, Source};
 use stateright::{Checker, HasDiscoveries, Model};
 
@@ -18,24 +21,24 @@ struct Pinned {
     plain: usize,
 }
 
-fn run<R: Subject>(config: Config, symmetry: bool) -> Outcome {
+fn run<R: Testable>(def: &'static RecipeDef<R>, config: Config, symmetry: bool) -> Outcome {
     let options = Options {
         symmetry,
         paths: symmetry,
         ..Options::default()
     };
-    check::<R>(config, options)
+    check(def, config, options)
 }
 
 /// Checks `R` with `clients` both ways: pinned counts, identical verdicts, all met.
-fn pinned<R: Subject>(clients: u16, expected: Pinned) -> Outcome {
-    pinned_in::<R>(Config::new(clients), expected)
+fn pinned<R: Testable>(def: &'static RecipeDef<R>, clients: u16, expected: Pinned) -> Outcome {
+    pinned_in(def, Config::new(clients), expected)
 }
 
 /// Checks `R` under `config` both ways: pinned counts, identical verdicts, all met.
-fn pinned_in<R: Subject>(config: Config, expected: Pinned) -> Outcome {
-    let reduced = run::<R>(config, true);
-    let plain = run::<R>(config, false);
+fn pinned_in<R: Testable>(def: &'static RecipeDef<R>, config: Config, expected: Pinned) -> Outcome {
+    let reduced = run(def, config, true);
+    let plain = run(def, config, false);
     assert_eq!(reduced.unique_states, expected.symmetric, "with symmetry");
     assert_eq!(plain.unique_states, expected.plain, "without symmetry");
     let verdicts = |o: &Outcome| o.verdicts.iter().map(|v| v.holds).collect::<Vec<_>>();
@@ -49,7 +52,8 @@ fn pinned_in<R: Subject>(config: Config, expected: Pinned) -> Outcome {
 
 #[test]
 fn mutex_with_two_clients() {
-    let outcome = pinned::<Mutex>(
+    let outcome = pinned(
+        &MUTEX,
         2,
         Pinned {
             symmetric: 2733,
@@ -62,7 +66,8 @@ fn mutex_with_two_clients() {
 
 #[test]
 fn naive_herd_mutex_with_two_clients_has_no_herd() {
-    let outcome = pinned::<NaiveHerdMutex>(
+    let outcome = pinned(
+        &NAIVE_HERD_MUTEX,
         2,
         Pinned {
             symmetric: 1547,
@@ -75,7 +80,8 @@ fn naive_herd_mutex_with_two_clients_has_no_herd() {
 /// The internal lock and the lease phase multiply the mutex's states by about 15.
 #[test]
 fn semaphore_mutex_with_two_clients() {
-    let outcome = pinned::<SemaphoreMutex>(
+    let outcome = pinned(
+        &SEMAPHORE_MUTEX,
         2,
         Pinned {
             symmetric: 41_318,
@@ -104,7 +110,8 @@ fn one_or_two_leases(max_leases: u32) -> Config {
 /// third client to go to, so the bound holds; a return wakes one waiter.
 #[test]
 fn semaphore_with_two_clients_and_two_leases() {
-    let outcome = pinned_in::<lock::recipes::Semaphore>(
+    let outcome = pinned_in(
+        &SEMAPHORE,
         one_or_two_leases(2),
         Pinned {
             symmetric: 23_715,
@@ -120,7 +127,8 @@ fn semaphore_with_two_clients_and_two_leases() {
 /// other client while it still believes it holds, two believers of one lease.
 #[test]
 fn semaphore_with_two_clients_and_one_lease() {
-    let outcome = pinned_in::<lock::recipes::Semaphore>(
+    let outcome = pinned_in(
+        &SEMAPHORE,
         one_or_two_leases(1),
         Pinned {
             symmetric: 20_261,
@@ -136,7 +144,8 @@ fn semaphore_with_two_clients_and_one_lease() {
 /// leader's belief overlaps the next leader's; the fence holds; a close wakes one.
 #[test]
 fn leader_latch_with_two_clients() {
-    let outcome = pinned::<lock::recipes::LeaderLatch>(
+    let outcome = pinned(
+        &LEADER_LATCH,
         2,
         Pinned {
             symmetric: 6463,
@@ -154,7 +163,8 @@ fn leader_latch_with_two_clients() {
 /// later (the second lock's create and listing, and the reverse release).
 #[test]
 fn multi_lock_with_two_clients() {
-    let outcome = pinned::<lock::recipes::MultiLock>(
+    let outcome = pinned(
+        &MULTI_LOCK,
         2,
         Pinned {
             symmetric: 15_467,
@@ -169,7 +179,8 @@ fn multi_lock_with_two_clients() {
 
 #[test]
 fn mutex_with_three_clients_symmetry_shrinks_at_least_four_times() {
-    let outcome = pinned::<Mutex>(
+    let outcome = pinned(
+        &MUTEX,
         3,
         Pinned {
             symmetric: 70_041,
@@ -182,7 +193,8 @@ fn mutex_with_three_clients_symmetry_shrinks_at_least_four_times() {
 
 #[test]
 fn naive_herd_mutex_with_three_clients_herds() {
-    let outcome = pinned::<NaiveHerdMutex>(
+    let outcome = pinned(
+        &NAIVE_HERD_MUTEX,
         3,
         Pinned {
             symmetric: 43_024,
@@ -194,7 +206,7 @@ fn naive_herd_mutex_with_three_clients_herds() {
     assert_eq!(herd.expectation, Expectation::Violated);
     assert!(!herd.holds);
     let path = herd.path.as_ref().expect("a herd path");
-    let model = LockModel::<NaiveHerdMutex>::new(Config::new(3));
+    let model = LockModel::new(&NAIVE_HERD_MUTEX, Config::new(3));
     let trace = trace(&model, path, "herd").unwrap();
     let woken = trace
         .events
@@ -209,7 +221,7 @@ fn naive_herd_mutex_with_three_clients_herds() {
 #[test]
 fn the_belief_counterexample_is_minimal() {
     let config = Config::new(2);
-    let outcome = check::<Mutex>(config, Options::default());
+    let outcome = check(&MUTEX, config, Options::default());
     let path = outcome
         .verdict(Checked::MutualExclusionBelief)
         .path
@@ -218,7 +230,7 @@ fn the_belief_counterexample_is_minimal() {
     assert_eq!(path.len(), 11);
     let name = Checked::MutualExclusionBelief.name();
     let bounded = |actions: usize| {
-        LockModel::<Mutex>::new(config)
+        LockModel::new(&MUTEX, config)
             .checker()
             // A state at depth d is reached by d - 1 actions; depths below the target are checked.
             .target_max_depth(actions + 2)
@@ -235,8 +247,8 @@ fn the_belief_counterexample_is_minimal() {
 #[test]
 fn the_counterexample_becomes_a_trace_and_replays_by_index() {
     let config = Config::new(2);
-    let model = LockModel::<Mutex>::new(config);
-    let outcome = check::<Mutex>(config, Options::default());
+    let model = LockModel::new(&MUTEX, config);
+    let outcome = check(&MUTEX, config, Options::default());
     let path = outcome
         .verdict(Checked::MutualExclusionBelief)
         .path
@@ -273,12 +285,12 @@ fn an_unfenced_resource_loses_an_update() {
         fenced: false,
         ..Config::new(2)
     };
-    let outcome = check::<Mutex>(config, Options::default());
+    let outcome = check(&MUTEX, config, Options::default());
     assert!(outcome.all_met());
     let fenced = outcome.verdict(Checked::MutualExclusionFenced);
     assert_eq!(fenced.expectation, Expectation::Violated);
     let path = fenced.path.clone().unwrap();
-    let trace = trace(&LockModel::<Mutex>::new(config), &path, "lost update").unwrap();
+    let trace = trace(&LockModel::new(&MUTEX, config), &path, "lost update").unwrap();
     let tokens: Vec<_> = trace
         .events
         .iter()
@@ -304,7 +316,7 @@ fn an_unfenced_resource_loses_an_update() {
 
 #[test]
 fn bad_paths_are_clear_errors() {
-    let model = LockModel::<Mutex>::new(Config::new(2));
+    let model = LockModel::new(&MUTEX, Config::new(2));
     let error = actions_from_indices(&model, "0/x").unwrap_err().to_string();
     assert!(error.contains("\"x\" is not a number"), "{error}");
     let error = actions_from_indices(&model, "0/99")
@@ -318,8 +330,8 @@ fn bad_paths_are_clear_errors() {
 #[test]
 fn mirrored_paths_meet_in_one_representative() {
     use stateright::Representative;
-    let model = LockModel::<Mutex>::new(Config::new(2));
-    let path = check::<Mutex>(Config::new(2), Options::default())
+    let model = LockModel::new(&MUTEX, Config::new(2));
+    let path = check(&MUTEX, Config::new(2), Options::default())
         .verdict(Checked::MutualExclusionBelief)
         .path
         .clone()
@@ -356,9 +368,9 @@ fn mirrored_paths_meet_in_one_representative() {
 /// the model's trace.
 #[test]
 fn the_trace_checkers_confirm_the_counterexamples() {
-    fn confirm<R: Subject>(config: Config, property: Checked) {
-        let model = LockModel::<R>::new(config);
-        let outcome = check::<R>(config, Options::default());
+    fn confirm<R: Testable>(def: &'static RecipeDef<R>, config: Config, property: Checked) {
+        let model = LockModel::new(def, config);
+        let outcome = check(def, config, Options::default());
         let path = outcome
             .verdict(property)
             .path
@@ -375,24 +387,28 @@ fn the_trace_checkers_confirm_the_counterexamples() {
         let found = scenarios::check::check(&trace, shared, &cx);
         assert!(!found.is_empty(), "{property} not confirmed: {trace:#?}");
     }
-    confirm::<Mutex>(Config::new(2), Checked::MutualExclusionBelief);
-    confirm::<NaiveHerdMutex>(Config::new(3), Checked::HerdFree);
-    confirm::<SemaphoreMutex>(Config::new(2), Checked::MutualExclusionBelief);
-    confirm::<lock::recipes::Semaphore>(one_or_two_leases(1), Checked::LeaseBound);
-    confirm::<lock::recipes::MultiLock>(Config::new(2), Checked::MutualExclusionBelief);
-    confirm::<lock::recipes::ReadWriteLock>(Config::new(2), Checked::RwExclusion);
+    confirm(&MUTEX, Config::new(2), Checked::MutualExclusionBelief);
+    confirm(&NAIVE_HERD_MUTEX, Config::new(3), Checked::HerdFree);
+    confirm(
+        &SEMAPHORE_MUTEX,
+        Config::new(2),
+        Checked::MutualExclusionBelief,
+    );
+    confirm(&SEMAPHORE, one_or_two_leases(1), Checked::LeaseBound);
+    confirm(&MULTI_LOCK, Config::new(2), Checked::MutualExclusionBelief);
+    confirm(&READ_WRITE_LOCK, Config::new(2), Checked::RwExclusion);
     let unfenced = Config {
         fenced: false,
         ..Config::new(2)
     };
-    confirm::<Mutex>(unfenced, Checked::MutualExclusionFenced);
+    confirm(&MUTEX, unfenced, Checked::MutualExclusionFenced);
 }
 
 /// `no_orphans` is not vacuous: a settled run is clean, and the same state with one more
 /// ephemeral lock node of a live session is an orphan.
 #[test]
 fn a_lock_node_left_after_the_workload_is_an_orphan() {
-    let model = LockModel::<Mutex>::new(Config::new(1));
+    let model = LockModel::new(&MUTEX, Config::new(1));
     let c0 = ClientSlot(0);
     let cycle = [
         Action::Work(c0),
@@ -443,7 +459,7 @@ fn a_lock_node_left_after_the_workload_is_an_orphan() {
 /// `check --json` prints exactly the shape.
 #[test]
 fn the_json_summary_has_the_agreed_shape() {
-    let outcome = check::<NaiveHerdMutex>(Config::new(2), Options::default());
+    let outcome = check(&NAIVE_HERD_MUTEX, Config::new(2), Options::default());
     let json = serde_json::to_value(outcome.summary(|p| Some(format!("{p}.report.html")))).unwrap();
     let keys: Vec<&str> = json
         .as_object()
@@ -492,7 +508,7 @@ fn without_cycles_nobody_acquires() {
         },
         ..Config::new(2)
     };
-    let outcome = check::<Mutex>(config, Options::default());
+    let outcome = check(&MUTEX, config, Options::default());
     assert!(outcome.all_met(), "{:?}", outcome.verdicts);
     assert!(!outcome.verdict(Checked::SomeoneAcquires).holds);
 }
@@ -502,7 +518,8 @@ fn without_cycles_nobody_acquires() {
 /// states of `mutex`.
 #[test]
 fn leader_selector_with_two_clients_is_its_mutex() {
-    let outcome = pinned::<lock::recipes::LeaderSelector>(
+    let outcome = pinned(
+        &LEADER_SELECTOR,
         2,
         Pinned {
             symmetric: 2733,
@@ -520,7 +537,8 @@ fn leader_selector_with_two_clients_is_its_mutex() {
 fn leader_selector_with_two_clients_and_a_connection_loss() {
     let mut config = Config::new(2);
     config.budgets.connection_losses = 1;
-    let outcome = pinned_in::<lock::recipes::LeaderSelector>(
+    let outcome = pinned_in(
+        &LEADER_SELECTOR,
         config,
         Pinned {
             symmetric: 148_668,
@@ -536,7 +554,8 @@ fn leader_selector_with_two_clients_and_a_connection_loss() {
 /// One writer and one reader are not interchangeable: symmetry merges nothing.
 #[test]
 fn read_write_lock_with_two_clients() {
-    let outcome = pinned::<lock::recipes::ReadWriteLock>(
+    let outcome = pinned(
+        &READ_WRITE_LOCK,
         2,
         Pinned {
             symmetric: 4078,
@@ -553,7 +572,8 @@ fn read_write_lock_with_two_clients() {
 /// deletion of the writer's node wakes both readers, who then both read: no herd.
 #[test]
 fn read_write_lock_with_three_clients_merges_only_the_readers() {
-    let outcome = pinned::<lock::recipes::ReadWriteLock>(
+    let outcome = pinned(
+        &READ_WRITE_LOCK,
         3,
         Pinned {
             symmetric: 138_391,
@@ -562,4 +582,50 @@ fn read_write_lock_with_three_clients_merges_only_the_readers() {
     );
     assert!(outcome.verdict(Checked::HerdFree).holds);
     assert!(outcome.verdict(Checked::MutualExclusionFenced).holds);
+}
+
+/// Checks a row of the recipe table with 2 clients (symmetry, no paths).
+struct CheckRow;
+
+impl scenarios::recipes::Visitor for CheckRow {
+    type Output = Outcome;
+
+    fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> Outcome {
+        let options = Options {
+            paths: false,
+            ..Options::default()
+        };
+        check(def, Config::new(2), options)
+    }
+}
+
+#[test]
+fn every_row_of_the_recipe_table_checks_with_every_expectation_met() {
+    for kind in scenarios::recipes::RecipeKind::ALL {
+        let outcome = kind.visit(CheckRow);
+        assert_eq!(outcome.recipe, kind.name());
+        assert!(outcome.complete && outcome.all_met(), "{kind}: {outcome:?}");
+    }
+}
+
+#[test]
+fn the_first_writer_watch_herds_behind_two_writers_and_only_there() {
+    let settings = scenarios::usage::RecipeSettings {
+        writers: 2,
+        ..Default::default()
+    };
+    let config = Config {
+        settings,
+        ..Config::new(3)
+    };
+    let def = &scenarios::recipes::READ_WRITE_LOCK_FIRST_WRITER_WATCH;
+    let options = Options {
+        paths: false,
+        ..Options::default()
+    };
+    let curator = check(def, config, options);
+    assert!(!curator.verdict(Checked::HerdFree).holds, "the herd");
+    assert!(curator.all_met());
+    let nearest = check(&READ_WRITE_LOCK, config, options);
+    assert!(nearest.verdict(Checked::HerdFree).holds, "no herd");
 }

@@ -1,202 +1,13 @@
-//! The scenario catalog: the files under `scenarios/catalog/`, embedded in the binary so an
-//! installed `splitbrain` works anywhere, or the `*.json` files of a directory given with
-//! `--catalog DIR`.
+//! The scenario catalog: the files under `scenarios/catalog/`, embedded in the binary (all of
+//! them, in file-name order: a new scenario costs only its file) so an installed `splitbrain`
+//! works anywhere, or the `*.json` files of a directory given with `--catalog DIR`.
 
 use std::path::Path;
 
 use crate::scenario::{Scenario, ScenarioError};
 
-/// The embedded catalog files, by file name.
-const EMBEDDED: &[(&str, &str)] = &[
-    (
-        "gc-pause-split-brain.json",
-        include_str!("../catalog/gc-pause-split-brain.json"),
-    ),
-    (
-        "gc-pause-fenced.json",
-        include_str!("../catalog/gc-pause-fenced.json"),
-    ),
-    (
-        "herd-naive.json",
-        include_str!("../catalog/herd-naive.json"),
-    ),
-    (
-        "herd-free-mutex.json",
-        include_str!("../catalog/herd-free-mutex.json"),
-    ),
-    (
-        "partition-heal.json",
-        include_str!("../catalog/partition-heal.json"),
-    ),
-    (
-        "session-expiry-waiter.json",
-        include_str!("../catalog/session-expiry-waiter.json"),
-    ),
-    (
-        "connection-loss-create.json",
-        include_str!("../catalog/connection-loss-create.json"),
-    ),
-    (
-        "server-restart.json",
-        include_str!("../catalog/server-restart.json"),
-    ),
-    (
-        "random-faults-mutex.json",
-        include_str!("../catalog/random-faults-mutex.json"),
-    ),
-    (
-        "semaphore-mutex-fault-free.json",
-        include_str!("../catalog/semaphore-mutex-fault-free.json"),
-    ),
-    (
-        "semaphore-mutex-gc-pause.json",
-        include_str!("../catalog/semaphore-mutex-gc-pause.json"),
-    ),
-    (
-        "semaphore-mutex-partition.json",
-        include_str!("../catalog/semaphore-mutex-partition.json"),
-    ),
-    (
-        "semaphore-mutex-session-expiry.json",
-        include_str!("../catalog/semaphore-mutex-session-expiry.json"),
-    ),
-    (
-        "semaphore-mutex-server-restart.json",
-        include_str!("../catalog/semaphore-mutex-server-restart.json"),
-    ),
-    (
-        "semaphore-fault-free.json",
-        include_str!("../catalog/semaphore-fault-free.json"),
-    ),
-    (
-        "semaphore-gc-pause.json",
-        include_str!("../catalog/semaphore-gc-pause.json"),
-    ),
-    (
-        "semaphore-partition.json",
-        include_str!("../catalog/semaphore-partition.json"),
-    ),
-    (
-        "semaphore-session-expiry.json",
-        include_str!("../catalog/semaphore-session-expiry.json"),
-    ),
-    (
-        "semaphore-server-restart.json",
-        include_str!("../catalog/semaphore-server-restart.json"),
-    ),
-    (
-        "semaphore-crash.json",
-        include_str!("../catalog/semaphore-crash.json"),
-    ),
-    (
-        "multi-lock-fault-free.json",
-        include_str!("../catalog/multi-lock-fault-free.json"),
-    ),
-    (
-        "multi-lock-gc-pause.json",
-        include_str!("../catalog/multi-lock-gc-pause.json"),
-    ),
-    (
-        "multi-lock-partition.json",
-        include_str!("../catalog/multi-lock-partition.json"),
-    ),
-    (
-        "multi-lock-session-expiry.json",
-        include_str!("../catalog/multi-lock-session-expiry.json"),
-    ),
-    (
-        "multi-lock-server-restart.json",
-        include_str!("../catalog/multi-lock-server-restart.json"),
-    ),
-    (
-        "mutex-revocation-fault-free.json",
-        include_str!("../catalog/mutex-revocation-fault-free.json"),
-    ),
-    (
-        "mutex-revocation-gc-pause.json",
-        include_str!("../catalog/mutex-revocation-gc-pause.json"),
-    ),
-    (
-        "mutex-revocation-partition.json",
-        include_str!("../catalog/mutex-revocation-partition.json"),
-    ),
-    (
-        "mutex-revocation-session-expiry.json",
-        include_str!("../catalog/mutex-revocation-session-expiry.json"),
-    ),
-    (
-        "mutex-revocation-server-restart.json",
-        include_str!("../catalog/mutex-revocation-server-restart.json"),
-    ),
-    (
-        "leader-latch-fault-free.json",
-        include_str!("../catalog/leader-latch-fault-free.json"),
-    ),
-    (
-        "leader-latch-gc-pause.json",
-        include_str!("../catalog/leader-latch-gc-pause.json"),
-    ),
-    (
-        "leader-latch-partition.json",
-        include_str!("../catalog/leader-latch-partition.json"),
-    ),
-    (
-        "leader-latch-session-expiry.json",
-        include_str!("../catalog/leader-latch-session-expiry.json"),
-    ),
-    (
-        "leader-latch-server-restart.json",
-        include_str!("../catalog/leader-latch-server-restart.json"),
-    ),
-    (
-        "leader-selector-fault-free.json",
-        include_str!("../catalog/leader-selector-fault-free.json"),
-    ),
-    (
-        "leader-selector-gc-pause.json",
-        include_str!("../catalog/leader-selector-gc-pause.json"),
-    ),
-    (
-        "leader-selector-partition.json",
-        include_str!("../catalog/leader-selector-partition.json"),
-    ),
-    (
-        "leader-selector-session-expiry.json",
-        include_str!("../catalog/leader-selector-session-expiry.json"),
-    ),
-    (
-        "leader-selector-server-restart.json",
-        include_str!("../catalog/leader-selector-server-restart.json"),
-    ),
-    (
-        "read-write-lock-fault-free.json",
-        include_str!("../catalog/read-write-lock-fault-free.json"),
-    ),
-    (
-        "read-write-lock-gc-pause.json",
-        include_str!("../catalog/read-write-lock-gc-pause.json"),
-    ),
-    (
-        "read-write-lock-gc-pause-reader.json",
-        include_str!("../catalog/read-write-lock-gc-pause-reader.json"),
-    ),
-    (
-        "read-write-lock-partition.json",
-        include_str!("../catalog/read-write-lock-partition.json"),
-    ),
-    (
-        "read-write-lock-session-expiry.json",
-        include_str!("../catalog/read-write-lock-session-expiry.json"),
-    ),
-    (
-        "read-write-lock-server-restart.json",
-        include_str!("../catalog/read-write-lock-server-restart.json"),
-    ),
-    (
-        "read-write-lock-first-writer-watch-herd.json",
-        include_str!("../catalog/read-write-lock-first-writer-watch-herd.json"),
-    ),
-];
+// `EMBEDDED`: every `catalog/*.json` file, in file-name order (see build.rs).
+include!(concat!(env!("OUT_DIR"), "/catalog.rs"));
 
 /// A set of scenarios with distinct names, in a fixed order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -341,7 +152,10 @@ mod tests {
     fn a_directory_overrides_and_duplicate_names_are_rejected() {
         let dir = std::env::temp_dir().join(format!("splitbrain-catalog-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let text = EMBEDDED[2].1;
+        let (_, text) = EMBEDDED
+            .iter()
+            .find(|(file, _)| *file == "herd-naive.json")
+            .unwrap();
         std::fs::write(dir.join("a.json"), text).unwrap();
         std::fs::write(dir.join("notes.txt"), "not a scenario").unwrap();
         let catalog = Catalog::load_dir(&dir).unwrap();

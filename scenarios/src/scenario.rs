@@ -36,7 +36,9 @@ use serde::{Deserialize, Serialize};
 use crate::fault::ScheduledFault;
 use crate::property::{Expectation, Property};
 use crate::rng::SplitMix64;
-use crate::usage::{Family, RecipeSettings};
+use crate::usage::RecipeSettings;
+
+pub use crate::recipes::RecipeKind;
 
 pub use parse::{ScenarioError, parse_json};
 pub use random::{ClientPick, FaultTemplate, NodePick, RandomFaults};
@@ -79,79 +81,6 @@ pub struct Scenario {
     /// What each property must do over the seeds; absent ones are unchecked.
     #[serde(default, deserialize_with = "properties::deserialize")]
     pub properties: BTreeMap<Property, Expectation>,
-}
-
-/// The recipe a scenario runs, by its kebab-case name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RecipeKind {
-    /// Curator's InterProcessMutex (`lock::recipes::Mutex`).
-    Mutex,
-    /// The known-bad lock where every waiter watches the lock node (`lock::recipes::NaiveHerdMutex`).
-    NaiveHerdMutex,
-    /// Curator's InterProcessSemaphoreMutex, not reentrant (`lock::recipes::SemaphoreMutex`).
-    SemaphoreMutex,
-    /// Curator's InterProcessMultiLock over two mutexes below the lock path
-    /// (`lock::recipes::MultiLock::pair`).
-    MultiLock,
-    /// Curator's InterProcessSemaphoreV2, `max_leases` leases (`lock::recipes::Semaphore`).
-    Semaphore,
-    /// Curator's LeaderLatch (`lock::recipes::LeaderLatch`).
-    LeaderLatch,
-    /// Curator's LeaderSelector, without auto-requeue: the workload requeues
-    /// (`lock::recipes::LeaderSelector`).
-    LeaderSelector,
-    /// Curator's InterProcessReadWriteLock (`lock::recipes::ReadWriteLock`).
-    ReadWriteLock,
-    /// The known-bad read-write lock whose readers watch the first write node ahead, as
-    /// Curator's do (`lock::recipes::ReadWriteLock::watching_first_writer`): a herd.
-    ReadWriteLockFirstWriterWatch,
-}
-
-impl RecipeKind {
-    /// The kebab-case name, as in files and trace meta.
-    pub const fn name(self) -> &'static str {
-        match self {
-            RecipeKind::Mutex => "mutex",
-            RecipeKind::NaiveHerdMutex => "naive-herd-mutex",
-            RecipeKind::SemaphoreMutex => "semaphore-mutex",
-            RecipeKind::MultiLock => "multi-lock",
-            RecipeKind::Semaphore => "semaphore",
-            RecipeKind::LeaderLatch => "leader-latch",
-            RecipeKind::LeaderSelector => "leader-selector",
-            RecipeKind::ReadWriteLock => "read-write-lock",
-            RecipeKind::ReadWriteLockFirstWriterWatch => "read-write-lock-first-writer-watch",
-        }
-    }
-}
-
-impl RecipeKind {
-    /// How workloads use the recipe.
-    pub const fn family(self) -> Family {
-        match self {
-            RecipeKind::LeaderLatch => Family::Latch,
-            RecipeKind::LeaderSelector => Family::Selector,
-            RecipeKind::Mutex
-            | RecipeKind::NaiveHerdMutex
-            | RecipeKind::SemaphoreMutex
-            | RecipeKind::MultiLock => Family::Lock,
-            RecipeKind::Semaphore => Family::Semaphore,
-            RecipeKind::ReadWriteLock | RecipeKind::ReadWriteLockFirstWriterWatch => {
-                Family::ReadWrite
-            }
-        }
-    }
-
-    /// The properties a trace of this recipe can be checked for.
-    pub fn properties(self) -> &'static [Property] {
-        self.family().properties()
-    }
-}
-
-impl fmt::Display for RecipeKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
 }
 
 /// What each client does: `acquisitions` times acquire → hold → release → think. While it

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fault::{Fault, ScheduledFault};
 use crate::scenario::Scenario;
+use crate::spec::ModelSpec;
 
 /// Where a trace came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -48,6 +49,10 @@ pub struct Meta {
     /// exactly; absent in traces that did not come from a scenario.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario_spec: Option<Box<Scenario>>,
+    /// The model checker's configuration, in a model trace, so that its verdicts can be
+    /// computed again from the trace alone ([`crate::verdict::violations`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_spec: Option<ModelSpec>,
     /// The schedule `fault_schedule` was shrunk from, when it was minimized.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shrunk_from: Option<Vec<ScheduledFault>>,

@@ -4,81 +4,10 @@
 //! cycle makes, whether the hold writes the fenced resource, and which properties apply.
 
 use lock::ids::{ClientSlot, Owner};
-use lock::recipe::Recipe;
-use lock::recipes::{
-    Call, LeaderLatch, LeaderSelector, Mode, MultiLock, Mutex, NaiveHerdMutex, Notice,
-    ReadWriteLock, Semaphore, SemaphoreMutex,
-};
-use lock::zk::Path;
+use lock::recipes::{Call, Mode};
 use serde::{Deserialize, Serialize};
 
 use crate::property::Property;
-use crate::scenario::RecipeKind;
-
-/// A recipe as the workloads build it: the one place that says which type a [`RecipeKind`]
-/// runs and how it is made from a lock path and the scenario's [`RecipeSettings`]. The
-/// simulator and the model both build their recipes through it.
-pub trait Built: Recipe<Call = Call, Notice = Notice> + Sized {
-    /// The recipe kind this type runs.
-    const KIND: RecipeKind;
-
-    /// The instance every client runs on `path`.
-    fn on(path: Path, settings: &RecipeSettings) -> Self;
-}
-
-/// `Built` for a recipe made from its path alone.
-macro_rules! built_on_path {
-    ($($recipe:ty => $kind:ident),* $(,)?) => {
-        $(impl Built for $recipe {
-            const KIND: RecipeKind = RecipeKind::$kind;
-
-            fn on(path: Path, _: &RecipeSettings) -> Self {
-                <$recipe>::new(path)
-            }
-        })*
-    };
-}
-
-built_on_path! {
-    Mutex => Mutex,
-    NaiveHerdMutex => NaiveHerdMutex,
-    SemaphoreMutex => SemaphoreMutex,
-    LeaderLatch => LeaderLatch,
-}
-
-impl Built for Semaphore {
-    const KIND: RecipeKind = RecipeKind::Semaphore;
-
-    fn on(path: Path, settings: &RecipeSettings) -> Self {
-        Semaphore::new(path, settings.max_leases)
-    }
-}
-
-impl Built for MultiLock {
-    const KIND: RecipeKind = RecipeKind::MultiLock;
-
-    /// The workloads' two locks below the lock path.
-    fn on(path: Path, _: &RecipeSettings) -> Self {
-        MultiLock::pair(&path)
-    }
-}
-
-impl Built for LeaderSelector {
-    const KIND: RecipeKind = RecipeKind::LeaderSelector;
-
-    /// Without auto-requeue: the workload requeues (`Family::Selector`).
-    fn on(path: Path, _: &RecipeSettings) -> Self {
-        LeaderSelector::new(path, false)
-    }
-}
-
-impl Built for ReadWriteLock {
-    const KIND: RecipeKind = RecipeKind::ReadWriteLock;
-
-    fn on(path: Path, _: &RecipeSettings) -> Self {
-        ReadWriteLock::new(path)
-    }
-}
 
 /// The families of recipes, by how a workload uses them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -357,6 +357,7 @@ impl Sim {
             settings: serde_json::to_value(self).expect("settings serialize"),
             fault_schedule: self.faults.clone(),
             scenario_spec: self.spec.clone(),
+            model_spec: None,
             shrunk_from: None,
         }
     }

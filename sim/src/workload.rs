@@ -1,6 +1,7 @@
 //! A client node's main: the recipe with its framework layer, run by the driver over the
 //! simulated client, and the workload that uses the lock to guard the shared resource.
 
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,10 +13,7 @@ use lock::fencing::{FencedResource, Token};
 use lock::framework::{Framework, FrameworkConfig};
 use lock::ids::{ClientSlot, Owner};
 use lock::recipe::Recipe;
-use lock::recipes::{
-    Call, LeaderLatch, LeaderSelector, MultiLock, Mutex as LockMutex, NaiveHerdMutex, Notice,
-    ReadWriteLock, Semaphore, SemaphoreMutex,
-};
+use lock::recipes::{Call, Notice};
 use scenarios::fault::Node;
 use scenarios::trace::EventKind;
 
@@ -24,8 +22,9 @@ use crate::links::Links;
 use crate::recorder::{Recorder, TraceObserver};
 use crate::settings::{asked_timeout, draw_ms};
 use lock::zk::Path;
+use scenarios::recipes::{RecipeDef, Testable, Visitor};
 use scenarios::scenario::{RecipeKind, ServerSettings, Workload};
-use scenarios::usage::{Built, RecipeSettings};
+use scenarios::usage::RecipeSettings;
 
 /// The one owner each client acquires for.
 const OWNER: Owner = Owner(0);
@@ -52,29 +51,8 @@ pub(crate) struct ClientNode {
 impl ClientNode {
     /// The node's main: runs the workload to its end, closes the session, reports done.
     pub async fn run(self) {
-        match self.recipe {
-            RecipeKind::Mutex => self.drive::<LockMutex>().await,
-            RecipeKind::NaiveHerdMutex => self.drive::<NaiveHerdMutex>().await,
-            RecipeKind::SemaphoreMutex => self.drive::<SemaphoreMutex>().await,
-            RecipeKind::Semaphore => self.drive::<Semaphore>().await,
-            RecipeKind::MultiLock => self.drive::<MultiLock>().await,
-            RecipeKind::LeaderLatch => self.drive::<LeaderLatch>().await,
-            RecipeKind::LeaderSelector => self.drive::<LeaderSelector>().await,
-            RecipeKind::ReadWriteLock => self.drive::<ReadWriteLock>().await,
-            // The known-bad reader watch is a `ReadWriteLock` built another way.
-            RecipeKind::ReadWriteLockFirstWriterWatch => {
-                let path = self.lock_path.clone();
-                self.run_client(ReadWriteLock::watching_first_writer(path))
-                    .await
-            }
-        }
+        self.recipe.visit(Drive { node: &self }).await;
         let _ = self.done.unbounded_send(self.slot);
-    }
-
-    /// Runs the recipe `R` as the scenario builds it.
-    async fn drive<R: Built>(&self) {
-        let recipe = R::on(self.lock_path.clone(), &self.settings);
-        self.run_client(recipe).await
     }
 
     /// Runs `recipe` with its framework layer, driven over the simulated client, beside the
@@ -201,6 +179,20 @@ impl ClientNode {
 
     fn record(&self, kind: EventKind) {
         self.recorder.record(Some(self.slot), kind);
+    }
+}
+
+/// Builds the node's recipe as its row of the recipe table defines it and runs it.
+struct Drive<'a> {
+    node: &'a ClientNode,
+}
+
+impl<'a> Visitor for Drive<'a> {
+    type Output = Pin<Box<dyn Future<Output = ()> + 'a>>;
+
+    fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> Self::Output {
+        let recipe = (def.build)(self.node.lock_path.clone(), &self.node.settings);
+        Box::pin(self.node.run_client(recipe))
     }
 }
 

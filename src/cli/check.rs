@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use lock::recipes::{LeaderLatch, Mutex, NaiveHerdMutex, Semaphore, SemaphoreMutex};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use model::check::{Options, Outcome as CheckOutcome, check, shows};
 use model::properties::Kind;
 use model::replay::{actions_from_indices, indices_of, states, trace};
-use model::{Action, Budgets, Checked, Config, LockModel, Subject};
-use scenarios::check::Context;
+use model::{Action, Budgets, Checked, Config, LockModel};
+use scenarios::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
 use scenarios::trace::Trace;
 use scenarios::usage::RecipeSettings;
 use splitbrain::files::{write_atomic, write_json};
@@ -23,24 +23,12 @@ use stateright::Model;
 
 use super::{Failure, Outcome, UNMET};
 
-/// The recipes `check` knows, by their kebab-case names.
-const RECIPES: &[&str] = &[
-    Mutex::NAME,
-    NaiveHerdMutex::NAME,
-    SemaphoreMutex::NAME,
-    lock::recipes::MultiLock::NAME,
-    LeaderLatch::NAME,
-    lock::recipes::LeaderSelector::NAME,
-    Semaphore::NAME,
-    lock::recipes::ReadWriteLock::NAME,
-];
-
 /// Arguments of `check`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The recipe: mutex, naive-herd-mutex, semaphore-mutex, multi-lock, leader-latch,
-    /// leader-selector, semaphore or read-write-lock.
-    recipe: String,
+    /// The recipe, by its name in the recipe table (`splitbrain recipes` lists them).
+    #[arg(value_parser = recipe_parser())]
+    recipe: RecipeKind,
     /// Number of clients, each with its own session.
     #[arg(long, default_value_t = 2)]
     clients: u16,
@@ -139,28 +127,34 @@ pub fn run(args: Args) -> Outcome {
             "--clients: expected at least 1 client, found 0".into(),
         ));
     }
-    match args.recipe.as_str() {
-        Mutex::NAME => run_for::<Mutex>(&args),
-        lock::recipes::ReadWriteLock::NAME => run_for::<lock::recipes::ReadWriteLock>(&args),
-        NaiveHerdMutex::NAME => run_for::<NaiveHerdMutex>(&args),
-        SemaphoreMutex::NAME => run_for::<SemaphoreMutex>(&args),
-        Semaphore::NAME => run_for::<Semaphore>(&args),
-        lock::recipes::MultiLock::NAME => run_for::<lock::recipes::MultiLock>(&args),
-        LeaderLatch::NAME => run_for::<LeaderLatch>(&args),
-        lock::recipes::LeaderSelector::NAME => run_for::<lock::recipes::LeaderSelector>(&args),
-        other => Err(Failure(format!(
-            "expected a recipe the model checker knows ({}), found `{other}`",
-            RECIPES.join(", ")
-        ))),
+    args.recipe.visit(Run { args: &args })
+}
+
+/// The recipe argument: one of the table's names.
+fn recipe_parser() -> impl TypedValueParser<Value = RecipeKind> {
+    PossibleValuesParser::new(RecipeKind::NAMES)
+        .map(|name| name.parse().expect("a name of the recipe table"))
+}
+
+/// Runs the command for the recipe of the table the arguments name.
+struct Run<'a> {
+    args: &'a Args,
+}
+
+impl Visitor for Run<'_> {
+    type Output = Outcome;
+
+    fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> Outcome {
+        run_for(def, self.args)
     }
 }
 
-fn run_for<R: Subject>(args: &Args) -> Outcome {
+fn run_for<R: Testable>(def: &'static RecipeDef<R>, args: &Args) -> Outcome {
     if args.explore {
-        return explore::<R>(args);
+        return explore(def, args);
     }
     if let Some(path) = &args.path {
-        return replay::<R>(args, path);
+        return replay(def, args, path);
     }
     let options = Options {
         threads: args.threads,
@@ -168,12 +162,12 @@ fn run_for<R: Subject>(args: &Args) -> Outcome {
         timeout: args.timeout.map(Duration::from_secs),
         paths: true,
     };
-    let outcome = check::<R>(args.config(), options);
-    let model = LockModel::<R>::new(args.config());
+    let outcome = check(def, args.config(), options);
+    let model = LockModel::new(def, args.config());
     let mut written = Vec::new();
     for verdict in &outcome.verdicts {
         if let Some(path) = &verdict.path {
-            let stem = format!("{}.c{}.{}", R::NAME, args.clients, verdict.property);
+            let stem = format!("{}.c{}.{}", def.name, args.clients, verdict.property);
             let files = write_files(&model, path, &args.out, &stem, &args.command())?;
             written.push((verdict.property, files));
         }
@@ -208,7 +202,7 @@ struct Written {
 
 /// Writes the trace of `path` and its HTML report (explained by the trace checkers'
 /// violations) to `<out>/<stem>.trace.json` and `<out>/<stem>.report.html`.
-fn write_files<R: Subject>(
+fn write_files<R: Testable>(
     model: &LockModel<R>,
     path: &[Action],
     out: &Path,
@@ -223,16 +217,7 @@ fn write_files<R: Subject>(
             trace_file.display()
         ))
     })?;
-    let config = model.config();
-    let cx = Context {
-        lock_path: model.lock_path().clone(),
-        horizon: u64::MAX,
-        progress_grace: 0,
-        max_leases: config.settings.max_leases,
-    };
-    let checked = Checked::of(R::FAMILY);
-    let shared: Vec<_> = checked.iter().filter_map(|p| p.shared()).collect();
-    let violations = scenarios::check::check_all(&trace, &shared, &cx);
+    let violations = scenarios::verdict::violations(&trace)?;
     let options = reports::ReportOptions {
         trace_file: Some(trace_file.display().to_string()),
     };
@@ -318,17 +303,17 @@ fn print(args: &Args, outcome: &CheckOutcome, written: &[(Checked, Written)]) {
 }
 
 /// Replays one action path: writes its trace and says what it shows.
-fn replay<R: Subject>(args: &Args, path: &str) -> Outcome {
-    let model = LockModel::<R>::new(args.config());
+fn replay<R: Testable>(def: &'static RecipeDef<R>, args: &Args, path: &str) -> Outcome {
+    let model = LockModel::new(def, args.config());
     let actions = actions_from_indices(&model, path)?;
-    let stem = format!("{}.c{}.path", R::NAME, args.clients);
+    let stem = format!("{}.c{}.path", def.name, args.clients);
     let files = write_files(&model, &actions, &args.out, &stem, &args.command())?;
     let visited = states(&model, &actions)?;
     say!("{} --path {path}", args.command());
     for (step, action) in actions.iter().enumerate() {
         say!("  {:>3}. {}", step + 1, model.format_action(action));
     }
-    for property in Checked::of(R::FAMILY) {
+    for property in Checked::of(def.family) {
         if let Some(at) = visited.iter().position(|s| shows(&model, property, s)) {
             let what = match property.kind() {
                 Kind::Always => "violated",
@@ -343,7 +328,7 @@ fn replay<R: Subject>(args: &Args, path: &str) -> Outcome {
 }
 
 /// Serves stateright's Explorer on 127.0.0.1 until the process is interrupted.
-fn explore<R: Subject>(args: &Args) -> Outcome {
+fn explore<R: Testable>(def: &'static RecipeDef<R>, args: &Args) -> Outcome {
     let address = format!("127.0.0.1:{}", args.port);
     // Explorer panics on a port in use; find out first, with a clear error.
     drop(TcpListener::bind(&address).map_err(|e| {
@@ -356,7 +341,7 @@ fn explore<R: Subject>(args: &Args) -> Outcome {
         "{}: Explorer on http://{address}/ (Ctrl-C to stop)",
         args.command()
     );
-    let _checker = LockModel::<R>::new(args.config())
+    let _checker = LockModel::new(def, args.config())
         .checker()
         .threads(args.threads.max(1))
         .serve(address.as_str());
@@ -372,7 +357,7 @@ mod tests {
     #[test]
     fn the_rerun_command_echoes_every_budget_and_setting() {
         let args = Args {
-            recipe: "mutex".into(),
+            recipe: RecipeKind::Mutex,
             clients: 3,
             cycles: 1,
             expiries: 1,

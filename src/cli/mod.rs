@@ -9,6 +9,7 @@ macro_rules! say {
 
 pub mod check;
 pub mod hunt;
+pub mod recipes;
 pub mod replay;
 pub mod report;
 pub mod scenarios;

@@ -1,12 +1,14 @@
 //! `splitbrain report <trace.json> [-o FILE]`: renders any trace (simulator, model checker or
-//! real ZooKeeper) as a self-contained HTML report, checked with the properties of the
-//! scenario it records (or, failing that, the catalog's scenario of that name).
+//! real ZooKeeper) as a self-contained HTML report, with the verdicts of the run spec it
+//! records ([`scenarios::verdict::violations`], the function every command judges traces
+//! with); an older trace without one is checked against the catalog's scenario of its name.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use scenarios::scenario::parse_json;
 use scenarios::trace::Trace;
+use scenarios::verdict::{self, VerdictError};
 
 use super::{CatalogArgs, Failure, Outcome, violation_line};
 
@@ -32,20 +34,20 @@ pub fn run(args: Args) -> Outcome {
         ))
     })?;
     let trace: Trace = parse_json(&file, &text)?;
-    let scenario = match &trace.meta.scenario_spec {
-        Some(spec) => Some(spec.as_ref().clone()),
-        None => args.catalog.load()?.get(&trace.meta.scenario).cloned(),
-    };
-    let violations = match &scenario {
-        Some(scenario) => splitbrain::run::checked(trace.clone(), scenario).violations,
-        None => {
-            say!(
-                "{file}: the trace records no scenario and the catalog has none called `{}`: \
-                 rendering without checking",
-                trace.meta.scenario
-            );
-            Vec::new()
-        }
+    let violations = match verdict::violations(&trace) {
+        Ok(violations) => violations,
+        Err(VerdictError::NoSpec) => match args.catalog.load()?.get(&trace.meta.scenario) {
+            Some(scenario) => verdict::violations_of_scenario(&trace, scenario),
+            None => {
+                say!(
+                    "{file}: the trace records no run spec and the catalog has no scenario \
+                     called `{}`: rendering without checking",
+                    trace.meta.scenario
+                );
+                Vec::new()
+            }
+        },
+        Err(error) => return Err(Failure(format!("{file}: {error}"))),
     };
     let out = args.out.unwrap_or_else(|| default_out(&args.trace));
     let options = reports::ReportOptions {

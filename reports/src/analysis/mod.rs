@@ -144,6 +144,7 @@ pub(crate) mod tests {
                 settings: serde_json::Value::Null,
                 fault_schedule: Vec::new(),
                 scenario_spec: None,
+                model_spec: None,
                 shrunk_from: None,
             },
             events,

@@ -432,6 +432,7 @@ impl Builder {
                     },
                 }],
                 scenario_spec: None,
+                model_spec: None,
                 shrunk_from: None,
             },
             events: self.events,

@@ -36,6 +36,7 @@ impl Build {
             settings: Value::Null,
             fault_schedule: Vec::new(),
             scenario_spec: None,
+            model_spec: None,
             shrunk_from: None,
         };
         Build {

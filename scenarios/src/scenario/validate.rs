@@ -109,10 +109,14 @@ fn check_workload(s: &Scenario) -> Check {
         &expected,
         writers,
     )?;
+    let revocable: Vec<&str> = (super::RecipeKind::ALL.iter())
+        .filter(|kind| kind.revocable())
+        .map(|kind| kind.name())
+        .collect();
     require(
-        !settings.revocable || s.recipe == super::RecipeKind::Mutex,
+        !settings.revocable || s.recipe.revocable(),
         "/recipe_settings/revocable",
-        "revocable only with the recipe mutex",
+        &format!("revocable only with the recipe {}", revocable.join(" or ")),
         format!("revocable with {}", s.recipe),
     )
 }

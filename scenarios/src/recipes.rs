@@ -1,0 +1,424 @@
+//! The recipe table: every recipe splitbrain ships, the known-bad ones included, as one row
+//! each. A row is a [`RecipeDef`] — name, family, constructor, what the model needs and the
+//! verdicts the model is expected to give — and the table makes [`RecipeKind`], the name a
+//! scenario file, a trace and the command line use. The CLI's recipe lists, `check`, the
+//! simulator and the model all read it, so a new built-in recipe costs its module in `lock`
+//! and one row here.
+//!
+//! Executors are generic over the recipe type: a [`Visitor`] is handed the row's
+//! [`RecipeDef`] with its type (`RecipeKind::visit`), and a user's crate hands its own
+//! `RecipeDef` to the same generic entry points.
+
+use std::fmt;
+use std::str::FromStr;
+
+use lock::recipe::Recipe;
+use lock::recipes::{
+    Call, LeaderLatch, LeaderSelector, MultiLock, Mutex, NaiveHerdMutex, Notice, ReadWriteLock,
+    Semaphore, SemaphoreMutex,
+};
+use lock::relabel::Relabel;
+use lock::zk::Path;
+use serde::{Deserialize, Serialize};
+
+use crate::property::{Expectation, Property};
+use crate::spec::ModelSpec;
+use crate::usage::{Family, RecipeSettings};
+
+/// What every executor can run: a recipe speaking the shared vocabulary, whose client
+/// identities the model's symmetry reduction can rewrite.
+pub trait Testable: Recipe<Call = Call, Notice = Notice> + Relabel + 'static {}
+
+impl<R: Recipe<Call = Call, Notice = Notice> + Relabel + 'static> Testable for R {}
+
+/// One row of the recipe table: everything the executors need to know about a recipe.
+pub struct RecipeDef<R> {
+    /// The kebab-case name, as in scenario files, traces and on the command line.
+    pub name: &'static str,
+    /// One line: what it is (Curator's name for it, or what is wrong with it).
+    pub about: &'static str,
+    /// How workloads use it, which also says which properties are checked.
+    pub family: Family,
+    /// Whether it serves `MakeRevocable` / `AttemptRevoke` (`recipe_settings.revocable`).
+    pub revocable: bool,
+    /// The instance every client runs on a lock path, with the scenario's settings.
+    pub build: fn(Path, &RecipeSettings) -> R,
+    /// The directories below the lock path the recipe keeps its nodes in. The model's
+    /// initial tree has them (as containers), as it has the lock path: creating them is the
+    /// same for every recipe, and letting each client find them missing multiplies the states
+    /// (16 times for `semaphore-mutex` with 3 clients). The simulator starts without them.
+    pub directories: fn(&Path) -> Vec<Path>,
+    /// The verdict the model is expected to give on `property` under a configuration.
+    pub expectation: fn(Property, &ModelSpec) -> Expectation,
+}
+
+impl<R> fmt::Debug for RecipeDef<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecipeDef")
+            .field("name", &self.name)
+            .field("family", &self.family)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Code that runs any recipe: handed a row's definition together with its type.
+pub trait Visitor {
+    /// What the visit returns.
+    type Output;
+
+    /// Runs with recipe `R` as `def` defines it.
+    fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> Self::Output;
+}
+
+/// No directories below the lock path.
+fn none(_: &Path) -> Vec<Path> {
+    Vec::new()
+}
+
+/// `Violated` when `violated`, else `Holds`.
+pub fn violated_if(violated: bool) -> Expectation {
+    if violated {
+        Expectation::Violated
+    } else {
+        Expectation::Holds
+    }
+}
+
+/// What every exclusive lock (and election) shares: beliefs overlap (and an unfenced resource
+/// loses an update) once a paused holder's session can expire; everything else holds.
+pub fn exclusive_lock(property: Property, spec: &ModelSpec) -> Expectation {
+    let budgets = &spec.budgets;
+    let overlap = spec.clients >= 2 && budgets.expiries >= 1 && budgets.cycles >= 1;
+    match property {
+        Property::MutualExclusionBelief | Property::LeaderUniqueBelief => violated_if(overlap),
+        Property::MutualExclusionFenced | Property::LeaderUniqueFenced => {
+            violated_if(overlap && !spec.fenced)
+        }
+        _ => Expectation::Holds,
+    }
+}
+
+/// As any exclusive lock, but a release wakes every waiter: a herd from 3 clients on (one
+/// holds, two wait).
+fn naive_herd(property: Property, spec: &ModelSpec) -> Expectation {
+    match property {
+        Property::HerdFree if spec.clients >= 3 && spec.budgets.cycles >= 1 => {
+            Expectation::Violated
+        }
+        _ => exclusive_lock(property, spec),
+    }
+}
+
+/// More clients believe they hold a lease than there are leases once a paused holder's
+/// session can expire (its lease is freed while it still believes) and someone waits for that
+/// lease; only the internal lock's holder watches the leases, so a return wakes at most one
+/// waiter.
+fn semaphore(property: Property, spec: &ModelSpec) -> Expectation {
+    let budgets = &spec.budgets;
+    let max = spec.settings.max_leases;
+    let acquires = spec.clients >= 1 && budgets.cycles >= 1 && max >= 1;
+    match property {
+        Property::LeaseBound => {
+            violated_if(acquires && budgets.expiries >= 1 && u32::from(spec.clients) > max)
+        }
+        _ => Expectation::Holds,
+    }
+}
+
+/// A writer and another holder believe at once once a paused holder's session can expire (a
+/// writer's successor reads, or a reader's successor writes). Only writers use the resource,
+/// so an unfenced one loses an update only with two writers. A writer's release wakes every
+/// reader queued right behind it, and they all then read: no herd by DESIGN's rule (woken ≤
+/// max(1, those that then acquire)). A herd needs readers woken by a queued writer's expiry
+/// while another writer is still ahead of them: two writers, two readers and an expiry (4
+/// clients): `check read-write-lock --clients 4 --writers 2` finds it in 29 steps (its full
+/// space is larger than 7.6 M states), as the simulator does (`read-write-lock-session-expiry`).
+fn read_write(property: Property, spec: &ModelSpec) -> Expectation {
+    let budgets = &spec.budgets;
+    let writers = spec.settings.writers.min(spec.clients);
+    let readers = spec.clients - writers;
+    let overlap = writers >= 1 && spec.clients >= 2 && budgets.expiries >= 1 && budgets.cycles >= 1;
+    match property {
+        Property::RwExclusion => violated_if(overlap),
+        Property::MutualExclusionFenced => violated_if(overlap && writers >= 2 && !spec.fenced),
+        Property::HerdFree => violated_if(
+            writers >= 2 && readers >= 2 && budgets.expiries >= 1 && budgets.cycles >= 1,
+        ),
+        _ => exclusive_lock(property, spec),
+    }
+}
+
+/// The semaphores' internal lock and lease directories.
+fn semaphore_directories(path: &Path) -> Vec<Path> {
+    let recipe = Semaphore::new(path.clone(), 1);
+    vec![recipe.internal_lock().clone(), recipe.leases().clone()]
+}
+
+/// Generates [`RecipeKind`] (with its names, serde and dispatch) from the rows.
+macro_rules! recipe_table {
+    ($(
+        $(#[$doc:meta])*
+        $kind:ident => $def:ident: $ty:ty = $row:expr;
+    )*) => {
+        $(
+            $(#[$doc])*
+            pub const $def: RecipeDef<$ty> = $row;
+        )*
+
+        /// A recipe of the table, by its kebab-case name in files, traces and commands.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum RecipeKind {
+            $(
+                $(#[$doc])*
+                $kind,
+            )*
+        }
+
+        impl RecipeKind {
+            /// Every recipe of the table, in table order.
+            pub const ALL: &'static [RecipeKind] = &[$(RecipeKind::$kind),*];
+
+            /// Every recipe's name, in table order.
+            pub const NAMES: &'static [&'static str] = &[$($def.name),*];
+
+            /// Runs `visitor` with this recipe's definition and type.
+            pub fn visit<V: Visitor>(self, visitor: V) -> V::Output {
+                match self {
+                    $(RecipeKind::$kind => visitor.visit(&$def),)*
+                }
+            }
+
+            /// The row's kebab-case name.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(RecipeKind::$kind => $def.name,)*
+                }
+            }
+
+            /// The row's one-line description.
+            pub const fn about(self) -> &'static str {
+                match self {
+                    $(RecipeKind::$kind => $def.about,)*
+                }
+            }
+
+            /// How workloads use the recipe.
+            pub const fn family(self) -> Family {
+                match self {
+                    $(RecipeKind::$kind => $def.family,)*
+                }
+            }
+
+            /// Whether the recipe serves revocation.
+            pub const fn revocable(self) -> bool {
+                match self {
+                    $(RecipeKind::$kind => $def.revocable,)*
+                }
+            }
+        }
+    };
+}
+
+recipe_table! {
+    /// Curator's InterProcessMutex (`lock::recipes::Mutex`).
+    Mutex => MUTEX: Mutex = RecipeDef {
+        name: "mutex",
+        about: "Curator's InterProcessMutex: reentrant, each waiter watches its predecessor; revocable",
+        family: Family::Lock,
+        revocable: true,
+        build: |path, _| Mutex::new(path),
+        directories: none,
+        expectation: exclusive_lock,
+    };
+    /// The known-bad lock where every waiter watches the lock node (`lock::recipes::NaiveHerdMutex`).
+    NaiveHerdMutex => NAIVE_HERD_MUTEX: NaiveHerdMutex = RecipeDef {
+        name: "naive-herd-mutex",
+        about: "known-bad: every waiter watches the lock node, so a release wakes them all (a herd)",
+        family: Family::Lock,
+        revocable: false,
+        build: |path, _| NaiveHerdMutex::new(path),
+        directories: none,
+        expectation: naive_herd,
+    };
+    /// Curator's InterProcessSemaphoreMutex, not reentrant (`lock::recipes::SemaphoreMutex`).
+    SemaphoreMutex => SEMAPHORE_MUTEX: SemaphoreMutex = RecipeDef {
+        name: "semaphore-mutex",
+        about: "Curator's InterProcessSemaphoreMutex: a one-lease semaphore, not reentrant",
+        family: Family::Lock,
+        revocable: false,
+        build: |path, _| SemaphoreMutex::new(path),
+        directories: semaphore_directories,
+        expectation: exclusive_lock,
+    };
+    /// Curator's InterProcessMultiLock over two mutexes below the lock path
+    /// (`lock::recipes::MultiLock::pair`). Every holder holds the first lock throughout, so
+    /// the multi-lock overlaps exactly when its first lock does.
+    MultiLock => MULTI_LOCK: MultiLock = RecipeDef {
+        name: "multi-lock",
+        about: "Curator's InterProcessMultiLock: two mutexes, all or nothing, one timeout",
+        family: Family::Lock,
+        revocable: false,
+        build: |path, _| MultiLock::pair(&path),
+        directories: |path| MultiLock::pair(path).paths().cloned().collect(),
+        expectation: exclusive_lock,
+    };
+    /// Curator's InterProcessSemaphoreV2, `max_leases` leases (`lock::recipes::Semaphore`).
+    Semaphore => SEMAPHORE: Semaphore = RecipeDef {
+        name: "semaphore",
+        about: "Curator's InterProcessSemaphoreV2: max_leases leases under an internal mutex",
+        family: Family::Semaphore,
+        revocable: false,
+        build: |path, settings| Semaphore::new(path, settings.max_leases),
+        directories: semaphore_directories,
+        expectation: semaphore,
+    };
+    /// Curator's LeaderLatch (`lock::recipes::LeaderLatch`): a paused leader whose session
+    /// expires still believes it leads when the next participant does.
+    LeaderLatch => LEADER_LATCH: LeaderLatch = RecipeDef {
+        name: "leader-latch",
+        about: "Curator's LeaderLatch (5.7): leads while its own node is first",
+        family: Family::Latch,
+        revocable: false,
+        build: |path, _| LeaderLatch::new(path),
+        directories: none,
+        expectation: exclusive_lock,
+    };
+    /// Curator's LeaderSelector, without auto-requeue: the workload requeues
+    /// (`lock::recipes::LeaderSelector`). An exclusive lock (its internal mutex): a paused
+    /// leader cancels only once it hears Suspended or Lost.
+    LeaderSelector => LEADER_SELECTOR: LeaderSelector = RecipeDef {
+        name: "leader-selector",
+        about: "Curator's LeaderSelector over an internal mutex; the workload requeues",
+        family: Family::Selector,
+        revocable: false,
+        build: |path, _| LeaderSelector::new(path, false),
+        directories: none,
+        expectation: exclusive_lock,
+    };
+    /// Curator's InterProcessReadWriteLock (`lock::recipes::ReadWriteLock`).
+    ReadWriteLock => READ_WRITE_LOCK: ReadWriteLock = RecipeDef {
+        name: "read-write-lock",
+        about: "Curator's InterProcessReadWriteLock; readers watch the nearest writer ahead",
+        family: Family::ReadWrite,
+        revocable: false,
+        build: |path, _| ReadWriteLock::new(path),
+        directories: none,
+        expectation: read_write,
+    };
+    /// The known-bad read-write lock whose readers watch the first write node ahead, as
+    /// Curator's do (`lock::recipes::ReadWriteLock::watching_first_writer`): a herd when a
+    /// reader queues behind two writers.
+    ReadWriteLockFirstWriterWatch => READ_WRITE_LOCK_FIRST_WRITER_WATCH: ReadWriteLock = RecipeDef {
+        name: "read-write-lock-first-writer-watch",
+        about: "known-bad: readers watch the first writer ahead (Curator's), a herd behind two writers",
+        family: Family::ReadWrite,
+        revocable: false,
+        build: |path, _| ReadWriteLock::watching_first_writer(path),
+        directories: none,
+        expectation: read_write_first_writer,
+    };
+}
+
+/// As the read-write lock, plus the herd behind two writers: a reader queued behind them
+/// watches the first, so when it goes the reader wakes with the second writer (which watches
+/// its predecessor), though only that writer can acquire. `check
+/// read-write-lock-first-writer-watch --clients 3 --writers 2` finds it in 27 steps; with one
+/// writer every woken reader acquires.
+fn read_write_first_writer(property: Property, spec: &ModelSpec) -> Expectation {
+    let writers = spec.settings.writers.min(spec.clients);
+    let readers = spec.clients - writers;
+    match property {
+        Property::HerdFree if writers >= 2 && readers >= 1 && spec.budgets.cycles >= 1 => {
+            Expectation::Violated
+        }
+        _ => read_write(property, spec),
+    }
+}
+
+impl RecipeKind {
+    /// The properties a trace of this recipe can be checked for.
+    pub fn properties(self) -> &'static [Property] {
+        self.family().properties()
+    }
+}
+
+impl fmt::Display for RecipeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for RecipeKind {
+    type Err = String;
+
+    /// The recipe of that name, or an error listing the table.
+    fn from_str(name: &str) -> Result<RecipeKind, String> {
+        RecipeKind::ALL
+            .iter()
+            .copied()
+            .find(|kind| kind.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "expected a recipe ({}), found `{name}`",
+                    RecipeKind::NAMES.join(", ")
+                )
+            })
+    }
+}
+
+impl Serialize for RecipeKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for RecipeKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<RecipeKind, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse()
+            .map_err(|_| serde::de::Error::unknown_variant(&name, RecipeKind::NAMES))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_round_trip() {
+        let mut names = RecipeKind::NAMES.to_vec();
+        for kind in RecipeKind::ALL {
+            assert_eq!(kind.name().parse::<RecipeKind>(), Ok(*kind));
+            let json = serde_json::to_string(kind).unwrap();
+            assert_eq!(serde_json::from_str::<RecipeKind>(&json).unwrap(), *kind);
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), RecipeKind::ALL.len());
+        let error = "nope".parse::<RecipeKind>().unwrap_err();
+        assert!(error.contains("mutex, naive-herd-mutex"), "{error}");
+    }
+
+    /// Builds each row's recipe and reports its name, through the visitor.
+    struct Named;
+
+    impl Visitor for Named {
+        type Output = &'static str;
+
+        fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> &'static str {
+            let path = Path::new("/locks/x").unwrap();
+            let _built: R = (def.build)(path.clone(), &RecipeSettings::default());
+            for dir in (def.directories)(&path) {
+                assert!(dir.ancestors().contains(&path), "{dir} is below {path}");
+            }
+            def.name
+        }
+    }
+
+    #[test]
+    fn every_row_builds_and_visits_itself() {
+        for kind in RecipeKind::ALL {
+            assert_eq!(kind.visit(Named), kind.name());
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! The verdicts of any trace, from the run spec it records: one function for simulator,
+//! model and real traces alike, so that `hunt`, `replay`, `check` and `report` can never
+//! disagree about what a trace shows.
+//!
+//! A trace records what produced it in its meta: `scenario_spec` (a simulated or real run of a
+//! scenario) or `model_spec` (a model checker's path: clients, budgets, settings). The recipe's
+//! family says which properties apply; the spec gives the checkers their [`Context`].
+
+use std::fmt;
+
+use crate::check::{self, Context};
+use crate::property::{Property, Violation};
+use crate::recipes::RecipeKind;
+use crate::scenario::Scenario;
+use crate::spec::{ModelSpec, model_lock_path};
+use crate::trace::{Source, Trace};
+
+/// Why a trace's verdicts cannot be computed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VerdictError {
+    /// The trace records neither a scenario nor a model configuration.
+    NoSpec,
+    /// `meta.recipe` names no recipe of the table.
+    UnknownRecipe(String),
+}
+
+impl fmt::Display for VerdictError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VerdictError::NoSpec => f.write_str(
+                "meta: expected the run spec (meta.scenario_spec or meta.model_spec), found neither",
+            ),
+            VerdictError::UnknownRecipe(error) => write!(f, "meta.recipe: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for VerdictError {}
+
+/// Every violation in `trace` of the properties of its recipe, judged from the run spec the
+/// trace records, in property order.
+pub fn violations(trace: &Trace) -> Result<Vec<Violation>, VerdictError> {
+    if let Some(scenario) = &trace.meta.scenario_spec {
+        return Ok(violations_of_scenario(trace, scenario));
+    }
+    let spec = trace.meta.model_spec.as_ref().ok_or(VerdictError::NoSpec)?;
+    let recipe: RecipeKind = trace
+        .meta
+        .recipe
+        .parse()
+        .map_err(VerdictError::UnknownRecipe)?;
+    Ok(violations_of_model(trace, recipe, spec))
+}
+
+/// The violations of `trace`, a run of `scenario` (recorded by the simulator or a real
+/// ZooKeeper, or an older trace whose scenario is looked up by name).
+pub fn violations_of_scenario(trace: &Trace, scenario: &Scenario) -> Vec<Violation> {
+    let cx = Context::for_scenario(scenario, trace.meta.source);
+    check::check_all(trace, scenario.recipe.properties(), &cx)
+}
+
+/// The violations of `trace`, a path of the model of `recipe` under `spec`. A path is judged
+/// in steps, not time: a waiter still waiting at its end is no `progress` violation.
+pub fn violations_of_model(trace: &Trace, recipe: RecipeKind, spec: &ModelSpec) -> Vec<Violation> {
+    let cx = Context {
+        lock_path: model_lock_path(),
+        horizon: 0,
+        progress_grace: u64::MAX,
+        max_leases: spec.settings.max_leases,
+    };
+    debug_assert_eq!(trace.meta.source, Source::Model);
+    let properties: Vec<Property> = recipe.properties().to_vec();
+    check::check_all(trace, &properties, &cx)
+}
