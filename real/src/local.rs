@@ -37,6 +37,8 @@ pub const NOT_INSTALLED: &str =
 const STANDALONE_START: Duration = Duration::from_secs(20);
 /// How long an ensemble may take to elect a leader and serve on every server.
 const ENSEMBLE_START: Duration = Duration::from_secs(40);
+/// How many times a start is tried when a chosen port was taken before the server bound it.
+pub const START_ATTEMPTS: u32 = 3;
 /// Connect and read timeout of one four-letter-word exchange.
 const FOUR_LETTER_TIMEOUT: Duration = Duration::from_millis(1000);
 
@@ -140,14 +142,17 @@ fn class_path() -> String {
     }
 }
 
-/// A port that was free on 127.0.0.1 a moment ago (bound to port 0 and released).
-fn free_port() -> Result<u16, HarnessError> {
+/// A free port on 127.0.0.1: a listener bound to port 0 (the caller releases it just before
+/// the server binds the port, so another process may take it meanwhile: see
+/// [`START_ATTEMPTS`]).
+fn free_port() -> Result<(TcpListener, u16), HarnessError> {
     let listener = TcpListener::bind("127.0.0.1:0")
         .map_err(|e| io_error("binding 127.0.0.1:0 to find a free port".into(), e))?;
-    listener
+    let port = listener
         .local_addr()
         .map(|a| a.port())
-        .map_err(|e| io_error("reading a bound port".into(), e))
+        .map_err(|e| io_error("reading a bound port".into(), e))?;
+    Ok((listener, port))
 }
 
 /// A fresh temporary directory for one local ZooKeeper.
@@ -320,11 +325,19 @@ impl Servers {
             servers: Vec::new(),
             keep: false,
         };
+        // All listeners are held until every port is chosen, so no two are the same.
+        let mut held = Vec::new();
+        let mut port = || -> Result<u16, HarnessError> {
+            let (listener, port) = free_port()?;
+            held.push(listener);
+            Ok(port)
+        };
         let mut peers = Vec::new();
         for id in 1..=count {
-            let (client, quorum, election) = (free_port()?, free_port()?, free_port()?);
+            let (client, quorum, election) = (port()?, port()?, port()?);
             peers.push((id, client, quorum, election));
         }
+        drop(held);
         for &(id, client_port, _, _) in &peers {
             let dir = this.root.join(format!("server-{id}"));
             let data = dir.join("data");
@@ -352,15 +365,44 @@ impl Servers {
                 dir,
                 child: None,
             };
-            fs::write(server.config_path(), config).map_err(|e| {
-                io_error(format!("writing {}", server.config_path().display()), e)
-            })?;
+            fs::write(server.config_path(), config)
+                .map_err(|e| io_error(format!("writing {}", server.config_path().display()), e))?;
             this.servers.push(server);
         }
         for server in &mut this.servers {
             server.spawn()?;
         }
         Ok(this)
+    }
+
+    /// Launches, then waits with `serving`; a start that failed because a chosen port was
+    /// taken meanwhile ("Address already in use" in a log) is retried with new ports.
+    fn launch_retrying(
+        count: u32,
+        settings: Settings,
+        serving: impl Fn(&mut Servers) -> Result<(), HarnessError>,
+    ) -> Result<Servers, HarnessError> {
+        let mut attempt = 1;
+        loop {
+            let mut servers = Servers::launch(count, settings)?;
+            match serving(&mut servers) {
+                Ok(()) => return Ok(servers),
+                Err(_) if attempt < START_ATTEMPTS && servers.port_taken() => attempt += 1,
+                Err(error) => {
+                    servers.keep = true;
+                    return Err(error);
+                }
+            }
+        }
+    }
+
+    /// True when a server's log says one of its ports was taken.
+    fn port_taken(&self) -> bool {
+        self.servers.iter().any(|s| {
+            fs::read_to_string(s.log_path())
+                .map(|log| log.contains("Address already in use"))
+                .unwrap_or(false)
+        })
     }
 
     fn connect_string(&self) -> String {
@@ -421,9 +463,10 @@ impl Standalone {
 
     /// Starts one server with `settings` and waits until it serves.
     pub fn start_with(settings: Settings) -> Result<Standalone, HarnessError> {
-        let mut servers = Servers::launch(1, settings)?;
-        let serving = servers.servers[0].wait_serving(STANDALONE_START, |m| m == Mode::Standalone);
-        servers.keep_on_error(serving)?;
+        let servers = Servers::launch_retrying(1, settings, |servers| {
+            servers.servers[0].wait_serving(STANDALONE_START, |m| m == Mode::Standalone)?;
+            Ok(())
+        })?;
         Ok(Standalone { servers })
     }
 
@@ -498,13 +541,14 @@ impl Ensemble {
                 "an ensemble needs at least 2 servers, not {count}: use Standalone"
             )));
         }
-        let mut servers = Servers::launch(count, settings)?;
-        let deadline = Instant::now() + ENSEMBLE_START;
-        for index in 0..servers.servers.len() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let serving = servers.servers[index].wait_serving(left.max(Duration::from_secs(1)), in_quorum);
-            servers.keep_on_error(serving)?;
-        }
+        let servers = Servers::launch_retrying(count, settings, |servers| {
+            let deadline = Instant::now() + ENSEMBLE_START;
+            for server in &mut servers.servers {
+                let left = deadline.saturating_duration_since(Instant::now());
+                server.wait_serving(left.max(Duration::from_secs(1)), in_quorum)?;
+            }
+            Ok(())
+        })?;
         Ok(Ensemble { servers })
     }
 
@@ -604,6 +648,6 @@ mod tests {
 
     #[test]
     fn free_ports_are_on_loopback_and_nonzero() {
-        assert_ne!(free_port().unwrap(), 0);
+        assert_ne!(free_port().unwrap().1, 0);
     }
 }
