@@ -191,7 +191,10 @@ impl Coordination for RealSession {
         {
             let _ = done_rx.await;
         }
-        self.events.lock().expect("events").close();
+        // Nothing more after a close, not even what was already queued.
+        let mut events = self.events.lock().expect("events");
+        events.close();
+        while events.try_recv().is_ok() {}
     }
 
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send + 'static {

@@ -475,3 +475,106 @@ async fn clients_carry_on_when_the_ensemble_leader_is_killed() {
     check(&shared.lock().unwrap(), 18);
     assert_no_lock_nodes(&connector).await;
 }
+
+/// Kills (or restarts) the standalone server off the async thread.
+async fn blocking<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(job).await.unwrap()
+}
+
+#[tokio::test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+async fn a_server_restart_keeps_the_session_and_re_registers_its_watches() {
+    let server = Arc::new(StdMutex::new(standalone()));
+    let connect_string = server.lock().unwrap().connect_string();
+    let connector = RealConnector::new(connect_string, Duration::from_secs(4));
+    let (mut a, first) = Raw::open(&connector).await;
+    created(a.create("/w", CreateMode::Persistent).await);
+    let missing = Request::Exists {
+        path: p("/w/x"),
+        watch: true,
+    };
+    assert_eq!(a.call(missing).await, Ok(OpOk::Exists { stat: None }));
+    let children = Request::GetChildren {
+        path: p("/w"),
+        watch: true,
+    };
+    assert!(a.call(children).await.is_ok());
+
+    let killed = server.clone();
+    blocking(move || killed.lock().unwrap().kill()).await;
+    assert_eq!(
+        a.event().await,
+        RawEvent::State {
+            state: RawState::Disconnected
+        }
+    );
+    // A request made while disconnected waits for the reconnect and gets its reply.
+    let read = a
+        .send(Request::GetData {
+            path: p("/w"),
+            watch: false,
+        })
+        .await;
+    let restarted = server.clone();
+    let began = Instant::now();
+    blocking(move || restarted.lock().unwrap().restart())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.event().await, RawEvent::State { state: first });
+    eprintln!("reconnected {:?} after the restart began", began.elapsed());
+    assert!(matches!(
+        a.event().await,
+        RawEvent::Reply { op, result: Ok(OpOk::Data { .. }) } if op == read
+    ));
+
+    // The watches were re-registered (by the crate's SetWatches): they fire.
+    let (mut b, _) = Raw::open(&connector).await;
+    created(b.create("/w/x", CreateMode::Persistent).await);
+    assert_eq!(a.event().await, watch(EventKind::NodeCreated, "/w/x"));
+    assert_eq!(a.event().await, watch(EventKind::NodeChildrenChanged, "/w"));
+    a.session.close().await;
+    b.session.close().await;
+}
+
+#[tokio::test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+async fn a_server_down_longer_than_the_timeout_expires_the_session() {
+    let mut server = standalone();
+    let connector = RealConnector::new(server.connect_string(), Duration::from_secs(1));
+    let (mut a, _) = Raw::open(&connector).await;
+    server.kill();
+    assert_eq!(
+        a.event().await,
+        RawEvent::State {
+            state: RawState::Disconnected
+        }
+    );
+    let read = a
+        .send(Request::GetData {
+            path: p("/"),
+            watch: false,
+        })
+        .await;
+    // The crate gives up after 7/5 of the timeout without a server: its own expiry.
+    assert_eq!(
+        a.event().await,
+        RawEvent::Reply {
+            op: read,
+            result: Err(ZkError::SessionExpired)
+        }
+    );
+    assert_eq!(
+        a.event().await,
+        RawEvent::State {
+            state: RawState::Expired
+        }
+    );
+    let late = a
+        .call(Request::GetData {
+            path: p("/"),
+            watch: false,
+        })
+        .await;
+    assert_eq!(late, Err(ZkError::SessionExpired));
+    a.session.close().await;
+}
