@@ -91,6 +91,8 @@ use zookeeper_client as zk;
 
 /// How long the pump waits between failed connection attempts.
 const RETRY_CONNECT: Duration = Duration::from_millis(200);
+/// How many second connections `expire` tries (see [`expire_session`]).
+const EXPIRE_ATTEMPTS: u32 = 5;
 /// How long `close` waits for the server to confirm the close.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
@@ -122,6 +124,7 @@ impl Connector for RealConnector {
 
 enum Command {
     Submit(OpId, Request),
+    Expire(oneshot::Sender<Result<(), String>>),
     Close(oneshot::Sender<()>),
 }
 
@@ -164,6 +167,21 @@ impl RealSession {
             events: Mutex::new(events_rx),
             last_error,
         }
+    }
+
+    /// Expires this session the way Curator's test utilities do: a second connection with
+    /// the same session id and password, then closed, so the server ends the session (and
+    /// deletes its ephemerals). This handle then sees `Disconnected` and `Expired` when it
+    /// reconnects. Returns once the server confirmed the second connection's close; this
+    /// session's thread is held meanwhile (see `Live::expire`).
+    pub async fn expire(&self) -> Result<(), String> {
+        let (done_tx, done_rx) = oneshot::channel();
+        self.commands
+            .unbounded_send(Command::Expire(done_tx))
+            .map_err(|_| "the session is closed".to_string())?;
+        done_rx
+            .await
+            .map_err(|_| "the session closed during the expiry".to_string())?
     }
 
     /// The last error met while connecting (or why the session thread stopped), if any.
@@ -257,6 +275,7 @@ impl Pump {
             states: client.state_watcher(),
             state_change: None,
             client: Some(client),
+            connect_string: self.connect_string.clone(),
             replies: VecDeque::new(),
             watches: Vec::new(),
             view: View::Connected,
@@ -290,6 +309,9 @@ impl Pump {
                     biased;
                     command = self.commands.next() => match command {
                         Some(Command::Submit(op, request)) => early.push_back((op, request)),
+                        Some(Command::Expire(done)) => {
+                            let _ = done.send(Err("not connected yet".to_string()));
+                        }
                         Some(Command::Close(done)) => {
                             let _ = done.send(());
                             return None;
@@ -318,6 +340,7 @@ struct Live {
     states: zk::StateWatcher,
     state_change: Option<BoxFuture<(zk::StateWatcher, zk::SessionState)>>,
     client: Option<zk::Client>,
+    connect_string: String,
     replies: VecDeque<(OpId, BoxFuture<Outcome>)>,
     watches: Vec<Watch>,
     view: View,
@@ -364,6 +387,7 @@ impl Live {
         while self.closing.is_none() {
             match commands.poll_next_unpin(cx) {
                 Poll::Ready(Some(Command::Submit(op, request))) => self.submit(op, request),
+                Poll::Ready(Some(Command::Expire(done))) => self.expire(done),
                 Poll::Ready(Some(Command::Close(done))) => self.closing = Some(Some(done)),
                 Poll::Ready(None) => self.closing = Some(None),
                 Poll::Pending => break,
@@ -435,6 +459,12 @@ impl Live {
                 self.catch_up(&mut missed_disconnect, state)
             }
             _ => {
+                if self.view == View::Connected {
+                    // A client learns of expiry when it reconnects: it was disconnected first.
+                    self.emit(RawEvent::State {
+                        state: RawState::Disconnected,
+                    });
+                }
                 if self.view != View::Expired {
                     self.emit(RawEvent::State {
                         state: RawState::Expired,
@@ -444,6 +474,38 @@ impl Live {
             }
         }
         Poll::Pending
+    }
+
+    /// Opens a second connection on this session and closes it (see [`RealSession::expire`]),
+    /// on a task of the pump's runtime.
+    fn expire(&mut self, done: oneshot::Sender<Result<(), String>>) {
+        let Some(client) = self.client.as_ref() else {
+            let _ = done.send(Err("the session is closed".to_string()));
+            return;
+        };
+        let session = client.session().clone();
+        let connect_string = self.connect_string.clone();
+        let timeout = self.timeout;
+        // The crate reconnects at once (the Java client waits 0–1 s), so this session would
+        // take itself back from the second connection before the close. Holding this
+        // session's thread (the crate's session task runs on it) until the close is done
+        // keeps it from reconnecting: a pause, as a GC pause would be.
+        let worker = std::thread::Builder::new()
+            .name("zk-expire".into())
+            .spawn(move || {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| format!("cannot build a tokio runtime: {e}"))?
+                    .block_on(expire_session(session, &connect_string, timeout))
+            });
+        let result = match worker {
+            Ok(worker) => worker
+                .join()
+                .unwrap_or_else(|_| Err("the expiry thread panicked".to_string())),
+            Err(e) => Err(format!("cannot start the expiry thread: {e}")),
+        };
+        let _ = done.send(result);
     }
 
     /// Emits a missed `Disconnected`, and `Connected` when the crate is connected again.
@@ -564,6 +626,47 @@ impl Live {
             let _ = done.send(());
         }
     }
+}
+
+/// Ends `session` on the server with a second connection that closes it. Should the first
+/// connection take the session back before the close (the server then drops the second
+/// connection: "session moved"), it is retried; a second connection refused because the
+/// session has expired means it is done.
+async fn expire_session(
+    session: zk::SessionInfo,
+    connect_string: &str,
+    timeout: Duration,
+) -> Result<(), String> {
+    let mut last = String::new();
+    for _ in 0..EXPIRE_ATTEMPTS {
+        let other = zk::Client::connector()
+            .with_session(session.clone())
+            .with_session_timeout(timeout)
+            .connect(connect_string)
+            .await;
+        let other = match other {
+            Ok(other) => other,
+            Err(zk::Error::SessionExpired) => return Ok(()),
+            Err(error) => {
+                last = format!("a second connection to {connect_string}: {error}");
+                continue;
+            }
+        };
+        let mut states = other.state_watcher();
+        drop(other);
+        let ended = async {
+            while !states.peek_state().is_terminated() {
+                states.changed().await;
+            }
+            states.peek_state()
+        };
+        match tokio::time::timeout(CLOSE_WAIT, ended).await {
+            Ok(zk::SessionState::Closed) => return Ok(()),
+            Ok(state) => last = format!("the second connection ended {state} instead of closing"),
+            Err(_) => last = format!("the server did not confirm the close within {CLOSE_WAIT:?}"),
+        }
+    }
+    Err(format!("expiring session {}: {last}", session.id()))
 }
 
 fn is_connected(state: zk::SessionState) -> bool {

@@ -578,3 +578,47 @@ async fn a_server_down_longer_than_the_timeout_expires_the_session() {
     assert_eq!(late, Err(ZkError::SessionExpired));
     a.session.close().await;
 }
+
+#[tokio::test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+async fn an_expiry_by_a_second_connection_ends_the_session_and_its_ephemerals() {
+    let server = standalone();
+    let connector = RealConnector::new(server.connect_string(), Duration::from_secs(4));
+    let (mut a, _) = Raw::open(&connector).await;
+    let (mut b, _) = Raw::open(&connector).await;
+    created(a.create("/mine", CreateMode::Ephemeral).await);
+    let watched = Request::Exists {
+        path: p("/mine"),
+        watch: true,
+    };
+    assert!(matches!(
+        b.call(watched).await,
+        Ok(OpOk::Exists { stat: Some(_) })
+    ));
+    let began = Instant::now();
+    bounded("expire", EVENT_WAIT, a.session.expire())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("expired after {:?}", began.elapsed());
+    assert_eq!(b.event().await, watch(EventKind::NodeDeleted, "/mine"));
+    // The second connection takes the session over (this one is disconnected, and may
+    // reconnect before the close); after the close, this one reconnects to learn of expiry.
+    let mut states = Vec::new();
+    loop {
+        match a.event().await {
+            RawEvent::State {
+                state: RawState::Expired,
+            } => break,
+            RawEvent::State { state } => states.push(state),
+            other => panic!("expected only state changes, got {other:?}"),
+        }
+    }
+    eprintln!(
+        "states before Expired: {states:?}, {:?} after the expiry began",
+        began.elapsed()
+    );
+    assert_eq!(states.first(), Some(&RawState::Disconnected), "{states:?}");
+    assert_eq!(states.last(), Some(&RawState::Disconnected), "{states:?}");
+    a.session.close().await;
+    b.session.close().await;
+}
