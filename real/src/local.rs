@@ -40,7 +40,7 @@ const ENSEMBLE_START: Duration = Duration::from_secs(40);
 /// How many times a start is tried when a chosen port was taken before the server bound it.
 pub const START_ATTEMPTS: u32 = 3;
 /// Connect and read timeout of one four-letter-word exchange.
-const FOUR_LETTER_TIMEOUT: Duration = Duration::from_millis(1000);
+pub const FOUR_LETTER_TIMEOUT: Duration = Duration::from_millis(1000);
 
 /// A harness failure, with a message that names what failed (and the log to read).
 #[derive(Clone, Debug, PartialEq, Eq)]

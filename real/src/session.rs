@@ -16,50 +16,55 @@
 //! `watch` channel that keeps only the latest value. What it does guarantee, from its source
 //! (`session/mod.rs`, `session/watch.rs`, `client/mod.rs` of 0.11.2):
 //! 1. A request is written to the crate's request channel when the `Client` method is
-//!    *called*, not when its future is polled; the pump calls them in submission order, so
-//!    the server receives requests in our order, and ZooKeeper answers a session's requests
-//!    in order. The pump keeps the reply futures in a FIFO and emits only the head: replies
-//!    come out in request order.
-//! 2. The crate's session task handles every frame of a socket read in one synchronous pass
-//!    (`handle_recv_buf`): a notification is sent into its watcher's channel and a reply into
-//!    its future's channel in socket order. So when the pump sees a reply ready, every
-//!    notification the server sent *before* that reply is already in its watcher's channel.
-//!    Before emitting a reply the pump drains every ready watcher: **a watch event always
-//!    comes before any later reply**, in particular one that reflects the change.
-//! 3. On a connection loss the crate sets the state to `Disconnected` and fails every
-//!    in-flight request with `ConnectionLoss` in one synchronous step; on expiry it sets
-//!    `Expired` and fails everything with `SessionExpired`. Because the pump runs on the same
-//!    current-thread runtime as the session task, it never observes half of such a step. It
-//!    emits ready replies (the failed ones) before the state change: **replies to requests in
-//!    flight when the connection dropped come before `Disconnected`**.
-//! 4. The `watch` channel of states can coalesce `Disconnected` + `SyncConnected` when the
-//!    pump does not run in between. The pump notices (a new state change while it has emitted
-//!    `Connected`, or a `ConnectionLoss` reply while it believes it is connected) and emits
-//!    the missed `Disconnected` before the `Connected`.
+//!    *called*, not when its future is polled; the pump calls them in submission order (and
+//!    polls each once at once), so the server receives requests in our order, and ZooKeeper
+//!    answers a session's requests in order.
+//! 2. The crate's session task handles the frames of a socket read in socket order, in one
+//!    synchronous pass (`handle_recv_buf`): it completes a reply's channel or a watcher's
+//!    channel frame by frame, and completing a channel wakes the waker its receiver was
+//!    last polled with, right then.
+//! 3. On a connection loss it sets the state to `Disconnected`, then fails every in-flight
+//!    request with `ConnectionLoss`, in one synchronous step; on expiry it sets `Expired` and
+//!    fails everything with `SessionExpired`.
+//!
+//! So the pump polls every pending reply future, every watcher and the state channel with a
+//! waker of its own that appends "reply n", "watch n" or "state" to a **wake log**, and
+//! each time it runs it emits what was delivered in the log's order. Both the crate's session
+//! task and the pump run on the session's current-thread runtime, so the log is appended
+//! only between runs of the pump and in exactly the crate's order — the server's order on the
+//! socket. Hence:
+//! - replies come in request order (a reply's wake emits every earlier reply first: they are
+//!   complete, as on a disconnect, where the crate fails them in a hash map's order);
+//! - **a watch event comes before a reply exactly when the server sent it before that reply**
+//!   (a test races 200 changes against reads: every read that reflects the change comes
+//!   after its watch event, every read that misses it comes before the event);
+//! - replies failed by a connection loss come **before `Disconnected`** (the state is
+//!   emitted at the end of the run), and after a reconnect (a `state` entry in the log)
+//!   replies and watch events come after `Connected`;
+//! - a `Disconnected` + `SyncConnected` pair that the state channel coalesced is noticed (a
+//!   state change while `Connected` was emitted, or a `ConnectionLoss` reply) and emitted.
 //!
 //! What cannot be guaranteed with this crate, precisely:
-//! - Two watch events, or a watch event and a reply, that the crate handled between two runs
-//!   of the pump cannot be told apart in time: the pump emits the ready watch events (in the
-//!   order their watches were registered) before the next reply. So a notification the
-//!   server sent just *after* a reply may come out just *before* it. (The reverse, a reply
-//!   overtaking an earlier notification, cannot happen: point 2.) ZooKeeper 3.8 puts no zxid
-//!   in notifications and the crate exposes no reply zxid, so there is nothing to sort by.
-//!   Among watch events ready together, node events (created, deleted, data changed) come
-//!   before child events, which is the server's order within one transaction.
-//! - When the pump did not run between a disconnect and the reconnect, a watch event fired
-//!   before the disconnect may come after the emitted `Disconnected`/`Connected` pair (still
-//!   before any later reply).
+//! - A watch whose event arrives in the **same socket read** as the reply that set it is
+//!   already fired when the pump first polls it, so no wake recorded its place: it is emitted
+//!   right after that reply, even if the server sent other replies in between.
+//! - The state channel's wake records only the first change after it was polled; when a
+//!   disconnect, the reconnect and new traffic all happen between two runs of the pump, a
+//!   watch event that the server sent before the disconnect is still emitted in place, but
+//!   the emitted `Disconnected` may come after it and `Connected` before later items, as the
+//!   log shows them (no test has produced this case).
 //! - The crate expires a session **on its own** when it cannot reconnect within 7/5 of the
 //!   negotiated timeout (`Error::Timeout` becomes `SessionState::Expired`); the Java client
-//!   keeps trying and learns of expiry only from the server. We report both as `Expired`.
+//!   keeps trying and learns of expiry only from the server. We report both as `Expired`,
+//!   always after a `Disconnected`.
 //!
 //! # Watches
 //! One server notification can fire several local watchers (a data and a child watch on a
-//! deleted node, or two get_data watches on one node): the pump keeps one crate watcher per
-//! path and watch table (data/exist vs child), drops duplicates (the crate then keeps the
-//! server watch, since another local watcher of that mode remains), and emits one event per
-//! path and kind among those that became ready together — one event per notification, as
-//! the server's per-session watch tables and our in-memory tree give. Watches are
+//! deleted node): the pump keeps one crate watcher per path and watch table (data/exist vs
+//! child), drops duplicates (the crate then keeps the server watch, since another local
+//! watcher of that mode remains), and emits an event once among consecutive wakes — one
+//! event per notification, as the server's per-session watch tables and our in-memory tree
+//! give. Watches are
 //! re-registered after a reconnect **by the crate itself** (`resend_watches`: SetWatches
 //! with the last zxid it saw), so the server fires those whose nodes changed meanwhile.
 //! `RemoveWatches` drops the matching watchers (the crate then sends RemoveWatches to the
@@ -75,11 +80,12 @@ use std::collections::VecDeque;
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use futures::channel::oneshot;
+use futures::task::AtomicWaker;
 use futures::{FutureExt, StreamExt};
 use lock::coordination::{Connector, Coordination, RawEvent, RawState};
 use lock::ids::OpId;
@@ -237,10 +243,81 @@ struct Outcome {
     watch: Option<(Path, Table, zk::OneshotWatcher)>,
 }
 
+/// A watch the crate may fire, with the waker that records when it does.
 struct Watch {
+    id: u64,
     path: Path,
     table: Table,
     fired: BoxFuture<zk::WatchedEvent>,
+    waker: Waker,
+}
+
+/// A submitted request's reply: the crate's future (polled only with `waker`, which records
+/// its completion), or the outcome once known. `local` replies (RemoveWatches, a request the
+/// crate refused before sending) never wait for the server.
+struct PendingReply {
+    seq: u64,
+    op: OpId,
+    outcome: Option<Outcome>,
+    future: Option<BoxFuture<Outcome>>,
+    waker: Waker,
+    local: bool,
+}
+
+impl PendingReply {
+    /// True once the outcome is known (polling the future with its own waker).
+    fn ready(&mut self) -> bool {
+        if let Some(future) = self.future.as_mut()
+            && let Poll::Ready(outcome) = future.poll_unpin(&mut Context::from_waker(&self.waker))
+        {
+            self.outcome = Some(outcome);
+            self.future = None;
+        }
+        self.outcome.is_some()
+    }
+}
+
+/// What woke: a reply, a watch or the state channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    Reply(u64),
+    Watch(u64),
+    State,
+}
+
+/// The order in which the crate's session task completed our futures. It completes them
+/// (and so wakes their wakers) in socket order, on the pump's own thread.
+#[derive(Default)]
+struct WakeLog {
+    entries: Mutex<Vec<Source>>,
+    task: AtomicWaker,
+}
+
+impl WakeLog {
+    fn push(&self, source: Source) {
+        self.entries.lock().expect("wake log").push(source);
+        self.task.wake();
+    }
+
+    fn take(&self) -> Vec<Source> {
+        std::mem::take(&mut *self.entries.lock().expect("wake log"))
+    }
+}
+
+/// A waker that notes its source in the log, then wakes the pump.
+struct Recorder {
+    source: Source,
+    log: Arc<WakeLog>,
+}
+
+impl Wake for Recorder {
+    fn wake(self: Arc<Self>) {
+        self.log.push(self.source);
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.log.push(self.source);
+    }
 }
 
 /// The connection state last emitted on the stream.
@@ -276,8 +353,11 @@ impl Pump {
             state_change: None,
             client: Some(client),
             connect_string: self.connect_string.clone(),
+            log: Arc::default(),
+            next_seq: 0,
             replies: VecDeque::new(),
             watches: Vec::new(),
+            group: Vec::new(),
             view: View::Connected,
             events: self.events.clone(),
             closing: None,
@@ -341,8 +421,13 @@ struct Live {
     state_change: Option<BoxFuture<(zk::StateWatcher, zk::SessionState)>>,
     client: Option<zk::Client>,
     connect_string: String,
-    replies: VecDeque<(OpId, BoxFuture<Outcome>)>,
+    log: Arc<WakeLog>,
+    next_seq: u64,
+    replies: VecDeque<PendingReply>,
     watches: Vec<Watch>,
+    /// Watch events emitted since the last reply or state change (one notification can wake
+    /// several local watchers: it is emitted once).
+    group: Vec<WatchedEvent>,
     view: View,
     events: UnboundedSender<RawEvent>,
     closing: Option<Option<oneshot::Sender<()>>>,
@@ -350,22 +435,44 @@ struct Live {
 
 impl Live {
     fn emit(&mut self, event: RawEvent) {
-        if let RawEvent::State { state } = &event {
-            self.view = match state {
-                RawState::Connected { .. } => View::Connected,
-                RawState::Disconnected => View::Disconnected,
-                RawState::Expired => View::Expired,
-            };
+        match &event {
+            RawEvent::State { state } => {
+                self.view = match state {
+                    RawState::Connected { .. } => View::Connected,
+                    RawState::Disconnected => View::Disconnected,
+                    RawState::Expired => View::Expired,
+                };
+                self.group.clear();
+            }
+            RawEvent::Reply { .. } => self.group.clear(),
+            RawEvent::Watch { .. } => {}
         }
         let _ = self.events.unbounded_send(event);
     }
 
+    fn waker(&self, source: Source) -> Waker {
+        Waker::from(Arc::new(Recorder {
+            source,
+            log: self.log.clone(),
+        }))
+    }
+
+    /// Waits for the next state change, recording when it happens.
     fn arm_state(&mut self) {
         let mut states = self.states.clone();
-        self.state_change = Some(Box::pin(async move {
+        let mut change: BoxFuture<_> = Box::pin(async move {
             let state = states.changed().await;
             (states, state)
-        }));
+        });
+        let waker = self.waker(Source::State);
+        match change.poll_unpin(&mut Context::from_waker(&waker)) {
+            // Changed already: the next run sees it (no wake was recorded for it).
+            Poll::Ready(changed) => {
+                self.state_change = Some(Box::pin(std::future::ready(changed)));
+                self.log.push(Source::State);
+            }
+            Poll::Pending => self.state_change = Some(change),
+        }
     }
 
     fn connected(&self) -> RawEvent {
@@ -377,13 +484,15 @@ impl Live {
         }
     }
 
-    /// One run: takes commands, then emits everything that is ready, in the documented
-    /// order. Ready when the session is closing.
+    /// One run: takes commands, then emits what the crate delivered since the last run, in
+    /// the order it delivered it (the wake log), as the module documentation describes.
+    /// Ready when the session is closing.
     fn poll(
         &mut self,
         cx: &mut Context<'_>,
         commands: &mut UnboundedReceiver<Command>,
     ) -> Poll<()> {
+        self.log.task.register(cx.waker());
         while self.closing.is_none() {
             match commands.poll_next_unpin(cx) {
                 Poll::Ready(Some(Command::Submit(op, request))) => self.submit(op, request),
@@ -399,8 +508,10 @@ impl Live {
         // The crate's current state, with a coalesced Disconnected noticed.
         let mut missed_disconnect = false;
         let mut state = None;
+        let state_waker = self.waker(Source::State);
         if let Some(change) = self.state_change.as_mut()
-            && let Poll::Ready((states, new)) = change.poll_unpin(cx)
+            && let Poll::Ready((states, new)) =
+                change.poll_unpin(&mut Context::from_waker(&state_waker))
         {
             self.states = states;
             state = Some(new);
@@ -408,45 +519,42 @@ impl Live {
                 missed_disconnect = true;
             }
             self.arm_state();
-            // Re-arm registers the waker for the next change.
-            if let Some(change) = self.state_change.as_mut() {
-                let _ = change.poll_unpin(cx);
-            }
         }
         let state = state.unwrap_or_else(|| self.states.peek_state());
-        // Replies, each after the watch events that are ready before it.
-        while let Some((_, head)) = self.replies.front_mut() {
-            let Poll::Ready(outcome) = head.poll_unpin(cx) else {
-                break;
-            };
-            let Some((op, _)) = self.replies.pop_front() else {
-                break;
-            };
-            let failed = matches!(
-                outcome.result,
-                Err(ZkError::ConnectionLoss | ZkError::SessionExpired)
-            );
-            if failed {
-                if outcome.result == Err(ZkError::ConnectionLoss) && self.view == View::Connected {
-                    missed_disconnect = true;
+        // What the crate delivered, in order. After a state change (`crossed`), events and
+        // replies come from the new connection: the Connected goes first.
+        let entries = self.log.take();
+        let mut crossed = false;
+        for entry in entries {
+            match entry {
+                Source::State => {
+                    crossed = true;
+                    self.group.clear();
                 }
-            } else {
-                self.catch_up(&mut missed_disconnect, state);
-            }
-            self.drain_watches(cx);
-            self.emit(RawEvent::Reply {
-                op,
-                result: outcome.result,
-            });
-            if let Some((path, table, watcher)) = outcome.watch {
-                self.add_watch(path, table, watcher, cx);
+                Source::Reply(seq) => {
+                    self.emit_replies(Some(seq), crossed, &mut missed_disconnect, state)
+                }
+                Source::Watch(id) => {
+                    let Some(index) = self.watches.iter().position(|w| w.id == id) else {
+                        continue;
+                    };
+                    let watch = &mut self.watches[index];
+                    let Poll::Ready(event) = watch
+                        .fired
+                        .poll_unpin(&mut Context::from_waker(&watch.waker))
+                    else {
+                        continue;
+                    };
+                    self.watches.remove(index);
+                    if crossed || self.view == View::Disconnected {
+                        self.catch_up(&mut missed_disconnect, state);
+                    }
+                    self.emit_watch(&event);
+                }
             }
         }
-        // Events after a reconnect come after the Connected.
-        if is_connected(state) {
-            self.catch_up(&mut missed_disconnect, state);
-        }
-        self.drain_watches(cx);
+        // Local replies (RemoveWatches, refused requests) that reached the head.
+        self.emit_replies(None, crossed, &mut missed_disconnect, state);
         match state {
             zk::SessionState::Disconnected => {
                 if self.view == View::Connected {
@@ -474,6 +582,62 @@ impl Live {
             }
         }
         Poll::Pending
+    }
+
+    /// Emits replies from the head of the queue: through the one numbered `through` (the
+    /// crate completes them in order, failures on a disconnect all at once), then any local
+    /// ones that follow; `None` emits only local ones.
+    fn emit_replies(
+        &mut self,
+        through: Option<u64>,
+        crossed: bool,
+        missed_disconnect: &mut bool,
+        state: zk::SessionState,
+    ) {
+        while let Some(head) = self.replies.front_mut() {
+            let due = head.local || through.is_some_and(|seq| head.seq <= seq);
+            if !due || !head.ready() {
+                break;
+            }
+            let Some(PendingReply {
+                op,
+                outcome: Some(outcome),
+                ..
+            }) = self.replies.pop_front()
+            else {
+                break;
+            };
+            let failed = matches!(
+                outcome.result,
+                Err(ZkError::ConnectionLoss | ZkError::SessionExpired)
+            );
+            if failed {
+                if outcome.result == Err(ZkError::ConnectionLoss) && self.view == View::Connected {
+                    *missed_disconnect = true;
+                }
+            } else if crossed || self.view == View::Disconnected {
+                self.catch_up(missed_disconnect, state);
+            }
+            self.emit(RawEvent::Reply {
+                op,
+                result: outcome.result,
+            });
+            if let Some((path, table, watcher)) = outcome.watch {
+                self.add_watch(path, table, watcher);
+            }
+        }
+    }
+
+    /// Emits a watch event, once per notification.
+    fn emit_watch(&mut self, event: &zk::WatchedEvent) {
+        let Some(event) = watched_event(event) else {
+            return;
+        };
+        if self.group.contains(&event) {
+            return;
+        }
+        self.group.push(event.clone());
+        self.emit(RawEvent::Watch { event });
     }
 
     /// Opens a second connection on this session and closes it (see [`RealSession::expire`]),
@@ -521,36 +685,7 @@ impl Live {
         }
     }
 
-    /// Emits the watch events that are ready, one per path and kind.
-    fn drain_watches(&mut self, cx: &mut Context<'_>) {
-        let mut fired: Vec<WatchedEvent> = Vec::new();
-        self.watches
-            .retain_mut(|watch| match watch.fired.poll_unpin(cx) {
-                Poll::Ready(event) => {
-                    if let Some(event) = watched_event(&event)
-                        && !fired.contains(&event)
-                    {
-                        fired.push(event);
-                    }
-                    false
-                }
-                Poll::Pending => true,
-            });
-        // One transaction fires node events before its parent's child event; events that
-        // became ready together are emitted in that order (their true order is unknown).
-        fired.sort_by_key(|e| e.kind == EventKind::NodeChildrenChanged);
-        for event in fired {
-            self.emit(RawEvent::Watch { event });
-        }
-    }
-
-    fn add_watch(
-        &mut self,
-        path: Path,
-        table: Table,
-        watcher: zk::OneshotWatcher,
-        cx: &mut Context<'_>,
-    ) {
+    fn add_watch(&mut self, path: Path, table: Table, watcher: zk::OneshotWatcher) {
         if self
             .watches
             .iter()
@@ -559,25 +694,44 @@ impl Live {
             // The server keeps one watch per path and table: the one we hold fires for both.
             return;
         }
+        self.next_seq += 1;
+        let id = self.next_seq;
+        let waker = self.waker(Source::Watch(id));
         let mut fired: BoxFuture<zk::WatchedEvent> = Box::pin(watcher.changed());
-        // Registers the waker; an event cannot be ready yet (its reply was just handled).
-        if let Poll::Ready(event) = fired.poll_unpin(cx) {
-            if let Some(event) = watched_event(&event) {
-                self.emit(RawEvent::Watch { event });
-            }
+        // Registers the recording waker. Ready already: the notification came in the same
+        // read as the reply that set the watch, so no wake recorded its place; it goes right
+        // after that reply (the documented imprecision).
+        if let Poll::Ready(event) = fired.poll_unpin(&mut Context::from_waker(&waker)) {
+            self.emit_watch(&event);
             return;
         }
-        self.watches.push(Watch { path, table, fired });
+        self.watches.push(Watch {
+            id,
+            path,
+            table,
+            fired,
+            waker,
+        });
     }
 
     /// Sends `request` now (the crate writes it when the method is called) and queues its
     /// reply.
     fn submit(&mut self, op: OpId, request: Request) {
-        let reply: BoxFuture<Outcome> = match (&self.client, request) {
-            (None, _) => Box::pin(std::future::ready(Outcome {
-                result: Err(ZkError::SessionExpired),
-                watch: None,
-            })),
+        self.next_seq += 1;
+        let seq = self.next_seq;
+        let waker = self.waker(Source::Reply(seq));
+        let local = |result| {
+            (
+                Some(Outcome {
+                    result,
+                    watch: None,
+                }),
+                None,
+                true,
+            )
+        };
+        let (outcome, future, local) = match (&self.client, request) {
+            (None, _) => local(Err(ZkError::SessionExpired)),
             (Some(_), Request::RemoveWatches { path, kind }) => {
                 let before = self.watches.len();
                 self.watches.retain(|w| {
@@ -589,19 +743,25 @@ impl Live {
                                 | (WatcherKind::Children, Table::Child)
                         )
                 });
-                let result = if self.watches.len() < before {
+                local(if self.watches.len() < before {
                     Ok(OpOk::WatchesRemoved)
                 } else {
                     Err(ZkError::NoWatcher)
-                };
-                Box::pin(std::future::ready(Outcome {
-                    result,
-                    watch: None,
-                }))
+                })
             }
-            (Some(client), request) => send(client, request),
+            (Some(client), request) => match send(client, request, &waker) {
+                Ok(outcome) => local(outcome.result),
+                Err(future) => (None, Some(future), false),
+            },
         };
-        self.replies.push_back((op, reply));
+        self.replies.push_back(PendingReply {
+            seq,
+            op,
+            outcome,
+            future,
+            waker,
+            local,
+        });
     }
 
     /// Closes: drops every reply and watcher, then the client (the crate sends
@@ -678,7 +838,11 @@ fn is_connected(state: zk::SessionState) -> bool {
 
 /// Issues `request` on `client`: the crate sends it during this call. The future owns a
 /// clone of the client (cheap: shared handles).
-fn send(client: &zk::Client, request: Request) -> BoxFuture<Outcome> {
+fn send(
+    client: &zk::Client,
+    request: Request,
+    waker: &Waker,
+) -> Result<Outcome, BoxFuture<Outcome>> {
     let client = client.clone();
     let mut future: BoxFuture<Outcome> = Box::pin(async move {
         match request {
@@ -805,12 +969,11 @@ fn send(client: &zk::Client, request: Request) -> BoxFuture<Outcome> {
         }
     });
     // The first poll runs the body up to the reply's await: the crate sends the request now,
-    // in submission order. A waker-less poll is enough; the pump polls it again later.
-    let mut cx = Context::from_waker(std::task::Waker::noop());
-    if let Poll::Ready(outcome) = future.as_mut().poll(&mut cx) {
-        return Box::pin(std::future::ready(outcome));
+    // in submission order, and the reply's completion will wake `waker`.
+    match future.as_mut().poll(&mut Context::from_waker(waker)) {
+        Poll::Ready(outcome) => Ok(outcome),
+        Poll::Pending => Err(future),
     }
-    future
 }
 
 fn create_mode(mode: CreateMode) -> zk::CreateMode {

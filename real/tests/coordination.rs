@@ -673,8 +673,12 @@ async fn a_watch_event_precedes_every_reply_that_reflects_its_change() {
         } else {
             before += 1;
             assert_eq!(version, round - 1);
-            // Sent after the reply but emitted before it: the documented imprecision.
+            // The server sent the event after the reply: it must come after it too.
             early += u32::from(seen_watch);
+            assert!(
+                !seen_watch,
+                "round {round}: a later watch event overtook the reply"
+            );
             if !seen_watch {
                 assert_eq!(a.event().await, changed, "round {round}");
             }
