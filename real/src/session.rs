@@ -107,6 +107,8 @@ const CLOSE_WAIT: Duration = Duration::from_secs(5);
 pub struct RealConnector {
     connect_string: String,
     session_timeout: Duration,
+    /// The commands of the session this connector opened last (shared by its clones).
+    latest: Arc<Mutex<Option<UnboundedSender<Command>>>>,
 }
 
 impl RealConnector {
@@ -116,15 +118,37 @@ impl RealConnector {
         RealConnector {
             connect_string: connect_string.into(),
             session_timeout,
+            latest: Arc::default(),
         }
     }
+
+    /// Expires the session this connector (or a clone) opened last, as
+    /// [`RealSession::expire`] does: for a session a driver owns.
+    pub async fn expire_latest(&self) -> Result<(), String> {
+        let commands = self.latest.lock().expect("latest session").clone();
+        let commands = commands.ok_or_else(|| "no session opened yet".to_string())?;
+        expire_through(&commands).await
+    }
+}
+
+/// Asks a session's pump to expire it and waits for the outcome.
+async fn expire_through(commands: &UnboundedSender<Command>) -> Result<(), String> {
+    let (done_tx, done_rx) = oneshot::channel();
+    commands
+        .unbounded_send(Command::Expire(done_tx))
+        .map_err(|_| "the session is closed".to_string())?;
+    done_rx
+        .await
+        .map_err(|_| "the session closed during the expiry".to_string())?
 }
 
 impl Connector for RealConnector {
     type Session = RealSession;
 
     async fn connect(&self) -> RealSession {
-        RealSession::start(self.connect_string.clone(), self.session_timeout)
+        let session = RealSession::start(self.connect_string.clone(), self.session_timeout);
+        *self.latest.lock().expect("latest session") = Some(session.commands.clone());
+        session
     }
 }
 
@@ -181,13 +205,7 @@ impl RealSession {
     /// reconnects. Returns once the server confirmed the second connection's close; this
     /// session's thread is held meanwhile (see `Live::expire`).
     pub async fn expire(&self) -> Result<(), String> {
-        let (done_tx, done_rx) = oneshot::channel();
-        self.commands
-            .unbounded_send(Command::Expire(done_tx))
-            .map_err(|_| "the session is closed".to_string())?;
-        done_rx
-            .await
-            .map_err(|_| "the session closed during the expiry".to_string())?
+        expire_through(&self.commands).await
     }
 
     /// The last error met while connecting (or why the session thread stopped), if any.
@@ -355,6 +373,7 @@ impl Pump {
             connect_string: self.connect_string.clone(),
             log: Arc::default(),
             next_seq: 0,
+            completed_through: 0,
             replies: VecDeque::new(),
             watches: Vec::new(),
             group: Vec::new(),
@@ -423,6 +442,8 @@ struct Live {
     connect_string: String,
     log: Arc<WakeLog>,
     next_seq: u64,
+    /// The highest reply whose completion the log reported.
+    completed_through: u64,
     replies: VecDeque<PendingReply>,
     watches: Vec<Watch>,
     /// Watch events emitted since the last reply or state change (one notification can wake
@@ -532,6 +553,7 @@ impl Live {
                     self.group.clear();
                 }
                 Source::Reply(seq) => {
+                    self.completed_through = self.completed_through.max(seq);
                     self.emit_replies(Some(seq), crossed, &mut missed_disconnect, state)
                 }
                 Source::Watch(id) => {
@@ -553,8 +575,10 @@ impl Live {
                 }
             }
         }
-        // Local replies (RemoveWatches, refused requests) that reached the head.
-        self.emit_replies(None, crossed, &mut missed_disconnect, state);
+        // Local replies (RemoveWatches, refused requests) that reached the head, and (should a
+        // wake ever come before its predecessors completed) replies the log reported.
+        let through = Some(self.completed_through);
+        self.emit_replies(through, crossed, &mut missed_disconnect, state);
         match state {
             zk::SessionState::Disconnected => {
                 if self.view == View::Connected {

@@ -692,3 +692,82 @@ async fn a_watch_event_precedes_every_reply_that_reflects_its_change() {
     a.session.close().await;
     b.session.close().await;
 }
+
+/// A driver task for client `slot` with its own connector (so its session can be expired).
+fn spawn_own(
+    connect_string: &str,
+    slot: u16,
+) -> (
+    RealConnector,
+    Handle<Mutex>,
+    tokio::task::JoinHandle<Client<Mutex>>,
+) {
+    let connector = RealConnector::new(connect_string, Duration::from_secs(4));
+    let (handle, task) = spawn(&connector, slot, &Sessions::default());
+    (connector, handle, task)
+}
+
+#[tokio::test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+async fn an_expired_holder_loses_the_lock_and_the_waiter_acquires() {
+    let server = standalone();
+    let (holder_connector, mut holder, holder_task) = spawn_own(&server.connect_string(), 0);
+    let (_, mut waiter, waiter_task) = spawn_own(&server.connect_string(), 1);
+    holder.call(Call::acquire(OWNER, None)).unwrap();
+    let Notice::Acquired { token: first, .. } = next_decisive(&mut holder).await else {
+        panic!("the holder acquires")
+    };
+    waiter.call(Call::acquire(OWNER, None)).unwrap();
+    // The waiter is queued behind the holder: wait (bounded) for its node.
+    let (mut raw, _) = Raw::open(&RealConnector::new(
+        server.connect_string(),
+        Duration::from_secs(4),
+    ))
+    .await;
+    let deadline = Instant::now() + EVENT_WAIT;
+    loop {
+        let children = Request::GetChildren {
+            path: p("/locks/real"),
+            watch: false,
+        };
+        if let Ok(OpOk::Children { names }) = raw.call(children).await
+            && names.len() == 2
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the waiter's node never appeared"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let began = Instant::now();
+    bounded("expire", EVENT_WAIT, holder_connector.expire_latest())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let Notice::Acquired { token: next, .. } = next_decisive(&mut waiter).await else {
+        panic!("the waiter acquires")
+    };
+    eprintln!(
+        "the waiter acquired {:?} after the expiry began",
+        began.elapsed()
+    );
+    assert!(next > first);
+    match next_decisive(&mut holder).await {
+        Notice::Lost { owner } => assert_eq!(owner, OWNER),
+        other => panic!("expected Lost, got {other:?}"),
+    }
+    waiter.call(Call::release(OWNER)).unwrap();
+    assert!(matches!(
+        next_decisive(&mut waiter).await,
+        Notice::Released { remaining: 0, .. }
+    ));
+    drop((holder, waiter));
+    bounded("holder end", EVENT_WAIT, holder_task)
+        .await
+        .unwrap();
+    bounded("waiter end", EVENT_WAIT, waiter_task)
+        .await
+        .unwrap();
+    raw.session.close().await;
+}
