@@ -11,7 +11,9 @@
 //! a connect and a read timeout.
 //!
 //! Servers are killed (SIGKILL to the process group) by [`Standalone::stop`] /
-//! [`Ensemble::stop`], which are idempotent, and by `Drop`, also during a panic. The
+//! [`Ensemble::stop`], which are idempotent, and by `Drop`, also during a panic; and by the
+//! kernel when the process that started them dies without running `Drop` (Ctrl-C, SIGKILL):
+//! each server gets a parent-death signal (see `spawn_bound_to_this_process`). The
 //! temporary directory is removed on a normal drop and kept when the thread is panicking, so
 //! the logs named in a failure message can still be read.
 
@@ -22,6 +24,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -210,7 +213,8 @@ impl Server {
         let log2 = log
             .try_clone()
             .map_err(|e| io_error(format!("opening {}", log_path.display()), e))?;
-        let child = Command::new(java)
+        let mut command = Command::new(java);
+        command
             .args([
                 "-Xmx256m",
                 "-XX:+UseSerialGC",
@@ -225,8 +229,8 @@ impl Server {
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log2)
-            .process_group(0)
-            .spawn()
+            .process_group(0);
+        let child = spawn_bound_to_this_process(command)
             .map_err(|e| io_error(format!("starting zookeeper server {}", self.id), e))?;
         self.child = Some(child);
         Ok(())
@@ -300,6 +304,55 @@ impl Server {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// A request to the spawner thread: a command, and where to send the child.
+type SpawnRequest = (Command, std::sync::mpsc::Sender<std::io::Result<Child>>);
+
+/// Spawns `command` so that it is SIGKILLed when this process dies, however it dies (a
+/// Ctrl-C, a test harness's timeout, a SIGKILL): no server outlives the process that started
+/// it, even when no `Drop` runs. Linux's parent-death signal fires when the *thread* that
+/// forked the child ends, so every child is forked by one spawner thread that lives as long
+/// as the process.
+fn spawn_bound_to_this_process(mut command: Command) -> std::io::Result<Child> {
+    static SPAWNER: std::sync::OnceLock<Mutex<std::sync::mpsc::Sender<SpawnRequest>>> =
+        std::sync::OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (requests, received) = std::sync::mpsc::channel::<SpawnRequest>();
+        let started = std::thread::Builder::new()
+            .name("zk-spawner".into())
+            .spawn(move || {
+                for (mut command, reply) in received {
+                    let _ = reply.send(command.spawn());
+                }
+            });
+        if let Err(error) = started {
+            // Without the thread, requests fail below with this error's kind of message.
+            eprintln!("splitbrain-real: cannot start the spawner thread: {error}");
+        }
+        Mutex::new(requests)
+    });
+    let parent = std::process::id();
+    // SAFETY: the closure runs in the forked child before exec and calls only
+    // async-signal-safe functions (prctl, getppid, _exit).
+    unsafe {
+        command.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            // The parent may have died before the prctl: then nobody would kill us.
+            if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+    let (reply, answer) = std::sync::mpsc::channel();
+    let gone = || std::io::Error::other("the spawner thread is gone");
+    spawner
+        .lock()
+        .map_err(|_| gone())?
+        .send((command, reply))
+        .map_err(|_| gone())?;
+    answer.recv().map_err(|_| gone())?
 }
 
 /// The servers of one local ZooKeeper and their directory; shared by [`Standalone`] and

@@ -1,7 +1,9 @@
 //! The local ZooKeeper harness: servers start on 127.0.0.1, serve, and are gone (every
 //! process of their group) once stopped or dropped.
 
-use std::path::Path;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use real::local::{self, Ensemble, Mode, Standalone};
@@ -101,4 +103,63 @@ fn without_zookeeper_the_harness_says_how_to_install_it() {
     }
     let error = Standalone::start().unwrap_err();
     assert_eq!(error.to_string(), local::NOT_INSTALLED);
+}
+
+/// Run as a child process by the test below (it does nothing otherwise): starts a standalone
+/// server, prints its PID and directory, and waits to be killed.
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn child_process_starts_a_server_and_waits() {
+    if std::env::var_os("SPLITBRAIN_REAL_CHILD").is_none() {
+        return;
+    }
+    let server = started(Standalone::start());
+    println!(
+        "SERVER {} {}",
+        server.pid().unwrap(),
+        server.dir().display()
+    );
+    std::io::stdout().flush().unwrap();
+    // The parent SIGKILLs this process as soon as it has read the line above.
+    std::thread::sleep(Duration::from_secs(60));
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_process_killed_without_drop_leaves_no_server_behind() {
+    assert!(local::installed(), "{}", local::NOT_INSTALLED);
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "child_process_starts_a_server_and_waits",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env("SPLITBRAIN_REAL_CHILD", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (found, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            // libtest prints "test <name> ... " on the same line first.
+            if let Some((_, rest)) = line.split_once("SERVER ") {
+                let _ = found.send(rest.to_string());
+                return;
+            }
+        }
+    });
+    let line = lines.recv_timeout(Duration::from_secs(30));
+    // SIGKILL: no Drop, no unwinding; only the parent-death signal can stop the server.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let line = line.expect("the child reported its server within 30 s");
+    let (pid, dir) = line.split_once(' ').unwrap();
+    let pid: u32 = pid.parse().unwrap();
+    assert_gone(&[pid]);
+    std::fs::remove_dir_all(PathBuf::from(dir)).unwrap();
 }
