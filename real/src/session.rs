@@ -79,7 +79,7 @@
 use std::collections::VecDeque;
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
@@ -107,8 +107,9 @@ const CLOSE_WAIT: Duration = Duration::from_secs(5);
 pub struct RealConnector {
     connect_string: String,
     session_timeout: Duration,
-    /// The commands of the session this connector opened last (shared by its clones).
-    latest: Arc<Mutex<Option<UnboundedSender<Command>>>>,
+    /// The commands of the session this connector opened last (shared by its clones). Weak:
+    /// dropping that session still closes it.
+    latest: Arc<Mutex<Weak<UnboundedSender<Command>>>>,
 }
 
 impl RealConnector {
@@ -125,8 +126,8 @@ impl RealConnector {
     /// Expires the session this connector (or a clone) opened last, as
     /// [`RealSession::expire`] does: for a session a driver owns.
     pub async fn expire_latest(&self) -> Result<(), String> {
-        let commands = self.latest.lock().expect("latest session").clone();
-        let commands = commands.ok_or_else(|| "no session opened yet".to_string())?;
+        let commands = self.latest.lock().expect("latest session").upgrade();
+        let commands = commands.ok_or_else(|| "no open session".to_string())?;
         expire_through(&commands).await
     }
 }
@@ -147,7 +148,7 @@ impl Connector for RealConnector {
 
     async fn connect(&self) -> RealSession {
         let session = RealSession::start(self.connect_string.clone(), self.session_timeout);
-        *self.latest.lock().expect("latest session") = Some(session.commands.clone());
+        *self.latest.lock().expect("latest session") = Arc::downgrade(&session.commands);
         session
     }
 }
@@ -160,7 +161,7 @@ enum Command {
 
 /// One session on a real ZooKeeper. See the module documentation for the ordering contract.
 pub struct RealSession {
-    commands: UnboundedSender<Command>,
+    commands: Arc<UnboundedSender<Command>>,
     events: Mutex<UnboundedReceiver<RawEvent>>,
     last_error: Arc<Mutex<Option<String>>>,
 }
@@ -193,7 +194,7 @@ impl RealSession {
                 Some(format!("cannot start the session thread: {error}"));
         }
         RealSession {
-            commands: commands_tx,
+            commands: Arc::new(commands_tx),
             events: Mutex::new(events_rx),
             last_error,
         }
