@@ -771,3 +771,31 @@ async fn an_expired_holder_loses_the_lock_and_the_waiter_acquires() {
         .unwrap();
     raw.session.close().await;
 }
+
+#[tokio::test]
+async fn an_unreachable_server_gives_no_event_a_named_error_and_a_prompt_close() {
+    // A port nobody listens on (bound, then released), on loopback.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let address = format!("127.0.0.1:{port}");
+    let connector = RealConnector::new(address.clone(), Duration::from_secs(1));
+    let session = connector.connect().await;
+    let quiet = tokio::time::timeout(Duration::from_millis(300), session.next_event()).await;
+    assert!(quiet.is_err(), "no event without a server: {quiet:?}");
+    let deadline = Instant::now() + EVENT_WAIT;
+    let error = loop {
+        if let Some(error) = session.last_error() {
+            break error;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no connection error within {EVENT_WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(error.contains(&address), "{error}");
+    bounded("close", Duration::from_secs(5), session.close()).await;
+    assert_eq!(session.next_event().await, None);
+}
