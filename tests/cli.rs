@@ -349,9 +349,12 @@ fn two_shards_cover_exactly_the_seeds_of_one_unsharded_run() {
 fn hunt_reports_expectations_in_the_json_contract() {
     let dir = scratch("hunt");
     let summary = hunt(&dir, &[]);
-    for field in ["seeds_run", "seconds", "seeds_per_second", "all_met"] {
+    for field in ["seeds_run", "seconds", "seeds_per_second", "all_met", "shard", "out"] {
         assert!(summary.get(field).is_some(), "{field}: {summary}");
     }
+    let written = read(&dir.join("out").join("summary.json"));
+    let written: Value = serde_json::from_slice(&written).unwrap();
+    assert_eq!(written, summary, "out/summary.json is what --json prints");
     let split = &summary["scenarios"][0];
     assert_eq!(split["name"], "gc-pause-split-brain");
     let belief = &split["properties"][0];
@@ -361,6 +364,10 @@ fn hunt_reports_expectations_in_the_json_contract() {
     assert_eq!(belief["first_violating_seed"], 0);
     let traces = belief["traces"].as_array().unwrap();
     assert_eq!(traces.len(), 3, "first 3 violating seeds keep a trace");
+    let kept: Vec<&Value> = belief["kept"].as_array().unwrap().iter().collect();
+    assert_eq!(kept[1], &json!({"seed": 1, "shrunk": false}));
+    assert_eq!(split["runs_failed"], 0);
+    assert_eq!(split["seeds"], "0..30");
     assert!(Path::new(traces[0].as_str().unwrap()).exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
