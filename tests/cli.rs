@@ -349,7 +349,14 @@ fn two_shards_cover_exactly_the_seeds_of_one_unsharded_run() {
 fn hunt_reports_expectations_in_the_json_contract() {
     let dir = scratch("hunt");
     let summary = hunt(&dir, &[]);
-    for field in ["seeds_run", "seconds", "seeds_per_second", "all_met", "shard", "out"] {
+    for field in [
+        "seeds_run",
+        "seconds",
+        "seeds_per_second",
+        "all_met",
+        "shard",
+        "out",
+    ] {
         assert!(summary.get(field).is_some(), "{field}: {summary}");
     }
     let written = read(&dir.join("out").join("summary.json"));

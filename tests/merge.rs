@@ -16,9 +16,17 @@ const SHARDS: u64 = 4;
 /// The hunt every test shards: three scenarios, one with shrunk traces (`--unfenced` breaks
 /// the fencing random-faults-mutex expects to hold), 24 seeds each.
 fn hunt_args(out: &Path) -> Vec<String> {
-    let mut args: Vec<String> = ["hunt", "--json", "--unfenced", "--seeds", "0..24", "--jobs", "2"]
-        .map(str::to_owned)
-        .to_vec();
+    let mut args: Vec<String> = [
+        "hunt",
+        "--json",
+        "--unfenced",
+        "--seeds",
+        "0..24",
+        "--jobs",
+        "2",
+    ]
+    .map(str::to_owned)
+    .to_vec();
     for scenario in ["gc-pause-split-brain", "herd-naive", "random-faults-mutex"] {
         args.extend(["--scenario".to_owned(), scenario.to_owned()]);
     }
@@ -68,8 +76,9 @@ fn run_shards(dir: &Path) -> Vec<String> {
         .into_iter()
         .map(|(mut child, out)| {
             let status = child.wait().unwrap();
-            // Exit 1: --unfenced leaves expectations unmet, in every shard as in one process.
-            assert_eq!(status.code(), Some(1), "{}", out.display());
+            // Exit 1 when --unfenced breaks fencing in one of the shard's seeds, else 0.
+            let code = status.code();
+            assert!(matches!(code, Some(0 | 1)), "{}: {code:?}", out.display());
             out.display().to_string()
         })
         .collect()
@@ -117,12 +126,22 @@ fn four_shard_processes_merged_equal_one_process_over_the_same_seeds() {
     args.extend(shards.iter().rev().cloned());
     args.extend(["--out".to_owned(), merged_out.clone()]);
     let merged = run(&args);
-    assert_eq!(merged.status.code(), Some(1), "same exit code as one process");
+    assert_eq!(
+        merged.status.code(),
+        Some(1),
+        "same exit code as one process"
+    );
     let merged = json_of(&merged);
 
     assert_eq!(merged["seeds_run"], 72);
-    assert_eq!(first_violating_seeds(&merged), first_violating_seeds(&whole));
-    assert_eq!(comparable(&merged, &merged_out), comparable(&whole, &whole_out));
+    assert_eq!(
+        first_violating_seeds(&merged),
+        first_violating_seeds(&whole)
+    );
+    assert_eq!(
+        comparable(&merged, &merged_out),
+        comparable(&whole, &whole_out)
+    );
     let written: Value = serde_json::from_slice(
         &std::fs::read(Path::new(&merged_out).join("summary.json")).unwrap(),
     )
@@ -142,7 +161,10 @@ fn four_shard_processes_merged_equal_one_process_over_the_same_seeds() {
             {
                 let trace = trace.as_str().unwrap();
                 let theirs = trace.replace(&merged_out, &whole_out);
-                assert_eq!(std::fs::read(trace).unwrap(), std::fs::read(theirs).unwrap());
+                assert_eq!(
+                    std::fs::read(trace).unwrap(),
+                    std::fs::read(theirs).unwrap()
+                );
                 assert!(Path::new(report.as_str().unwrap()).exists(), "{report}");
                 kept += 1;
             }
@@ -169,11 +191,22 @@ fn shards_that_do_not_fit_together_are_one_line_errors() {
     };
     let [s0, s1, s2, s3] = [0, 1, 2, 3].map(|i| shards[i].as_str());
     let error = merge(&[s0, s1, s3]);
-    assert!(error.contains("missing shards 2/4: expected the summaries of all 4 shards, found 0/4, 1/4, 3/4"), "{error}");
+    assert!(
+        error.contains(
+            "missing shards 2/4: expected the summaries of all 4 shards, found 0/4, 1/4, 3/4"
+        ),
+        "{error}"
+    );
     let error = merge(&[s0, s1, s2, s3, s1]);
-    assert!(error.contains("/shard: expected each shard once, found shard 1/4 again"), "{error}");
+    assert!(
+        error.contains("/shard: expected each shard once, found shard 1/4 again"),
+        "{error}"
+    );
     let error = merge(&[s0, s1, s2, &format!("{s3}-absent")]);
-    assert!(error.contains("-absent/summary.json: expected the summary of `splitbrain hunt"), "{error}");
+    assert!(
+        error.contains("-absent/summary.json: expected the summary of `splitbrain hunt"),
+        "{error}"
+    );
 
     let edited = |name: &str, from: &str, to: &str| {
         let copy = dir.join(name);
@@ -185,12 +218,29 @@ fn shards_that_do_not_fit_together_are_one_line_errors() {
     };
     let bad = edited("malformed", "\"seeds_run\": 6,", "\"seeds_run\": \"six\",");
     let error = merge(&[s0, s1, &bad, s3]);
-    assert!(error.contains("malformed/summary.json: /scenarios/0/seeds_run: expected u64, found string \"six\""), "{error}");
-    let other = edited("other-range", "\"seeds\": \"0..24\"", "\"seeds\": \"0..32\"");
+    assert!(
+        error.contains(
+            "malformed/summary.json: /scenarios/0/seeds_run: expected u64, found string \"six\""
+        ),
+        "{error}"
+    );
+    let other = edited(
+        "other-range",
+        "\"seeds\": \"0..24\"",
+        "\"seeds\": \"0..32\"",
+    );
     let error = merge(&[s0, s1, &other, s3]);
-    assert!(error.contains("other-range/summary.json: /scenarios/0/seeds: expected seeds 0..24 like"), "{error}");
+    assert!(
+        error.contains("other-range/summary.json: /scenarios/0/seeds: expected seeds 0..24 like"),
+        "{error}"
+    );
     let short = edited("unfinished", "\"seeds_run\": 6,", "\"seeds_run\": 5,");
     let error = merge(&[s0, s1, &short, s3]);
-    assert!(error.contains("/scenarios/0/seeds_run: expected 6 (the seeds of 0..24 in shard 2/4), found 5"), "{error}");
+    assert!(
+        error.contains(
+            "/scenarios/0/seeds_run: expected 6 (the seeds of 0..24 in shard 2/4), found 5"
+        ),
+        "{error}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

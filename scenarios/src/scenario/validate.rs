@@ -69,7 +69,12 @@ pub(super) fn validate(s: &Scenario) -> Check {
     check_server(s)?;
     positive(s.horizon_ms, "/horizon_ms")?;
     let most = format!("a horizon of at most {MAX_HORIZON_MS} ms (one simulated hour)");
-    require(s.horizon_ms <= MAX_HORIZON_MS, "/horizon_ms", &most, s.horizon_ms)?;
+    require(
+        s.horizon_ms <= MAX_HORIZON_MS,
+        "/horizon_ms",
+        &most,
+        s.horizon_ms,
+    )?;
     check_fault_count(s)?;
     for (i, fault) in s.faults.iter().enumerate() {
         check_scheduled(s, fault, &format!("/faults/{i}"))?;
@@ -144,7 +149,12 @@ fn check_workload(s: &Scenario) -> Check {
 fn check_fault_count(s: &Scenario) -> Check {
     let expected = format!("at most {MAX_FAULTS} faults per seed");
     let mut total = s.faults.len() as u64;
-    require(total <= MAX_FAULTS, "/faults", &expected, format!("{total} faults"))?;
+    require(
+        total <= MAX_FAULTS,
+        "/faults",
+        &expected,
+        format!("{total} faults"),
+    )?;
     for (i, random) in s.random_faults.iter().enumerate() {
         total = total.saturating_add(random.count.max);
         let found = format!("up to {total} with this generator's {}", random.count.max);
