@@ -3,6 +3,7 @@
 //! met (exit 0 only when all are).
 
 pub mod merge;
+mod progress;
 mod shard;
 mod summary;
 
@@ -10,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use scenarios::property::{Expectation, Property};
 use scenarios::scenario::{Scenario, SeedRange};
 use splitbrain::files::{write_atomic, write_json};
@@ -18,6 +18,7 @@ use splitbrain::run::{self, Outcome as RunOutcome};
 use splitbrain::sweep::{self, Shard};
 
 use super::{CatalogArgs, Failure, Outcome, UNMET, find};
+use progress::Progress;
 use summary::{Setup, Summary, Sweep, Tally};
 
 /// How many violating seeds per scenario and property keep their trace, unless
@@ -74,7 +75,7 @@ pub fn run(args: Args) -> Outcome {
         .iter()
         .map(|(_, range)| part.count_in(range.start, range.end))
         .sum();
-    let bar = progress_bar(total, args.json);
+    let mut progress = Progress::new(total, args.json);
     let started = Instant::now();
     let setup = Setup {
         shard,
@@ -101,14 +102,14 @@ pub fn run(args: Args) -> Outcome {
                     }
                 }
                 Err(error) => {
-                    bar.println(format!("{} seed {seed}: {error}", scenario.name));
+                    progress.println(format!("{} seed {seed}: {error}", scenario.name));
                     tally.fail(seed, &error);
                 }
             }
-            bar.inc(1);
+            progress.inc();
         },
     );
-    bar.finish_and_clear();
+    progress.finish();
     if let Some(error) = write_error {
         return Err(error);
     }
@@ -175,20 +176,6 @@ fn finish(out: &Path, json: bool, mut summary: Summary) -> Outcome {
     } else {
         ExitCode::from(UNMET)
     })
-}
-
-/// The progress bar on stderr (hidden with `--json`, or when stderr is not a terminal):
-/// seeds done, seeds per second and the time left.
-fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
-    if quiet {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len);
-    let template =
-        "{bar:40} {human_pos}/{human_len} seeds · {per_sec} · {elapsed} elapsed · eta {eta}";
-    let style = ProgressStyle::with_template(template).expect("a valid template");
-    bar.set_style(style);
-    bar
 }
 
 /// Writes a violating run's trace and report, then, for each unexpected violation of a

@@ -33,6 +33,11 @@ pub fn resolve(
     let index = env(INDEX_VAR)
         .map(|text| parse(INDEX_VAR, &text, "a shard index (0, 1, ...)"))
         .transpose()?;
+    if count == Some(0) {
+        return Err(Failure(format!(
+            "--shards / {COUNT_VAR}: expected a shard count of at least 1, found 0"
+        )));
+    }
     match (index, count) {
         (None, None) => Ok(None),
         (Some(index), None) => Err(Failure(format!(
@@ -42,9 +47,6 @@ pub fn resolve(
         (None, Some(count)) => Err(Failure(format!(
             "{count} shards asked for: expected this shard's index in {INDEX_VAR} (or \
              --shard I/{count}), found none"
-        ))),
-        (Some(_), Some(0)) => Err(Failure(format!(
-            "--shards / {COUNT_VAR}: expected a shard count of at least 1, found 0"
         ))),
         (Some(index), Some(count)) if index >= count => Err(Failure(format!(
             "{INDEX_VAR}: expected a shard index below the {count} shards, found {index}"
@@ -89,7 +91,12 @@ mod tests {
     #[test]
     fn one_without_the_other_is_a_one_line_error() {
         type Vars<'a> = &'a [(&'a str, &'a str)];
-        let cases: [(Option<u64>, Vars, &str); 5] = [
+        let cases: [(Option<u64>, Vars, &str); 6] = [
+            (
+                Some(0),
+                &[],
+                "--shards / SPLITBRAIN_SHARDS: expected a shard count of at least 1, found 0",
+            ),
             (
                 None,
                 &[(INDEX_VAR, "2")],
