@@ -234,6 +234,13 @@ fn shards_that_do_not_fit_together_are_one_line_errors() {
         error.contains("other-range/summary.json: /scenarios/0/seeds: expected seeds 0..24 like"),
         "{error}"
     );
+    let text = std::fs::read_to_string(Path::new(s2).join("summary.json")).unwrap();
+    let summary: Value = serde_json::from_str(&text).unwrap();
+    let digest = summary["scenarios"][1]["scenario_digest"].as_str().unwrap();
+    assert_eq!(digest.len(), 16, "{digest}");
+    let changed = edited("other-catalog", digest, "0123456789abcdef");
+    let error = merge(&[s0, s1, &changed, s3]);
+    assert!(error.contains(&format!("other-catalog/summary.json: /scenarios/1/scenario_digest: expected scenario digest {digest} like")), "{error}");
     let short = edited("unfinished", "\"seeds_run\": 6,", "\"seeds_run\": 5,");
     let error = merge(&[s0, s1, &short, s3]);
     assert!(

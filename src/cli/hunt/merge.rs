@@ -146,7 +146,7 @@ fn check_shards(parts: &mut [Part]) -> Result<(), Failure> {
 }
 
 /// Checks that `part` is a finished shard of the same hunt as `first`: the same shard count,
-/// options, scenarios, seed ranges and expectations.
+/// options, scenarios (by name and digest), seed ranges and expectations.
 fn same_hunt(first: &Part, part: &Part) -> Result<(), Failure> {
     let differs = |pointer: String, theirs: String, ours: String| {
         Failure(format!(
@@ -175,6 +175,11 @@ fn same_hunt(first: &Part, part: &Part) -> Result<(), Failure> {
         return Err(differs("/scenarios".into(), list(b), list(a)));
     }
     for (i, (x, y)) in a.scenarios.iter().zip(&b.scenarios).enumerate() {
+        if x.scenario_digest != y.scenario_digest {
+            let digest = |t: &Tally| format!("scenario digest {}", t.scenario_digest);
+            let pointer = format!("/scenarios/{i}/scenario_digest");
+            return Err(differs(pointer, digest(y), digest(x)));
+        }
         if x.seeds != y.seeds {
             let seeds = |t: &Tally| format!("seeds {}", t.seeds);
             return Err(differs(format!("/scenarios/{i}/seeds"), seeds(y), seeds(x)));

@@ -61,6 +61,8 @@ pub struct Failed {
 #[serde(deny_unknown_fields)]
 pub struct Tally {
     pub(super) name: String,
+    /// A digest of the scenario as run (see [`digest`]): shards of one hunt agree on it.
+    pub(super) scenario_digest: String,
     /// The seed range swept (of which a shard runs its share).
     pub(super) seeds: SeedRange,
     pub(super) seeds_run: u64,
@@ -89,6 +91,7 @@ impl Tally {
             .collect();
         Tally {
             name: scenario.name.clone(),
+            scenario_digest: digest(scenario),
             seeds,
             seeds_run: 0,
             properties,
@@ -161,6 +164,16 @@ impl Tally {
         }
         self.met = self.runs_failed == 0 && self.properties.iter().all(|p| p.met);
     }
+}
+
+/// FNV-1a (64 bits) of the scenario's JSON, in hex: two shards that ran a scenario of the
+/// same name from different catalogs or builds tell themselves apart by it.
+pub fn digest(scenario: &Scenario) -> String {
+    let json = serde_json::to_string(scenario).expect("a scenario serializes");
+    let hash = json.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{hash:016x}")
 }
 
 /// What a hunt was asked to do, recorded in its summary so that shards can be checked
