@@ -420,3 +420,30 @@ fn an_unmet_expectation_exits_1_and_says_so() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn one_worker_or_many_give_the_same_summary_and_traces() {
+    let without_timing = |mut summary: Value| {
+        let object = summary.as_object_mut().unwrap();
+        object.remove("seconds");
+        object.remove("seeds_per_second");
+        summary
+    };
+    let kept_traces = |summary: &Value| -> Vec<Vec<u8>> {
+        let scenarios = summary["scenarios"].as_array().unwrap();
+        scenarios
+            .iter()
+            .flat_map(|s| s["properties"].as_array().unwrap())
+            .flat_map(|p| p["traces"].as_array().unwrap())
+            .map(|trace| read(Path::new(trace.as_str().unwrap())))
+            .collect()
+    };
+    let dir = scratch("workers");
+    let one = hunt(&dir, &["--jobs", "1", "--unfenced"]);
+    let one_traces = kept_traces(&one);
+    let many = hunt(&dir, &["--jobs", "5", "--unfenced"]);
+    assert!(one_traces.len() > 9, "{}", one_traces.len());
+    assert_eq!(kept_traces(&many), one_traces);
+    assert_eq!(without_timing(many), without_timing(one));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
