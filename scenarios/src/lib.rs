@@ -12,3 +12,4 @@ pub mod scenario;
 pub mod shrink;
 pub mod trace;
 pub mod usage;
+pub mod workload;
