@@ -96,11 +96,10 @@ pub enum Phase {
     },
     /// Holds until its [`WorkTimer::Hold`] timer fires (or a revocation request comes).
     Holding {
-        /// The hold's fencing token.
-        token: Token,
-        /// The value read, which the hold writes back plus one; `None` for holds that do
-        /// not use the resource, or whose read was refused.
-        read: Option<u64>,
+        /// The write the hold ends with: the token and the value read plus one; `None` for
+        /// holds that do not use the resource, or whose read was refused (so that holds
+        /// that differ only in a token they will not use are one state).
+        write: Option<(Token, u64)>,
         /// Holds granted.
         holds: u32,
     },
@@ -271,8 +270,7 @@ impl Workload {
             WorkInput::ReadDone(value) => {
                 if let Phase::Reading { token, holds } = self.phase {
                     self.phase = Phase::Holding {
-                        token,
-                        read: value,
+                        write: value.map(|value| (token, value + 1)),
                         holds,
                     };
                     if self.asked {
@@ -382,11 +380,7 @@ impl Workload {
             });
             return;
         }
-        self.phase = Phase::Holding {
-            token,
-            read: None,
-            holds,
-        };
+        self.phase = Phase::Holding { write: None, holds };
         if self.asked {
             out.push(WorkEffect::CancelTimer(WorkTimer::Hold));
             self.end_hold(out);
@@ -395,14 +389,14 @@ impl Workload {
 
     /// The hold is over: write back what was read plus one, then give the first hold back.
     fn end_hold(&mut self, out: &mut Vec<WorkEffect>) {
-        let Phase::Holding { token, read, holds } = self.phase else {
+        let Phase::Holding { write, holds } = self.phase else {
             return;
         };
-        if let Some(value) = read {
+        if let Some((token, value)) = write {
             out.push(WorkEffect::Write {
                 owner: OWNER,
                 token,
-                value: value + 1,
+                value,
             });
         }
         self.asked = false;
