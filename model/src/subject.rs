@@ -167,8 +167,13 @@ impl Subject for lock::recipes::ReadWriteLock {
             Checked::MutualExclusionFenced => {
                 violated_if(overlap && writers >= 2 && !config.fenced)
             }
+            // A queued writer that times out deletes its node as one that expires does
+            // (reasoned from the expiry case, not checked: it needs 4 clients).
             Checked::HerdFree => violated_if(
-                writers >= 2 && readers >= 2 && budgets.expiries >= 1 && budgets.cycles >= 1,
+                writers >= 2
+                    && readers >= 2
+                    && (budgets.expiries >= 1 || config.timeouts)
+                    && budgets.cycles >= 1,
             ),
             _ => exclusive_lock(property, config),
         }

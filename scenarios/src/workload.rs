@@ -135,8 +135,11 @@ pub enum Phase {
 ///    each after the previous one's answer).
 /// 3. Every recipe notice is fed as [`WorkInput::Notice`], in the order the recipe emitted
 ///    them. While [`Workload::listening`] is false the workload ignores every notice but a
-///    revocation request, so an executor may hold notices back then and feed them later, in
-///    order (the simulator does, to keep its polls as they were).
+///    revocation request (which it remembers), so an executor may hold notices back then and
+///    feed them when it listens again, in order: the simulator does, so that its task wakes
+///    only for what it waits for; the model feeds each notice at once. (The two differ only
+///    for an answer-like notice — `Failed`, `Released` — that comes during a hold: held back,
+///    it is heard as the answer to the end call.)
 /// 4. A [`WorkEffect::Read`] is answered with [`WorkInput::ReadDone`] right away, before
 ///    any later effect is carried out.
 ///

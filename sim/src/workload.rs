@@ -2,6 +2,7 @@
 //! simulated client, and the workload that uses the lock to guard the shared resource.
 
 use std::collections::VecDeque;
+use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -97,62 +98,64 @@ impl ClientNode {
 
     /// Runs the client's [`Workload`] to its end: its timers are madsim sleeps (the stagger
     /// by slot, hold and think times drawn from the seed), its calls go to the driver, its
-    /// resource accesses are made and recorded here. Notices are read only while the workload
-    /// listens (it ignores the others, so they wait in the channel).
+    /// resource accesses are made and recorded here.
     async fn work<R: Recipe<Call = Call, Notice = Notice>>(&self, mut handle: Handle<R>) {
         let mut workload = self.fresh_workload();
         let mut timer = workload.pending_timer().map(|kind| self.set_timer(kind));
-        let mut queue: VecDeque<WorkEffect> = VecDeque::new();
+        let mut effects = Vec::new();
         loop {
-            while let Some(effect) = queue.pop_front() {
-                match effect {
-                    WorkEffect::Call(call) => {
-                        if handle.call(call).is_err() {
-                            return;
-                        }
-                    }
-                    WorkEffect::SetTimer(kind) => timer = Some(self.set_timer(kind)),
-                    WorkEffect::CancelTimer(_) => timer = None,
-                    WorkEffect::Read { owner, token } => {
-                        let value = self.read(owner, token);
-                        let mut more = Vec::new();
-                        workload.handle(WorkInput::ReadDone(value), &mut more);
-                        for effect in more.into_iter().rev() {
-                            queue.push_front(effect);
-                        }
-                    }
-                    WorkEffect::Write {
-                        owner,
-                        token,
-                        value,
-                    } => self.write(owner, token, value),
-                    WorkEffect::Done => return,
-                }
+            if self
+                .carry_out(&mut workload, effects, &mut timer, &handle)
+                .is_break()
+            {
+                return;
             }
-            let input = match (workload.listening(), timer.as_mut()) {
-                (true, Some((kind, sleep))) => futures::select_biased! {
-                    notice = handle.next_notice().fuse() => notice.map(WorkInput::Notice),
-                    () = &mut *sleep => Some(WorkInput::Timer(*kind)),
-                },
-                (true, None) => handle.next_notice().await.map(WorkInput::Notice),
-                (false, Some((kind, sleep))) => {
-                    sleep.await;
-                    Some(WorkInput::Timer(*kind))
-                }
-                (false, None) => None,
-            };
-            // The driver has stopped (or the workload waits for nothing).
-            let Some(input) = input else {
+            // `None`: the driver has stopped.
+            let Some(input) = next_input(&workload, &mut timer, &mut handle).await else {
                 return;
             };
-            if matches!(input, WorkInput::Timer(_)) {
-                timer = None;
-            }
-            let mut effects = Vec::new();
+            effects = Vec::new();
             workload.handle(input, &mut effects);
-            queue.extend(effects);
             self.note_progress(&workload);
         }
+    }
+
+    /// Carries out `effects` in order (a read's answer is fed back, and its effects carried
+    /// out, at once); breaks when the workload is done or the driver has stopped.
+    fn carry_out<R: Recipe<Call = Call, Notice = Notice>>(
+        &self,
+        workload: &mut Workload,
+        effects: Vec<WorkEffect>,
+        timer: &mut PendingTimer,
+        handle: &Handle<R>,
+    ) -> ControlFlow<()> {
+        let mut queue = VecDeque::from(effects);
+        while let Some(effect) = queue.pop_front() {
+            match effect {
+                WorkEffect::Call(call) => {
+                    if handle.call(call).is_err() {
+                        return ControlFlow::Break(());
+                    }
+                }
+                WorkEffect::SetTimer(kind) => *timer = Some(self.set_timer(kind)),
+                WorkEffect::CancelTimer(_) => *timer = None,
+                WorkEffect::Read { owner, token } => {
+                    let value = self.read(owner, token);
+                    let mut more = Vec::new();
+                    workload.handle(WorkInput::ReadDone(value), &mut more);
+                    for effect in more.into_iter().rev() {
+                        queue.push_front(effect);
+                    }
+                }
+                WorkEffect::Write {
+                    owner,
+                    token,
+                    value,
+                } => self.write(owner, token, value),
+                WorkEffect::Done => return ControlFlow::Break(()),
+            }
+        }
+        ControlFlow::Continue(())
     }
 
     /// The workload of this process: a restarted client carries on with the cycles it had
@@ -217,4 +220,34 @@ impl ClientNode {
     fn record(&self, kind: EventKind) {
         self.recorder.record(Some(self.slot), kind);
     }
+}
+
+/// The workload's pending timer, as a sleep (fused: it may be polled again after a notice).
+type PendingTimer = Option<(WorkTimer, Fuse<Pin<Box<Sleep>>>)>;
+
+/// The workload's next input: the pending timer or, while the workload listens, the next
+/// notice, whichever comes first (the notice when both are ready). Notices that come while
+/// it does not listen wait in the channel, as the workload allows: the task is woken only by
+/// what it waits for. `None` once the driver has stopped (or nothing is awaited).
+async fn next_input<R: Recipe<Notice = Notice>>(
+    workload: &Workload,
+    timer: &mut PendingTimer,
+    handle: &mut Handle<R>,
+) -> Option<WorkInput> {
+    let input = match (workload.listening(), timer.as_mut()) {
+        (true, Some((kind, sleep))) => futures::select_biased! {
+            notice = handle.next_notice().fuse() => notice.map(WorkInput::Notice),
+            () = &mut *sleep => Some(WorkInput::Timer(*kind)),
+        },
+        (true, None) => handle.next_notice().await.map(WorkInput::Notice),
+        (false, Some((kind, sleep))) => {
+            sleep.await;
+            Some(WorkInput::Timer(*kind))
+        }
+        (false, None) => None,
+    };
+    if matches!(input, Some(WorkInput::Timer(_))) {
+        *timer = None;
+    }
+    input
 }

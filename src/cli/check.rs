@@ -60,7 +60,8 @@ pub struct Args {
     #[arg(long)]
     unfenced: bool,
     /// Each cycle makes the lock revocable and asks the holder to give way first; a holder
-    /// asked cuts its hold short (Curator's revocation; `mutex`).
+    /// asked cuts its hold short (Curator's revocation). `mutex` only: other recipes answer
+    /// the revocation calls with `Failed`, which the workload takes as a refused acquire.
     #[arg(long)]
     revocable: bool,
     /// Each acquire carries a timeout, which may expire at any point.
