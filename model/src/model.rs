@@ -8,8 +8,12 @@
 //! and `ActorModel`'s symmetry support does not rewrite timers (see the notes).
 //!
 //! Actions, each atomic:
-//! - [`Action::Work`]: the client's workload takes its next step (the call that asks for a
-//!   hold — acquire, start —, resource read, resource write, the call that gives it back);
+//! - [`Action::Work`]: the client's workload timer fires (the workload is
+//!   [`scenarios::workload::Workload`], the state machine the simulator runs): the first
+//!   start or the end of a think begins a cycle (the call that asks for a hold — acquire,
+//!   start —, after the revocation calls when revocable), the end of a hold writes the
+//!   resource and gives the hold back. Any timer may fire at any point, so any hold and
+//!   think time is covered; the read happens with the grant, as in the simulator;
 //! - [`Action::Deliver`]: the client handles the next event of its session's stream;
 //! - [`Action::Fire`]: one of the client's pending timers fires (durations are ignored, so
 //!   any hold time and any timeout are covered);
@@ -31,19 +35,23 @@ use lock::zk::{CreateMode, Path, Request, SessionId};
 use scenarios::recipes::{RecipeDef, Testable};
 use scenarios::spec::MODEL_LOCK_PATH;
 use scenarios::trace::EventKind;
-use scenarios::usage::Usage;
+use scenarios::workload::Workload;
 use stateright::{Model, Property};
 
 use crate::budget::Config;
 use crate::properties;
-use crate::state::{Link, Peer, Resource, State, Step, Used, Work};
+use crate::state::{Link, Peer, Resource, State, Used};
 use crate::transition::Transition;
 
 /// The path every client locks.
 pub const LOCK_PATH: &str = MODEL_LOCK_PATH;
 
-/// The one owner each client's workload acquires for.
-pub const OWNER: Owner = Owner(1);
+/// The one owner each client's workload acquires for (the simulator's).
+pub const OWNER: Owner = scenarios::workload::OWNER;
+
+/// How long an acquire waits at most when the check has timeouts (only its existence
+/// matters: the recipe's timer may fire at any point).
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The session timeout the abstract server negotiates (only its existence matters).
 pub const SESSION_TIMEOUT: Duration = Duration::from_secs(10);
@@ -51,7 +59,7 @@ pub const SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 /// One step of the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Action {
-    /// The client's workload takes its next step.
+    /// The client's pending workload timer fires (start, end of hold, end of think).
     Work(ClientSlot),
     /// The client handles the next event of its session's stream.
     Deliver(ClientSlot),
@@ -176,28 +184,30 @@ impl<R: Testable> LockModel<R> {
             incarnation,
             handle: None,
             timers: Default::default(),
-            work: Work {
-                cycles_left: self.config.budgets.cycles,
-                cycles_begun: 0,
-                step: Step::Idle,
-                believes: false,
-            },
+            workload: self.workload(slot),
+            believes: false,
             woken: None,
             class: u8::from(!self.writes(slot)),
         }
     }
 
-    /// What `slot`'s workload does in its `cycle`-th cycle (of its current process).
-    pub fn usage(&self, slot: ClientSlot, cycle: u8) -> Usage {
-        let settings = &self.config.settings;
-        self.def
-            .family
-            .usage(OWNER, slot, cycle.into(), None, settings)
+    /// `slot`'s workload as it starts: the budget's cycles, acquires with a timeout when the
+    /// check has timeouts.
+    pub fn workload(&self, slot: ClientSlot) -> Workload {
+        let config = &self.config;
+        let timeout = config.timeouts.then_some(ACQUIRE_TIMEOUT);
+        Workload::new(
+            self.def.family,
+            slot,
+            &config.settings,
+            config.budgets.cycles.into(),
+        )
+        .with_timeout(timeout)
     }
 
     /// Whether `slot`'s holds use the resource (a read-write lock's readers do not).
     pub fn writes(&self, slot: ClientSlot) -> bool {
-        self.usage(slot, 0).writes
+        self.workload(slot).writes()
     }
 
     /// The actions enabled in `state`, in a fixed order.
@@ -205,7 +215,7 @@ impl<R: Testable> LockModel<R> {
         let budgets = &self.config.budgets;
         for (index, peer) in state.peers.iter().enumerate() {
             let slot = ClientSlot(index as u16);
-            if work_enabled(&peer.work) {
+            if peer.workload.pending_timer().is_some() {
                 out.push(Action::Work(slot));
             }
             let Some(handle) = &peer.handle else {
@@ -270,14 +280,6 @@ impl<R: Testable> LockModel<R> {
             Action::ExpireOrphan(session) => step.expire_orphan(session),
         };
         done.map(|()| next)
-    }
-}
-
-fn work_enabled(work: &Work) -> bool {
-    match work.step {
-        Step::Idle => work.cycles_left > 0,
-        Step::Acquiring | Step::Ending => false,
-        Step::Read(_) | Step::Write(..) | Step::Release => true,
     }
 }
 

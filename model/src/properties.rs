@@ -4,9 +4,9 @@
 
 use std::fmt;
 
-use lock::ids::ClientSlot;
 use scenarios::property::Property as Shared;
 use scenarios::usage::Family;
+use scenarios::workload::Phase;
 use serde::Serialize;
 use stateright::{Expectation, Property};
 
@@ -118,8 +118,7 @@ impl Checked {
                 let writer = state
                     .peers
                     .iter()
-                    .enumerate()
-                    .any(|(slot, p)| p.work.believes && model.writes(ClientSlot(slot as u16)));
+                    .any(|p| p.believes && p.workload.writes());
                 !writer || believers(state) <= 1
             }
             Checked::LeaseBound => believers(state) <= model.config().settings.max_leases as usize,
@@ -141,14 +140,14 @@ impl fmt::Display for Checked {
 }
 
 fn believers<R>(state: &State<R>) -> usize {
-    state.peers.iter().filter(|p| p.work.believes).count()
+    state.peers.iter().filter(|p| p.believes).count()
 }
 
 /// Every workload is done and nothing is left to happen but faults: no request, event or
 /// timer pending, no request waiting in a framework layer, every live session in use.
 fn settled<R: Testable>(state: &State<R>) -> bool {
     let quiet = state.peers.iter().all(|peer| {
-        let idle = peer.work.cycles_left == 0 && peer.work.step == crate::state::Step::Idle;
+        let idle = peer.workload.phase() == Phase::Done;
         let handle_quiet = peer
             .handle
             .as_ref()

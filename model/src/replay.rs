@@ -195,6 +195,20 @@ pub fn trace<R: Testable>(
             _ => None,
         })
         .collect();
+    let mut settings = serde_json::json!({
+        "budgets": config.budgets,
+        "fenced": config.fenced,
+        "path": path,
+    });
+    // The workload settings that change what the model explores, when on.
+    for (name, on) in [
+        ("revocable", config.settings.revocable),
+        ("timeouts", config.timeouts),
+    ] {
+        if on {
+            settings[name] = true.into();
+        }
+    }
     let meta = Meta {
         scenario: scenario.to_owned(),
         seed: 0,
@@ -202,11 +216,7 @@ pub fn trace<R: Testable>(
         build: format!("splitbrain-model {}", env!("CARGO_PKG_VERSION")),
         recipe: model.def().name.to_owned(),
         clients: config.clients,
-        settings: serde_json::json!({
-            "budgets": config.budgets,
-            "fenced": config.fenced,
-            "path": path,
-        }),
+        settings,
         fault_schedule,
         scenario_spec: None,
         model_spec: Some(*config),

@@ -12,6 +12,7 @@ use lock::ids::{ClientSlot, OpId, TimerId};
 use lock::relabel::{ClientMap, Relabel};
 use lock::zk::tree::Tree;
 use lock::zk::{Request, SessionId, ZkError};
+use scenarios::workload::Workload;
 
 /// The session id of `slot`'s `incarnation`-th session: deterministic, so that the same
 /// path always builds the same state, and decodable, so that fired watches find their client.
@@ -82,8 +83,13 @@ pub struct Peer<R> {
     pub handle: Option<Handle>,
     /// Timers set and neither fired nor cancelled. Durations are ignored: any may fire next.
     pub timers: BTreeSet<TimerId>,
-    /// Where the workload is.
-    pub work: Work,
+    /// The client's workload: the same state machine the simulator runs. Its pending timer
+    /// (at most one) is what [`Action::Work`](crate::Action::Work) fires.
+    pub workload: Workload,
+    /// The client believes it holds (from `Acquired` or `IsLeader` while it asks or holds,
+    /// until the call that gives the hold back, `Suspended`, `NotLeader` or `Lost`; again on
+    /// `Reconnected`).
+    pub believes: bool,
     /// The wake (a deletion that woke several waiting clients) this waiting client belongs
     /// to, until it acquires, stops waiting or is woken again.
     pub woken: Option<u8>,
@@ -134,40 +140,6 @@ pub enum Link {
     /// The server has expired the session; `Disconnected` and `Expired` are queued on the
     /// stream, and nothing more is applied on this handle.
     Dead,
-}
-
-/// The workload of one client: `cycles` times ask for a hold (acquire, start), read the
-/// resource with the token, write it incremented (holds that use the resource), give the hold
-/// back (release, close, relinquish) and wait for the answer. It never re-checks the hold
-/// between the steps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Work {
-    /// Cycles not started yet.
-    pub cycles_left: u8,
-    /// Cycles begun by the current process (a restarted client starts its recipe afresh).
-    pub cycles_begun: u8,
-    /// The current cycle's step.
-    pub step: Step,
-    /// The client believes it holds (from `Acquired` or `IsLeader` until the call that gives
-    /// the hold back, `Suspended`, `NotLeader` or `Lost`; again on `Reconnected`).
-    pub believes: bool,
-}
-
-/// A workload step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Step {
-    /// Between cycles: the next action asks for a hold (if cycles are left).
-    Idle,
-    /// Asked for a hold, no answer yet.
-    Acquiring,
-    /// Acquired with `token`: the next action reads the resource.
-    Read(Token),
-    /// Read `value`: the next action writes `value + 1`.
-    Write(Token, u64),
-    /// The next action gives the hold back.
-    Release,
-    /// Gave the hold back, no answer yet.
-    Ending,
 }
 
 /// The protected counter, and a ledger of the accesses it accepted.
@@ -241,7 +213,8 @@ impl<R: Relabel> Relabel for Peer<R> {
             restarts: self.restarts,
             incarnation: self.incarnation,
             timers: self.timers.clone(),
-            work: self.work,
+            workload: self.workload.relabel(map),
+            believes: self.believes,
             woken: self.woken,
             class: self.class,
         }

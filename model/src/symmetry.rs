@@ -14,7 +14,9 @@ use stateright::Representative;
 
 use lock::recipe::Recipe;
 
-use crate::state::{Link, Peer, State, Work, session_id};
+use scenarios::workload::Workload;
+
+use crate::state::{Link, Peer, State, session_id};
 
 /// The slot every other client becomes in a client's sort key.
 const PLACEHOLDER: ClientSlot = ClientSlot(u16::MAX - 1);
@@ -102,12 +104,22 @@ impl<R: Recipe + Relabel> State<R> {
 
 /// What can be told about a client without looking at identities; its class first, so that
 /// sorting keeps every client among the slots of its class.
-type Summary = (u8, Work, u8, u8, usize, Option<(Link, usize, usize)>, usize);
+type Summary = (
+    u8,
+    Workload,
+    bool,
+    u8,
+    u8,
+    usize,
+    Option<(Link, usize, usize)>,
+    usize,
+);
 
 fn summary<R: Recipe>(peer: &Peer<R>) -> Summary {
     (
         peer.class,
-        peer.work,
+        peer.workload,
+        peer.believes,
         peer.restarts,
         peer.incarnation,
         peer.timers.len(),

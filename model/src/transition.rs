@@ -1,4 +1,4 @@
-//! Carrying out one action: the workload's steps, the client's handling of inputs and its
+//! Carrying out one action: the workload's timers and effects, the client's handling of inputs and its
 //! effects, the server's application of requests and the faults. Every trace event is
 //! reported to the [`Recorder`] as it happens.
 
@@ -6,7 +6,8 @@ use std::collections::BTreeSet;
 
 use lock::client::ClientInput;
 use lock::coordination::{RawEvent, RawState};
-use lock::ids::{ClientSlot, OpId, TimerId};
+use lock::fencing::Token;
+use lock::ids::{ClientSlot, OpId, Owner, TimerId};
 use lock::recipe::Effect;
 use lock::recipes::{Call, Notice};
 use lock::zk::tree::Fired;
@@ -14,9 +15,10 @@ use lock::zk::{EventKind as ZkEvent, OpResult, SessionId, ZkError, Zxid};
 use scenarios::check::counts_as_acquired;
 use scenarios::fault::{Fault, Node};
 use scenarios::trace::{EventKind, ServerSession};
+use scenarios::workload::{Phase, WorkEffect, WorkInput, WorkTimer};
 
-use crate::model::{LockModel, OWNER, Recorder, SESSION_TIMEOUT};
-use crate::state::{Handle, Link, State, Step, Wake, session_id};
+use crate::model::{LockModel, Recorder, SESSION_TIMEOUT};
+use crate::state::{Handle, Link, State, Wake, session_id};
 use scenarios::recipes::Testable;
 
 /// One action being carried out on a copy of the state.
@@ -40,59 +42,87 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
             .filter(|handle| handle.link == Link::Up)
     }
 
+    /// Fires `slot`'s pending workload timer.
     pub(crate) fn work(&mut self, slot: ClientSlot) -> Option<()> {
-        let work = self.state.peer(slot).work;
-        match work.step {
-            Step::Idle if work.cycles_left > 0 => {
-                let begin = self.model.usage(slot, work.cycles_begun).begin;
-                let work = &mut self.state.peer_mut(slot).work;
-                work.cycles_left -= 1;
-                work.cycles_begun += 1;
-                work.step = Step::Acquiring;
-                self.call(slot, begin);
-            }
-            Step::Read(token) => {
-                let read = self.state.resource.counter.read(token);
-                if read.is_ok() {
-                    self.state.resource.accepted(token);
-                }
-                self.state.peer_mut(slot).work.step = match read {
-                    Ok(value) => Step::Write(token, value),
-                    Err(_) => Step::Release,
-                };
-                self.rec.record(Some(slot), || EventKind::ResourceRead {
-                    owner: OWNER,
-                    token,
-                    accepted: read.is_ok(),
-                    value: read.ok(),
-                });
-            }
-            Step::Write(token, value) => {
-                let value = value + 1;
-                let resource = &mut self.state.resource;
-                let accepted = resource.counter.write(token, value).is_ok();
-                if accepted {
-                    resource.accepted(token);
-                    resource.accepted_writes += 1;
-                }
-                self.state.peer_mut(slot).work.step = Step::Release;
-                self.rec.record(Some(slot), || EventKind::ResourceWrite {
-                    owner: OWNER,
-                    token,
-                    value,
-                    accepted,
-                });
-            }
-            Step::Release => {
-                let end = self.model.usage(slot, 0).end;
-                let work = &mut self.state.peer_mut(slot).work;
-                work.step = Step::Ending;
-                work.believes = false;
-                self.call(slot, end);
-            }
-            Step::Idle | Step::Acquiring | Step::Ending => return None,
-        }
+        let timer = self.state.peer(slot).workload.pending_timer()?;
+        self.feed_work(slot, WorkInput::Timer(timer));
         Some(())
+    }
+
+    /// Runs `slot`'s workload on `input` and carries out its effects in order.
+    fn feed_work(&mut self, slot: ClientSlot, input: WorkInput) {
+        let mut effects = Vec::new();
+        self.state
+            .peer_mut(slot)
+            .workload
+            .handle(input, &mut effects);
+        for effect in effects {
+            self.work_effect(slot, effect);
+        }
+    }
+
+    fn work_effect(&mut self, slot: ClientSlot, effect: WorkEffect) {
+        match effect {
+            WorkEffect::Call(call) => {
+                let peer = self.state.peer_mut(slot);
+                if matches!(peer.workload.phase(), Phase::Ending { .. }) {
+                    // The call that gives the hold back: the hold ends as it is made.
+                    peer.believes = false;
+                }
+                self.call(slot, call);
+            }
+            WorkEffect::Read { owner, token } => {
+                let value = self.read(slot, owner, token);
+                self.feed_work(slot, WorkInput::ReadDone(value));
+            }
+            WorkEffect::Write {
+                owner,
+                token,
+                value,
+            } => self.write(slot, owner, token, value),
+            // A think with no cycle left only ends the workload, and nothing in the model
+            // can tell when it does (its clients never close their sessions): it fires at
+            // once, which spares every final state a twin that still thinks.
+            WorkEffect::SetTimer(WorkTimer::Think)
+                if self.state.peer(slot).workload.cycles_left() == 0 =>
+            {
+                self.feed_work(slot, WorkInput::Timer(WorkTimer::Think));
+            }
+            // Any other pending timer is the workload's own (`Workload::pending_timer`), which
+            // `Action::Work` fires; `Done` leaves the session as it is.
+            WorkEffect::SetTimer(_) | WorkEffect::CancelTimer(_) | WorkEffect::Done => {}
+        }
+    }
+
+    /// Reads the resource with `token`: the value, unless refused.
+    fn read(&mut self, slot: ClientSlot, owner: Owner, token: Token) -> Option<u64> {
+        let read = self.state.resource.counter.read(token);
+        if read.is_ok() {
+            self.state.resource.accepted(token);
+        }
+        self.rec.record(Some(slot), || EventKind::ResourceRead {
+            owner,
+            token,
+            accepted: read.is_ok(),
+            value: read.ok(),
+        });
+        read.ok()
+    }
+
+    /// Writes `value` with `token`.
+    fn write(&mut self, slot: ClientSlot, owner: Owner, token: Token, value: u64) {
+        let resource = &mut self.state.resource;
+        let accepted = resource.counter.write(token, value).is_ok();
+        if accepted {
+            resource.accepted(token);
+            resource.accepted_writes += 1;
+        }
+        self.rec.record(Some(slot), || EventKind::ResourceWrite {
+            owner,
+            token,
+            value,
+            accepted,
+        });
     }
 
     fn call(&mut self, slot: ClientSlot, call: Call) {
@@ -125,15 +155,22 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     }
 
     /// Runs the client on `input` and carries out its effects in order.
+    /// The workload hears the notices once the client's other effects are carried out: a
+    /// call it makes in answer (a nested acquire, a release cut short by a revocation
+    /// request) reaches the client after them, as it would through the driver.
     fn feed(&mut self, slot: ClientSlot, input: ClientInput<Call>) {
         let mut effects = Vec::new();
         self.state.peer_mut(slot).client.handle(input, &mut effects);
+        let mut notices = Vec::new();
         for effect in effects {
-            self.effect(slot, effect);
+            self.effect(slot, effect, &mut notices);
+        }
+        for notice in notices {
+            self.notice(slot, notice);
         }
     }
 
-    fn effect(&mut self, slot: ClientSlot, effect: Effect<Notice>) {
+    fn effect(&mut self, slot: ClientSlot, effect: Effect<Notice>, notices: &mut Vec<Notice>) {
         match effect {
             Effect::Op { op, request } => {
                 self.rec.record(Some(slot), || EventKind::OpSent {
@@ -160,38 +197,38 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
             Effect::Session(event) => self.rec.record(Some(slot), || EventKind::Session { event }),
             Effect::Notify(notice) => {
                 self.rec.record(Some(slot), || EventKind::Notice { notice });
-                self.notice(slot, notice);
+                notices.push(notice);
             }
         }
     }
 
-    /// The workload hears `notice`.
+    /// The workload hears `notice`; the client's belief follows it (a grant while the
+    /// workload asks or holds starts it, a connection-state notice ends or restores it).
     fn notice(&mut self, slot: ClientSlot, notice: Notice) {
-        let writes = self.model.writes(slot);
-        let work = &mut self.state.peer_mut(slot).work;
-        let waited = work.step == Step::Acquiring;
-        match (work.step, notice.granted()) {
-            (Step::Acquiring, Some(token)) => {
-                work.step = if writes {
-                    Step::Read(token)
-                } else {
-                    Step::Release
-                };
-                work.believes = true;
-            }
-            (Step::Acquiring, None) if notice.refused() => work.step = Step::Idle,
-            (Step::Ending, None) if notice.answers_end() => work.step = Step::Idle,
-            // A leader that regained leadership while it is still in its cycle.
-            (Step::Read(_) | Step::Write(..) | Step::Release, Some(_)) => work.believes = true,
-            _ => match notice {
+        let peer = self.state.peer_mut(slot);
+        let phase = peer.workload.phase();
+        let waited = matches!(phase, Phase::Acquiring { .. });
+        let asks_or_holds = matches!(
+            phase,
+            Phase::Acquiring { .. } | Phase::Reading { .. } | Phase::Holding { .. }
+        );
+        if notice.granted().is_some() {
+            peer.believes |= asks_or_holds;
+        } else {
+            match notice {
                 Notice::Suspended { .. } | Notice::Lost { .. } | Notice::NotLeader { .. } => {
-                    work.believes = false
+                    peer.believes = false
                 }
-                Notice::Reconnected { .. } => work.believes = true,
+                Notice::Reconnected { .. } => peer.believes = true,
                 _ => {}
-            },
+            }
         }
-        if waited && work.step != Step::Acquiring {
+        self.feed_work(slot, WorkInput::Notice(notice));
+        let waiting = matches!(
+            self.state.peer(slot).workload.phase(),
+            Phase::Acquiring { .. }
+        );
+        if waited && !waiting {
             self.leave_wake(slot, counts_as_acquired(&notice));
             self.settle_wakes();
         }
@@ -264,7 +301,9 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
                 continue;
             };
             let peer = self.state.peer_mut(slot);
-            if event.kind == ZkEvent::NodeDeleted && peer.work.step == Step::Acquiring {
+            if event.kind == ZkEvent::NodeDeleted
+                && matches!(peer.workload.phase(), Phase::Acquiring { .. })
+            {
                 woken.insert(slot);
             }
             if let Some(handle) = peer.handle.as_mut().filter(|h| h.link == Link::Up) {
@@ -369,7 +408,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         let mut fresh = self
             .model
             .fresh_peer(slot, old.restarts + 1, old.incarnation + 1);
-        fresh.work.cycles_left = old.work.cycles_left;
+        fresh.workload = old.workload.restarted();
         *self.state.peer_mut(slot) = fresh;
         self.settle_wakes();
         self.open_session(slot);

@@ -15,3 +15,4 @@ pub mod spec;
 pub mod trace;
 pub mod usage;
 pub mod verdict;
+pub mod workload;

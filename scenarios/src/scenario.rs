@@ -113,6 +113,18 @@ pub struct Workload {
     /// so that scenarios can know who holds first.
     #[serde(default)]
     pub stagger_ms: u64,
+    /// Acquires per hold: a client acquires this many times (reentrantly) before it uses the
+    /// resource, and releases as many times (1: one acquire and one release per hold).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub reentrant: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// The simulated ZooKeeper server's settings.

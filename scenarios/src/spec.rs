@@ -62,8 +62,13 @@ pub struct ModelSpec {
     pub budgets: Budgets,
     /// Whether the protected resource checks fencing tokens.
     pub fenced: bool,
-    /// The recipe's settings (`max_leases` of a semaphore, `writers` of a read-write lock).
+    /// The recipe's settings (`max_leases` of a semaphore, `writers` of a read-write lock,
+    /// `revocable`: each cycle makes the lock revocable and asks the holder to give way).
     pub settings: RecipeSettings,
+    /// Each acquire carries a timeout, whose timer may fire at any point (so a waiter may
+    /// give up at any moment).
+    #[serde(default)]
+    pub timeouts: bool,
 }
 
 impl ModelSpec {
@@ -75,6 +80,7 @@ impl ModelSpec {
             budgets: Budgets::default(),
             fenced: true,
             settings: RecipeSettings::default(),
+            timeouts: false,
         }
     }
 }

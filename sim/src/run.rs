@@ -86,6 +86,7 @@ impl Sim {
                 acquire_timeout_ms: None,
                 fenced: true,
                 stagger_ms: 0,
+                reentrant: 1,
             },
             framework: FrameworkConfig::default(),
             horizon_ms: 60_000,

@@ -1,12 +1,15 @@
 //! A client node's main: the recipe with its framework layer, run by the driver over the
 //! simulated client, and the workload that uses the lock to guard the shared resource.
 
+use std::collections::VecDeque;
+use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt;
 use futures::channel::mpsc::UnboundedSender;
+use futures::future::Fuse;
 use lock::client::Client;
 use lock::driver::{Driver, Handle};
 use lock::fencing::{FencedResource, Token};
@@ -22,12 +25,11 @@ use crate::links::Links;
 use crate::recorder::{Recorder, TraceObserver};
 use crate::settings::{asked_timeout, draw_ms};
 use lock::zk::Path;
+use madsim::time::Sleep;
 use scenarios::recipes::{RecipeDef, Testable, Visitor};
-use scenarios::scenario::{RecipeKind, ServerSettings, Workload};
+use scenarios::scenario::{RecipeKind, ServerSettings, Workload as WorkloadSettings};
 use scenarios::usage::RecipeSettings;
-
-/// The one owner each client acquires for.
-const OWNER: Owner = Owner(0);
+use scenarios::workload::{WorkEffect, WorkInput, WorkTimer, Workload};
 
 /// Everything a client node needs; survives the node's restarts (a crash), so that the
 /// restarted client carries on with the acquisitions left.
@@ -36,7 +38,7 @@ pub(crate) struct ClientNode {
     pub slot: ClientSlot,
     pub recipe: RecipeKind,
     pub lock_path: Path,
-    pub workload: Workload,
+    pub workload: WorkloadSettings,
     pub settings: RecipeSettings,
     pub server: ServerSettings,
     pub framework: FrameworkConfig,
@@ -71,102 +73,117 @@ impl ClientNode {
         futures::join!(driver.run(&connector, &mut observer), self.work(handle));
     }
 
+    /// Runs the client's [`Workload`] to its end: its timers are madsim sleeps (the stagger
+    /// by slot, hold and think times drawn from the seed), its calls go to the driver, its
+    /// resource accesses are made and recorded here.
     async fn work<R: Recipe<Call = Call, Notice = Notice>>(&self, mut handle: Handle<R>) {
-        let timeout = (self.workload.acquire_timeout_ms).map(Duration::from_millis);
-        let stagger = self.workload.stagger_ms * u64::from(self.slot.0);
-        madsim::time::sleep(Duration::from_millis(stagger)).await;
-        let family = self.recipe.family();
-        // Cycles of this process: a restarted client starts its recipe afresh.
-        let mut cycle = 0;
-        while self.start_acquisition() {
-            let usage = family.usage(OWNER, self.slot, cycle, timeout, &self.settings);
-            cycle += 1;
-            if self.settings.revocable {
-                // Curator's testRevoking: revocable, and the holder is asked to give way.
-                let owner = OWNER;
-                let calls = [Call::MakeRevocable { owner }, Call::AttemptRevoke { owner }];
-                if calls.into_iter().any(|call| handle.call(call).is_err()) {
-                    return;
-                }
-            }
-            if handle.call(usage.begin).is_err() {
+        let mut workload = self.fresh_workload();
+        let mut timer = workload.pending_timer().map(|kind| self.set_timer(kind));
+        let mut effects = Vec::new();
+        loop {
+            if self
+                .carry_out(&mut workload, effects, &mut timer, &handle)
+                .is_break()
+            {
                 return;
             }
-            // A revocation request can come before the grant (the node is first already).
-            let mut asked = false;
-            let answer = next_matching(&mut handle, |n| {
-                asked |= matches!(n, Notice::RevocationRequested { .. });
-                n.granted().is_some() || n.refused()
-            });
-            let Some(answer) = answer.await else {
+            // `None`: the driver has stopped.
+            let Some(input) = next_input(&workload, &mut timer, &mut handle).await else {
                 return;
             };
-            if let Some(token) = answer.granted() {
-                let hold = self.hold(&mut handle, asked);
-                if usage.writes {
-                    self.use_resource(token, hold).await;
-                } else {
-                    hold.await;
+            effects = Vec::new();
+            workload.handle(input, &mut effects);
+            self.note_progress(&workload);
+        }
+    }
+
+    /// Carries out `effects` in order (a read's answer is fed back, and its effects carried
+    /// out, at once); breaks when the workload is done or the driver has stopped.
+    fn carry_out<R: Recipe<Call = Call, Notice = Notice>>(
+        &self,
+        workload: &mut Workload,
+        effects: Vec<WorkEffect>,
+        timer: &mut PendingTimer,
+        handle: &Handle<R>,
+    ) -> ControlFlow<()> {
+        let mut queue = VecDeque::from(effects);
+        while let Some(effect) = queue.pop_front() {
+            match effect {
+                WorkEffect::Call(call) => {
+                    if handle.call(call).is_err() {
+                        return ControlFlow::Break(());
+                    }
                 }
-                if handle.call(usage.end).is_err() {
-                    return;
+                WorkEffect::SetTimer(kind) => *timer = Some(self.set_timer(kind)),
+                WorkEffect::CancelTimer(_) => *timer = None,
+                WorkEffect::Read { owner, token } => {
+                    let value = self.read(owner, token);
+                    let mut more = Vec::new();
+                    workload.handle(WorkInput::ReadDone(value), &mut more);
+                    for effect in more.into_iter().rev() {
+                        queue.push_front(effect);
+                    }
                 }
-                if next_matching(&mut handle, Notice::answers_end)
-                    .await
-                    .is_none()
-                {
-                    return;
-                }
+                WorkEffect::Write {
+                    owner,
+                    token,
+                    value,
+                } => self.write(owner, token, value),
+                WorkEffect::Done => return ControlFlow::Break(()),
             }
-            madsim::time::sleep(draw_ms(self.workload.think_ms)).await;
         }
+        ControlFlow::Continue(())
     }
 
-    /// Counts one more cycle if the workload has any left (across restarts).
-    fn start_acquisition(&self) -> bool {
-        let mut started = self.started.lock().expect("progress lock");
-        let more = *started < self.workload.acquisitions;
-        if more {
-            *started += 1;
-        }
-        more
+    /// The workload of this process: a restarted client carries on with the cycles it had
+    /// not begun.
+    fn fresh_workload(&self) -> Workload {
+        let started = *self.started.lock().expect("progress lock");
+        let left = self.workload.acquisitions.saturating_sub(started);
+        let timeout = self.workload.acquire_timeout_ms.map(Duration::from_millis);
+        Workload::new(self.recipe.family(), self.slot, &self.settings, left)
+            .with_timeout(timeout)
+            .with_nested(self.workload.reentrant)
     }
 
-    /// Holds for a drawn hold time; a revocable holder stops as soon as it is asked to
-    /// release (at once when `asked` while it waited).
-    async fn hold<R: Recipe<Notice = Notice>>(&self, handle: &mut Handle<R>, asked: bool) {
-        let time = madsim::time::sleep(draw_ms(self.workload.hold_ms));
-        if !self.settings.revocable {
-            return time.await;
-        }
-        if asked {
-            return;
-        }
-        let request = next_matching(handle, |n| matches!(n, Notice::RevocationRequested { .. }));
-        futures::select_biased! {
-            _ = Box::pin(request).fuse() => {}
-            _ = Box::pin(time).fuse() => {}
-        }
+    /// Counts the cycles begun so far, for a restart.
+    fn note_progress(&self, workload: &Workload) {
+        let left = workload.cycles_left();
+        *self.started.lock().expect("progress lock") =
+            self.workload.acquisitions.saturating_sub(left);
     }
 
-    /// Read with the token, `hold`, write value + 1 with the token (skipped when the read was
-    /// refused). No re-check of the lock in between: that is what fencing is for.
-    async fn use_resource(&self, token: Token, hold: impl Future<Output = ()>) {
+    /// A sleep for workload timer `kind`: the stagger by slot, or a hold or think time
+    /// drawn from the seed.
+    fn set_timer(&self, kind: WorkTimer) -> (WorkTimer, Fuse<Pin<Box<Sleep>>>) {
+        let duration = match kind {
+            WorkTimer::Start => {
+                Duration::from_millis(self.workload.stagger_ms * u64::from(self.slot.0))
+            }
+            WorkTimer::Hold => draw_ms(self.workload.hold_ms),
+            WorkTimer::Think => draw_ms(self.workload.think_ms),
+        };
+        (kind, Box::pin(madsim::time::sleep(duration)).fuse())
+    }
+
+    /// Reads the resource with `token` and records it; the value, unless refused. No
+    /// re-check of the lock around the accesses: that is what fencing is for.
+    fn read(&self, owner: Owner, token: Token) -> Option<u64> {
         let read = self.resource().read(token);
         self.record(EventKind::ResourceRead {
-            owner: OWNER,
+            owner,
             token,
             accepted: read.is_ok(),
             value: read.ok(),
         });
-        hold.await;
-        let Ok(value) = read else {
-            return;
-        };
-        let value = value + 1;
+        read.ok()
+    }
+
+    /// Writes `value` with `token` and records it.
+    fn write(&self, owner: Owner, token: Token, value: u64) {
         let accepted = self.resource().write(token, value).is_ok();
         self.record(EventKind::ResourceWrite {
-            owner: OWNER,
+            owner,
             token,
             value,
             accepted,
@@ -196,16 +213,32 @@ impl<'a> Visitor for Drive<'a> {
     }
 }
 
-/// The next notice that `wanted` accepts, skipping the others (connection-state notices,
-/// leadership changes while holding); `None` once the driver has stopped.
-async fn next_matching<R: Recipe<Notice = Notice>>(
+/// The workload's pending timer, as a sleep (fused: it may be polled again after a notice).
+type PendingTimer = Option<(WorkTimer, Fuse<Pin<Box<Sleep>>>)>;
+
+/// The workload's next input: the pending timer or, while the workload listens, the next
+/// notice, whichever comes first (the notice when both are ready). Notices that come while
+/// it does not listen wait in the channel, as the workload allows: the task is woken only by
+/// what it waits for. `None` once the driver has stopped (or nothing is awaited).
+async fn next_input<R: Recipe<Notice = Notice>>(
+    workload: &Workload,
+    timer: &mut PendingTimer,
     handle: &mut Handle<R>,
-    mut wanted: impl FnMut(&Notice) -> bool,
-) -> Option<Notice> {
-    loop {
-        let notice = handle.next_notice().await?;
-        if wanted(&notice) {
-            return Some(notice);
+) -> Option<WorkInput> {
+    let input = match (workload.listening(), timer.as_mut()) {
+        (true, Some((kind, sleep))) => futures::select_biased! {
+            notice = handle.next_notice().fuse() => notice.map(WorkInput::Notice),
+            () = &mut *sleep => Some(WorkInput::Timer(*kind)),
+        },
+        (true, None) => handle.next_notice().await.map(WorkInput::Notice),
+        (false, Some((kind, sleep))) => {
+            sleep.await;
+            Some(WorkInput::Timer(*kind))
         }
+        (false, None) => None,
+    };
+    if matches!(input, Some(WorkInput::Timer(_))) {
+        *timer = None;
     }
+    input
 }

@@ -47,6 +47,14 @@ pub struct Args {
     /// The resource accepts stale tokens (shows lost updates).
     #[arg(long)]
     unfenced: bool,
+    /// Each cycle makes the lock revocable and asks the holder to give way first; a holder
+    /// asked cuts its hold short (Curator's revocation). `mutex` only: other recipes answer
+    /// the revocation calls with `Failed`, which the workload takes as a refused acquire.
+    #[arg(long)]
+    revocable: bool,
+    /// Each acquire carries a timeout, which may expire at any point.
+    #[arg(long)]
+    timeouts: bool,
     /// `semaphore`: leases out at once at most.
     #[arg(long, default_value_t = RecipeSettings::default().max_leases)]
     max_leases: u32,
@@ -95,9 +103,9 @@ impl Args {
             settings: RecipeSettings {
                 max_leases: self.max_leases,
                 writers: self.writers,
-                // The model's workloads never make a lock revocable.
-                ..RecipeSettings::default()
+                revocable: self.revocable,
             },
+            timeouts: self.timeouts,
         }
     }
 
@@ -112,6 +120,12 @@ impl Args {
         }
         if config.settings.writers != defaults.writers {
             settings += &format!(" --writers {}", config.settings.writers);
+        }
+        if config.settings.revocable {
+            settings += " --revocable";
+        }
+        if config.timeouts {
+            settings += " --timeouts";
         }
         format!(
             "splitbrain check {} --clients {} {}{fencing}{settings}",
@@ -364,6 +378,8 @@ mod tests {
             crashes: 0,
             connection_losses: 2,
             unfenced: true,
+            revocable: true,
+            timeouts: true,
             max_leases: 3,
             writers: 1,
             threads: 1,
@@ -378,7 +394,7 @@ mod tests {
         assert_eq!(
             args.command(),
             "splitbrain check mutex --clients 3 --cycles 1 --expiries 1 --crashes 0 \
-             --connection-losses 2 --unfenced --max-leases 3"
+             --connection-losses 2 --unfenced --max-leases 3 --revocable --timeouts"
         );
     }
 }

@@ -108,7 +108,7 @@ fn malformed_files_give_one_line_errors() {
         (
             insert("/workload", "colour", json!(1)),
             "unit.json: /workload/colour: expected one of `acquisitions`, `hold_ms`, `think_ms`, \
-             `acquire_timeout_ms`, `fenced`, `stagger_ms`, found unknown field `colour`",
+             `acquire_timeout_ms`, `fenced`, `stagger_ms`, `reentrant`, found unknown field `colour`",
         ),
         (
             remove("", "horizon_ms"),

@@ -1,6 +1,6 @@
 //! Simulation tests of the simulated ZooKeeper, its client and its faults: determinism,
-//! the GC-pause split brain, session semantics and herd behaviour. Every run has a pinned
-//! seed; assertions read the trace's events directly.
+//! the GC-pause split brain, session semantics, herd behaviour and the workload's paths.
+//! Every run has a pinned seed; assertions read the trace's events directly.
 
 mod catalog;
 mod determinism;
@@ -16,3 +16,4 @@ mod semaphore;
 mod sessions;
 mod split_brain;
 mod wakeups;
+mod workload;

@@ -27,6 +27,7 @@ pub fn workload(acquisitions: u32, hold_ms: u64) -> Workload {
         acquire_timeout_ms: None,
         fenced: true,
         stagger_ms: 100,
+        reentrant: 1,
     }
 }
 
