@@ -629,3 +629,19 @@ fn the_first_writer_watch_herds_behind_two_writers_and_only_there() {
     let nearest = check(&READ_WRITE_LOCK, config, options);
     assert!(nearest.verdict(Checked::HerdFree).holds, "no herd");
 }
+
+#[test]
+fn a_timeout_cuts_a_one_thread_search_short_and_a_finished_search_is_complete() {
+    let within = |seconds| Options {
+        timeout: Some(std::time::Duration::from_secs(seconds)),
+        paths: false,
+        ..Options::default()
+    };
+    // Out of time at once: one thread stops too (stateright's own timeout never fired there).
+    let cut = check(&MUTEX, Config::new(4), within(0));
+    assert!(!cut.complete, "{cut:?}");
+    assert!(cut.unique_states < 10, "{}", cut.unique_states);
+    // A search that ends in time is complete, however long it took.
+    let full = check(&MUTEX, Config::new(2), within(3600));
+    assert!(full.complete && full.all_met());
+}
