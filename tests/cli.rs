@@ -168,8 +168,9 @@ fn unknown_names_are_one_line_errors() {
     let output = splitbrain(&["replay", "no-such-scenario", "--seed", "1"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output)
-            .starts_with("splitbrain: expected a scenario of the catalog (connection-loss-create, ")
+        stderr(&output).starts_with(
+            "splitbrain: expected a scenario of the catalog (connection-loss-create, "
+        )
     );
     let output = splitbrain(&["replay", "--from", "/nonexistent/trace.json"]);
     assert_eq!(output.status.code(), Some(2));
