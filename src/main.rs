@@ -26,6 +26,8 @@ enum Command {
     Replay(cli::replay::Args),
     /// Sweep seeds over the catalog and check every scenario's expectations.
     Hunt(cli::hunt::Args),
+    /// Combine the output directories of a sharded hunt into one summary.
+    Merge(cli::hunt::merge::Args),
     /// Model-check a recipe exhaustively (stateright) under fault budgets.
     Check(cli::check::Args),
     /// Render any trace as a self-contained HTML report.
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
         Command::Recipes(args) => cli::recipes::run(args),
         Command::Replay(args) => cli::replay::run(args),
         Command::Hunt(args) => cli::hunt::run(args),
+        Command::Merge(args) => cli::hunt::merge::run(args),
         Command::Check(args) => cli::check::run(args),
         Command::Report(args) => cli::report::run(args),
     };

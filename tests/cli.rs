@@ -350,9 +350,19 @@ fn two_shards_cover_exactly_the_seeds_of_one_unsharded_run() {
 fn hunt_reports_expectations_in_the_json_contract() {
     let dir = scratch("hunt");
     let summary = hunt(&dir, &[]);
-    for field in ["seeds_run", "seconds", "seeds_per_second", "all_met"] {
+    for field in [
+        "seeds_run",
+        "seconds",
+        "seeds_per_second",
+        "all_met",
+        "shard",
+        "out",
+    ] {
         assert!(summary.get(field).is_some(), "{field}: {summary}");
     }
+    let written = read(&dir.join("out").join("summary.json"));
+    let written: Value = serde_json::from_slice(&written).unwrap();
+    assert_eq!(written, summary, "out/summary.json is what --json prints");
     let split = &summary["scenarios"][0];
     assert_eq!(split["name"], "gc-pause-split-brain");
     let belief = &split["properties"][0];
@@ -362,6 +372,10 @@ fn hunt_reports_expectations_in_the_json_contract() {
     assert_eq!(belief["first_violating_seed"], 0);
     let traces = belief["traces"].as_array().unwrap();
     assert_eq!(traces.len(), 3, "first 3 violating seeds keep a trace");
+    let kept: Vec<&Value> = belief["kept"].as_array().unwrap().iter().collect();
+    assert_eq!(kept[1], &json!({"seed": 1, "shrunk": false}));
+    assert_eq!(split["runs_failed"], 0);
+    assert_eq!(split["seeds"], "0..30");
     assert!(Path::new(traces[0].as_str().unwrap()).exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -405,5 +419,32 @@ fn an_unmet_expectation_exits_1_and_says_so() {
         table.contains("expectations NOT met in: gc-pause-fenced"),
         "{table}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn one_worker_or_many_give_the_same_summary_and_traces() {
+    let without_timing = |mut summary: Value| {
+        let object = summary.as_object_mut().unwrap();
+        object.remove("seconds");
+        object.remove("seeds_per_second");
+        summary
+    };
+    let kept_traces = |summary: &Value| -> Vec<Vec<u8>> {
+        let scenarios = summary["scenarios"].as_array().unwrap();
+        scenarios
+            .iter()
+            .flat_map(|s| s["properties"].as_array().unwrap())
+            .flat_map(|p| p["traces"].as_array().unwrap())
+            .map(|trace| read(Path::new(trace.as_str().unwrap())))
+            .collect()
+    };
+    let dir = scratch("workers");
+    let one = hunt(&dir, &["--jobs", "1", "--unfenced"]);
+    let one_traces = kept_traces(&one);
+    let many = hunt(&dir, &["--jobs", "5", "--unfenced"]);
+    assert!(one_traces.len() > 9, "{}", one_traces.len());
+    assert_eq!(kept_traces(&many), one_traces);
+    assert_eq!(without_timing(many), without_timing(one));
     std::fs::remove_dir_all(&dir).unwrap();
 }

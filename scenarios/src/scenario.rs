@@ -20,6 +20,13 @@
 //!   "properties": { "mutual_exclusion_belief": "violated", "progress": "holds" }
 //! }
 //! ```
+//!
+//! Sizes are bounded, so that a typo cannot ask for a run that takes minutes: at most
+//! [`MAX_CLIENTS`] (64) clients, [`MAX_ACQUISITIONS`] (1,000) acquisitions per client, a
+//! horizon of [`MAX_HORIZON_MS`] (3,600,000 ms, one simulated hour), and [`MAX_FAULTS`] (256)
+//! faults per seed (the fixed faults plus the most each `random_faults` generator can draw).
+//! The catalog's largest scenarios have 6 clients, 3 acquisitions, 30,000 ms and 8 faults;
+//! the simulator benchmark's has 5 clients, 20 acquisitions, 60,000 ms and 8 faults.
 
 mod parse;
 mod random;
@@ -43,6 +50,7 @@ pub use crate::recipes::RecipeKind;
 pub use parse::{ScenarioError, parse_json};
 pub use random::{ClientPick, FaultTemplate, NodePick, RandomFaults};
 pub use span::Span;
+pub use validate::{MAX_ACQUISITIONS, MAX_CLIENTS, MAX_FAULTS, MAX_HORIZON_MS};
 
 /// A named run setup and its expectations.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

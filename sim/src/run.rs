@@ -302,16 +302,16 @@ impl Sim {
                     .build()
                     .id()
             })
-            .collect();
+            .collect::<Vec<_>>();
         let injector = Injector {
             handle: handle.clone(),
             server_node: server_node.id(),
-            client_nodes,
+            client_nodes: client_nodes.clone(),
             server: server.clone(),
             links,
             recorder: recorder.clone(),
         };
-        let _faults = madsim::task::spawn(injector.run(start, self.faults.clone()));
+        let faults = madsim::task::spawn(injector.run(start, self.faults.clone()));
         let clients = usize::from(self.clients);
         let settled = async {
             // Every client's workload done, its session closed (a crashed client restarts and
@@ -340,9 +340,17 @@ impl Sim {
             })
             .collect();
         recorder.record(None, EventKind::TreeSnapshot { nodes });
+        let events = recorder.take_events();
+        // Tasks still waiting at the horizon hold one another (and the runtime's handle) in
+        // cycles that dropping the runtime cannot break: cancel them so that the runtime
+        // drops their futures, or every run leaks its server, clients and wire.
+        faults.abort();
+        for node in client_nodes.into_iter().chain([server_node.id()]) {
+            handle.kill(node);
+        }
         Ok(Trace {
             meta: self.meta(),
-            events: recorder.events(),
+            events,
         })
     }
 

@@ -2,13 +2,15 @@
 //! traces of the first violating seeds, and tells whether each scenario's expectations are
 //! met (exit 0 only when all are).
 
+pub mod merge;
+mod progress;
+mod shard;
 mod summary;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use scenarios::property::{Expectation, Property};
 use scenarios::scenario::{Scenario, SeedRange};
 use splitbrain::files::{write_atomic, write_json};
@@ -16,11 +18,15 @@ use splitbrain::run::{self, Outcome as RunOutcome};
 use splitbrain::sweep::{self, Shard};
 
 use super::{CatalogArgs, Failure, Outcome, UNMET, find};
-use summary::{Summary, Sweep, Tally};
+use progress::Progress;
+use summary::{Setup, Summary, Sweep, Tally};
 
 /// How many violating seeds per scenario and property keep their trace, unless
 /// `--all-reports`.
 const KEPT_PER_PROPERTY: usize = 3;
+
+/// The name of the JSON summary `hunt` and `merge` write in their output directory.
+pub const SUMMARY_FILE: &str = "summary.json";
 
 /// Arguments of `hunt`.
 #[derive(clap::Args, Debug)]
@@ -31,12 +37,17 @@ pub struct Args {
     /// The seeds to run, `A..B` (B excluded) [default: each scenario's own range, 0..200].
     #[arg(long, value_name = "A..B")]
     seeds: Option<SeedRange>,
-    /// Where to write the traces and HTML reports of violating seeds, and index.html.
+    /// Where to write summary.json, index.html and the traces and HTML reports of violating
+    /// seeds.
     #[arg(long, value_name = "DIR", default_value = "splitbrain-out")]
     out: PathBuf,
     /// Run only shard I of N: the seeds with seed % N == I.
-    #[arg(long, value_name = "I/N")]
+    #[arg(long, value_name = "I/N", conflicts_with = "shards")]
     shard: Option<Shard>,
+    /// Run one of N shards, its index taken from JOB_COMPLETION_INDEX (set by a Kubernetes
+    /// Indexed Job) [default: SPLITBRAIN_SHARDS].
+    #[arg(long, value_name = "N")]
+    shards: Option<u64>,
     /// Keep the trace and report of every violating seed, not only the first 3 per
     /// property.
     #[arg(long)]
@@ -57,46 +68,62 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args) -> Outcome {
+    let shard = shard::resolve(args.shard, args.shards, |name| std::env::var(name).ok())?;
     let scenarios = selected(&args)?;
-    let jobs = jobs(&args, &scenarios);
-    let bar = progress_bar(jobs.len() as u64, args.json);
+    let part = shard.unwrap_or(Shard::WHOLE);
+    let total: u64 = scenarios
+        .iter()
+        .map(|(_, range)| part.count_in(range.start, range.end))
+        .sum();
+    let mut progress = Progress::new(total, args.json);
     let started = Instant::now();
-    let mut sweep = Sweep::new(&scenarios);
+    let setup = Setup {
+        shard,
+        unfenced: args.unfenced,
+        all_reports: args.all_reports,
+        out: args.out.display().to_string(),
+    };
+    let mut sweep = Sweep::new(&scenarios, setup);
     let mut write_error = None;
     let workers = args.jobs.unwrap_or_else(sweep::default_workers);
     sweep::in_order(
-        &jobs,
+        jobs(&scenarios, part),
         workers,
-        |&(index, seed)| run::run(&scenarios[index], seed),
-        |job, result| {
-            let (index, seed) = jobs[job];
+        |&(index, seed)| run::run(&scenarios[index].0, seed),
+        |(index, seed), result| {
+            let scenario = &scenarios[index].0;
             let tally = &mut sweep.scenarios[index];
             match result {
                 Ok(outcome) => {
                     let keep = tally.record(seed, &outcome, args.all_reports, KEPT_PER_PROPERTY);
-                    if keep && write_error.is_none() {
-                        write_error = keep_trace(&args, &scenarios[index], tally, outcome).err();
+                    if let Some(violated) = keep.filter(|_| write_error.is_none()) {
+                        let kept = keep_trace(&args.out, scenario, tally, &violated, outcome);
+                        write_error = kept.err();
                     }
                 }
                 Err(error) => {
-                    bar.println(format!("{} seed {seed}: {error}", scenarios[index].name));
+                    progress.println(format!("{} seed {seed}: {error}", scenario.name));
                     tally.fail(seed, &error);
                 }
             }
-            bar.inc(1);
+            progress.inc();
         },
     );
-    bar.finish_and_clear();
+    progress.finish();
     if let Some(error) = write_error {
         return Err(error);
     }
-    report(&args, sweep.summary(started.elapsed().as_secs_f64()))
+    finish(
+        &args.out,
+        args.json,
+        sweep.summary(started.elapsed().as_secs_f64()),
+    )
 }
 
-/// The scenarios to hunt, with the command line's overrides.
-fn selected(args: &Args) -> Result<Vec<Scenario>, Failure> {
+/// The scenarios to hunt, with the command line's overrides, and the seeds of each.
+fn selected(args: &Args) -> Result<Vec<(Scenario, SeedRange)>, Failure> {
     let catalog = args.catalog.load()?;
-    let mut scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
+    let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
         catalog.scenarios().to_vec()
     } else {
         let found: Result<Vec<_>, Failure> = args
@@ -106,36 +133,40 @@ fn selected(args: &Args) -> Result<Vec<Scenario>, Failure> {
             .collect();
         found?
     };
-    for scenario in &mut scenarios {
-        scenario.workload.fenced &= !args.unfenced;
-    }
-    Ok(scenarios)
+    Ok(scenarios
+        .into_iter()
+        .map(|mut scenario| {
+            scenario.workload.fenced &= !args.unfenced;
+            let range = args.seeds.unwrap_or(scenario.seeds);
+            (scenario, range)
+        })
+        .collect())
 }
 
-/// Every (scenario index, seed) to run, in output order.
-fn jobs(args: &Args, scenarios: &[Scenario]) -> Vec<(usize, u64)> {
+/// Every (scenario index, seed) of `shard` to run, in output order, produced as needed.
+fn jobs(
+    scenarios: &[(Scenario, SeedRange)],
+    shard: Shard,
+) -> impl Iterator<Item = (usize, u64)> + Send + '_ {
     scenarios
         .iter()
         .enumerate()
-        .flat_map(|(index, scenario)| {
-            let range = args.seeds.unwrap_or(scenario.seeds);
-            range.iter().map(move |seed| (index, seed))
+        .flat_map(move |(index, (_, range))| {
+            let seeds = shard.seeds(range.start, range.end);
+            seeds.map(move |seed| (index, seed))
         })
-        .filter(|(_, seed)| args.shard.is_none_or(|shard| shard.contains(*seed)))
-        .collect()
 }
 
-/// Writes index.html, prints the summary, and says whether every expectation was met.
-fn report(args: &Args, mut summary: Summary) -> Outcome {
-    let index = args.out.join("index.html");
-    let title = match args.shard {
-        Some(shard) => format!("hunt · shard {}/{}", shard.index, shard.count),
-        None => "hunt".to_owned(),
-    };
-    write_atomic(&index, summary.html(title, &args.out).as_bytes())
+/// Writes summary.json and index.html to `out`, prints the summary, and says whether every
+/// expectation was met.
+fn finish(out: &Path, json: bool, mut summary: Summary) -> Outcome {
+    let index = out.join("index.html");
+    write_atomic(&index, summary.html(out).as_bytes())
         .map_err(|e| Failure(format!("{}: {e}", index.display())))?;
     summary.summary_report = Some(index.display().to_string());
-    if args.json {
+    let file = out.join(SUMMARY_FILE);
+    write_json(&file, &summary).map_err(|e| Failure(format!("{}: {e}", file.display())))?;
+    if json {
         say!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         say!("{}", summary.table().trim_end());
@@ -147,30 +178,20 @@ fn report(args: &Args, mut summary: Summary) -> Outcome {
     })
 }
 
-fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
-    if quiet {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len);
-    let style = ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {per_sec}, eta {eta}")
-        .expect("a valid template");
-    bar.set_style(style);
-    bar
-}
-
 /// Writes a violating run's trace and report, then, for each unexpected violation of a
 /// scenario with randomized faults, the trace and report of its shrunk schedule.
 fn keep_trace(
-    args: &Args,
+    out: &Path,
     scenario: &Scenario,
     tally: &mut Tally,
+    violated: &[Property],
     outcome: RunOutcome,
 ) -> Result<(), Failure> {
     let seed = outcome.trace.meta.seed;
-    let dir = args.out.join(&scenario.name);
+    let dir = out.join(&scenario.name);
     let stem = dir.join(format!("seed-{seed}"));
     let (trace, report) = write_run(&stem, &outcome, None)?;
-    tally.kept(seed, &trace, &report, None);
+    tally.kept(seed, (&trace, &report), violated, None);
     if scenario.random_faults.is_empty() {
         return Ok(());
     }
@@ -179,7 +200,7 @@ fn keep_trace(
             let shrunk = run::shrink_run(scenario, &outcome, property);
             let stem = dir.join(format!("seed-{seed}.{property}.shrunk"));
             let (trace, report) = write_run(&stem, &shrunk.outcome, Some(property))?;
-            tally.kept(seed, &trace, &report, Some(property));
+            tally.kept(seed, (&trace, &report), violated, Some(property));
         }
     }
     Ok(())

@@ -5,10 +5,15 @@ use std::process::{Command, Output};
 
 /// Runs the `splitbrain` binary with `args`.
 pub fn splitbrain(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_splitbrain"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
+    command(args).output().expect("the binary runs")
+}
+
+/// The `splitbrain` binary with `args`, to run or spawn (with environment variables, say).
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_splitbrain"));
+    command.args(args);
+    command
 }
 
 /// A fresh, empty directory for the test `name` under cargo's temporary target directory,

@@ -202,6 +202,32 @@ fn malformed_files_give_one_line_errors() {
              mutex, found revocable with semaphore-mutex",
         ),
         (
+            set("/clients", json!(65535)),
+            "unit.json: /clients: expected at most 64 clients, found 65535",
+        ),
+        (
+            set("/workload/acquisitions", json!(1001)),
+            "unit.json: /workload/acquisitions: expected at most 1000 acquisitions per client, \
+             found 1001",
+        ),
+        (
+            set("/horizon_ms", json!(3_600_001)),
+            "unit.json: /horizon_ms: expected a horizon of at most 3600000 ms (one simulated \
+             hour), found 3600001",
+        ),
+        (
+            set("/random_faults/0/count", json!({"min": 1, "max": 256})),
+            "unit.json: /random_faults/0/count/max: expected at most 256 faults per seed, \
+             found up to 257 with this generator's 256",
+        ),
+        (
+            error_after("/faults", |v| {
+                let fault = v[0].clone();
+                *v = Value::Array(vec![fault; 257]);
+            }),
+            "unit.json: /faults: expected at most 256 faults per seed, found 257 faults",
+        ),
+        (
             set("/workload/acquire_timeout_ms", json!(0)),
             "unit.json: /workload/acquire_timeout_ms: expected a positive number of \
              milliseconds, found 0",
@@ -213,6 +239,16 @@ fn malformed_files_give_one_line_errors() {
         .map(|(got, wanted)| format!("got    {got}\nwanted {wanted}"))
         .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_size_bounds_admit_scenarios_at_the_bounds() {
+    let mut value = base();
+    value["clients"] = json!(MAX_CLIENTS);
+    value["workload"]["acquisitions"] = json!(MAX_ACQUISITIONS);
+    value["horizon_ms"] = json!(MAX_HORIZON_MS);
+    value["random_faults"][0]["count"] = json!({"min": 0, "max": MAX_FAULTS - 1});
+    parse(&value).unwrap();
 }
 
 #[test]

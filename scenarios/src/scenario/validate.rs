@@ -1,5 +1,7 @@
 //! The semantic checks a scenario must pass after parsing: names, ranges, durations, client
-//! indices, instants inside the horizon, properties the recipe can be checked for.
+//! indices, instants inside the horizon, properties the recipe can be checked for, and the
+//! size bounds below (far above every catalog and benchmark scenario, low enough that one
+//! seed cannot run for minutes without a word).
 
 use crate::fault::{Fault, Node, ScheduledFault};
 use crate::property::Expectation;
@@ -9,6 +11,16 @@ use super::parse::Invalid;
 use super::random::{ClientPick, FaultTemplate, NodePick};
 
 type Check = Result<(), Invalid>;
+
+/// The most clients a scenario may have.
+pub const MAX_CLIENTS: u16 = 64;
+/// The most acquisitions per client.
+pub const MAX_ACQUISITIONS: u32 = 1_000;
+/// The longest horizon: one hour of simulated time, in ms.
+pub const MAX_HORIZON_MS: u64 = 3_600_000;
+/// The most faults one seed can have: the fixed ones plus the most every random generator
+/// can draw.
+pub const MAX_FAULTS: u64 = 256;
 
 fn invalid(
     pointer: impl Into<String>,
@@ -51,9 +63,19 @@ pub(super) fn validate(s: &Scenario) -> Check {
     let found = format!("{:?}", s.description);
     require(one_line, "/description", "one non-empty line", found)?;
     require(s.clients >= 1, "/clients", "at least 1 client", s.clients)?;
+    let most = format!("at most {MAX_CLIENTS} clients");
+    require(s.clients <= MAX_CLIENTS, "/clients", &most, s.clients)?;
     check_workload(s)?;
     check_server(s)?;
     positive(s.horizon_ms, "/horizon_ms")?;
+    let most = format!("a horizon of at most {MAX_HORIZON_MS} ms (one simulated hour)");
+    require(
+        s.horizon_ms <= MAX_HORIZON_MS,
+        "/horizon_ms",
+        &most,
+        s.horizon_ms,
+    )?;
+    check_fault_count(s)?;
     for (i, fault) in s.faults.iter().enumerate() {
         check_scheduled(s, fault, &format!("/faults/{i}"))?;
     }
@@ -90,6 +112,12 @@ fn check_workload(s: &Scenario) -> Check {
         "at least 1 acquisition",
         found,
     )?;
+    require(
+        found <= MAX_ACQUISITIONS,
+        "/workload/acquisitions",
+        &format!("at most {MAX_ACQUISITIONS} acquisitions per client"),
+        found,
+    )?;
     if let Some(timeout) = w.acquire_timeout_ms {
         positive(timeout, "/workload/acquire_timeout_ms")?;
     }
@@ -119,6 +147,25 @@ fn check_workload(s: &Scenario) -> Check {
         &format!("revocable only with the recipe {}", revocable.join(" or ")),
         format!("revocable with {}", s.recipe),
     )
+}
+
+/// At most [`MAX_FAULTS`] per seed: the fixed faults, then each generator's most.
+fn check_fault_count(s: &Scenario) -> Check {
+    let expected = format!("at most {MAX_FAULTS} faults per seed");
+    let mut total = s.faults.len() as u64;
+    require(
+        total <= MAX_FAULTS,
+        "/faults",
+        &expected,
+        format!("{total} faults"),
+    )?;
+    for (i, random) in s.random_faults.iter().enumerate() {
+        total = total.saturating_add(random.count.max);
+        let found = format!("up to {total} with this generator's {}", random.count.max);
+        let pointer = format!("/random_faults/{i}/count/max");
+        require(total <= MAX_FAULTS, &pointer, &expected, found)?;
+    }
+    Ok(())
 }
 
 fn check_server(s: &Scenario) -> Check {

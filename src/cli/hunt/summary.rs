@@ -1,57 +1,81 @@
 //! The sweep's tallies per scenario and property, and the summary they make: a table for
-//! people and the JSON other tools build on (`{"scenarios": [{"name", "seeds_run",
-//! "properties": [{"name", "expectation", "seeds_violating", "first_violating_seed",
-//! "met"}], "met"}], "seeds_run", "seconds", "seeds_per_second", "all_met"}`).
+//! people and the JSON other tools build on (`{"scenarios": [{"name", "seeds", "seeds_run",
+//! "properties": [{"name", "expectation", "seeds_violating", "first_violating_seed", "met",
+//! "traces", "reports", "kept"}], "met", "runs_failed", "failures"}], "seeds_run", "seconds",
+//! "seeds_per_second", "all_met", "shard", "unfenced", "all_reports", "out",
+//! "summary_report"}`). A tally keeps counts, the first violating seed, the few kept traces
+//! and the first [`FAILURES_LISTED`] failed runs: nothing grows with the number of seeds.
+//! `hunt` writes the summary to `summary.json` in its output directory, and `merge` reads
+//! those of a sharded hunt back.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
 use reports::{ReportLink, Summary as ReportSummary, SummaryRow, render_summary};
 use scenarios::property::{Expectation, Property};
-use scenarios::scenario::Scenario;
-use serde::Serialize;
+use scenarios::scenario::{Scenario, SeedRange};
+use serde::{Deserialize, Serialize};
 use splitbrain::run::{self, Outcome, RunError};
+use splitbrain::sweep::Shard;
+
+/// How many failed runs per scenario the summary lists (all are counted).
+pub const FAILURES_LISTED: usize = 20;
 
 /// One property of one scenario, tallied.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PropertyTally {
-    name: Property,
-    expectation: Expectation,
-    seeds_violating: u64,
-    first_violating_seed: Option<u64>,
-    met: bool,
+    pub(super) name: Property,
+    pub(super) expectation: Expectation,
+    pub(super) seeds_violating: u64,
+    pub(super) first_violating_seed: Option<u64>,
+    pub(super) met: bool,
     /// Traces kept for violating seeds.
-    traces: Vec<String>,
-    /// HTML reports of the kept traces.
-    reports: Vec<String>,
-    /// The seeds of the kept traces, in the same order.
-    #[serde(skip)]
-    report_seeds: Vec<u64>,
+    pub(super) traces: Vec<String>,
+    /// HTML reports of the kept traces, in the same order.
+    pub(super) reports: Vec<String>,
+    /// Which seed each kept trace is of, in the same order.
+    pub(super) kept: Vec<Kept>,
+}
+
+/// What a kept trace is: a violating seed's run, or its schedule shrunk for this property.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Kept {
+    /// The seed.
+    pub seed: u64,
+    /// True for the run under the schedule shrunk for this property.
+    pub shrunk: bool,
 }
 
 /// A run that produced no trace.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Failed {
-    seed: u64,
-    error: String,
+    pub(super) seed: u64,
+    pub(super) error: String,
 }
 
 /// One scenario, tallied.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Tally {
-    name: String,
-    seeds_run: u64,
-    properties: Vec<PropertyTally>,
-    met: bool,
-    failures: Vec<Failed>,
-    /// Seed → the properties it violates, for seeds whose trace is kept.
-    #[serde(skip)]
-    keeping: BTreeMap<u64, Vec<Property>>,
+    pub(super) name: String,
+    /// A digest of the scenario as run (see [`digest`]): shards of one hunt agree on it.
+    pub(super) scenario_digest: String,
+    /// The seed range swept (of which a shard runs its share).
+    pub(super) seeds: SeedRange,
+    pub(super) seeds_run: u64,
+    pub(super) properties: Vec<PropertyTally>,
+    pub(super) met: bool,
+    /// Runs that produced no trace, all counted.
+    pub(super) runs_failed: u64,
+    /// The first [`FAILURES_LISTED`] of them, in seed order.
+    pub(super) failures: Vec<Failed>,
 }
 
 impl Tally {
-    fn new(scenario: &Scenario) -> Tally {
+    fn new(scenario: &Scenario, seeds: SeedRange) -> Tally {
         let properties = run::checked_properties(scenario)
             .into_iter()
             .map(|name| PropertyTally {
@@ -62,22 +86,30 @@ impl Tally {
                 met: false,
                 traces: Vec::new(),
                 reports: Vec::new(),
-                report_seeds: Vec::new(),
+                kept: Vec::new(),
             })
             .collect();
         Tally {
             name: scenario.name.clone(),
+            scenario_digest: digest(scenario),
+            seeds,
             seeds_run: 0,
             properties,
             met: false,
+            runs_failed: 0,
             failures: Vec::new(),
-            keeping: BTreeMap::new(),
         }
     }
 
-    /// Counts a run; true when its trace should be kept (it is among the first `keep`
-    /// violating seeds of some property, or `all` is set).
-    pub fn record(&mut self, seed: u64, outcome: &Outcome, all: bool, keep: usize) -> bool {
+    /// Counts a run. When its trace should be kept (it is among the first `keep` violating
+    /// seeds of some property, or `all` is set), returns the properties it violates.
+    pub fn record(
+        &mut self,
+        seed: u64,
+        outcome: &Outcome,
+        all: bool,
+        keep: usize,
+    ) -> Option<Vec<Property>> {
         self.seeds_run += 1;
         let mut wanted = false;
         let mut violated = Vec::new();
@@ -89,34 +121,40 @@ impl Tally {
                 violated.push(property.name);
             }
         }
-        if wanted {
-            self.keeping.insert(seed, violated);
-        }
-        wanted
+        wanted.then_some(violated)
     }
 
-    /// Notes that a trace of `seed` and its report were written: for `property` only (a
-    /// shrunk trace), or for every property the seed violates.
-    pub fn kept(&mut self, seed: u64, trace: &Path, report: &Path, property: Option<Property>) {
-        let violated = self.keeping.get(&seed).cloned().unwrap_or_default();
+    /// Notes that a trace of `seed` and its report were written: for `shrunk_for` only (a
+    /// trace shrunk for that property), or else for each of the `violated` properties.
+    pub fn kept(
+        &mut self,
+        seed: u64,
+        (trace, report): (&Path, &Path),
+        violated: &[Property],
+        shrunk_for: Option<Property>,
+    ) {
         for tally in &mut self.properties {
-            if property.map_or(violated.contains(&tally.name), |p| p == tally.name) {
+            if shrunk_for.map_or(violated.contains(&tally.name), |p| p == tally.name) {
                 tally.traces.push(trace.display().to_string());
                 tally.reports.push(report.display().to_string());
-                tally.report_seeds.push(seed);
+                let shrunk = shrunk_for.is_some();
+                tally.kept.push(Kept { seed, shrunk });
             }
         }
     }
 
-    /// Counts a run that failed.
+    /// Counts a run that failed; the first [`FAILURES_LISTED`] are listed.
     pub fn fail(&mut self, seed: u64, error: &RunError) {
         self.seeds_run += 1;
-        let error = error.to_string();
-        self.failures.push(Failed { seed, error });
+        self.runs_failed += 1;
+        if self.failures.len() < FAILURES_LISTED {
+            let error = error.to_string();
+            self.failures.push(Failed { seed, error });
+        }
     }
 
     /// Settles the verdicts.
-    fn settle(&mut self) {
+    pub(super) fn settle(&mut self) {
         for property in &mut self.properties {
             property.met = match property.expectation {
                 Expectation::Holds => property.seeds_violating == 0,
@@ -124,62 +162,118 @@ impl Tally {
                 Expectation::Unchecked => true,
             };
         }
-        self.met = self.failures.is_empty() && self.properties.iter().all(|p| p.met);
+        self.met = self.runs_failed == 0 && self.properties.iter().all(|p| p.met);
     }
+}
+
+/// FNV-1a (64 bits) of the scenario's JSON, in hex: two shards that ran a scenario of the
+/// same name from different catalogs or builds tell themselves apart by it.
+pub fn digest(scenario: &Scenario) -> String {
+    let json = serde_json::to_string(scenario).expect("a scenario serializes");
+    let hash = json.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
+
+/// What a hunt was asked to do, recorded in its summary so that shards can be checked
+/// against one another.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// This process's share of the seeds.
+    pub shard: Option<Shard>,
+    /// Whether every workload ran unfenced.
+    pub unfenced: bool,
+    /// Whether every violating seed kept its trace.
+    pub all_reports: bool,
+    /// The output directory, as given.
+    pub out: String,
 }
 
 /// The tallies of a sweep.
 pub struct Sweep {
     /// Per scenario, in the order given.
     pub scenarios: Vec<Tally>,
+    setup: Setup,
 }
 
 impl Sweep {
-    /// Empty tallies for `scenarios`.
-    pub fn new(scenarios: &[Scenario]) -> Sweep {
+    /// Empty tallies for `scenarios`, each over its seed range.
+    pub fn new(scenarios: &[(Scenario, SeedRange)], setup: Setup) -> Sweep {
         Sweep {
-            scenarios: scenarios.iter().map(Tally::new).collect(),
+            scenarios: scenarios.iter().map(|(s, r)| Tally::new(s, *r)).collect(),
+            setup,
         }
     }
 
     /// The summary after `seconds` of wall-clock time.
-    pub fn summary(mut self, seconds: f64) -> Summary {
-        for tally in &mut self.scenarios {
-            tally.settle();
-        }
-        let seeds_run: u64 = self.scenarios.iter().map(|s| s.seeds_run).sum();
-        let all_met = self.scenarios.iter().all(|s| s.met);
-        Summary {
-            scenarios: self.scenarios,
-            seeds_run,
-            seconds,
-            seeds_per_second: if seconds > 0.0 {
-                seeds_run as f64 / seconds
-            } else {
-                0.0
-            },
-            all_met,
-            summary_report: None,
-        }
+    pub fn summary(self, seconds: f64) -> Summary {
+        let rate = if seconds > 0.0 {
+            self.scenarios.iter().map(|s| s.seeds_run).sum::<u64>() as f64 / seconds
+        } else {
+            0.0
+        };
+        Summary::settled(self.scenarios, self.setup, seconds, rate)
     }
 }
 
 /// The sweep's verdict.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Summary {
-    scenarios: Vec<Tally>,
-    seeds_run: u64,
-    seconds: f64,
-    seeds_per_second: f64,
+    pub(super) scenarios: Vec<Tally>,
+    pub(super) seeds_run: u64,
+    /// Wall-clock seconds (of the slowest shard, for a merge).
+    pub(super) seconds: f64,
+    /// Seeds per wall-clock second (summed over shards, for a merge).
+    pub(super) seeds_per_second: f64,
     /// True when every scenario met every expectation.
     pub all_met: bool,
+    /// The shard this hunt ran, if it ran one.
+    pub(super) shard: Option<Shard>,
+    pub(super) unfenced: bool,
+    pub(super) all_reports: bool,
+    /// The output directory, as given.
+    pub(super) out: String,
     /// The HTML summary page, once written.
     pub summary_report: Option<String>,
 }
 
 impl Summary {
+    /// The summary of settled `scenarios`.
+    pub(super) fn settled(
+        mut scenarios: Vec<Tally>,
+        setup: Setup,
+        seconds: f64,
+        seeds_per_second: f64,
+    ) -> Summary {
+        for tally in &mut scenarios {
+            tally.settle();
+        }
+        Summary {
+            seeds_run: scenarios.iter().map(|s| s.seeds_run).sum(),
+            all_met: scenarios.iter().all(|s| s.met),
+            scenarios,
+            seconds,
+            seeds_per_second,
+            shard: setup.shard,
+            unfenced: setup.unfenced,
+            all_reports: setup.all_reports,
+            out: setup.out,
+            summary_report: None,
+        }
+    }
+
+    /// The HTML summary page's title: `hunt`, or `hunt · shard I/N`.
+    pub fn title(&self) -> String {
+        match self.shard {
+            Some(shard) => format!("hunt · shard {}/{}", shard.index, shard.count),
+            None => "hunt".to_owned(),
+        }
+    }
+
     /// The HTML summary page's content, with links relative to `out` (where it goes).
-    pub fn html(&self, title: String, out: &Path) -> String {
+    pub fn html(&self, out: &Path) -> String {
         let rows = self
             .scenarios
             .iter()
@@ -195,9 +289,9 @@ impl Summary {
                     reports: p
                         .reports
                         .iter()
-                        .zip(&p.report_seeds)
-                        .map(|(path, seed)| ReportLink {
-                            seed: *seed,
+                        .zip(&p.kept)
+                        .map(|(path, kept)| ReportLink {
+                            seed: kept.seed,
                             href: Path::new(path)
                                 .strip_prefix(out)
                                 .unwrap_or(Path::new(path))
@@ -208,6 +302,7 @@ impl Summary {
                 })
             })
             .collect();
+        let title = self.title();
         render_summary(&ReportSummary { title, rows })
     }
 
@@ -252,6 +347,14 @@ impl Summary {
                     out,
                     "{:width$}  run failed at seed {}: {}",
                     scenario.name, failure.seed, failure.error
+                );
+            }
+            let unlisted = scenario.runs_failed - scenario.failures.len() as u64;
+            if unlisted > 0 {
+                let _ = writeln!(
+                    out,
+                    "{:width$}  and {unlisted} more failed runs",
+                    scenario.name
                 );
             }
         }

@@ -1,0 +1,11 @@
+//! splitbrain's third executor, on a real ZooKeeper: [`local`] starts Debian's `zookeeper`
+//! package on 127.0.0.1 (a standalone server or an ensemble) and stops it by PID;
+//! [`session`] implements `lock`'s `Coordination` and `Connector` over a real server with
+//! the `zookeeper-client` crate on the real tokio runtime (not madsim's), so the same
+//! recipes and driver run against it.
+//!
+//! This crate never runs inside a madsim runtime: a `--cfg madsim` build is fine (madsim's
+//! libc overrides fall through when no simulation runs), a madsim runtime is not.
+
+pub mod local;
+pub mod session;
