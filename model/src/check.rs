@@ -9,6 +9,7 @@
 
 use std::collections::BTreeSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use scenarios::property::Expectation;
@@ -16,7 +17,7 @@ use serde::Serialize;
 use stateright::{Checker, HasDiscoveries, Model, Representative};
 
 use crate::budget::{Budgets, Config};
-use crate::model::{Action, LockModel, Silent};
+use crate::model::{Action, Cutoff, LockModel, Silent};
 use crate::properties::{Checked, Kind};
 use crate::replay::states;
 use crate::state::State;
@@ -216,6 +217,7 @@ const EXHAUSTIVE: &str = "(explore everything)";
 /// Checks recipe `R` under `config`.
 pub fn check<R: Testable>(def: &'static RecipeDef<R>, config: Config, options: Options) -> Outcome {
     let model = LockModel::new(def, config);
+    let cutoff = model.cutoff().clone();
     let mut builder = model
         .checker()
         .threads(options.threads.max(1))
@@ -223,15 +225,16 @@ pub fn check<R: Testable>(def: &'static RecipeDef<R>, config: Config, options: O
     if options.symmetry {
         builder = builder.symmetry();
     }
-    if let Some(timeout) = options.timeout {
-        builder = builder.timeout(timeout);
-    }
     let started = Instant::now();
+    // stateright's own timeout is read only when a thread runs out of work, which one thread
+    // never does before the end: the model's cutoff stops any search on time.
+    let timer = options
+        .timeout
+        .map(|timeout| stop_after(timeout, cutoff.clone()));
     let checker = builder.spawn_dfs().join();
     let seconds = started.elapsed().as_secs_f64();
-    let complete = options
-        .timeout
-        .is_none_or(|timeout| started.elapsed() < timeout);
+    drop(timer);
+    let complete = !cutoff.cut_short();
     let mut discovered = checker.discoveries();
     let verdicts = Checked::of(def.family)
         .into_iter()
@@ -271,6 +274,22 @@ pub fn check<R: Testable>(def: &'static RecipeDef<R>, config: Config, options: O
         complete,
         verdicts,
     }
+}
+
+/// Stops `cutoff` once `timeout` has passed, unless the returned sender is dropped first (the
+/// search ended).
+fn stop_after(timeout: Duration, cutoff: Cutoff) -> mpsc::Sender<()> {
+    let (done, ended) = mpsc::channel::<()>();
+    if timeout.is_zero() {
+        cutoff.stop();
+        return done;
+    }
+    std::thread::spawn(move || {
+        if ended.recv_timeout(timeout) == Err(mpsc::RecvTimeoutError::Timeout) {
+            cutoff.stop();
+        }
+    });
+    done
 }
 
 /// The shortest path to a discovery of `property`, minimized (a no-op on a true shortest

@@ -25,6 +25,8 @@
 //!   [`Action::Crash`], [`Action::LoseConnection`] (the in-flight request applied or not);
 //!   and [`Action::ExpireOrphan`]: the server expires a session no client uses any more.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use lock::client::Client;
@@ -102,6 +104,36 @@ pub struct LockModel<R: 'static> {
     def: &'static RecipeDef<R>,
     config: Config,
     lock_path: Path,
+    cutoff: Cutoff,
+}
+
+/// Ends a search on time: once `stop` is set, the model keeps every new state out of bounds
+/// (stateright then expands nothing more, on any number of threads) and counts them, so a
+/// search tells whether it was cut short or had finished anyway.
+#[derive(Clone, Debug, Default)]
+pub struct Cutoff {
+    stop: Arc<AtomicBool>,
+    cut: Arc<AtomicUsize>,
+}
+
+impl Cutoff {
+    /// From now on, no new state is explored.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether some state was left unexplored because of [`Cutoff::stop`].
+    pub fn cut_short(&self) -> bool {
+        self.cut.load(Ordering::Relaxed) > 0
+    }
+
+    fn admits(&self) -> bool {
+        let stopped = self.stop.load(Ordering::Relaxed);
+        if stopped {
+            self.cut.fetch_add(1, Ordering::Relaxed);
+        }
+        !stopped
+    }
 }
 
 impl<R: Testable> LockModel<R> {
@@ -111,7 +143,13 @@ impl<R: Testable> LockModel<R> {
             def,
             config,
             lock_path: Path::new(LOCK_PATH).expect("a valid constant path"),
+            cutoff: Cutoff::default(),
         }
+    }
+
+    /// What stops a search of this model on time.
+    pub fn cutoff(&self) -> &Cutoff {
+        &self.cutoff
     }
 
     /// The recipe's row of the recipe table.
@@ -301,6 +339,10 @@ impl<R: Testable> Model for LockModel<R> {
 
     fn properties(&self) -> Vec<Property<Self>> {
         properties::all(self.def.family)
+    }
+
+    fn within_boundary(&self, _: &State<R>) -> bool {
+        self.cutoff.admits()
     }
 
     fn format_action(&self, action: &Action) -> String {

@@ -14,7 +14,7 @@ pub mod timeline;
 pub use herd_free::counts_as_acquired;
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 
 use lock::zk::Path;
 

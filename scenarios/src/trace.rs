@@ -11,7 +11,7 @@ use lock::zk::{OpResult, Path, Request, SessionId, WatchedEvent, Zxid};
 use serde::{Deserialize, Serialize};
 
 use crate::fault::{Fault, ScheduledFault};
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, ScenarioError, parse_json};
 use crate::spec::ModelSpec;
 
 /// Where a trace came from.
@@ -219,4 +219,51 @@ pub struct Trace {
     pub meta: Meta,
     /// What happened, in order.
     pub events: Vec<Event>,
+}
+
+impl Trace {
+    /// Reads a trace file's `text` (named `file` in errors): the JSON, then the order of its
+    /// events, whose times never go backwards (a checker reading a trace whose clock runs
+    /// backwards would judge nonsense). Every mistake is one line naming the file, the JSON
+    /// pointer and what was expected.
+    pub fn from_json(file: &str, text: &str) -> Result<Trace, ScenarioError> {
+        let trace: Trace = parse_json(file, text)?;
+        let backwards = trace
+            .events
+            .windows(2)
+            .position(|pair| pair[1].t < pair[0].t);
+        if let Some(index) = backwards {
+            let (before, at) = (trace.events[index].t, trace.events[index + 1].t);
+            return Err(ScenarioError {
+                file: file.to_owned(),
+                pointer: format!("/events/{}/t", index + 1),
+                message: format!(
+                    "expected a time at or after the previous event's ({before}), found {at}"
+                ),
+            });
+        }
+        Ok(trace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::fixtures::Build;
+
+    #[test]
+    fn a_trace_whose_time_goes_backwards_is_rejected_naming_the_event() {
+        let trace = Build::new().acquire(0).acquired(0, 5).release(0).trace();
+        let text = serde_json::to_string(&trace).unwrap();
+        assert_eq!(Trace::from_json("t.json", &text), Ok(trace.clone()));
+        let mut backwards = trace;
+        backwards.events[2].t = backwards.events[1].t - 1;
+        let text = serde_json::to_string(&backwards).unwrap();
+        let error = Trace::from_json("t.json", &text).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "t.json: /events/2/t: expected a time at or after the previous event's (1000000), \
+             found 999999"
+        );
+    }
 }

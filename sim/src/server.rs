@@ -15,7 +15,7 @@ use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use futures::{FutureExt, StreamExt, select_biased};
 use lock::ids::OpId;
 use lock::zk::tree::{Fired, Tree};
-use lock::zk::{Request, SessionId, Zxid};
+use lock::zk::{OpOk, Request, SessionId, Zxid};
 use madsim::time::{Instant, sleep_until};
 use scenarios::fault::Node;
 use scenarios::trace::{EventKind, ServerSession};
@@ -305,7 +305,10 @@ impl State {
         request: Request,
         out: &mut Vec<Out>,
     ) {
-        let applied = self.tree.apply(session, &request);
+        let mut applied = self.tree.apply(session, &request);
+        if let Ok(OpOk::Children { names }) = &mut applied.result {
+            shuffle(names);
+        }
         let result = applied.result.clone();
         self.record(EventKind::OpApplied {
             session,
@@ -399,5 +402,15 @@ impl State {
 
     fn record_session(&self, session: SessionId, change: ServerSession) {
         self.record(EventKind::ServerSession { session, change });
+    }
+}
+
+/// Puts `names` in an order drawn from the run's seed: ZooKeeper lists children from a hash
+/// set, so a recipe must sort them itself.
+fn shuffle(names: &mut [String]) {
+    use madsim::rand::Rng;
+    let mut rng = madsim::rand::thread_rng();
+    for i in (1..names.len()).rev() {
+        names.swap(i, rng.gen_range(0..=i));
     }
 }

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use scenarios::property::Property;
-use scenarios::scenario::parse_json;
 use scenarios::trace::Trace;
 use serde_json::json;
 use splitbrain::files::{write_atomic, write_json};
@@ -126,7 +125,7 @@ fn rerun_from(path: &Path) -> Result<RunOutcome, Failure> {
             "{file}: expected a readable trace file, found an error: {e}"
         ))
     })?;
-    let trace: Trace = parse_json(&file, &text)?;
+    let trace = Trace::from_json(&file, &text)?;
     let outcome = run::rerun(&trace)
         .map_err(|run::NotRerunnable(why)| Failure(format!("{file}: /meta: {why}")))?;
     outcome.map_err(|e| run_failed(&trace.meta.scenario, trace.meta.seed, &e))

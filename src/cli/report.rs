@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use scenarios::scenario::parse_json;
 use scenarios::trace::Trace;
 use scenarios::verdict::{self, VerdictError};
 
@@ -33,7 +32,7 @@ pub fn run(args: Args) -> Outcome {
             "{file}: expected a readable trace file, found an error: {e}"
         ))
     })?;
-    let trace: Trace = parse_json(&file, &text)?;
+    let trace = Trace::from_json(&file, &text)?;
     let violations = match verdict::violations(&trace) {
         Ok(violations) => violations,
         Err(VerdictError::NoSpec) => match args.catalog.load()?.get(&trace.meta.scenario) {

@@ -320,8 +320,9 @@ impl Tree {
         self.nodes.remove(path);
         let parent_path = path.parent().expect("the root is never removed");
         if let Some(parent) = self.nodes.get_mut(&parent_path) {
+            // ZooKeeper bumps the parent's cversion on child creates only (a delete touches
+            // its pzxid): the next sequence number follows the last create, not the delete.
             parent.children.remove(path.name());
-            parent.stat.cversion += 1;
             parent.stat.pzxid = zxid;
             parent.stat.num_children -= 1;
         }
@@ -396,7 +397,10 @@ impl Tree {
 
     fn get_children(&mut self, session: SessionId, path: &Path, watch: bool) -> OpResult {
         let node = self.nodes.get(path).ok_or(ZkError::NoNode)?;
-        let names = node.children.iter().cloned().collect();
+        // ZooKeeper lists children from a hash set: their order is unspecified. This tree
+        // lists them in reverse name order, so that a recipe that forgets to sort them by
+        // sequence number is wrong everywhere (the simulator shuffles them with the seed).
+        let names = node.children.iter().rev().cloned().collect();
         if watch {
             register(&mut self.child_watches, path, session);
         }
@@ -557,7 +561,44 @@ mod tests {
             "/locks/lock-",
             CreateMode::EphemeralSequential,
         );
-        assert_eq!(created_path(&second), "/locks/lock-0000000002");
+        assert_eq!(
+            created_path(&second),
+            "/locks/lock-0000000001",
+            "a delete does not bump the parent's cversion"
+        );
+        let parent = tree.get(&p("/locks")).unwrap();
+        assert_eq!(parent.stat.cversion, 2, "two creates");
+        assert_eq!(
+            parent.stat.pzxid,
+            Zxid(4),
+            "the last change of the children"
+        );
+    }
+
+    #[test]
+    fn children_are_not_listed_in_sequence_order() {
+        let mut tree = Tree::new();
+        create(&mut tree, A, "/locks", CreateMode::Persistent);
+        for _ in 0..3 {
+            create(
+                &mut tree,
+                A,
+                "/locks/lock-",
+                CreateMode::EphemeralSequential,
+            );
+        }
+        let list = Request::GetChildren {
+            path: p("/locks"),
+            watch: false,
+        };
+        let Ok(OpOk::Children { names }) = tree.apply(A, &list).result else {
+            panic!("children listed")
+        };
+        assert_eq!(
+            names,
+            ["lock-0000000002", "lock-0000000001", "lock-0000000000"],
+            "a recipe must sort them itself"
+        );
     }
 
     #[test]

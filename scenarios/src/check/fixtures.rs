@@ -174,6 +174,14 @@ impl Build {
         self.push(None, EventKind::FaultEnd { fault })
     }
 
+    /// The client's framework gives its session up (LOST).
+    pub fn session_lost(self, client: u16) -> Build {
+        let event = lock::recipe::SessionEvent::Lost {
+            server_confirmed: false,
+        };
+        self.push(Some(client), EventKind::Session { event })
+    }
+
     pub fn connected(self, client: u16, session: u64) -> Build {
         let state = RawState::Connected {
             session: SessionId(session),

@@ -7,27 +7,52 @@
 //! it, or ends because its session was lost (`Failed { SessionLost }`) before one does: a
 //! fault kept it from acting on the wake, which is no sign that it could not acquire (a reader
 //! woken by a writer's release while cut off from the server). Watches fired by a reconnect's
-//! SetWatches (no zxid) and events of other kinds do not count.
+//! SetWatches (no zxid), watches fired for a session its client has given up (after its
+//! `Lost`, before its next `Connected`: the client never hears them, as in the model) and
+//! events of other kinds do not count.
 
 use std::collections::BTreeMap;
 
+use lock::coordination::RawState;
 use lock::ids::ClientSlot;
+use lock::recipe::SessionEvent;
 use lock::recipes::{FailReason, Notice};
-use lock::zk::{EventKind as ZkEventKind, Zxid};
+use lock::zk::{EventKind as ZkEventKind, SessionId, Zxid};
 
 use crate::property::{Property, Violation};
 use crate::trace::{EventKind, Trace};
 
-use super::timeline::{Timeline, session_owners};
+use super::timeline::Timeline;
 use super::{list, when};
 
 /// Every deletion that woke more waiting clients than could then acquire (and more than one).
 pub fn check(trace: &Trace) -> Vec<Violation> {
     let timeline = Timeline::of(trace);
-    let owners = session_owners(trace);
+    // Each client's current session: from its `Connected` until the client gives it up
+    // (`Lost`); a watch fired for a session its client has abandoned wakes nobody.
+    let mut current: BTreeMap<ClientSlot, SessionId> = BTreeMap::new();
     // Per deletion zxid: the waiting clients woken, each with the watch event that woke it.
     let mut woken: BTreeMap<Zxid, BTreeMap<ClientSlot, usize>> = BTreeMap::new();
     for (index, event) in trace.events.iter().enumerate() {
+        match (&event.kind, event.client) {
+            (
+                EventKind::RawSession {
+                    state: RawState::Connected { session, .. },
+                },
+                Some(client),
+            ) => {
+                current.insert(client, *session);
+            }
+            (
+                EventKind::Session {
+                    event: SessionEvent::Lost { .. },
+                },
+                Some(client),
+            ) => {
+                current.remove(&client);
+            }
+            _ => {}
+        }
         let EventKind::WatchFired {
             session,
             event,
@@ -39,7 +64,11 @@ pub fn check(trace: &Trace) -> Vec<Violation> {
         if event.kind != ZkEventKind::NodeDeleted {
             continue;
         }
-        let Some(client) = owners.get(session).copied() else {
+        let Some(client) = current
+            .iter()
+            .find(|(_, s)| *s == session)
+            .map(|(client, _)| *client)
+        else {
             continue;
         };
         if timeline.waiting_at(index).any(|w| w.who.0 == client) {
@@ -189,6 +218,26 @@ mod tests {
             *zxid = None;
         }
         assert_eq!(check(&trace), []);
+    }
+
+    #[test]
+    fn a_watch_of_a_session_its_client_gave_up_wakes_nobody() {
+        // c1 gives its session 11 up (LOST) and waits on a new one, 13; the server still
+        // holds 11 and fires its old watch: c1 never hears it (random-faults-mutex, seed
+        // 195401, was flagged as a herd for it).
+        let trace = waiting_three()
+            .session_lost(1)
+            .connected(1, 13)
+            .acquire(1)
+            .deleted_watch(11, "/lock/a", 20)
+            .deleted_watch(12, "/lock/a", 20)
+            .trace();
+        assert_eq!(check(&trace), []);
+        let heard = waiting_three()
+            .deleted_watch(11, "/lock/a", 20)
+            .deleted_watch(12, "/lock/a", 20)
+            .trace();
+        assert_eq!(check(&heard).len(), 1);
     }
 
     #[test]

@@ -421,3 +421,42 @@ fn a_delayed_link_delivers_in_order_and_late() {
     let end = |trace: &Trace| trace.events.last().expect("events").t;
     assert!(end(&delayed) > end(&plain), "the delayed run takes longer");
 }
+
+/// The children lists `scenario`'s clients received on seed `seed`, in the order received.
+fn listings(scenario: &str, seed: u64) -> Vec<Vec<String>> {
+    let catalog = scenarios::catalog::Catalog::builtin().unwrap();
+    let scenario = catalog.get(scenario).unwrap();
+    let trace = sim::Sim::from_scenario(scenario, seed, scenario.fault_schedule(seed))
+        .run()
+        .unwrap();
+    trace
+        .events
+        .iter()
+        .filter_map(|event| match &event.kind {
+            scenarios::trace::EventKind::Reply {
+                result: Ok(lock::zk::OpOk::Children { names }),
+                ..
+            } => Some(names.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn children_come_in_an_order_drawn_from_the_seed() {
+    let lists: Vec<Vec<String>> = (0..4)
+        .flat_map(|seed| listings("herd-free-mutex", seed))
+        .filter(|names| names.len() >= 3)
+        .collect();
+    let sorted = |names: &Vec<String>| names.windows(2).all(|w| w[0] <= w[1]);
+    let reversed = |names: &Vec<String>| names.windows(2).all(|w| w[0] >= w[1]);
+    assert!(lists.iter().any(|n| !sorted(n)), "some list is not sorted");
+    assert!(
+        lists.iter().any(|n| !reversed(n)),
+        "some list is not reversed"
+    );
+    assert_eq!(
+        listings("herd-free-mutex", 1),
+        listings("herd-free-mutex", 1)
+    );
+}
