@@ -119,3 +119,28 @@ impl Relabel for RawEvent {
         }
     }
 }
+
+/// A session's ordered event stream as an implementation keeps it: the receiving end of the
+/// channel its I/O side feeds, read by [`Coordination::next_event`] (cancel-safe: an event
+/// is taken only when it is returned).
+pub struct EventInbox(std::sync::Mutex<futures::channel::mpsc::UnboundedReceiver<RawEvent>>);
+
+impl EventInbox {
+    /// The inbox reading `events`.
+    pub fn new(events: futures::channel::mpsc::UnboundedReceiver<RawEvent>) -> EventInbox {
+        EventInbox(std::sync::Mutex::new(events))
+    }
+
+    /// The next event; `None` once the channel is closed and empty.
+    pub async fn next(&self) -> Option<RawEvent> {
+        use futures::StreamExt;
+        std::future::poll_fn(|cx| self.0.lock().expect("events lock").poll_next_unpin(cx)).await
+    }
+
+    /// Closes the stream: nothing more arrives, not even what was already queued.
+    pub fn close(&self) {
+        let mut events = self.0.lock().expect("events lock");
+        events.close();
+        while events.try_recv().is_ok() {}
+    }
+}

@@ -2,15 +2,14 @@
 //! through the async driver. It never disconnects or expires; requests apply at once.
 
 use std::collections::BTreeMap;
-use std::future::{Future, poll_fn};
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::StreamExt;
-use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
+use futures::channel::mpsc::{UnboundedSender, unbounded};
 
-use crate::coordination::{Connector, Coordination, RawEvent, RawState};
+use crate::coordination::{Connector, Coordination, EventInbox, RawEvent, RawState};
 use crate::ids::OpId;
 use crate::zk::tree::{Fired, Tree};
 use crate::zk::{Request, SessionId};
@@ -83,7 +82,7 @@ impl Connector for MemoryServer {
         MemorySession {
             session,
             server: self.server.clone(),
-            events: Mutex::new(events_rx),
+            events: EventInbox::new(events_rx),
             sleeper: self.sleeper.clone(),
         }
     }
@@ -93,7 +92,7 @@ impl Connector for MemoryServer {
 pub struct MemorySession {
     session: SessionId,
     server: Arc<Mutex<Server>>,
-    events: Mutex<UnboundedReceiver<RawEvent>>,
+    events: EventInbox,
     sleeper: Sleeper,
 }
 
@@ -113,7 +112,7 @@ impl Coordination for MemorySession {
     }
 
     async fn next_event(&self) -> Option<RawEvent> {
-        poll_fn(|cx| self.events.lock().expect("events lock").poll_next_unpin(cx)).await
+        self.events.next().await
     }
 
     async fn close(&self) {

@@ -87,7 +87,7 @@ use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use futures::channel::oneshot;
 use futures::task::AtomicWaker;
 use futures::{FutureExt, StreamExt};
-use lock::coordination::{Connector, Coordination, RawEvent, RawState};
+use lock::coordination::{Connector, Coordination, EventInbox, RawEvent, RawState};
 use lock::ids::OpId;
 use lock::zk::{
     CreateMode, EventKind, OpOk, OpResult, Path, Request, SessionId, Stat, WatchedEvent,
@@ -162,7 +162,7 @@ enum Command {
 /// One session on a real ZooKeeper. See the module documentation for the ordering contract.
 pub struct RealSession {
     commands: Arc<UnboundedSender<Command>>,
-    events: Mutex<UnboundedReceiver<RawEvent>>,
+    events: EventInbox,
     last_error: Arc<Mutex<Option<String>>>,
 }
 
@@ -195,7 +195,7 @@ impl RealSession {
         }
         RealSession {
             commands: Arc::new(commands_tx),
-            events: Mutex::new(events_rx),
+            events: EventInbox::new(events_rx),
             last_error,
         }
     }
@@ -222,7 +222,7 @@ impl Coordination for RealSession {
     }
 
     async fn next_event(&self) -> Option<RawEvent> {
-        poll_fn(|cx| self.events.lock().expect("events").poll_next_unpin(cx)).await
+        self.events.next().await
     }
 
     async fn close(&self) {
@@ -235,9 +235,7 @@ impl Coordination for RealSession {
             let _ = done_rx.await;
         }
         // Nothing more after a close, not even what was already queued.
-        let mut events = self.events.lock().expect("events");
-        events.close();
-        while events.try_recv().is_ok() {}
+        self.events.close();
     }
 
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send + 'static {

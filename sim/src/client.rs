@@ -23,7 +23,6 @@
 //! last ping went out.
 
 use std::collections::VecDeque;
-use std::future::poll_fn;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -31,7 +30,7 @@ use std::time::Duration;
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use futures::channel::oneshot;
 use futures::{FutureExt, StreamExt, select_biased};
-use lock::coordination::{Connector, Coordination, RawEvent, RawState};
+use lock::coordination::{Connector, Coordination, EventInbox, RawEvent, RawState};
 use lock::ids::OpId;
 use lock::zk::watches::WatchSet;
 use lock::zk::{Request, SessionId, ZkError, Zxid};
@@ -80,7 +79,7 @@ impl Connector for SimConnector {
         madsim::task::spawn(task.run(commands_rx));
         SimSession {
             commands: commands_tx,
-            events: Mutex::new(events_rx),
+            events: EventInbox::new(events_rx),
         }
     }
 }
@@ -88,7 +87,7 @@ impl Connector for SimConnector {
 /// One session handle. See the module documentation.
 pub struct SimSession {
     commands: UnboundedSender<Command>,
-    events: Mutex<UnboundedReceiver<RawEvent>>,
+    events: EventInbox,
 }
 
 enum Command {
@@ -105,7 +104,7 @@ impl Coordination for SimSession {
     }
 
     async fn next_event(&self) -> Option<RawEvent> {
-        poll_fn(|cx| self.events.lock().expect("events lock").poll_next_unpin(cx)).await
+        self.events.next().await
     }
 
     async fn close(&self) {
