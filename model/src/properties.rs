@@ -10,7 +10,7 @@ use scenarios::workload::Phase;
 use serde::Serialize;
 use stateright::{Expectation, Property};
 
-use crate::model::LockModel;
+use crate::model::{Action, LockModel};
 use crate::state::{Link, State};
 use scenarios::recipes::Testable;
 
@@ -26,6 +26,10 @@ pub enum Checked {
     HerdFree,
     /// Once the workloads are done and everything has settled, no lock node is left.
     NoOrphans,
+    /// Nothing can stop short while a client waits: no reachable state has a client waiting
+    /// for the answer to its acquire (start) or release call when only faults could still
+    /// happen.
+    Progress,
     /// No two participants believe they lead at once.
     LeaderUniqueBelief,
     /// The leaders' accesses to the resource are fenced (as `MutualExclusionFenced`).
@@ -50,7 +54,7 @@ pub enum Kind {
 
 impl Checked {
     /// Every property, in the order they are reported.
-    pub const ALL: [Checked; 9] = [
+    pub const ALL: [Checked; 10] = [
         Checked::MutualExclusionBelief,
         Checked::LeaderUniqueBelief,
         Checked::RwExclusion,
@@ -59,12 +63,12 @@ impl Checked {
         Checked::LeaderUniqueFenced,
         Checked::HerdFree,
         Checked::NoOrphans,
+        Checked::Progress,
         Checked::SomeoneAcquires,
     ];
 
     /// The properties checked for recipes of `family`, in [`Checked::ALL`] order: the
-    /// family's shared properties (but `progress`, which the model does not check on paths),
-    /// and `someone_acquires`.
+    /// family's shared properties and `someone_acquires`.
     pub fn of(family: Family) -> Vec<Checked> {
         let shared = family.properties();
         Checked::ALL
@@ -88,6 +92,7 @@ impl Checked {
             Checked::MutualExclusionFenced => Some(Shared::MutualExclusionFenced),
             Checked::HerdFree => Some(Shared::HerdFree),
             Checked::NoOrphans => Some(Shared::NoOrphans),
+            Checked::Progress => Some(Shared::Progress),
             Checked::LeaderUniqueBelief => Some(Shared::LeaderUniqueBelief),
             Checked::LeaderUniqueFenced => Some(Shared::LeaderUniqueFenced),
             Checked::RwExclusion => Some(Shared::RwExclusion),
@@ -128,6 +133,7 @@ impl Checked {
             }
             Checked::HerdFree => !state.herd,
             Checked::NoOrphans => !settled(state) || !has_lock_nodes(model, state),
+            Checked::Progress => !stuck(model, state),
             Checked::SomeoneAcquires => believers(state) >= 1,
         }
     }
@@ -157,6 +163,32 @@ fn settled<R: Testable>(state: &State<R>) -> bool {
             && peer.client.framework().pending_requests() == 0
     });
     quiet && state.live.iter().all(|&s| state.attached(s).is_some())
+}
+
+/// A client waits for the answer to a call (an acquire or start, a release or close) and
+/// nothing but a fault can happen any more: no event to handle, no request to apply, no
+/// timer or workload step pending, no orphaned session for the server to expire. The path to
+/// such a state is a waiter left waiting forever (DESIGN's `progress`, on a path).
+fn stuck<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
+    let waiting = state.peers.iter().any(|peer| {
+        matches!(
+            peer.workload.phase(),
+            Phase::Acquiring { .. } | Phase::Ending { .. }
+        )
+    });
+    waiting && quiescent(model, state)
+}
+
+/// Nothing but a fault can happen any more in `state`: the run has come to its end.
+pub fn quiescent<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
+    let mut actions = Vec::new();
+    model.enabled(state, &mut actions);
+    actions.iter().all(|action| {
+        matches!(
+            action,
+            Action::Expire(_) | Action::Crash(_) | Action::LoseConnection { .. }
+        )
+    })
 }
 
 /// Whether a lock node is left: any node below the lock path but the containers a recipe
@@ -190,6 +222,7 @@ fn property<R: Testable>(checked: Checked) -> Property<LockModel<R>> {
         Checked::LeaseBound => property!(Always, Checked::LeaseBound),
         Checked::HerdFree => property!(Always, Checked::HerdFree),
         Checked::NoOrphans => property!(Always, Checked::NoOrphans),
+        Checked::Progress => property!(Always, Checked::Progress),
         Checked::SomeoneAcquires => property!(Sometimes, Checked::SomeoneAcquires),
     }
 }

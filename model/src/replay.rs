@@ -5,9 +5,10 @@ use std::fmt;
 
 use lock::ids::ClientSlot;
 use scenarios::fault::ScheduledFault;
-use scenarios::trace::{Event, EventKind, Meta, Source, Trace};
+use scenarios::trace::{Event, EventKind, Meta, SnapshotNode, Source, Trace};
 
 use crate::model::{Action, LockModel, Recorder, Silent};
+use crate::properties::quiescent;
 use crate::state::State;
 use scenarios::recipes::Testable;
 
@@ -182,6 +183,17 @@ pub fn trace<R: Testable>(
     for (step, &action) in actions.iter().enumerate() {
         rec.t = step as u64 + 1;
         state = take(model, &state, action, step, &mut rec)?;
+    }
+    if quiescent(model, &state) {
+        // The run ends here: nothing but a fault can happen any more. The tree as it is
+        // left says so, as a simulated run's last snapshot does (`progress` reads it).
+        let nodes = (state.tree.nodes())
+            .map(|(path, node)| SnapshotNode {
+                path: path.clone(),
+                ephemeral_owner: node.stat.ephemeral_owner,
+            })
+            .collect();
+        rec.record(None, || EventKind::TreeSnapshot { nodes });
     }
     let events = rec.events;
     let config = model.config();

@@ -493,7 +493,8 @@ fn the_json_summary_has_the_agreed_shape() {
     assert_eq!(belief["met"], true);
     assert_eq!(belief["counterexample_steps"], 7);
     assert_eq!(belief["report"], "mutual_exclusion_belief.report.html");
-    assert_eq!(json["properties"][4]["kind"], "sometimes");
+    assert_eq!(json["properties"][4]["name"], "progress");
+    assert_eq!(json["properties"][5]["kind"], "sometimes");
     assert_eq!(json["all_met"], true);
 }
 

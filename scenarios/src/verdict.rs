@@ -13,7 +13,7 @@ use crate::property::{Property, Violation};
 use crate::recipes::RecipeKind;
 use crate::scenario::Scenario;
 use crate::spec::{ModelSpec, model_lock_path};
-use crate::trace::{Source, Trace};
+use crate::trace::{EventKind, Source, Trace};
 
 /// Why a trace's verdicts cannot be computed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,15 +60,64 @@ pub fn violations_of_scenario(trace: &Trace, scenario: &Scenario) -> Vec<Violati
 }
 
 /// The violations of `trace`, a path of the model of `recipe` under `spec`. A path is judged
-/// in steps, not time: a waiter still waiting at its end is no `progress` violation.
+/// in steps, not time: a waiter still waiting at its end is a `progress` violation only when
+/// the path ends where nothing but a fault can happen any more (the model then records the
+/// tree as it is left, as a simulated run does at its end).
 pub fn violations_of_model(trace: &Trace, recipe: RecipeKind, spec: &ModelSpec) -> Vec<Violation> {
+    let last = trace.events.last();
+    let ended = last.is_some_and(|e| matches!(e.kind, EventKind::TreeSnapshot { .. }));
+    let (horizon, progress_grace) = match last {
+        Some(last) if ended => (last.t, 0),
+        _ => (0, u64::MAX),
+    };
     let cx = Context {
         lock_path: model_lock_path(),
-        horizon: 0,
-        progress_grace: u64::MAX,
+        horizon,
+        progress_grace,
         max_leases: spec.settings.max_leases,
     };
     debug_assert_eq!(trace.meta.source, Source::Model);
     let properties: Vec<Property> = recipe.properties().to_vec();
     check::check_all(trace, &properties, &cx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::fixtures::Build;
+    use crate::trace::SnapshotNode;
+
+    /// A model path on which c1 waits at the end, with the run's end recorded or not.
+    fn waiting_path(ended: bool) -> Trace {
+        let mut build = Build::new().acquire(0).acquired(0, 5).acquire(1);
+        if ended {
+            let nodes: Vec<SnapshotNode> = Vec::new();
+            build = build.push(None, EventKind::TreeSnapshot { nodes });
+        }
+        let mut trace = build.trace();
+        trace.meta.source = Source::Model;
+        for (step, event) in trace.events.iter_mut().enumerate() {
+            event.t = step as u64;
+        }
+        trace
+    }
+
+    #[test]
+    fn a_model_path_that_ends_with_a_waiter_is_no_progress_only_where_the_run_ended() {
+        let spec = ModelSpec::new(2);
+        let judged = |trace: &Trace| {
+            violations_of_model(trace, RecipeKind::Mutex, &spec)
+                .into_iter()
+                .filter(|v| v.property == Property::Progress)
+                .count()
+        };
+        assert_eq!(judged(&waiting_path(false)), 0, "a path cut short");
+        let ended = waiting_path(true);
+        assert_eq!(judged(&ended), 1, "nothing more could happen");
+        let message = &violations_of_model(&ended, RecipeKind::Mutex, &spec)[0].message;
+        assert!(
+            message.contains("when nothing but a fault could happen"),
+            "{message}"
+        );
+    }
 }

@@ -3,11 +3,11 @@
 //! since the faults healed (or since it began waiting, if later), is a violation.
 
 use crate::property::{Property, Violation};
-use crate::trace::Trace;
+use crate::trace::{Source, Trace};
 
 use super::Context;
-use super::ms;
 use super::timeline::{Timeline, healed_at};
+use super::{ms, when};
 
 /// Every waiter stuck at the horizon.
 pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
@@ -26,13 +26,21 @@ pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
             let stuck_from = since.max(healed_t);
             (stuck_from.saturating_add(cx.progress_grace) <= horizon).then(|| {
                 let client = wait.who.0;
-                let message = format!(
-                    "{client} began waiting for the lock at {} and was still waiting at the \
-                     horizon ({}), {} after the last fault healed",
-                    ms(since),
-                    ms(horizon),
-                    ms(horizon - healed_t.min(horizon))
-                );
+                let message = match trace.meta.source {
+                    Source::Model => format!(
+                        "{client} began waiting for the lock at {} and was still waiting when \
+                         nothing but a fault could happen any more ({})",
+                        when(trace, since),
+                        when(trace, horizon),
+                    ),
+                    Source::Sim | Source::Real => format!(
+                        "{client} began waiting for the lock at {} and was still waiting at the \
+                         horizon ({}), {} after the last fault healed",
+                        ms(since),
+                        ms(horizon),
+                        ms(horizon - healed_t.min(horizon))
+                    ),
+                };
                 Violation {
                     property: Property::Progress,
                     at: since,
