@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use lock::client::ClientInput;
 use lock::coordination::{RawEvent, RawState};
+use lock::driver::Observed;
 use lock::fencing::Token;
 use lock::ids::{ClientSlot, OpId, Owner, TimerId};
 use lock::recipe::Effect;
@@ -14,7 +15,7 @@ use lock::zk::tree::Fired;
 use lock::zk::{EventKind as ZkEvent, OpResult, SessionId, ZkError, Zxid};
 use scenarios::check::counts_as_acquired;
 use scenarios::fault::{Fault, Node};
-use scenarios::trace::{EventKind, ServerSession};
+use scenarios::trace::{EventKind, ServerSession, client_event};
 use scenarios::workload::{Phase, WorkEffect, WorkInput, WorkTimer};
 
 use crate::model::{LockModel, Recorder, SESSION_TIMEOUT};
@@ -126,22 +127,13 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     }
 
     fn call(&mut self, slot: ClientSlot, call: Call) {
-        self.rec.record(Some(slot), || EventKind::Call { call });
+        self.observed(slot, Observed::Call(&call));
         self.feed(slot, ClientInput::Call(call));
     }
 
     pub(crate) fn deliver(&mut self, slot: ClientSlot) -> Option<()> {
         let event = self.handle_mut(slot)?.events.pop_front()?;
-        self.rec.record(Some(slot), || match &event {
-            RawEvent::Reply { op, result } => EventKind::Reply {
-                op: *op,
-                result: result.clone(),
-            },
-            RawEvent::Watch { event } => EventKind::WatchDelivered {
-                event: event.clone(),
-            },
-            RawEvent::State { state } => EventKind::RawSession { state: *state },
-        });
+        self.observed(slot, Observed::Event(&event));
         self.feed(slot, ClientInput::Event(event));
         Some(())
     }
@@ -173,10 +165,11 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     fn effect(&mut self, slot: ClientSlot, effect: Effect<Notice>, notices: &mut Vec<Notice>) {
         match effect {
             Effect::Op { op, request } => {
-                self.rec.record(Some(slot), || EventKind::OpSent {
+                let sent = Observed::OpSent {
                     op,
-                    request: request.clone(),
-                });
+                    request: &request,
+                };
+                self.observed(slot, sent);
                 if let Some(handle) = self.handle_mut(slot) {
                     handle.requests.push_back((op, request));
                 }
@@ -194,12 +187,20 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
                 self.state.peer_mut(slot).incarnation += 1;
                 self.open_session(slot);
             }
-            Effect::Session(event) => self.rec.record(Some(slot), || EventKind::Session { event }),
+            Effect::Session(event) => self.observed(slot, Observed::Session(event)),
             Effect::Notify(notice) => {
-                self.rec.record(Some(slot), || EventKind::Notice { notice });
+                self.observed(slot, Observed::Notice(&notice));
                 notices.push(notice);
             }
         }
+    }
+
+    /// Records what client `slot` observed, as the simulator's and the real executor's
+    /// driver observers do ([`client_event`]).
+    fn observed(&mut self, slot: ClientSlot, observed: Observed<'_, R>) {
+        self.rec.record(Some(slot), || {
+            client_event(observed).expect("the model records no session handle events")
+        });
     }
 
     /// The workload hears `notice`; the client's belief follows it (a grant while the

@@ -2,9 +2,11 @@
 //! wall-clock time in it. The simulator, the model checker and real runs all write it;
 //! checkers and reports read nothing else.
 
-use lock::coordination::RawState;
+use lock::coordination::{RawEvent, RawState};
+use lock::driver::Observed;
 use lock::fencing::Token;
 use lock::ids::{ClientSlot, OpId, Owner};
+use lock::recipe::Recipe;
 use lock::recipe::SessionEvent;
 use lock::recipes::{Call, Notice};
 use lock::zk::{OpResult, Path, Request, SessionId, WatchedEvent, Zxid};
@@ -219,6 +221,32 @@ pub struct Trace {
     pub meta: Meta,
     /// What happened, in order.
     pub events: Vec<Event>,
+}
+
+/// The trace event of what a client's executor observed (the one mapping the simulator's
+/// recorder, the model and the real executor share); `None` for the opening and closing of a
+/// session handle, which the raw `Connected` that follows (or the server's side) tells.
+pub fn client_event<R: Recipe<Call = Call, Notice = Notice>>(
+    observed: Observed<'_, R>,
+) -> Option<EventKind> {
+    Some(match observed {
+        Observed::SessionOpened | Observed::SessionClosed => return None,
+        Observed::Call(call) => EventKind::Call { call: *call },
+        Observed::OpSent { op, request } => EventKind::OpSent {
+            op,
+            request: request.clone(),
+        },
+        Observed::Event(RawEvent::Reply { op, result }) => EventKind::Reply {
+            op: *op,
+            result: result.clone(),
+        },
+        Observed::Event(RawEvent::Watch { event }) => EventKind::WatchDelivered {
+            event: event.clone(),
+        },
+        Observed::Event(RawEvent::State { state }) => EventKind::RawSession { state: *state },
+        Observed::Session(event) => EventKind::Session { event },
+        Observed::Notice(notice) => EventKind::Notice { notice: *notice },
+    })
 }
 
 impl Trace {

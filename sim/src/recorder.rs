@@ -3,13 +3,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use lock::coordination::RawEvent;
 use lock::driver::{Observed, Observer};
 use lock::ids::ClientSlot;
 use lock::recipe::Recipe;
 use lock::recipes::{Call, Notice};
 use madsim::time::Instant;
-use scenarios::trace::{Event, EventKind};
+use scenarios::trace::{Event, EventKind, client_event};
 
 /// Collects trace events, stamped with simulated nanoseconds since the run started. Cheap to
 /// clone; all clones append to one list.
@@ -66,25 +65,8 @@ impl TraceObserver {
 
 impl<R: Recipe<Call = Call, Notice = Notice>> Observer<R> for TraceObserver {
     fn observe(&mut self, observed: Observed<'_, R>) {
-        let kind = match observed {
-            // The raw `Connected` that follows says which session it is.
-            Observed::SessionOpened | Observed::SessionClosed => return,
-            Observed::Call(call) => EventKind::Call { call: *call },
-            Observed::OpSent { op, request } => EventKind::OpSent {
-                op,
-                request: request.clone(),
-            },
-            Observed::Event(RawEvent::Reply { op, result }) => EventKind::Reply {
-                op: *op,
-                result: result.clone(),
-            },
-            Observed::Event(RawEvent::Watch { event }) => EventKind::WatchDelivered {
-                event: event.clone(),
-            },
-            Observed::Event(RawEvent::State { state }) => EventKind::RawSession { state: *state },
-            Observed::Session(event) => EventKind::Session { event },
-            Observed::Notice(notice) => EventKind::Notice { notice: *notice },
-        };
-        self.recorder.record(Some(self.client), kind);
+        if let Some(kind) = client_event(observed) {
+            self.recorder.record(Some(self.client), kind);
+        }
     }
 }
