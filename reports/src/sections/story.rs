@@ -164,7 +164,16 @@ fn violation_end(run: &Run, v: &Violation) -> Option<Line> {
             lane: Lane::Server,
             tone: Tone::Bad,
             event: None,
-            text: format!("The overlap ends after {}.", run.clock.duration(length)),
+            text: match v.property {
+                Property::Progress => format!(
+                    "The run ends, {} later, with the waiter still waiting.",
+                    run.clock.duration(length)
+                ),
+                _ if verdict::is_overlap(v.property) => {
+                    format!("The overlap ends after {}.", run.clock.duration(length))
+                }
+                _ => format!("The violation ends after {}.", run.clock.duration(length)),
+            },
         }
         .with_lane_of(v),
     )
