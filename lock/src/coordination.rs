@@ -144,3 +144,15 @@ impl EventInbox {
         while events.try_recv().is_ok() {}
     }
 }
+
+/// Asks an implementation's I/O side to close its session: sends the command `close` makes
+/// around a completion signal, then waits for the signal (at once if the I/O side is gone).
+pub async fn close_and_wait<C>(
+    commands: &futures::channel::mpsc::UnboundedSender<C>,
+    close: impl FnOnce(futures::channel::oneshot::Sender<()>) -> C,
+) {
+    let (done, closed) = futures::channel::oneshot::channel();
+    if commands.unbounded_send(close(done)).is_ok() {
+        let _ = closed.await;
+    }
+}

@@ -87,7 +87,7 @@ use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use futures::channel::oneshot;
 use futures::task::AtomicWaker;
 use futures::{FutureExt, StreamExt};
-use lock::coordination::{Connector, Coordination, EventInbox, RawEvent, RawState};
+use lock::coordination::{Connector, Coordination, EventInbox, RawEvent, RawState, close_and_wait};
 use lock::ids::OpId;
 use lock::zk::{
     CreateMode, EventKind, OpOk, OpResult, Path, Request, SessionId, Stat, WatchedEvent,
@@ -226,14 +226,7 @@ impl Coordination for RealSession {
     }
 
     async fn close(&self) {
-        let (done_tx, done_rx) = oneshot::channel();
-        if self
-            .commands
-            .unbounded_send(Command::Close(done_tx))
-            .is_ok()
-        {
-            let _ = done_rx.await;
-        }
+        close_and_wait(&self.commands, Command::Close).await;
         // Nothing more after a close, not even what was already queued.
         self.events.close();
     }

@@ -30,7 +30,7 @@ use std::time::Duration;
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use futures::channel::oneshot;
 use futures::{FutureExt, StreamExt, select_biased};
-use lock::coordination::{Connector, Coordination, EventInbox, RawEvent, RawState};
+use lock::coordination::{Connector, Coordination, EventInbox, RawEvent, RawState, close_and_wait};
 use lock::ids::OpId;
 use lock::zk::watches::WatchSet;
 use lock::zk::{Request, SessionId, ZkError, Zxid};
@@ -108,14 +108,7 @@ impl Coordination for SimSession {
     }
 
     async fn close(&self) {
-        let (done_tx, done_rx) = oneshot::channel();
-        if self
-            .commands
-            .unbounded_send(Command::Close(done_tx))
-            .is_ok()
-        {
-            let _ = done_rx.await;
-        }
+        close_and_wait(&self.commands, Command::Close).await;
     }
 
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send + 'static {
