@@ -5,7 +5,7 @@ use std::fmt;
 
 use lock::ids::ClientSlot;
 use scenarios::fault::ScheduledFault;
-use scenarios::trace::{Event, EventKind, Meta, SnapshotNode, Source, Trace};
+use scenarios::trace::{Event, EventKind, Meta, Source, Trace};
 
 use crate::model::{Action, LockModel, Recorder, Silent};
 use crate::properties::quiescent;
@@ -187,13 +187,7 @@ pub fn trace<R: Testable>(
     if quiescent(model, &state) {
         // The run ends here: nothing but a fault can happen any more. The tree as it is
         // left says so, as a simulated run's last snapshot does (`progress` reads it).
-        let nodes = (state.tree.nodes())
-            .map(|(path, node)| SnapshotNode {
-                path: path.clone(),
-                ephemeral_owner: node.stat.ephemeral_owner,
-            })
-            .collect();
-        rec.record(None, || EventKind::TreeSnapshot { nodes });
+        rec.record(None, || EventKind::tree_snapshot(&state.tree));
     }
     let events = rec.events;
     let config = model.config();

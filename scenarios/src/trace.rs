@@ -9,6 +9,7 @@ use lock::ids::{ClientSlot, OpId, Owner};
 use lock::recipe::Recipe;
 use lock::recipe::SessionEvent;
 use lock::recipes::{Call, Notice};
+use lock::zk::tree::Tree;
 use lock::zk::{OpResult, Path, Request, SessionId, WatchedEvent, Zxid};
 use serde::{Deserialize, Serialize};
 
@@ -202,6 +203,20 @@ pub enum EventKind {
         /// Every node but the root, in path order.
         nodes: Vec<SnapshotNode>,
     },
+}
+
+impl EventKind {
+    /// The [`EventKind::TreeSnapshot`] of `tree` as it stands: how a simulated run ends, and a
+    /// model path that ends where nothing but a fault can happen.
+    pub fn tree_snapshot(tree: &Tree) -> EventKind {
+        let nodes = (tree.nodes())
+            .map(|(path, node)| SnapshotNode {
+                path: path.clone(),
+                ephemeral_owner: node.stat.ephemeral_owner,
+            })
+            .collect();
+        EventKind::TreeSnapshot { nodes }
+    }
 }
 
 /// One node of a [`EventKind::TreeSnapshot`].

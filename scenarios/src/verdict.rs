@@ -9,7 +9,7 @@
 use std::fmt;
 
 use crate::check::{self, Context};
-use crate::property::{Property, Violation};
+use crate::property::Violation;
 use crate::recipes::RecipeKind;
 use crate::scenario::Scenario;
 use crate::spec::{ModelSpec, model_lock_path};
@@ -77,14 +77,14 @@ pub fn violations_of_model(trace: &Trace, recipe: RecipeKind, spec: &ModelSpec) 
         max_leases: spec.settings.max_leases,
     };
     debug_assert_eq!(trace.meta.source, Source::Model);
-    let properties: Vec<Property> = recipe.properties().to_vec();
-    check::check_all(trace, &properties, &cx)
+    check::check_all(trace, recipe.properties(), &cx)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::check::fixtures::Build;
+    use crate::property::Property;
     use crate::trace::SnapshotNode;
 
     /// A model path on which c1 waits at the end, with the run's end recorded or not.

@@ -14,7 +14,7 @@ use lock::ids::ClientSlot;
 use madsim::runtime::{Handle, Runtime};
 use madsim::time::{Instant, sleep, sleep_until};
 use scenarios::fault::{Fault, Node, ScheduledFault};
-use scenarios::trace::{EventKind, Meta, SnapshotNode, Source, Trace};
+use scenarios::trace::{EventKind, Meta, Source, Trace};
 use serde::Serialize;
 
 use crate::faults::Injector;
@@ -334,13 +334,7 @@ impl Sim {
             () = settled.fuse() => {},
             () = sleep_until(horizon).fuse() => {},
         }
-        let nodes = (server.tree().nodes())
-            .map(|(path, node)| SnapshotNode {
-                path: path.clone(),
-                ephemeral_owner: node.stat.ephemeral_owner,
-            })
-            .collect();
-        recorder.record(None, EventKind::TreeSnapshot { nodes });
+        recorder.record(None, EventKind::tree_snapshot(&server.tree()));
         let events = recorder.take_events();
         // Tasks still waiting at the horizon hold one another (and the runtime's handle) in
         // cycles that dropping the runtime cannot break: cancel them so that the runtime
