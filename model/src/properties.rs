@@ -11,7 +11,7 @@ use serde::Serialize;
 use stateright::{Expectation, Property};
 
 use crate::model::{Action, LockModel};
-use crate::state::{Link, State};
+use crate::state::State;
 use scenarios::recipes::Testable;
 
 /// A property the model checks.
@@ -132,7 +132,7 @@ impl Checked {
                 !resource.out_of_order && resource.counter.value() == resource.accepted_writes
             }
             Checked::HerdFree => !state.herd,
-            Checked::NoOrphans => !settled(state) || !has_lock_nodes(model, state),
+            Checked::NoOrphans => !settled(model, state) || !has_lock_nodes(model, state),
             Checked::Progress => !stuck(model, state),
             Checked::SomeoneAcquires => believers(state) >= 1,
         }
@@ -149,20 +149,13 @@ fn believers<R>(state: &State<R>) -> usize {
     state.peers.iter().filter(|p| p.believes).count()
 }
 
-/// Every workload is done and nothing is left to happen but faults: no request, event or
-/// timer pending, no request waiting in a framework layer, every live session in use.
-fn settled<R: Testable>(state: &State<R>) -> bool {
-    let quiet = state.peers.iter().all(|peer| {
-        let idle = peer.workload.phase() == Phase::Done;
-        let handle_quiet = peer
-            .handle
-            .as_ref()
-            .is_some_and(|h| h.link == Link::Up && h.requests.is_empty() && h.events.is_empty());
-        idle && handle_quiet
-            && peer.timers.is_empty()
-            && peer.client.framework().pending_requests() == 0
-    });
-    quiet && state.live.iter().all(|&s| state.attached(s).is_some())
+/// Every workload is done and the run has come to its end (see [`quiescent`]).
+fn settled<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
+    let done = state
+        .peers
+        .iter()
+        .all(|p| p.workload.phase() == Phase::Done);
+    done && quiescent(model, state)
 }
 
 /// A client waits for the answer to a call (an acquire or start, a release or close) and
