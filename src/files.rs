@@ -4,6 +4,9 @@
 use std::io;
 use std::path::Path;
 
+use scenarios::property::Violation;
+use scenarios::trace::Trace;
+
 pub use reports::write_atomic;
 
 /// Writes `value` as pretty JSON with a final newline, atomically.
@@ -11,6 +14,26 @@ pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> io::Result<()>
     let mut text = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
     text.push(b'\n');
     write_atomic(path, &text)
+}
+
+/// Writes `trace` to `trace_file` and its HTML report, explained by `violations` (with
+/// `rerun` as the command that reruns it, if splitbrain's own cannot), to `report_file`, each
+/// atomically; the error is one line naming the file.
+pub fn write_trace_and_report(
+    trace: &Trace,
+    violations: &[Violation],
+    (trace_file, report_file): (&Path, &Path),
+    rerun: Option<String>,
+) -> Result<(), String> {
+    write_json(trace_file, trace)
+        .map_err(|e| format!("{}: cannot write the trace: {e}", trace_file.display()))?;
+    let options = reports::ReportOptions {
+        trace_file: Some(trace_file.display().to_string()),
+        rerun,
+    };
+    let html = reports::render(trace, violations, &options);
+    write_atomic(report_file, html.as_bytes())
+        .map_err(|e| format!("{}: cannot write the report: {e}", report_file.display()))
 }
 
 #[cfg(test)]

@@ -220,7 +220,7 @@ pub fn trace<R: Testable>(
         seed: 0,
         source: Source::Model,
         build: format!("splitbrain-model {}", env!("CARGO_PKG_VERSION")),
-        recipe: model.def().name.to_owned(),
+        recipe: scenarios::recipe_ref::RecipeRef::of(model.def()),
         clients: config.clients,
         settings,
         fault_schedule,

@@ -259,7 +259,7 @@ fn the_counterexample_becomes_a_trace_and_replays_by_index() {
     assert_eq!(actions_from_indices(&model, &indices).unwrap(), path);
     let trace = trace(&model, &path, "split brain").unwrap();
     assert_eq!(trace.meta.source, Source::Model);
-    assert_eq!(trace.meta.recipe, "mutex");
+    assert_eq!(trace.meta.recipe.name(), "mutex");
     assert_eq!(trace.meta.settings["path"], indices.as_str());
     let acquired: Vec<_> = trace
         .events

@@ -43,6 +43,9 @@ pub struct ReportOptions {
     /// The trace file as the user should type it in `splitbrain replay --from <trace>`;
     /// `trace.json` is shown when it is not known.
     pub trace_file: Option<String>,
+    /// The command that reruns the run, for a trace of a user's recipe (which splitbrain's
+    /// own commands cannot rerun): the test that found it, as `splitbrain::testing` prints it.
+    pub rerun: Option<String>,
 }
 
 /// Renders one report: `trace`, explained with the `violations` the checkers found in it

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod check;
 pub mod fault;
 pub mod property;
+pub mod recipe_ref;
 pub mod recipes;
 pub mod rng;
 pub mod scenario;

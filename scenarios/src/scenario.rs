@@ -45,6 +45,7 @@ use crate::property::{Expectation, Property};
 use crate::rng::SplitMix64;
 use crate::usage::RecipeSettings;
 
+pub use crate::recipe_ref::RecipeRef;
 pub use crate::recipes::RecipeKind;
 
 pub use parse::{ScenarioError, parse_json};
@@ -60,8 +61,9 @@ pub struct Scenario {
     pub name: String,
     /// One line saying what the scenario shows.
     pub description: String,
-    /// The recipe every client runs.
-    pub recipe: RecipeKind,
+    /// The recipe every client runs: a name of the table, or a user's recipe with its family
+    /// ([`RecipeRef`]).
+    pub recipe: RecipeRef,
     /// Settings of the recipe (`max_leases` of a semaphore, `writers` of a read-write lock).
     #[serde(default, skip_serializing_if = "RecipeSettings::is_default")]
     pub recipe_settings: RecipeSettings,

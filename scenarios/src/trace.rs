@@ -14,6 +14,7 @@ use lock::zk::{OpResult, Path, Request, SessionId, WatchedEvent, Zxid};
 use serde::{Deserialize, Serialize};
 
 use crate::fault::{Fault, ScheduledFault};
+use crate::recipe_ref::RecipeRef;
 use crate::scenario::{Scenario, ScenarioError, parse_json};
 use crate::spec::ModelSpec;
 
@@ -40,8 +41,9 @@ pub struct Meta {
     pub source: Source,
     /// The splitbrain version and build that produced it.
     pub build: String,
-    /// The recipe's kebab-case name (`mutex`, `naive-herd-mutex`, ...).
-    pub recipe: String,
+    /// The recipe: its kebab-case name (`mutex`, `naive-herd-mutex`, ...), with its family
+    /// when it is a user's own ([`RecipeRef`]).
+    pub recipe: RecipeRef,
     /// Number of clients.
     pub clients: u16,
     /// Whatever else the producer needs to rerun the trace exactly (scenario settings).

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use crate::property::Property;
 
 /// The families of recipes, by how a workload uses them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Family {
     /// An exclusive lock: acquire, read and write the resource, release.
     Lock,

@@ -10,7 +10,7 @@ use std::fmt;
 
 use crate::check::{self, Context};
 use crate::property::Violation;
-use crate::recipes::RecipeKind;
+use crate::recipe_ref::RecipeRef;
 use crate::scenario::Scenario;
 use crate::spec::{ModelSpec, model_lock_path};
 use crate::trace::{EventKind, Source, Trace};
@@ -20,8 +20,6 @@ use crate::trace::{EventKind, Source, Trace};
 pub enum VerdictError {
     /// The trace records neither a scenario nor a model configuration.
     NoSpec,
-    /// `meta.recipe` names no recipe of the table.
-    UnknownRecipe(String),
 }
 
 impl fmt::Display for VerdictError {
@@ -30,7 +28,6 @@ impl fmt::Display for VerdictError {
             VerdictError::NoSpec => f.write_str(
                 "meta: expected the run spec (meta.scenario_spec or meta.model_spec), found neither",
             ),
-            VerdictError::UnknownRecipe(error) => write!(f, "meta.recipe: {error}"),
         }
     }
 }
@@ -44,12 +41,7 @@ pub fn violations(trace: &Trace) -> Result<Vec<Violation>, VerdictError> {
         return Ok(violations_of_scenario(trace, scenario));
     }
     let spec = trace.meta.model_spec.as_ref().ok_or(VerdictError::NoSpec)?;
-    let recipe: RecipeKind = trace
-        .meta
-        .recipe
-        .parse()
-        .map_err(VerdictError::UnknownRecipe)?;
-    Ok(violations_of_model(trace, recipe, spec))
+    Ok(violations_of_model(trace, &trace.meta.recipe, spec))
 }
 
 /// The violations of `trace`, a run of `scenario` (recorded by the simulator or a real
@@ -63,7 +55,7 @@ pub fn violations_of_scenario(trace: &Trace, scenario: &Scenario) -> Vec<Violati
 /// in steps, not time: a waiter still waiting at its end is a `progress` violation only when
 /// the path ends where nothing but a fault can happen any more (the model then records the
 /// tree as it is left, as a simulated run does at its end).
-pub fn violations_of_model(trace: &Trace, recipe: RecipeKind, spec: &ModelSpec) -> Vec<Violation> {
+pub fn violations_of_model(trace: &Trace, recipe: &RecipeRef, spec: &ModelSpec) -> Vec<Violation> {
     let last = trace.events.last();
     let ended = last.is_some_and(|e| matches!(e.kind, EventKind::TreeSnapshot { .. }));
     let (horizon, progress_grace) = match last {
@@ -85,6 +77,7 @@ mod tests {
     use super::*;
     use crate::check::fixtures::Build;
     use crate::property::Property;
+    use crate::recipes::RecipeKind;
     use crate::trace::SnapshotNode;
 
     /// A model path on which c1 waits at the end, with the run's end recorded or not.
@@ -106,7 +99,7 @@ mod tests {
     fn a_model_path_that_ends_with_a_waiter_is_no_progress_only_where_the_run_ended() {
         let spec = ModelSpec::new(2);
         let judged = |trace: &Trace| {
-            violations_of_model(trace, RecipeKind::Mutex, &spec)
+            violations_of_model(trace, &RecipeKind::Mutex.into(), &spec)
                 .into_iter()
                 .filter(|v| v.property == Property::Progress)
                 .count()
@@ -114,7 +107,7 @@ mod tests {
         assert_eq!(judged(&waiting_path(false)), 0, "a path cut short");
         let ended = waiting_path(true);
         assert_eq!(judged(&ended), 1, "nothing more could happen");
-        let message = &violations_of_model(&ended, RecipeKind::Mutex, &spec)[0].message;
+        let message = &violations_of_model(&ended, &RecipeKind::Mutex.into(), &spec)[0].message;
         assert!(
             message.contains("when nothing but a fault could happen"),
             "{message}"

@@ -18,10 +18,12 @@ pub mod client;
 mod faults;
 pub mod links;
 pub mod recorder;
+mod registry;
 mod run;
 pub mod server;
 mod settings;
 pub mod wire;
 mod workload;
 
+pub use registry::{RegisterError, is_registered, register};
 pub use run::{Sim, SimError};

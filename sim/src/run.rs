@@ -25,6 +25,7 @@ use crate::settings::tick;
 use crate::wire::node_ip;
 use crate::workload::ClientNode;
 use lock::zk::Path;
+use scenarios::recipe_ref::RecipeRef;
 use scenarios::scenario::{RecipeKind, Scenario, ServerSettings, Span, Workload};
 use scenarios::usage::RecipeSettings;
 
@@ -37,7 +38,7 @@ pub struct Sim {
     seed: u64,
     server: ServerSettings,
     clients: u16,
-    recipe: RecipeKind,
+    recipe: RecipeRef,
     recipe_settings: RecipeSettings,
     lock_path: Path,
     workload: Workload,
@@ -76,7 +77,7 @@ impl Sim {
             seed: 0,
             server: ServerSettings::default(),
             clients: 2,
-            recipe: RecipeKind::Mutex,
+            recipe: RecipeKind::Mutex.into(),
             recipe_settings: RecipeSettings::default(),
             lock_path: Path::new("/locks/splitbrain").expect("a valid path"),
             workload: Workload {
@@ -103,7 +104,7 @@ impl Sim {
             seed,
             server: scenario.server,
             clients: scenario.clients,
-            recipe: scenario.recipe,
+            recipe: scenario.recipe.clone(),
             recipe_settings: scenario.recipe_settings,
             lock_path: scenario.lock_path.clone(),
             workload: scenario.workload.clone(),
@@ -132,9 +133,10 @@ impl Sim {
         self
     }
 
-    /// The recipe every client runs.
-    pub fn recipe(mut self, recipe: RecipeKind) -> Sim {
-        self.recipe = recipe;
+    /// The recipe every client runs: a row of the table (`RecipeKind`), or a user's recipe
+    /// (`RecipeRef::of(&DEF)`) registered with [`crate::register`].
+    pub fn recipe(mut self, recipe: impl Into<RecipeRef>) -> Sim {
+        self.recipe = recipe.into();
         self
     }
 
@@ -211,6 +213,15 @@ impl Sim {
         if self.clients == 0 {
             return fail("clients".into(), "at least 1");
         }
+        if self.recipe.built_in().is_none() && !crate::registry::is_registered(self.recipe.name()) {
+            return fail(
+                "recipe".into(),
+                &format!(
+                    "a recipe of splitbrain's table or one registered with sim::register, found `{}`",
+                    self.recipe
+                ),
+            );
+        }
         for (field, span) in [
             ("workload.hold_ms", self.workload.hold_ms),
             ("workload.think_ms", self.workload.think_ms),
@@ -283,7 +294,7 @@ impl Sim {
             .map(|i| {
                 let node = ClientNode {
                     slot: ClientSlot(i),
-                    recipe: self.recipe,
+                    recipe: self.recipe.clone(),
                     lock_path: self.lock_path.clone(),
                     workload: self.workload.clone(),
                     settings: self.recipe_settings,
@@ -355,7 +366,7 @@ impl Sim {
             seed: self.seed,
             source: Source::Sim,
             build: format!("splitbrain-sim {}", env!("CARGO_PKG_VERSION")),
-            recipe: self.recipe.name().to_owned(),
+            recipe: self.recipe.clone(),
             clients: self.clients,
             settings: serde_json::to_value(self).expect("settings serialize"),
             fault_schedule: self.faults.clone(),

@@ -26,8 +26,9 @@ use crate::recorder::{Recorder, TraceObserver};
 use crate::settings::{asked_timeout, draw_ms};
 use lock::zk::Path;
 use madsim::time::Sleep;
+use scenarios::recipe_ref::RecipeRef;
 use scenarios::recipes::{RecipeDef, Testable, Visitor};
-use scenarios::scenario::{RecipeKind, ServerSettings, Workload as WorkloadSettings};
+use scenarios::scenario::{ServerSettings, Workload as WorkloadSettings};
 use scenarios::usage::RecipeSettings;
 use scenarios::workload::{WorkEffect, WorkInput, WorkTimer, Workload};
 
@@ -36,7 +37,7 @@ use scenarios::workload::{WorkEffect, WorkInput, WorkTimer, Workload};
 #[derive(Clone)]
 pub(crate) struct ClientNode {
     pub slot: ClientSlot,
-    pub recipe: RecipeKind,
+    pub recipe: RecipeRef,
     pub lock_path: Path,
     pub workload: WorkloadSettings,
     pub settings: RecipeSettings,
@@ -53,7 +54,15 @@ pub(crate) struct ClientNode {
 impl ClientNode {
     /// The node's main: runs the workload to its end, closes the session, reports done.
     pub async fn run(self) {
-        self.recipe.visit(Drive { node: &self }).await;
+        let drive = Drive { node: &self };
+        match self.recipe.built_in() {
+            Some(kind) => kind.visit(drive).await,
+            // `Sim::validate` refused a recipe neither built in nor registered.
+            None => match crate::registry::drive(self.recipe.name(), drive) {
+                Some(main) => main.await,
+                None => unreachable!("recipe `{}` was validated", self.recipe),
+            },
+        }
         let _ = self.done.unbounded_send(self.slot);
     }
 
@@ -199,8 +208,9 @@ impl ClientNode {
     }
 }
 
-/// Builds the node's recipe as its row of the recipe table defines it and runs it.
-struct Drive<'a> {
+/// Builds the node's recipe as its definition (a row of the table, or a registered user's
+/// recipe) says and runs it.
+pub(crate) struct Drive<'a> {
     node: &'a ClientNode,
 }
 

@@ -18,7 +18,7 @@ use model::{Action, Budgets, Checked, Config, LockModel};
 use scenarios::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
 use scenarios::trace::Trace;
 use scenarios::usage::RecipeSettings;
-use splitbrain::files::{write_atomic, write_json};
+use splitbrain::files::write_trace_and_report;
 use stateright::Model;
 
 use super::{Failure, Outcome, UNMET};
@@ -225,24 +225,9 @@ fn write_files<R: Testable>(
 ) -> Result<Written, Failure> {
     let trace: Trace = trace(model, path, command)?;
     let trace_file = out.join(format!("{stem}.trace.json"));
-    write_json(&trace_file, &trace).map_err(|e| {
-        Failure(format!(
-            "{}: cannot write the trace: {e}",
-            trace_file.display()
-        ))
-    })?;
-    let violations = scenarios::verdict::violations(&trace)?;
-    let options = reports::ReportOptions {
-        trace_file: Some(trace_file.display().to_string()),
-    };
-    let html = reports::render(&trace, &violations, &options);
     let report = out.join(format!("{stem}.report.html"));
-    write_atomic(&report, html.as_bytes()).map_err(|e| {
-        Failure(format!(
-            "{}: cannot write the report: {e}",
-            report.display()
-        ))
-    })?;
+    let violations = scenarios::verdict::violations(&trace)?;
+    write_trace_and_report(&trace, &violations, (&trace_file, &report), None).map_err(Failure)?;
     Ok(Written {
         trace: trace_file,
         report,

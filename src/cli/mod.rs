@@ -93,6 +93,7 @@ pub fn report_html(
     violations.sort_by_key(|v| Some(v.property) != first);
     let options = reports::ReportOptions {
         trace_file: Some(trace.display().to_string()),
+        rerun: None,
     };
     reports::render(&outcome.trace, &violations, &options)
 }

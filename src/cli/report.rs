@@ -46,11 +46,11 @@ pub fn run(args: Args) -> Outcome {
                 Vec::new()
             }
         },
-        Err(error) => return Err(Failure(format!("{file}: {error}"))),
     };
     let out = args.out.unwrap_or_else(|| default_out(&args.trace));
     let options = reports::ReportOptions {
         trace_file: Some(file),
+        rerun: None,
     };
     let html = reports::render(&trace, &violations, &options);
     reports::write_atomic(&out, &html)

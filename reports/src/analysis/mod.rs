@@ -139,7 +139,7 @@ pub(crate) mod tests {
                 seed: 1,
                 source: Source::Sim,
                 build: "test".to_owned(),
-                recipe: "mutex".to_owned(),
+                recipe: scenarios::recipes::RecipeKind::Mutex.into(),
                 clients: 2,
                 settings: serde_json::Value::Null,
                 fault_schedule: Vec::new(),

@@ -25,7 +25,7 @@ pub(crate) fn write(out: &mut String, run: &Run) -> fmt::Result {
          <details open><summary>settings</summary><pre class=\"settings\">{}</pre></details></section>",
         Esc(&meta.scenario),
         meta.seed,
-        Esc(&meta.recipe),
+        Esc(meta.recipe.name()),
         meta.clients,
         Esc(&meta.build),
         run.trace.events.len(),

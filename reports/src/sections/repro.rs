@@ -28,11 +28,22 @@ pub(crate) fn commands(meta: &Meta, options: &ReportOptions) -> Vec<Command> {
         line: format!("splitbrain replay --from {}", quote(trace)),
         what: "reruns the recorded scenario, seed and fault schedule exactly",
     };
+    if meta.recipe.built_in().is_none() {
+        // A user's recipe: only the test that registers it can run it again.
+        let line = options.rerun.clone().unwrap_or_else(|| match meta.source {
+            Source::Model => "cargo test".to_owned(),
+            _ => format!("SPLITBRAIN_SEED={} cargo test", meta.seed),
+        });
+        return vec![Command {
+            line,
+            what: "reruns the test of your recipe that found this (splitbrain::testing)",
+        }];
+    }
     match meta.source {
         Source::Model => {
             let mut line = format!(
                 "splitbrain check {} --clients {}",
-                quote(&meta.recipe),
+                quote(meta.recipe.name()),
                 meta.clients
             );
             let setting = |key: &str| meta.settings.get(key);

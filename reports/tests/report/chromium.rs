@@ -90,6 +90,7 @@ fn the_split_brain_report_renders_in_chromium() {
         let name = &trace.meta.scenario;
         let options = ReportOptions {
             trace_file: Some(format!("{name}.json")),
+            rerun: None,
         };
         let dom = rendered(name, &trace, &violations, &options);
         check_dom(&dom, &format!("splitbrain replay --from {name}.json"));

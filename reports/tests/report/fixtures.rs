@@ -421,7 +421,7 @@ impl Builder {
                 seed: 42,
                 source: Source::Sim,
                 build: "splitbrain 0.1.0 (fixture)".to_owned(),
-                recipe: "mutex".to_owned(),
+                recipe: scenarios::recipes::RecipeKind::Mutex.into(),
                 clients: 3,
                 settings,
                 fault_schedule: vec![ScheduledFault {

@@ -19,7 +19,9 @@ pub fn trace() -> (Trace, Vec<Violation>, ReportOptions) {
     let lock = format!("/locks/{IMG}");
     let (mut trace, mut violations) = gc_pause_on(&lock, SCRIPT, true);
     trace.meta.build = IMG.to_owned();
-    trace.meta.recipe = SCRIPT.to_owned();
+    // A user's recipe can have any name.
+    trace.meta.recipe =
+        serde_json::from_value(serde_json::json!({ "name": SCRIPT, "family": "lock" })).unwrap();
     trace.meta.settings = serde_json::json!({ SCRIPT: IMG, "note": SCRIPT });
     for event in &mut trace.events {
         match &mut event.kind {
@@ -44,6 +46,7 @@ pub fn trace() -> (Trace, Vec<Violation>, ReportOptions) {
     }
     let options = ReportOptions {
         trace_file: Some(format!("{SCRIPT}{IMG}.json")),
+        rerun: Some(format!("SPLITBRAIN_SEED=1 cargo test -- {SCRIPT}")),
     };
     (trace, violations, options)
 }

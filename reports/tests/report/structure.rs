@@ -9,6 +9,7 @@ use crate::fixtures::gc_pause;
 fn options() -> ReportOptions {
     ReportOptions {
         trace_file: Some("target/traces/gc-pause-split-brain-42.json".to_owned()),
+        rerun: None,
     }
 }
 

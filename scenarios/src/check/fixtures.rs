@@ -31,7 +31,7 @@ impl Build {
             seed: 0,
             source: Source::Sim,
             build: "test".into(),
-            recipe: "mutex".into(),
+            recipe: crate::recipes::RecipeKind::Mutex.into(),
             clients: 3,
             settings: Value::Null,
             fault_schedule: Vec::new(),

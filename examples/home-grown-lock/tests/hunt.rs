@@ -1,0 +1,65 @@
+//! The home-grown lock under splitbrain: a hunt and a model check find its two bugs.
+
+use home_grown_lock::HOME_GROWN_LOCK;
+use splitbrain::model::{Checked, Config};
+use splitbrain::scenarios::property::Property;
+use splitbrain::scenarios::scenario::Scenario;
+use splitbrain::testing;
+
+fn contention() -> Scenario {
+    let file = "scenarios/contention.json";
+    Scenario::from_json(file, include_str!("../scenarios/contention.json"))
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
+#[test]
+fn a_hunt_finds_the_herd_and_the_waiter_left_waiting_by_seed() {
+    let hunted = testing::hunt(&HOME_GROWN_LOCK, &contention()).run();
+    let hang = hunted
+        .finding(Property::Progress)
+        .expect("a waiter that missed the release waits for ever");
+    assert!(
+        hang.replay
+            .starts_with(&format!("SPLITBRAIN_SEED={} cargo test", hang.seed)),
+        "{}",
+        hang.replay
+    );
+    assert!(hang.trace.exists() && hang.report.exists());
+    assert!(
+        hunted.finding(Property::HerdFree).is_some(),
+        "every waiter wakes"
+    );
+    for safe in [
+        Property::MutualExclusionBelief,
+        Property::MutualExclusionFenced,
+    ] {
+        assert!(hunted.finding(safe).is_none(), "{safe}: exclusion holds");
+    }
+}
+
+#[test]
+#[should_panic(expected = "progress: expected to hold, violated at seed")]
+fn a_failing_hunt_says_how_to_replay_it() {
+    testing::hunt(&HOME_GROWN_LOCK, &contention())
+        .run()
+        .assert_met();
+}
+
+#[test]
+fn the_model_finds_the_waiter_left_waiting_with_two_clients() {
+    let checked = testing::model_check(&HOME_GROWN_LOCK, Config::new(2));
+    let hang = checked
+        .path(Checked::Progress)
+        .expect("a counterexample of progress");
+    assert!(hang.report.exists());
+    let unmet = checked.unmet();
+    assert!(
+        unmet[0].starts_with("progress: expected holds, found violated"),
+        "{unmet:#?}"
+    );
+    assert_eq!(
+        unmet.len(),
+        1,
+        "the rest is as any exclusive lock: {unmet:#?}"
+    );
+}

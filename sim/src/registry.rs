@@ -1,0 +1,93 @@
+//! Users' own recipes: [`register`] makes a [`RecipeDef`] runnable by name, so that a
+//! scenario naming it (`"recipe": {"name": …, "family": …}`) runs, replays and shrinks on the
+//! simulator exactly as a recipe of splitbrain's table does.
+//!
+//! The registry is looked up by name only; it holds no run state, so which recipes are
+//! registered never changes what a seed does.
+
+use std::any::TypeId;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+
+use scenarios::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
+
+use crate::workload::Drive;
+
+/// A client node's main for one recipe, type-erased.
+type DriveFn = Box<dyn for<'a> Fn(Drive<'a>) -> Pin<Box<dyn Future<Output = ()> + 'a>> + Send>;
+
+/// A registered recipe: its name, its type (to tell a second registration of the same recipe
+/// from a clash) and its main.
+struct Entry {
+    name: &'static str,
+    ty: TypeId,
+    drive: DriveFn,
+}
+
+static REGISTERED: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+/// Why a recipe cannot be registered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegisterError(String);
+
+impl fmt::Display for RegisterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RegisterError {}
+
+/// Makes the recipe `def` defines runnable by the simulator under `def.name`. Registering the
+/// same recipe type under the same name again is a no-op; a name of splitbrain's table, or one
+/// already registered for another type, is refused.
+pub fn register<R: Testable>(def: &'static RecipeDef<R>) -> Result<(), RegisterError> {
+    if def.name.parse::<RecipeKind>().is_ok() {
+        return Err(RegisterError(format!(
+            "recipe name `{}`: expected a name that is not a recipe of splitbrain's table",
+            def.name
+        )));
+    }
+    let ty = TypeId::of::<R>();
+    let mut registered = registry();
+    if let Some(entry) = registered.iter().find(|entry| entry.name == def.name) {
+        return if entry.ty == ty {
+            Ok(())
+        } else {
+            Err(RegisterError(format!(
+                "recipe name `{}`: expected a name not registered yet, found it taken by another recipe type",
+                def.name
+            )))
+        };
+    }
+    registered.push(Entry {
+        name: def.name,
+        ty,
+        drive: Box::new(move |drive: Drive<'_>| drive.visit(def)),
+    });
+    Ok(())
+}
+
+/// Whether a recipe of that name has been registered.
+pub fn is_registered(name: &str) -> bool {
+    registry().iter().any(|entry| entry.name == name)
+}
+
+/// The main of the registered recipe `name` for the node `drive` runs, if it is registered.
+pub(crate) fn drive<'a>(
+    name: &str,
+    drive: Drive<'a>,
+) -> Option<Pin<Box<dyn Future<Output = ()> + 'a>>> {
+    let registered = registry();
+    let entry = registered.iter().find(|entry| entry.name == name)?;
+    Some((entry.drive)(drive))
+}
+
+fn registry() -> std::sync::MutexGuard<'static, Vec<Entry>> {
+    // A panic while registering leaves the list as it was (a push is the only change).
+    REGISTERED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -1,0 +1,220 @@
+//! [`hunt`]: a scenario of a user's recipe over its seeds on the simulator, checked against the
+//! scenario's expectations.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use scenarios::property::{Expectation, Property, Violation};
+use scenarios::recipes::{RecipeDef, Testable};
+use scenarios::scenario::Scenario;
+
+use super::{default_out_dir, rerun_command, seed_from_environment};
+use crate::files::write_trace_and_report;
+use crate::run::{self, Outcome, RunError};
+use crate::sweep;
+
+/// A hunt to run: build with [`hunt`], adjust, then [`Hunt::run`].
+#[derive(Clone, Debug)]
+#[must_use = "a Hunt does nothing until `run` is called"]
+pub struct Hunt {
+    scenario: Scenario,
+    seeds: std::ops::Range<u64>,
+    out: PathBuf,
+}
+
+/// A hunt of `scenario` (whose `recipe` names `def`) over the scenario's seeds, or over seed
+/// `SPLITBRAIN_SEED` alone when that is set. Registers `def` with the simulator.
+///
+/// # Panics
+/// When the scenario names another recipe than `def`, or `def` cannot be registered (its name
+/// is one of splitbrain's table, or another recipe type took it): mistakes in a test's set-up.
+pub fn hunt<R: Testable>(def: &'static RecipeDef<R>, scenario: &Scenario) -> Hunt {
+    assert_eq!(
+        scenario.recipe.name(),
+        def.name,
+        "scenario `{}`: /recipe: expected the recipe under test",
+        scenario.name
+    );
+    if let Err(error) = sim::register(def) {
+        panic!("{error}");
+    }
+    let seeds = match seed_from_environment() {
+        Some(seed) => seed..seed + 1,
+        None => scenario.seeds.iter(),
+    };
+    Hunt {
+        scenario: scenario.clone(),
+        seeds,
+        out: default_out_dir().join(&scenario.name),
+    }
+}
+
+impl Hunt {
+    /// Runs these seeds instead (`SPLITBRAIN_SEED` still wins: it replays one).
+    pub fn seeds(mut self, seeds: std::ops::Range<u64>) -> Hunt {
+        if seed_from_environment().is_none() {
+            self.seeds = seeds;
+        }
+        self
+    }
+
+    /// Writes findings to `dir` instead of `<target>/splitbrain/<scenario>`.
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Hunt {
+        self.out = dir.into();
+        self
+    }
+
+    /// Runs every seed (on every core, results in seed order) and writes the trace and report
+    /// of the first seed that violates each property.
+    pub fn run(&self) -> Hunted {
+        let mut hunted = Hunted {
+            scenario: self.scenario.clone(),
+            seeds: self.seeds.clone(),
+            seeds_run: 0,
+            findings: Vec::new(),
+            failures: Vec::new(),
+        };
+        let scenario = &self.scenario;
+        sweep::in_order(
+            self.seeds.clone(),
+            sweep::default_workers(),
+            |&seed| run::run(scenario, seed),
+            |seed, result| hunted.record(seed, result, &self.out),
+        );
+        hunted
+    }
+}
+
+/// The first seed that violated a property, and where its evidence is.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    /// The seed.
+    pub seed: u64,
+    /// The property's first violation in that run.
+    pub violation: Violation,
+    /// The run's trace (JSON).
+    pub trace: PathBuf,
+    /// Its HTML report.
+    pub report: PathBuf,
+    /// The command that replays it: this test, with `SPLITBRAIN_SEED` set.
+    pub replay: String,
+}
+
+/// What a hunt found.
+#[derive(Clone, Debug)]
+pub struct Hunted {
+    scenario: Scenario,
+    seeds: std::ops::Range<u64>,
+    /// Seeds run.
+    pub seeds_run: u64,
+    /// The first finding of each violated property, in property order.
+    pub findings: Vec<Finding>,
+    /// Seeds whose run produced no trace, and why.
+    pub failures: Vec<(u64, String)>,
+}
+
+impl Hunted {
+    /// Counts the run of `seed`, writing its evidence if it is a property's first violation.
+    fn record(&mut self, seed: u64, result: Result<Outcome, RunError>, out: &std::path::Path) {
+        self.seeds_run += 1;
+        let outcome = match result {
+            Ok(outcome) => outcome,
+            Err(error) => return self.failures.push((seed, error.to_string())),
+        };
+        let new: Vec<&Violation> = outcome
+            .violations
+            .iter()
+            .filter(|v| self.finding(v.property).is_none())
+            .fold(Vec::new(), |mut firsts, v| {
+                if !firsts.iter().any(|f: &&Violation| f.property == v.property) {
+                    firsts.push(v);
+                }
+                firsts
+            });
+        if new.is_empty() {
+            return;
+        }
+        let stem = format!("seed-{seed}");
+        let trace = out.join(format!("{stem}.trace.json"));
+        let report = out.join(format!("{stem}.report.html"));
+        let files = (trace.as_path(), report.as_path());
+        let rerun = Some(rerun_command(Some(seed)));
+        if let Err(error) =
+            write_trace_and_report(&outcome.trace, &outcome.violations, files, rerun)
+        {
+            self.failures.push((seed, error));
+        }
+        for violation in new {
+            self.findings.push(Finding {
+                seed,
+                violation: violation.clone(),
+                trace: trace.clone(),
+                report: report.clone(),
+                replay: rerun_command(Some(seed)),
+            });
+        }
+        self.findings.sort_by_key(|f| f.violation.property);
+    }
+
+    /// The first finding of `property`, if a seed violated it.
+    pub fn finding(&self, property: Property) -> Option<&Finding> {
+        self.findings
+            .iter()
+            .find(|f| f.violation.property == property)
+    }
+
+    /// One paragraph per expectation of the scenario that the seeds did not meet (and per run
+    /// that failed), empty when every one was met.
+    pub fn unmet(&self) -> Vec<String> {
+        let mut unmet = Vec::new();
+        for &property in self.scenario.recipe.properties() {
+            match (self.scenario.expectation(property), self.finding(property)) {
+                (Expectation::Holds, Some(found)) => unmet.push(describe(property, found)),
+                (Expectation::Violated, None) => unmet.push(format!(
+                    "{property}: expected a violation in seeds {}..{}, found none in {} runs",
+                    self.seeds.start, self.seeds.end, self.seeds_run
+                )),
+                _ => {}
+            }
+        }
+        for (seed, why) in &self.failures {
+            unmet.push(format!(
+                "seed {seed}: the run failed: {why}\n  replay: {}",
+                rerun_command(Some(*seed))
+            ));
+        }
+        unmet
+    }
+
+    /// Panics, with every unmet expectation's seed, replay command, trace and report, unless
+    /// the scenario's expectations were all met.
+    #[track_caller]
+    pub fn assert_met(&self) {
+        let unmet = self.unmet();
+        if !unmet.is_empty() {
+            panic!(
+                "scenario `{}` ({} seeds): {} expectation(s) not met\n{}",
+                self.scenario.name,
+                self.seeds_run,
+                unmet.len(),
+                unmet.join("\n")
+            );
+        }
+    }
+}
+
+/// A finding of a property expected to hold, as a failure message.
+fn describe(property: Property, found: &Finding) -> String {
+    let mut text = format!(
+        "{property}: expected to hold, violated at seed {}: {}",
+        found.seed, found.violation.message
+    );
+    let _ = write!(
+        text,
+        "\n  replay: {}\n  trace:  {}\n  report: {}",
+        found.replay,
+        found.trace.display(),
+        found.report.display()
+    );
+    text
+}
