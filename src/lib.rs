@@ -20,3 +20,8 @@ pub use reports;
 pub use scenarios;
 /// The madsim simulator.
 pub use sim;
+
+/// The README's code, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

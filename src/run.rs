@@ -96,6 +96,14 @@ pub fn rerun(trace: &Trace) -> Result<Result<Outcome, RunError>, NotRerunnable> 
     let scenario = trace.meta.scenario_spec.as_deref().ok_or_else(|| {
         NotRerunnable("expected meta.scenario_spec (the scenario as run), found none".into())
     })?;
+    let recipe = &trace.meta.recipe;
+    if recipe.built_in().is_none() && !sim::is_registered(recipe.name()) {
+        return Err(NotRerunnable(format!(
+            "expected a recipe splitbrain can run, found `{recipe}`, a recipe of your own: rerun \
+             it from the test that registers it, with SPLITBRAIN_SEED={} (splitbrain::testing)",
+            trace.meta.seed
+        )));
+    }
     let faults = trace.meta.fault_schedule.clone();
     Ok(
         run_with(scenario, trace.meta.seed, faults).map(|mut outcome| {

@@ -1,5 +1,5 @@
 //! Test helpers for recipes of your own: a simulator hunt ([`hunt`]) and an exhaustive model
-//! check ([`model_check`]) of any [`RecipeDef`], whose findings are written as traces and HTML
+//! check ([`model_check`]) of any [`RecipeDef`](scenarios::recipes::RecipeDef), whose findings are written as traces and HTML
 //! reports and turned into failing tests whose message says how to replay them.
 //!
 //! ```no_run

@@ -163,4 +163,30 @@ impl<N> Ctx<'_, N> {
     pub fn session(&self) -> Option<SessionId> {
         self.framework.session()
     }
+
+    /// Hands `input` to a recipe composed into this one (an internal mutex, or the recipe a
+    /// user's wrapper adapts), carrying out its effects through this context except its
+    /// notices, which are returned in order for the outer recipe to act on (or pass on).
+    pub fn run_inner<R: Recipe<Notice = N>>(
+        &mut self,
+        inner: &mut R,
+        input: Input<R::Call>,
+    ) -> Vec<N> {
+        let mut effects = Vec::new();
+        inner.handle(
+            input,
+            &mut Ctx {
+                framework: &mut *self.framework,
+                out: &mut effects,
+            },
+        );
+        let mut notices = Vec::new();
+        for effect in effects {
+            match effect {
+                Effect::Notify(notice) => notices.push(notice),
+                effect => self.out.push(effect),
+            }
+        }
+        notices
+    }
 }

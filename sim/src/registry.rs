@@ -91,3 +91,47 @@ fn registry() -> std::sync::MutexGuard<'static, Vec<Entry>> {
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+#[cfg(test)]
+mod tests {
+    use lock::recipes::{Mutex, NaiveHerdMutex};
+    use scenarios::recipes::{MUTEX, NAIVE_HERD_MUTEX, exclusive_lock};
+    use scenarios::usage::Family;
+
+    use super::*;
+
+    static MINE: RecipeDef<Mutex> = RecipeDef {
+        name: "registry-test-lock",
+        about: "a user's copy of the mutex",
+        family: Family::Lock,
+        revocable: false,
+        build: MUTEX.build,
+        directories: MUTEX.directories,
+        expectation: exclusive_lock,
+    };
+
+    static CLASH: RecipeDef<NaiveHerdMutex> = RecipeDef {
+        name: "registry-test-lock",
+        ..NAIVE_HERD_MUTEX
+    };
+
+    static TABLE_NAME: RecipeDef<Mutex> = RecipeDef {
+        name: "mutex",
+        ..MUTEX
+    };
+
+    #[test]
+    fn a_name_is_registered_once_per_type_and_never_over_the_table() {
+        assert!(!is_registered(MINE.name));
+        assert_eq!(register(&MINE), Ok(()));
+        assert_eq!(register(&MINE), Ok(()), "again: a no-op");
+        assert!(is_registered(MINE.name));
+        let clash = register(&CLASH).unwrap_err().to_string();
+        assert!(clash.contains("taken by another recipe type"), "{clash}");
+        let table = register(&TABLE_NAME).unwrap_err().to_string();
+        assert!(
+            table.contains("not a recipe of splitbrain's table"),
+            "{table}"
+        );
+    }
+}

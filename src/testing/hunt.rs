@@ -23,7 +23,8 @@ pub struct Hunt {
 }
 
 /// A hunt of `scenario` (whose `recipe` names `def`) over the scenario's seeds, or over seed
-/// `SPLITBRAIN_SEED` alone when that is set. Registers `def` with the simulator.
+/// `SPLITBRAIN_SEED` alone when that is set. Registers `def` with the simulator, unless it is
+/// a row of splitbrain's table.
 ///
 /// # Panics
 /// When the scenario names another recipe than `def`, or `def` cannot be registered (its name
@@ -35,7 +36,9 @@ pub fn hunt<R: Testable>(def: &'static RecipeDef<R>, scenario: &Scenario) -> Hun
         "scenario `{}`: /recipe: expected the recipe under test",
         scenario.name
     );
-    if let Err(error) = sim::register(def) {
+    if scenario.recipe.built_in().is_none()
+        && let Err(error) = sim::register(def)
+    {
         panic!("{error}");
     }
     let seeds = match seed_from_environment() {

@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::fencing::Token;
 use crate::ids::{OpId, Owner, TimerId};
-use crate::recipe::{Ctx, Effect, Input, Recipe, SessionEvent};
+use crate::recipe::{Ctx, Input, SessionEvent};
 use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, sequence_suffix};
 
 /// The lock-node name both lock recipes sort by (Curator's `lock-`).
@@ -124,32 +124,6 @@ fn release_hold(owner: Owner, hold: &mut Hold, cx: &mut Ctx<'_, Notice>) -> bool
     hold.count > 0
 }
 
-/// Hands `input` to a recipe composed into another one (an internal [`Mutex`]), carrying out
-/// its effects through `cx` except its notices, which are about the inner recipe and never for
-/// the user: they are returned, in order, for the outer recipe to act on.
-fn run_inner<R: Recipe<Call = Call, Notice = Notice>>(
-    inner: &mut R,
-    input: Input<Call>,
-    cx: &mut Ctx<'_, Notice>,
-) -> Vec<Notice> {
-    let mut effects = Vec::new();
-    inner.handle(
-        input,
-        &mut Ctx {
-            framework: &mut *cx.framework,
-            out: &mut effects,
-        },
-    );
-    let mut notices = Vec::new();
-    for effect in effects {
-        match effect {
-            Effect::Notify(notice) => notices.push(notice),
-            effect => cx.out.push(effect),
-        }
-    }
-    notices
-}
-
 /// A recipe built on one internal [`Mutex`] (as Curator's semaphore and leader selector hold
 /// an InterProcessMutex): what the mutex says is for the recipe to act on, never for the user.
 trait OverMutex {
@@ -161,7 +135,7 @@ trait OverMutex {
 
     /// Hands `input` to the internal mutex, then acts on the notices it gave, in order.
     fn to_lock(&mut self, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
-        for notice in run_inner(self.mutex(), input, cx) {
+        for notice in cx.run_inner(self.mutex(), input) {
             self.on_lock_notice(notice, cx);
         }
     }

@@ -44,7 +44,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::Duration;
 
-use super::{Call, FailReason, Mode, Mutex, Notice, cancel_timeout, refuse, run_inner, timed_out};
+use super::{Call, FailReason, Mode, Mutex, Notice, cancel_timeout, refuse, timed_out};
 use crate::fencing::Token;
 use crate::ids::{Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe};
@@ -185,7 +185,7 @@ impl MultiLock {
 
     /// Hands `input` to lock `index`, then acts on what it says.
     fn with_lock(&mut self, index: usize, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
-        for notice in run_inner(&mut self.locks[index], input, cx) {
+        for notice in cx.run_inner(&mut self.locks[index], input) {
             self.on_lock_notice(index, notice, cx);
         }
     }

@@ -55,7 +55,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::queue::Queue;
-use super::{Call, FailReason, Mode, Mutex, Notice, refuse, run_inner};
+use super::{Call, FailReason, Mode, Mutex, Notice, refuse};
 use crate::fencing::Token;
 use crate::ids::Owner;
 use crate::recipe::{Ctx, Input, Recipe};
@@ -192,7 +192,7 @@ impl ReadWriteLock {
             Mode::Write => &mut self.write,
             _ => &mut self.read,
         };
-        for notice in run_inner(lock, input, cx) {
+        for notice in cx.run_inner(lock, input) {
             let notice = match notice {
                 Notice::Acquired { owner, token, .. } => Notice::Acquired { owner, token, mode },
                 Notice::Released { owner, .. } => Notice::Released {

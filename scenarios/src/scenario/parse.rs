@@ -107,8 +107,11 @@ fn reword(error: &serde_json::Error) -> String {
     reword_data(message)
 }
 
-/// Rewrites one of serde's data-error messages.
+/// Rewrites one of serde's data-error messages (ours, already `expected X, found Y`, stay).
 fn reword_data(message: &str) -> String {
+    if message.starts_with("expected ") {
+        return message.to_owned();
+    }
     for prefix in ["invalid type: ", "invalid value: "] {
         if let Some(rest) = message.strip_prefix(prefix)
             && let Some((found, expected)) = rest.split_once(", expected ")

@@ -118,7 +118,21 @@ fn malformed_files_give_one_line_errors() {
             set("/recipe", json!("spin-lock")),
             "unit.json: /recipe: expected one of `mutex`, `naive-herd-mutex`, `semaphore-mutex`, \
              `multi-lock`, `semaphore`, `leader-latch`, `leader-selector`, `read-write-lock`, \
-             `read-write-lock-first-writer-watch`, found unknown variant `spin-lock`",
+             `read-write-lock-first-writer-watch` (or a recipe of your own as {\"name\", \
+             \"family\"}), found `spin-lock`",
+        ),
+        (
+            set(
+                "/recipe",
+                json!({"name": "spin-lock", "family": "spinning"}),
+            ),
+            "unit.json: /recipe/family: expected one of `lock`, `read-write`, `semaphore`, \
+             `latch`, `selector`, found unknown variant `spinning`",
+        ),
+        (
+            set("/recipe", json!({"name": "mutex", "family": "lock"})),
+            "unit.json: /recipe: expected a name that is not a recipe of splitbrain's table, \
+             found `mutex` (write a built-in recipe as its name alone)",
         ),
         (
             set("/faults/0/fault/kind", json!("explode")),
