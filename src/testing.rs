@@ -20,6 +20,7 @@
 
 mod hunt;
 mod model;
+pub mod schedules;
 
 pub use hunt::{Finding, Hunt, Hunted, hunt};
 pub use model::{Counterexample, ModelChecked, model_check};

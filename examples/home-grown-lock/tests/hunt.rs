@@ -63,3 +63,21 @@ fn the_model_finds_the_waiter_left_waiting_with_two_clients() {
         "the rest is as any exclusive lock: {unmet:#?}"
     );
 }
+
+mod schedules {
+    use proptest::prelude::*;
+    use splitbrain::scenarios::property::Property;
+    use splitbrain::testing::schedules::{config, fault_schedule, must_hold};
+
+    proptest! {
+        #![proptest_config(config(16))]
+
+        /// Its bugs are in liveness and efficiency: with fencing, no schedule of pauses,
+        /// partitions, expiries, crashes and restarts loses an update.
+        #[test]
+        fn no_fault_schedule_loses_an_update(seed in 0..10_000u64, faults in fault_schedule(3, 2_000)) {
+            splitbrain::sim::register(&home_grown_lock::HOME_GROWN_LOCK).unwrap();
+            must_hold(&super::contention(), seed, faults, &[Property::MutualExclusionFenced])?;
+        }
+    }
+}
