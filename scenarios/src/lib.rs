@@ -5,9 +5,11 @@
 
 pub mod catalog;
 pub mod check;
+pub mod drive;
 pub mod fault;
 pub mod property;
 pub mod recipes;
+pub mod record;
 pub mod rng;
 pub mod scenario;
 pub mod shrink;
