@@ -5,6 +5,7 @@
 
 mod support;
 
+use std::path::PathBuf;
 use std::process::Output;
 
 use serde_json::{Value, json};
@@ -19,6 +20,33 @@ fn json_of(output: &Output) -> Value {
         let stdout = String::from_utf8_lossy(&output.stdout);
         panic!("{e}: {stdout}\n{}", stderr(output))
     })
+}
+
+/// Writes a scenario file of two `mutex` clients on `/locks/<name>`, each making
+/// `acquisitions` fenced holds of `hold_ms`, with the horizon and `properties`, in a fresh
+/// directory; its path.
+fn two_client_mutex(
+    name: &str,
+    (acquisitions, hold_ms): (u32, u64),
+    horizon_ms: u64,
+    properties: Value,
+) -> PathBuf {
+    let workload = json!({
+        "acquisitions": acquisitions, "hold_ms": hold_ms, "think_ms": 10, "fenced": true
+    });
+    let file = scratch(name).join(format!("{name}.json"));
+    let scenario = json!({
+        "name": name,
+        "description": "Two clients on one mutex, written by a test",
+        "recipe": "mutex",
+        "lock_path": format!("/locks/{name}"),
+        "clients": 2,
+        "workload": workload,
+        "horizon_ms": horizon_ms,
+        "properties": properties,
+    });
+    std::fs::write(&file, scenario.to_string()).unwrap();
+    file
 }
 
 /// `splitbrain real <args> --json --out <a fresh directory>`: exit code and JSON.
@@ -69,19 +97,8 @@ fn leader_restarts_in_an_ensemble_pass() {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn an_expectation_a_real_run_does_not_meet_exits_1() {
-    let dir = scratch("unmet-file");
-    let file = dir.join("overlap.json");
-    let scenario = json!({
-        "name": "no-overlap-without-faults",
-        "description": "Two clients, no faults: beliefs never overlap, though this file says they do",
-        "recipe": "mutex",
-        "lock_path": "/locks/unmet",
-        "clients": 2,
-        "workload": {"acquisitions": 1, "hold_ms": 50, "think_ms": 10, "fenced": true},
-        "horizon_ms": 10000,
-        "properties": {"mutual_exclusion_belief": "violated"}
-    });
-    std::fs::write(&file, scenario.to_string()).unwrap();
+    let violated = json!({"mutual_exclusion_belief": "violated"});
+    let file = two_client_mutex("unmet-file", (1, 50), 10_000, violated);
     let (code, out) = real("unmet", &[file.to_str().unwrap(), "--start-local"]);
     assert_eq!(code, 1, "{out}");
     assert_eq!(out["violations"], json!([]));
@@ -129,4 +146,57 @@ fn an_unreachable_connect_address_fails_with_one_line() {
         )),
         "{message}"
     );
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_server_that_dies_mid_run_ends_it_with_one_line_and_the_partial_trace() {
+    // Two clients hold for a second each; the test kills the server meanwhile.
+    let file = two_client_mutex("server-dies", (3, 1000), 3_000, json!({}));
+    let out = file.with_file_name("out");
+    let mut server = real::local::Standalone::start().unwrap_or_else(|e| panic!("{e}"));
+    let connect = server.connect_string();
+    let args = [
+        "real",
+        file.to_str().unwrap(),
+        "--connect",
+        &connect,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let child = support::command(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The named point: a lock node exists (`dump` lists ephemerals by session), so the
+    // clients are running.
+    let holding = || {
+        real::local::four_letter_word(server.client_addr(), "dump")
+            .is_ok_and(|dump| dump.contains("/locks/server-dies/"))
+    };
+    while !holding() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    server.kill();
+    let output = child.wait_with_output().unwrap();
+    server.stop();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert_eq!(message.lines().count(), 1, "{message}");
+    let partial = out.join("server-dies.seed-0.partial.trace.json");
+    assert!(
+        message.starts_with(
+            "splitbrain: run 1: the run ended, but the lock's tree could not be read: "
+        ) && message
+            .trim_end()
+            .ends_with(&format!("(partial trace: {})", partial.display())),
+        "{message}"
+    );
+    let trace: Value = serde_json::from_str(&std::fs::read_to_string(&partial).unwrap()).unwrap();
+    assert_eq!(trace["meta"]["source"], "real");
+    let granted = (trace["events"].as_array().unwrap().iter())
+        .filter(|e| e["kind"] == "notice" && e["notice"]["notice"] == "acquired")
+        .count();
+    assert!(granted >= 1, "the partial trace has the run's first grant");
 }

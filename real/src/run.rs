@@ -10,7 +10,7 @@
 //! in-process [`FencedResource`] that every client reads and writes, checked as in the
 //! simulator. The run ends when every workload is done and its session closed, or at the
 //! scenario's horizon (real time), and records a snapshot of the lock path's subtree read
-//! through a fresh session. The trace has no server-side events (`op_applied`,
+//! through a fresh session (see [`crate::snapshot`] for the recipe's containers). The trace has no server-side events (`op_applied`,
 //! `watch_fired`, server sessions): the checkers that read them have nothing to judge there.
 
 use std::fmt;
@@ -146,7 +146,7 @@ impl RealRun<'_> {
         }
         let tree = async {
             let session = connect_within(&observer, within).await?;
-            let tree = snapshot(&session, &self.scenario.lock_path).await;
+            let tree = snapshot(&session, self.scenario.recipe, &self.scenario.lock_path).await;
             session.close().await;
             tree
         };

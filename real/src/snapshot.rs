@@ -1,12 +1,19 @@
 //! A run's view of the real server outside its clients: a session opened within a deadline
 //! (the probe that tells an unreachable address at once), and the end-of-run snapshot of the
 //! lock path's subtree, which the simulator takes of its whole tree.
+//!
+//! A real server reports a container's `ephemeralOwner` as 0, as it does a persistent
+//! node's, and a real trace has no server-side creates that would say which nodes are
+//! containers; so the containers the recipe keeps its nodes in (its row's `directories` in
+//! the recipe table) are left out of the snapshot, as `no_orphans` leaves out the containers
+//! it sees created in a simulated trace.
 
 use std::time::Duration;
 
 use lock::coordination::{Connector, Coordination, RawEvent, RawState};
 use lock::ids::OpId;
 use lock::zk::{OpOk, Path, Request};
+use scenarios::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
 use scenarios::trace::{EventKind, SnapshotNode};
 
 use crate::session::{RealConnector, RealSession};
@@ -36,9 +43,15 @@ pub async fn connect_within(
     ))
 }
 
-/// The [`EventKind::TreeSnapshot`] of `root` and every node below it, read through
-/// `session` (whose stream must be at rest: nothing but these requests' replies matter).
-pub async fn snapshot(session: &RealSession, root: &Path) -> Result<EventKind, String> {
+/// The [`EventKind::TreeSnapshot`] of `root` (the lock path of `recipe`) and every node below
+/// it but the recipe's own containers, read through `session` (whose stream must be at rest:
+/// nothing but these requests' replies matter).
+pub async fn snapshot(
+    session: &RealSession,
+    recipe: RecipeKind,
+    root: &Path,
+) -> Result<EventKind, String> {
+    let containers = recipe.visit(Directories(root));
     let mut requests = Requests { session, next: 0 };
     let mut nodes = Vec::new();
     let mut pending = vec![root.clone()];
@@ -65,13 +78,26 @@ pub async fn snapshot(session: &RealSession, root: &Path) -> Result<EventKind, S
                 );
             }
         }
-        nodes.push(SnapshotNode {
-            path,
-            ephemeral_owner: stat.ephemeral_owner,
-        });
+        if !containers.contains(&path) {
+            nodes.push(SnapshotNode {
+                path,
+                ephemeral_owner: stat.ephemeral_owner,
+            });
+        }
     }
     nodes.sort();
     Ok(EventKind::TreeSnapshot { nodes })
+}
+
+/// The containers a recipe keeps its nodes in below a lock path.
+struct Directories<'a>(&'a Path);
+
+impl Visitor for Directories<'_> {
+    type Output = Vec<Path>;
+
+    fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> Vec<Path> {
+        (def.directories)(self.0)
+    }
 }
 
 /// Requests on one session, one at a time.
