@@ -85,6 +85,7 @@ pub fn run(scenario: &Scenario, seed: u64, target: &Target) -> Result<Trace, Run
         scenario,
         seed,
         target,
+        target_kind: target.kind(),
         schedule,
     };
     runtime.block_on(real.execute())
@@ -95,6 +96,8 @@ struct RealRun<'a> {
     scenario: &'a Scenario,
     seed: u64,
     target: &'a Target,
+    /// What the target is, read once (a restart holds the local server meanwhile).
+    target_kind: String,
     schedule: Vec<ScheduledFault>,
 }
 
@@ -190,7 +193,7 @@ impl RealRun<'_> {
 
     fn trace(&self, recorder: &Recorder) -> Trace {
         let settings = json!({
-            "target": self.target.kind(),
+            "target": self.target_kind,
             "connect_string": self.target.connect_string(),
             "session_timeout_ms": self.scenario.server.session_timeout_ms,
         });
