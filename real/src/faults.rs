@@ -85,6 +85,7 @@ pub(crate) struct Injector<'a> {
     pub connectors: &'a [RealConnector],
     /// The local server, when the harness started it.
     pub restarter: Option<Restarter>,
+    /// The run's recorder (faults are recorded on no client).
     pub recorder: Recorder,
 }
 

@@ -147,12 +147,10 @@ fn run_once(args: &Args, scenario: &Scenario, run: u32) -> Result<RunOutcome, Fa
     Ok(RunOutcome { trace, violations })
 }
 
-/// A failure before the run, naming `--connect` when that is what failed.
+/// A failure before the run, naming `--connect` when its address is what failed.
 fn connect_failure(args: &Args, message: String) -> String {
     match &args.connect {
-        Some(_) if message.contains("no ZooKeeper server answered") => {
-            format!("--connect {message}")
-        }
+        Some(connect) if message.starts_with(connect.as_str()) => format!("--connect {message}"),
         _ => message,
     }
 }
