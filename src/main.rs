@@ -32,6 +32,8 @@ enum Command {
     Check(cli::check::Args),
     /// Render any trace as a self-contained HTML report.
     Report(cli::report::Args),
+    /// Run a scenario on a real ZooKeeper (one you run, or one started from Debian's package).
+    Real(cli::real::Args),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => cli::hunt::merge::run(args),
         Command::Check(args) => cli::check::run(args),
         Command::Report(args) => cli::report::run(args),
+        Command::Real(args) => cli::real::run(args),
     };
     cli::finish(result)
 }

@@ -2,10 +2,19 @@
 //! package on 127.0.0.1 (a standalone server or an ensemble) and stops it by PID;
 //! [`session`] implements `lock`'s `Coordination` and `Connector` over a real server with
 //! the `zookeeper-client` crate on the real tokio runtime (not madsim's), so the same
-//! recipes and driver run against it.
+//! recipes and driver run against it; [`run()`] runs a scenario's clients, workload and
+//! faults there ([`target`]: on which server; [`faults`]: which faults can run) and returns
+//! its trace.
 //!
 //! This crate never runs inside a madsim runtime: a `--cfg madsim` build is fine (madsim's
 //! libc overrides fall through when no simulation runs), a madsim runtime is not.
 
+pub mod clock;
+pub mod faults;
 pub mod local;
+mod run;
 pub mod session;
+mod snapshot;
+pub mod target;
+
+pub use run::{RunFailure, run};

@@ -123,6 +123,16 @@ impl RealConnector {
         }
     }
 
+    /// The connect string sessions are opened on.
+    pub fn connect_string(&self) -> &str {
+        &self.connect_string
+    }
+
+    /// Whether the session this connector (or a clone) opened last is still open.
+    pub fn has_open_session(&self) -> bool {
+        self.latest.lock().expect("latest session").strong_count() > 0
+    }
+
     /// Expires the session this connector (or a clone) opened last, as
     /// [`RealSession::expire`] does: for a session a driver owns.
     pub async fn expire_latest(&self) -> Result<(), String> {

@@ -11,19 +11,28 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use scenarios::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
+use lock::framework::Framework;
+use scenarios::drive::ClientWork;
+use scenarios::recipes::{RecipeDef, RecipeKind, Testable};
 
-use crate::workload::Drive;
+use crate::client::SimConnector;
+use crate::recorder::{SimClock, SimExecutor};
 
-/// A client node's main for one recipe, type-erased.
-type DriveFn = Box<dyn for<'a> Fn(Drive<'a>) -> Pin<Box<dyn Future<Output = ()> + 'a>> + Send>;
+/// A simulated client's share of a run.
+type SimWork = ClientWork<SimClock, SimExecutor>;
+
+/// A future borrowing the client it runs.
+type ClientMain<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
+
+/// A client's main for one recipe, type-erased.
+type RunFn = Box<dyn for<'a> Fn(&'a SimWork, Framework, &'a SimConnector) -> ClientMain<'a> + Send>;
 
 /// A registered recipe: its name, its type (to tell a second registration of the same recipe
 /// from a clash) and its main.
 struct Entry {
     name: &'static str,
     ty: TypeId,
-    drive: DriveFn,
+    run: RunFn,
 }
 
 static REGISTERED: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
@@ -65,7 +74,9 @@ pub fn register<R: Testable>(def: &'static RecipeDef<R>) -> Result<(), RegisterE
     registered.push(Entry {
         name: def.name,
         ty,
-        drive: Box::new(move |drive: Drive<'_>| drive.visit(def)),
+        run: Box::new(move |work, framework, connector| {
+            Box::pin(work.run_recipe(def, framework, connector))
+        }),
     });
     Ok(())
 }
@@ -75,14 +86,21 @@ pub fn is_registered(name: &str) -> bool {
     registry().iter().any(|entry| entry.name == name)
 }
 
-/// The main of the registered recipe `name` for the node `drive` runs, if it is registered.
-pub(crate) fn drive<'a>(
-    name: &str,
-    drive: Drive<'a>,
-) -> Option<Pin<Box<dyn Future<Output = ()> + 'a>>> {
+/// Runs `work`'s recipe, a registered one, over `connector`.
+///
+/// # Panics
+/// When the recipe is not registered (`Sim::validate` refuses such a run before it starts).
+pub(crate) fn run<'a>(
+    work: &'a SimWork,
+    framework: Framework,
+    connector: &'a SimConnector,
+) -> ClientMain<'a> {
     let registered = registry();
-    let entry = registered.iter().find(|entry| entry.name == name)?;
-    Some((entry.drive)(drive))
+    let name = work.recipe.name();
+    match registered.iter().find(|entry| entry.name == name) {
+        Some(entry) => (entry.run)(work, framework, connector),
+        None => panic!("recipe `{name}` is not registered"),
+    }
 }
 
 fn registry() -> std::sync::MutexGuard<'static, Vec<Entry>> {

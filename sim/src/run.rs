@@ -13,13 +13,14 @@ use lock::framework::FrameworkConfig;
 use lock::ids::ClientSlot;
 use madsim::runtime::{Handle, Runtime};
 use madsim::time::{Instant, sleep, sleep_until};
+use scenarios::drive::ClientWork;
 use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::trace::{EventKind, Meta, Source, Trace};
 use serde::Serialize;
 
 use crate::faults::Injector;
 use crate::links::Links;
-use crate::recorder::Recorder;
+use crate::recorder::{Recorder, SimClock, SimExecutor};
 use crate::server::ServerHandle;
 use crate::settings::tick;
 use crate::wire::node_ip;
@@ -276,7 +277,7 @@ impl Sim {
         self.validate()?;
         let start = Instant::now();
         let handle = Handle::current();
-        let recorder = Recorder::start();
+        let recorder = Recorder::new(SimClock::start());
         let links = Arc::new(Mutex::new(Links::default()));
         let server = ServerHandle::new(self.server, recorder.clone(), links.clone());
         let server_node = {
@@ -292,18 +293,22 @@ impl Sim {
         let (done_tx, mut done_rx) = unbounded();
         let client_nodes = (0..self.clients)
             .map(|i| {
-                let node = ClientNode {
+                let work = ClientWork {
                     slot: ClientSlot(i),
                     recipe: self.recipe.clone(),
                     lock_path: self.lock_path.clone(),
                     workload: self.workload.clone(),
                     settings: self.recipe_settings,
-                    server: self.server,
-                    framework: self.framework.clone(),
-                    links: links.clone(),
                     recorder: recorder.clone(),
                     resource: resource.clone(),
                     started: Arc::default(),
+                    executor: SimExecutor,
+                };
+                let node = ClientNode {
+                    work,
+                    server: self.server,
+                    framework: self.framework.clone(),
+                    links: links.clone(),
                     done: done_tx.clone(),
                 };
                 handle

@@ -9,6 +9,7 @@ macro_rules! say {
 
 pub mod check;
 pub mod hunt;
+pub mod real;
 pub mod recipes;
 pub mod replay;
 pub mod report;
@@ -96,6 +97,37 @@ pub fn report_html(
         rerun: None,
     };
     reports::render(&outcome.trace, &violations, &options)
+}
+
+/// A checked run as `replay --json` prints it: its scenario, seed, violations, files and
+/// fault schedule.
+pub fn outcome_json(
+    outcome: &splitbrain::run::Outcome,
+    trace: &std::path::Path,
+    report: Option<&std::path::Path>,
+) -> serde_json::Value {
+    let meta = &outcome.trace.meta;
+    let violations: Vec<_> = (outcome.violations.iter())
+        .map(|v| {
+            serde_json::json!({
+                "property": v.property,
+                "at": v.at,
+                "until": v.until,
+                "clients": v.clients,
+                "events": v.events,
+                "message": v.message,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "scenario": meta.scenario,
+        "seed": meta.seed,
+        "violations": violations,
+        "trace": trace.display().to_string(),
+        "report": report.map(|r| r.display().to_string()),
+        "fault_schedule": meta.fault_schedule,
+        "shrunk_from": meta.shrunk_from,
+    })
 }
 
 /// A violation as one line: `property at 1.234 ms [c0, c1]: sentence`.

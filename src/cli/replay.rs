@@ -8,11 +8,10 @@ use std::process::ExitCode;
 
 use scenarios::property::Property;
 use scenarios::trace::Trace;
-use serde_json::json;
 use splitbrain::files::{write_atomic, write_json};
 use splitbrain::run::{self, Outcome as RunOutcome};
 
-use super::{CatalogArgs, Failure, Outcome, find, report_html, violation_line};
+use super::{CatalogArgs, Failure, Outcome, find, outcome_json, report_html, violation_line};
 
 /// Arguments of `replay`.
 #[derive(clap::Args, Debug)]
@@ -164,29 +163,7 @@ fn print(
 ) -> Result<(), Failure> {
     let meta = &outcome.trace.meta;
     if args.json {
-        let violations: Vec<_> = outcome
-            .violations
-            .iter()
-            .map(|v| {
-                json!({
-                    "property": v.property,
-                    "at": v.at,
-                    "until": v.until,
-                    "clients": v.clients,
-                    "events": v.events,
-                    "message": v.message,
-                })
-            })
-            .collect();
-        let out = json!({
-            "scenario": meta.scenario,
-            "seed": meta.seed,
-            "violations": violations,
-            "trace": trace_path.display().to_string(),
-            "report": args.report.as_ref().map(|r| r.display().to_string()),
-            "fault_schedule": meta.fault_schedule,
-            "shrunk_from": meta.shrunk_from,
-        });
+        let out = outcome_json(outcome, trace_path, args.report.as_deref());
         say!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }

@@ -1,8 +1,9 @@
 //! The commands that reproduce the run exactly, each with a copy button.
 //!
-//! They are built from `meta`: simulator and real traces replay from the trace file (and
-//! from scenario + seed while the fault schedule is the scenario's own, i.e. not shrunk);
-//! model traces name the model-checker path. What the trace's `settings` may carry for this
+//! They are built from `meta`: simulator traces replay from the trace file (and from
+//! scenario + seed while the fault schedule is the scenario's own, i.e. not shrunk); real
+//! traces run the scenario and seed again on a real ZooKeeper (the server options from
+//! `settings`) or on the simulator; model traces name the model-checker path. What the trace's `settings` may carry for this
 //! is documented on [`crate::ReportOptions`].
 
 use std::fmt::{self, Write};
@@ -76,7 +77,42 @@ pub(crate) fn commands(meta: &Meta, options: &ReportOptions) -> Vec<Command> {
                 what: "reruns the scenario from its seed (same trace, byte for byte)",
             },
         ],
-        Source::Sim | Source::Real => vec![from],
+        Source::Sim => vec![from],
+        Source::Real => vec![
+            Command {
+                line: format!(
+                    "splitbrain real {} --seed {}{}",
+                    quote(&meta.scenario),
+                    meta.seed,
+                    real_server(meta)
+                ),
+                what: "runs the scenario again on a real ZooKeeper (not the same trace: real \
+                       timing differs from run to run)",
+            },
+            Command {
+                line: format!(
+                    "splitbrain replay {} --seed {}",
+                    quote(&meta.scenario),
+                    meta.seed
+                ),
+                what: "runs the same scenario and seed on the simulator",
+            },
+        ],
+    }
+}
+
+/// The server options of `splitbrain real` that a real trace's `settings` record: its
+/// `target` (`connect`, with the `connect_string`; `standalone`; `ensemble-N`).
+fn real_server(meta: &Meta) -> String {
+    let setting = |key: &str| meta.settings.get(key).and_then(|v| v.as_str());
+    let target = setting("target").unwrap_or("standalone");
+    if target == "connect" {
+        let connect = setting("connect_string").unwrap_or("HOST:PORT");
+        format!(" --connect {}", quote(connect))
+    } else if let Some(servers) = target.strip_prefix("ensemble-") {
+        format!(" --start-local --ensemble {}", quote(servers))
+    } else {
+        " --start-local".to_owned()
     }
 }
 
@@ -120,5 +156,39 @@ mod tests {
         assert_eq!(quote("my trace.json"), "'my trace.json'");
         assert_eq!(quote("it's"), r"'it'\''s'");
         assert_eq!(quote("$(rm -rf ~)"), "'$(rm -rf ~)'");
+    }
+
+    #[test]
+    fn real_traces_run_again_on_the_server_they_ran_on_or_the_simulator() {
+        let meta = |settings: serde_json::Value| Meta {
+            scenario: "server-restart".into(),
+            seed: 3,
+            source: Source::Real,
+            build: String::new(),
+            recipe: scenarios::recipes::RecipeKind::Mutex.into(),
+            clients: 3,
+            settings,
+            fault_schedule: Vec::new(),
+            scenario_spec: None,
+            model_spec: None,
+            shrunk_from: None,
+        };
+        let lines = |settings| {
+            let commands = commands(&meta(settings), &ReportOptions::default());
+            commands.into_iter().map(|c| c.line).collect::<Vec<_>>()
+        };
+        let ensemble = serde_json::json!({"target": "ensemble-3"});
+        assert_eq!(
+            lines(ensemble),
+            [
+                "splitbrain real server-restart --seed 3 --start-local --ensemble 3",
+                "splitbrain replay server-restart --seed 3",
+            ]
+        );
+        let connect = serde_json::json!({"target": "connect", "connect_string": "127.0.0.1:2181"});
+        assert_eq!(
+            lines(connect)[0],
+            "splitbrain real server-restart --seed 3 --connect 127.0.0.1:2181"
+        );
     }
 }

@@ -1,0 +1,136 @@
+//! A scenario's faults on a real ZooKeeper: which have a real counterpart here, and the
+//! injector that carries them out on the run's clock, recording each fault's start and end
+//! as the simulator's injector does.
+//!
+//! - `expire_session`: the client's newest session is expired as Curator's test utilities
+//!   do it ([`RealConnector::expire_latest`]: a second connection on the session, closed).
+//! - `restart_server`: when the harness started the server, SIGKILL and a restart on the same
+//!   data directory (in an ensemble, of the leader); the fault ends when the server serves
+//!   again.
+//!
+//! Every other fault is refused before the run starts ([`refusal`]): clients are tasks of
+//! this process, so a pause or a crash of one alone has no counterpart yet, nor have the
+//! network faults, which need a proxy between the clients and the server.
+
+use std::time::{Duration, Instant};
+
+use scenarios::fault::{Fault, ScheduledFault};
+use scenarios::scenario::Scenario;
+use scenarios::trace::EventKind;
+
+use crate::clock::Recorder;
+use crate::session::RealConnector;
+use crate::target::Restarter;
+
+/// Why `fault` cannot run on a real ZooKeeper here (`local`: the harness started the server),
+/// or `None` when it can.
+fn missing_counterpart(fault: &Fault, local: bool) -> Option<&'static str> {
+    match fault {
+        Fault::ExpireSession { .. } => None,
+        Fault::RestartServer if local => None,
+        Fault::RestartServer => Some("needs a server the harness started: use --start-local"),
+        Fault::Pause { .. } | Fault::Crash { .. } => Some("needs a process per client"),
+        Fault::Partition { .. }
+        | Fault::Isolate { .. }
+        | Fault::Heal
+        | Fault::Delay { .. }
+        | Fault::Drop { .. } => Some("needs a proxy between the clients and the server"),
+    }
+}
+
+/// The fault's kind as scenario files name it (`pause`, `restart_server`, ...).
+fn kind_name(fault: &Fault) -> String {
+    let value = serde_json::to_value(fault).expect("a fault serializes");
+    value["kind"].as_str().unwrap_or("fault").to_owned()
+}
+
+/// One line refusing the first fault of `schedule` (seed `seed`'s schedule of `scenario`)
+/// that has no real counterpart: a fixed fault by its index in the scenario's `faults`, a
+/// drawn one by the seed that draws it. `None` when every fault can run.
+pub fn refusal(
+    scenario: &Scenario,
+    seed: u64,
+    schedule: &[ScheduledFault],
+    local: bool,
+) -> Option<String> {
+    for (index, scheduled) in scenario.faults.iter().enumerate() {
+        if let Some(why) = missing_counterpart(&scheduled.fault, local) {
+            let kind = kind_name(&scheduled.fault);
+            return Some(format!(
+                "faults[{index}]: {kind} has no real counterpart yet ({why})"
+            ));
+        }
+    }
+    let mut fixed = scenario.faults.clone();
+    for scheduled in schedule {
+        if let Some(at) = fixed.iter().position(|f| f == scheduled) {
+            fixed.remove(at);
+            continue;
+        }
+        if let Some(why) = missing_counterpart(&scheduled.fault, local) {
+            let kind = kind_name(&scheduled.fault);
+            return Some(format!(
+                "random_faults: seed {seed} draws {kind} at {} ms, which has no real \
+                 counterpart yet ({why})",
+                scheduled.at_ms
+            ));
+        }
+    }
+    None
+}
+
+/// What the injector acts on.
+pub(crate) struct Injector<'a> {
+    /// Each client's connector, by slot.
+    pub connectors: &'a [RealConnector],
+    /// The local server, when the harness started it.
+    pub restarter: Option<Restarter>,
+    /// The run's recorder (faults are recorded on no client).
+    pub recorder: Recorder,
+}
+
+impl Injector<'_> {
+    /// Carries out `schedule` (times from `start`) in order; the first fault that fails ends
+    /// the run with one line saying why.
+    pub async fn run(&self, start: Instant, schedule: &[ScheduledFault]) -> Result<(), String> {
+        for (index, scheduled) in schedule.iter().enumerate() {
+            let at = start + Duration::from_millis(scheduled.at_ms);
+            tokio::time::sleep_until(at.into()).await;
+            let fault = scheduled.fault.clone();
+            self.record(EventKind::FaultStart {
+                fault: fault.clone(),
+            });
+            self.inject(&fault)
+                .await
+                .map_err(|why| format!("fault_schedule[{index}] ({}): {why}", kind_name(&fault)))?;
+            self.record(EventKind::FaultEnd { fault });
+        }
+        Ok(())
+    }
+
+    async fn inject(&self, fault: &Fault) -> Result<(), String> {
+        match *fault {
+            Fault::ExpireSession { client } => {
+                let connector = &self.connectors[usize::from(client)];
+                // A client whose session has closed (its workload done) has nothing left to
+                // expire, as in the simulator.
+                match connector.expire_latest().await {
+                    Err(_) if !connector.has_open_session() => Ok(()),
+                    other => other,
+                }
+            }
+            Fault::RestartServer => {
+                let restarter = self.restarter.clone().ok_or("no local server to restart")?;
+                tokio::task::spawn_blocking(move || restarter.crash_and_restart())
+                    .await
+                    .map_err(|e| format!("the restart stopped: {e}"))?
+                    .map_err(|e| e.to_string())
+            }
+            _ => Err("no real counterpart (refused before the run)".into()),
+        }
+    }
+
+    fn record(&self, kind: EventKind) {
+        self.recorder.record(None, kind);
+    }
+}

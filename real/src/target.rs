@@ -1,0 +1,106 @@
+//! Where a real run's ZooKeeper is: one the user runs (`--connect`), or one [`crate::local`]
+//! started for the run, which the run can crash and restart (`restart_server`) and which is
+//! stopped when the target is dropped (or [`Target::stop`]ped), on error too.
+
+use std::sync::{Arc, Mutex};
+
+use crate::local::{Ensemble, HarnessError, Settings, Standalone};
+
+/// A ZooKeeper to run against.
+#[derive(Debug)]
+pub struct Target {
+    connect_string: String,
+    local: Option<Arc<Mutex<Local>>>,
+}
+
+/// A ZooKeeper the harness started.
+#[derive(Debug)]
+enum Local {
+    Standalone(Standalone),
+    Ensemble(Ensemble),
+}
+
+impl Target {
+    /// A ZooKeeper the user runs, at `connect_string` (`host:port[,host:port…]`).
+    pub fn connect(connect_string: impl Into<String>) -> Target {
+        Target {
+            connect_string: connect_string.into(),
+            local: None,
+        }
+    }
+
+    /// Starts a local standalone server (`servers == 1`) or an ensemble of `servers`, and
+    /// waits until it serves.
+    pub fn start_local(servers: u32, settings: Settings) -> Result<Target, HarnessError> {
+        let local = if servers == 1 {
+            Local::Standalone(Standalone::start_with(settings)?)
+        } else {
+            Local::Ensemble(Ensemble::start_with(servers, settings)?)
+        };
+        let connect_string = match &local {
+            Local::Standalone(server) => server.connect_string(),
+            Local::Ensemble(ensemble) => ensemble.connect_string(),
+        };
+        Ok(Target {
+            connect_string,
+            local: Some(Arc::new(Mutex::new(local))),
+        })
+    }
+
+    /// The client connect string.
+    pub fn connect_string(&self) -> &str {
+        &self.connect_string
+    }
+
+    /// Whether the harness started the server (so that the run can crash and restart it).
+    pub fn is_local(&self) -> bool {
+        self.local.is_some()
+    }
+
+    /// What the target is, for a trace's settings: `connect`, `standalone` or `ensemble-N`.
+    pub fn kind(&self) -> String {
+        match self.local.as_ref().map(|l| l.lock().expect("local server")) {
+            None => "connect".into(),
+            Some(local) => match &*local {
+                Local::Standalone(_) => "standalone".into(),
+                Local::Ensemble(ensemble) => format!("ensemble-{}", ensemble.len()),
+            },
+        }
+    }
+
+    /// A handle that crashes and restarts the local server (`None` for `--connect`).
+    pub(crate) fn restarter(&self) -> Option<Restarter> {
+        self.local.clone().map(Restarter)
+    }
+
+    /// Stops the servers the harness started. Idempotent; also done on drop.
+    pub fn stop(&self) {
+        if let Some(local) = &self.local {
+            match &mut *local.lock().expect("local server") {
+                Local::Standalone(server) => server.stop(),
+                Local::Ensemble(ensemble) => ensemble.stop(),
+            }
+        }
+    }
+}
+
+/// Crashes and restarts a local ZooKeeper: the one of a [`Target`].
+#[derive(Clone, Debug)]
+pub(crate) struct Restarter(Arc<Mutex<Local>>);
+
+impl Restarter {
+    /// SIGKILLs the server (in an ensemble, the leader `srvr` names) and starts it again on
+    /// its data directory; returns once it serves again. Blocks the calling thread.
+    pub fn crash_and_restart(&self) -> Result<(), HarnessError> {
+        match &mut *self.0.lock().expect("local server") {
+            // `restart` SIGKILLs the process before it starts it again.
+            Local::Standalone(server) => server.restart(),
+            Local::Ensemble(ensemble) => {
+                let leader = ensemble.leader().ok_or_else(|| {
+                    HarnessError("restart_server: no server of the ensemble leads".into())
+                })?;
+                ensemble.restart(leader)
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! `real::run`: catalog scenarios on a real ZooKeeper started by the harness, judged by the
+//! same verdicts as simulated runs; refused faults and an unreachable server fail at once.
+
+use real::local::Settings;
+use real::target::Target;
+use scenarios::catalog::Catalog;
+use scenarios::property::Expectation;
+use scenarios::scenario::Scenario;
+use scenarios::trace::{EventKind, Source, Trace};
+use std::time::Duration;
+
+fn scenario(name: &str) -> Scenario {
+    Catalog::builtin().unwrap().get(name).unwrap().clone()
+}
+
+/// A standalone server with the scenario's tick.
+fn standalone(scenario: &Scenario) -> Target {
+    let settings = Settings {
+        tick_time: Duration::from_millis(scenario.server.tick_ms),
+        max_session_timeout: None,
+    };
+    Target::start_local(1, settings).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `name` on a fresh standalone server and checks every expectation of the scenario.
+fn passes(name: &str) -> Trace {
+    let scenario = scenario(name);
+    let target = standalone(&scenario);
+    let trace = real::run(&scenario, 0, &target).unwrap_or_else(|e| panic!("{e}"));
+    target.stop();
+    assert_eq!(trace.meta.source, Source::Real);
+    let violations = scenarios::verdict::violations(&trace).unwrap();
+    for property in scenario.recipe.properties() {
+        let violated = violations.iter().any(|v| v.property == *property);
+        match scenario.expectation(*property) {
+            Expectation::Holds => assert!(!violated, "{property}: {violations:?}"),
+            Expectation::Violated => assert!(violated, "{property} is not violated"),
+            Expectation::Unchecked => {}
+        }
+    }
+    trace
+}
+
+fn count(trace: &Trace, kind: impl Fn(&EventKind) -> bool) -> usize {
+    trace.events.iter().filter(|e| kind(&e.kind)).count()
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_fault_free_mutex_scenario_passes_on_a_real_server() {
+    let trace = passes("herd-free-mutex");
+    let writes = count(&trace, |k| {
+        matches!(k, EventKind::ResourceWrite { accepted: true, .. })
+    });
+    assert_eq!(
+        writes, 8,
+        "4 clients × 2 acquisitions, every write accepted"
+    );
+    let last = trace.events.last().unwrap();
+    assert!(matches!(last.kind, EventKind::TreeSnapshot { .. }));
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn session_expiries_by_a_second_connection_pass_on_a_real_server() {
+    let trace = passes("session-expiry-waiter");
+    let expiries = count(&trace, |k| matches!(k, EventKind::FaultEnd { .. }));
+    assert_eq!(expiries, 3);
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn server_restarts_pass_on_a_real_server() {
+    passes("server-restart");
+}
+
+#[test]
+fn a_fault_with_no_real_counterpart_is_refused_before_the_run() {
+    let target = Target::connect("127.0.0.1:1");
+    let refused = real::run(&scenario("gc-pause-fenced"), 0, &target).unwrap_err();
+    assert_eq!(
+        refused.message,
+        "faults[0]: pause has no real counterpart yet (needs a process per client)"
+    );
+    assert!(refused.trace.is_none());
+    let restart = real::run(&scenario("server-restart"), 0, &target).unwrap_err();
+    assert_eq!(
+        restart.message,
+        "faults[0]: restart_server has no real counterpart yet (needs a server the harness \
+         started: use --start-local)"
+    );
+}
+
+#[test]
+fn a_random_draw_with_no_real_counterpart_is_refused_by_its_seed() {
+    let scenario = scenario("random-faults-mutex");
+    let target = Target::connect("127.0.0.1:1");
+    let seed = (0..100)
+        .find(|&seed| {
+            let schedule = scenario.fault_schedule(seed);
+            schedule
+                .iter()
+                .any(|f| !matches!(f.fault, scenarios::fault::Fault::ExpireSession { .. }))
+        })
+        .unwrap();
+    let refused = real::run(&scenario, seed, &target).unwrap_err();
+    assert!(
+        refused
+            .message
+            .starts_with(&format!("random_faults: seed {seed} draws ")),
+        "{}",
+        refused.message
+    );
+}
+
+#[test]
+fn an_unreachable_server_fails_at_once_naming_the_address() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let scenario = scenario("herd-free-mutex");
+    let failed = real::run(&scenario, 0, &Target::connect(addr.to_string())).unwrap_err();
+    assert!(
+        failed.message.starts_with(&format!(
+            "{addr}: no ZooKeeper server answered within 1000 ms"
+        )),
+        "{}",
+        failed.message
+    );
+    assert!(failed.trace.is_none());
+}

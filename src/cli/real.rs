@@ -1,0 +1,230 @@
+//! `splitbrain real <scenario|file.json>` runs a scenario on a real ZooKeeper — one the user
+//! runs (`--connect`), or a standalone server or ensemble the harness starts from Debian's
+//! `zookeeper` package (`--start-local`, `--ensemble N`) and always stops — and writes each
+//! run's trace (`source: "real"`) and HTML report. It exits 0 only when the scenario's
+//! expectations are met over the runs.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use ::scenarios::property::{Expectation, Property};
+use ::scenarios::scenario::Scenario;
+use real::local::Settings;
+use real::target::Target;
+use splitbrain::files::{write_atomic, write_json};
+use splitbrain::run::Outcome as RunOutcome;
+
+use super::{
+    CatalogArgs, Failure, Outcome, UNMET, find, outcome_json, report_html, violation_line,
+};
+
+/// Arguments of `real`.
+#[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("server").required(true).args(["connect", "start_local"])))]
+pub struct Args {
+    /// The scenario to run: a name of the catalog (see `splitbrain scenarios`) or a scenario
+    /// file (`*.json`).
+    scenario: String,
+    /// Run against the ZooKeeper at these addresses (`127.0.0.1:2181[,host:port…]`). It must
+    /// accept a session within the scenario's session timeout (at least 1 s).
+    #[arg(long, value_name = "HOST:PORT[,…]")]
+    connect: Option<String>,
+    /// Start a ZooKeeper from Debian's `zookeeper` package on 127.0.0.1 (free ports, a
+    /// temporary directory, the scenario's tick) for each run, and stop it afterwards.
+    #[arg(long)]
+    start_local: bool,
+    /// With --start-local: start an ensemble of this many servers instead of a standalone
+    /// server (`restart_server` then kills and restarts the leader).
+    #[arg(long, value_name = "N", requires = "start_local", value_parser = clap::value_parser!(u32).range(2..=7))]
+    ensemble: Option<u32>,
+    /// The seed whose fault schedule (and hold and think times) the runs use.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// How many times to run the scenario with that seed (real runs differ from one another).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    runs: u32,
+    /// Print JSON: per run, the object `replay --json` prints (plus `"run"` and `"target"`);
+    /// an array of them with --runs above 1.
+    #[arg(long)]
+    json: bool,
+    /// Where to write each run's trace and HTML report.
+    #[arg(long, value_name = "DIR", default_value = "splitbrain-out/real")]
+    out: PathBuf,
+    #[command(flatten)]
+    catalog: CatalogArgs,
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> Outcome {
+    let scenario = load(&args)?;
+    let local = args.start_local;
+    let schedule = scenario.fault_schedule(args.seed);
+    if let Some(refused) = real::faults::refusal(&scenario, args.seed, &schedule, local) {
+        return Err(Failure(refused));
+    }
+    let mut outcomes = Vec::new();
+    let mut printed = Vec::new();
+    for run in 1..=args.runs {
+        let outcome = run_once(&args, &scenario, run)?;
+        let (trace, report) = write_outputs(&args, &scenario, run, &outcome)?;
+        if args.json {
+            let mut json = outcome_json(&outcome, &trace, Some(&report));
+            json["run"] = run.into();
+            json["target"] = outcome.trace.meta.settings["target"].clone();
+            printed.push(json);
+        } else {
+            print_run(&args, run, &outcome, &trace, &report);
+        }
+        outcomes.push(outcome);
+    }
+    let unmet = unmet(&scenario, &outcomes);
+    if args.json {
+        let json = match printed.len() {
+            1 => printed.remove(0),
+            _ => serde_json::Value::Array(printed),
+        };
+        say!("{}", serde_json::to_string_pretty(&json)?);
+    } else if unmet.is_empty() {
+        say!("expectations met over {} run(s)", outcomes.len());
+    } else {
+        say!("expectations not met: {}", unmet.join("; "));
+    }
+    Ok(if unmet.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(UNMET)
+    })
+}
+
+/// The scenario: a file when the argument names one (or ends in `.json`), else a name of the
+/// catalog.
+fn load(args: &Args) -> Result<Scenario, Failure> {
+    let path = Path::new(&args.scenario);
+    if args.scenario.ends_with(".json") || path.is_file() {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Failure(format!(
+                "{file}: expected a readable scenario file, found an error: {e}"
+            ))
+        })?;
+        return Ok(Scenario::from_json(&file, &text)?);
+    }
+    let catalog = args.catalog.load()?;
+    Ok(find(&catalog, &args.scenario)?.clone())
+}
+
+/// One run on a server of its own (started and stopped here with --start-local).
+fn run_once(args: &Args, scenario: &Scenario, run: u32) -> Result<RunOutcome, Failure> {
+    let target = match &args.connect {
+        Some(connect) => Target::connect(connect.clone()),
+        None => {
+            let settings = Settings {
+                tick_time: Duration::from_millis(scenario.server.tick_ms),
+                max_session_timeout: None,
+            };
+            Target::start_local(args.ensemble.unwrap_or(1), settings)?
+        }
+    };
+    let result = real::run(scenario, args.seed, &target);
+    target.stop();
+    let trace = match result {
+        Ok(trace) => trace,
+        Err(failure) => {
+            let Some(partial) = failure.trace else {
+                return Err(Failure(connect_failure(args, failure.message)));
+            };
+            let path = file(args, scenario, run, "partial.trace.json");
+            write_json(&path, &partial).map_err(|e| cannot_write(&path, "trace", &e))?;
+            return Err(Failure(format!(
+                "run {run}: {} (partial trace: {})",
+                failure.message,
+                path.display()
+            )));
+        }
+    };
+    let violations = ::scenarios::verdict::violations(&trace)?;
+    Ok(RunOutcome { trace, violations })
+}
+
+/// A failure before the run, naming `--connect` when its address is what failed.
+fn connect_failure(args: &Args, message: String) -> String {
+    match &args.connect {
+        Some(connect) if message.starts_with(connect.as_str()) => format!("--connect {message}"),
+        _ => message,
+    }
+}
+
+/// `DIR/<scenario>.seed-N[.run-K].<suffix>`.
+fn file(args: &Args, scenario: &Scenario, run: u32, suffix: &str) -> PathBuf {
+    let run = if args.runs > 1 {
+        format!(".run-{run}")
+    } else {
+        String::new()
+    };
+    let name = format!("{}.seed-{}{run}.{suffix}", scenario.name, args.seed);
+    args.out.join(name)
+}
+
+fn cannot_write(path: &Path, what: &str, error: &std::io::Error) -> Failure {
+    Failure(format!(
+        "{}: cannot write the {what}: {error}",
+        path.display()
+    ))
+}
+
+/// Writes the run's trace and report; their paths.
+fn write_outputs(
+    args: &Args,
+    scenario: &Scenario,
+    run: u32,
+    outcome: &RunOutcome,
+) -> Result<(PathBuf, PathBuf), Failure> {
+    let trace = file(args, scenario, run, "trace.json");
+    write_json(&trace, &outcome.trace).map_err(|e| cannot_write(&trace, "trace", &e))?;
+    let report = file(args, scenario, run, "html");
+    let html = report_html(outcome, &trace, None);
+    write_atomic(&report, html.as_bytes()).map_err(|e| cannot_write(&report, "report", &e))?;
+    Ok((trace, report))
+}
+
+fn print_run(args: &Args, run: u32, outcome: &RunOutcome, trace: &Path, report: &Path) {
+    let meta = &outcome.trace.meta;
+    say!(
+        "{} seed {} run {run}/{} on {}: {} fault(s), {} events, {} violation(s)",
+        meta.scenario,
+        meta.seed,
+        args.runs,
+        meta.settings["target"].as_str().unwrap_or("?"),
+        meta.fault_schedule.len(),
+        outcome.trace.events.len(),
+        outcome.violations.len()
+    );
+    for violation in &outcome.violations {
+        say!("  {}", violation_line(violation));
+    }
+    say!("trace: {}", trace.display());
+    say!("report: {}", report.display());
+}
+
+/// The scenario's expectations the runs do not meet, one phrase each: a property expected
+/// to hold that some run violates, or one expected to be violated that no run violates.
+fn unmet(scenario: &Scenario, outcomes: &[RunOutcome]) -> Vec<String> {
+    let violating = |property: Property| outcomes.iter().filter(|o| o.violates(property)).count();
+    let runs = outcomes.len();
+    scenario
+        .recipe
+        .properties()
+        .iter()
+        .filter_map(|&property| match scenario.expectation(property) {
+            Expectation::Holds if violating(property) > 0 => Some(format!(
+                "{property} should hold, violated in {} of {runs} run(s)",
+                violating(property)
+            )),
+            Expectation::Violated if violating(property) == 0 => Some(format!(
+                "{property} should be violated, held in all {runs} run(s)"
+            )),
+            _ => None,
+        })
+        .collect()
+}
