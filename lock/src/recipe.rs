@@ -7,6 +7,46 @@
 //! a [`Client`](crate::client::Client): the framework owns the session, retries requests
 //! across connection loss and session changes, runs protected creates and guaranteed
 //! deletes, and translates raw session states into [`SessionEvent`]s.
+//!
+//! # Implementing a recipe
+//!
+//! A recipe of your own (see `examples/home-grown-lock` for a whole one) is a type
+//! implementing [`Recipe`] with the shared vocabulary
+//! ([`Call`](crate::recipes::Call), [`Notice`](crate::recipes::Notice)) and
+//! [`Relabel`](crate::relabel::Relabel). What the executors rely on:
+//!
+//! - **The state is a value.** `Clone + Eq + Ord + Hash`: the model checker stores, compares
+//!   and hashes every state it reaches, so keep it canonical — two states that behave alike
+//!   should be equal (no counters or histories you do not need, no ids where an order will
+//!   do). No `Rc`, no interior mutability, no clock, no randomness, no I/O.
+//! - **One input at a time.** [`Recipe::handle`] gets one [`Input`] and acts only through its
+//!   [`Ctx`]; everything it emits is carried out in order after it returns.
+//!   - `Input::Call`: a user call. The workload makes `Acquire`/`Release` (locks),
+//!     `Start`/`Close` (latches), `Start`/`Requeue`/`Relinquish` (selectors); a call you do
+//!     not serve may be answered with `Notice::Failed`.
+//!   - `Input::Reply`: the final reply to a request you submitted, by the [`OpId`]
+//!     [`Ctx::submit`] returned. Never `ConnectionLoss` (the framework retries it on the same
+//!     or a new session); `SessionExpired` for a plain request still pending at `Lost`.
+//!   - `Input::Watch`: a one-shot watch fired. ZooKeeper sets a data watch only on a node
+//!     that exists (`GetData`), an exists watch either way (`Exists`); watches die with
+//!     their session.
+//!   - `Input::Session`: `Suspended` (nothing held is safe now), `Lost` (the session is gone,
+//!     or the client stopped waiting for it), `Reconnected` (same or new session).
+//!   - `Input::Timer`: a timer you set fired. Durations are hints: the simulator waits them,
+//!     the model fires a timer at any point.
+//! - **Notices are the truth the checkers judge.** `Acquired { token }` starts a hold (the
+//!   token, the lock node's czxid, fences the resource), `Released`, `Lost`, `Suspended`,
+//!   `Reconnected`, `TimedOut`, `IsLeader`/`NotLeader`… mean what
+//!   [`Notice`](crate::recipes::Notice) says; a hold the recipe never reports is not checked,
+//!   and one it reports wrongly is a violation.
+//! - **Composition.** [`Ctx::run_inner`] runs a recipe inside yours (an internal mutex, or a
+//!   recipe your application wraps) and hands you its notices.
+//! - **Relabelling.** `relabel` rewrites every client slot, session id and protection id the
+//!   state keeps (node names too: [`ClientMap::name`](crate::relabel::ClientMap::name)), and
+//!   nothing else; a recipe that keeps none returns a clone.
+//!
+//! Then give it a row (`scenarios::recipes::RecipeDef`) and test it with
+//! `splitbrain::testing`.
 
 use std::fmt::Debug;
 use std::hash::Hash;
