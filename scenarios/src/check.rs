@@ -6,6 +6,7 @@
 mod belief;
 mod herd_free;
 mod lease_bound;
+mod live_sessions;
 mod mutual_exclusion_fenced;
 mod no_orphans;
 mod progress;
@@ -59,9 +60,10 @@ impl Context {
 /// Checks `property` on `trace` (every property has a checker).
 pub fn check(trace: &Trace, property: Property, cx: &Context) -> Vec<Violation> {
     match property {
-        Property::MutualExclusionBelief | Property::LeaderUniqueBelief | Property::RwExclusion => {
-            belief::check(trace, property)
-        }
+        Property::MutualExclusionBelief
+        | Property::LeaderUniqueBelief
+        | Property::RwExclusion
+        | Property::LiveSessionExclusion => belief::check(trace, property),
         Property::MutualExclusionFenced | Property::LeaderUniqueFenced => {
             mutual_exclusion_fenced::check(trace, property)
         }
