@@ -36,7 +36,8 @@ pub enum Checked {
     LeaderUniqueFenced,
     /// A writer believes it holds a read-write lock only while nobody else believes they hold.
     RwExclusion,
-    /// No more believed lease holders than the semaphore allows.
+    /// No more leases believed held than the semaphore allows (a client's workload holds one
+    /// lease at a time, so its believers are its leases).
     LeaseBound,
     /// No two clients believe they hold (lead, write) at once while both their sessions are
     /// alive on the server.
