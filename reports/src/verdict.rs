@@ -59,7 +59,7 @@ pub(crate) fn headline(violation: &Violation, clock: Clock) -> String {
         Property::MutualExclusionFenced | Property::LeaderUniqueFenced => {
             format!("The protected resource was corrupted: accesses of {who} were not fenced")
         }
-        Property::HerdFree => format!("Herd effect: one deletion woke {who}"),
+        Property::HerdFree => format!("Herd effect: one change woke {who}"),
         Property::Progress => format!("No progress: {who} still waiting when the run ended"),
         Property::NoOrphans => "Orphaned lock nodes left after every session closed".to_owned(),
     }

@@ -12,7 +12,7 @@ mod no_orphans;
 mod progress;
 pub mod timeline;
 
-pub use herd_free::counts_as_acquired;
+pub use herd_free::{counts_as_acquired, wakes_waiters};
 
 #[cfg(test)]
 pub(crate) mod fixtures;
