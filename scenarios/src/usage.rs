@@ -120,6 +120,7 @@ impl Family {
         match self {
             Family::Lock => &[
                 Property::MutualExclusionBelief,
+                Property::LiveSessionExclusion,
                 Property::MutualExclusionFenced,
                 Property::HerdFree,
                 Property::Progress,
@@ -127,6 +128,7 @@ impl Family {
             ],
             Family::ReadWrite => &[
                 Property::RwExclusion,
+                Property::LiveSessionExclusion,
                 Property::MutualExclusionFenced,
                 Property::HerdFree,
                 Property::Progress,
@@ -140,6 +142,7 @@ impl Family {
             ],
             Family::Latch | Family::Selector => &[
                 Property::LeaderUniqueBelief,
+                Property::LiveSessionExclusion,
                 Property::LeaderUniqueFenced,
                 Property::HerdFree,
                 Property::Progress,
