@@ -78,8 +78,8 @@ fn malformed_scenario_files_each_give_one_line_and_exit_2() {
         (
             "recipe",
             edit("/recipe", json!("spin")),
-            "/recipe: expected one of `mutex`, `naive-herd-mutex`, `semaphore-mutex`, \
-             `multi-lock`, `semaphore`, `leader-latch`, `leader-selector`, `read-write-lock`, \
+            "/recipe: expected one of `mutex`, `naive-herd-mutex`, `trusting-wakeup-mutex`, \
+             `semaphore-mutex`, `multi-lock`, `semaphore`, `leader-latch`, `leader-selector`, `read-write-lock`, \
              `read-write-lock-first-writer-watch` (or a recipe of your own as {\"name\", \
              \"family\"}), found `spin`",
         ),

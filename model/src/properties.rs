@@ -11,7 +11,7 @@ use serde::Serialize;
 use stateright::{Expectation, Property};
 
 use crate::model::{Action, LockModel};
-use crate::state::State;
+use crate::state::{Peer, State};
 use scenarios::recipes::Testable;
 
 /// A property the model checks.
@@ -36,8 +36,12 @@ pub enum Checked {
     LeaderUniqueFenced,
     /// A writer believes it holds a read-write lock only while nobody else believes they hold.
     RwExclusion,
-    /// No more believed lease holders than the semaphore allows.
+    /// No more leases believed held than the semaphore allows (a client's workload holds one
+    /// lease at a time, so its believers are its leases).
     LeaseBound,
+    /// No two clients believe they hold (lead, write) at once while both their sessions are
+    /// alive on the server.
+    LiveSessionExclusion,
     /// Some client acquires the lock (a `sometimes` property: an example must exist).
     SomeoneAcquires,
 }
@@ -54,11 +58,12 @@ pub enum Kind {
 
 impl Checked {
     /// Every property, in the order they are reported.
-    pub const ALL: [Checked; 10] = [
+    pub const ALL: [Checked; 11] = [
         Checked::MutualExclusionBelief,
         Checked::LeaderUniqueBelief,
         Checked::RwExclusion,
         Checked::LeaseBound,
+        Checked::LiveSessionExclusion,
         Checked::MutualExclusionFenced,
         Checked::LeaderUniqueFenced,
         Checked::HerdFree,
@@ -97,6 +102,7 @@ impl Checked {
             Checked::LeaderUniqueFenced => Some(Shared::LeaderUniqueFenced),
             Checked::RwExclusion => Some(Shared::RwExclusion),
             Checked::LeaseBound => Some(Shared::LeaseBound),
+            Checked::LiveSessionExclusion => Some(Shared::LiveSessionExclusion),
             Checked::SomeoneAcquires => None,
         }
     }
@@ -127,6 +133,14 @@ impl Checked {
                 !writer || believers(state) <= 1
             }
             Checked::LeaseBound => believers(state) <= model.config().settings.max_leases as usize,
+            Checked::LiveSessionExclusion => {
+                let live: Vec<&Peer<R>> = (state.peers.iter())
+                    .filter(|p| p.believes && on_live_session(state, p))
+                    .collect();
+                let exclusive = model.def().family != Family::ReadWrite
+                    || live.iter().any(|p| p.workload.writes());
+                !exclusive || live.len() <= 1
+            }
             Checked::MutualExclusionFenced | Checked::LeaderUniqueFenced => {
                 let resource = &state.resource;
                 !resource.out_of_order && resource.counter.value() == resource.accepted_writes
@@ -147,6 +161,13 @@ impl fmt::Display for Checked {
 
 fn believers<R>(state: &State<R>) -> usize {
     state.peers.iter().filter(|p| p.believes).count()
+}
+
+/// Whether `peer`'s session is alive on the server. A belief ends at `Lost` and at a crash,
+/// before the client moves to a new session, so a believer's hold is on its current session
+/// (the one the trace checker finds: its last `Connected` before the hold began).
+fn on_live_session<R>(state: &State<R>, peer: &Peer<R>) -> bool {
+    (peer.handle.as_ref()).is_some_and(|handle| state.live.contains(&handle.session))
 }
 
 /// Every workload is done and the run has come to its end (see [`quiescent`]).
@@ -213,6 +234,7 @@ fn property<R: Testable>(checked: Checked) -> Property<LockModel<R>> {
         Checked::LeaderUniqueFenced => property!(Always, Checked::LeaderUniqueFenced),
         Checked::RwExclusion => property!(Always, Checked::RwExclusion),
         Checked::LeaseBound => property!(Always, Checked::LeaseBound),
+        Checked::LiveSessionExclusion => property!(Always, Checked::LiveSessionExclusion),
         Checked::HerdFree => property!(Always, Checked::HerdFree),
         Checked::NoOrphans => property!(Always, Checked::NoOrphans),
         Checked::Progress => property!(Always, Checked::Progress),

@@ -2,7 +2,7 @@
 //! effects, the server's application of requests and the faults. Every trace event is
 //! reported to the [`Recorder`] as it happens.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use lock::client::ClientInput;
 use lock::coordination::{RawEvent, RawState};
@@ -12,8 +12,8 @@ use lock::ids::{ClientSlot, OpId, Owner, TimerId};
 use lock::recipe::Effect;
 use lock::recipes::{Call, Notice};
 use lock::zk::tree::Fired;
-use lock::zk::{EventKind as ZkEvent, OpResult, SessionId, ZkError, Zxid};
-use scenarios::check::counts_as_acquired;
+use lock::zk::{OpResult, Path, SessionId, ZkError, Zxid};
+use scenarios::check::{counts_as_acquired, wakes_waiters};
 use scenarios::fault::{Fault, Node};
 use scenarios::trace::{EventKind, ServerSession, client_event};
 use scenarios::workload::{Phase, WorkEffect, WorkInput, WorkTimer};
@@ -272,7 +272,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
             result: applied.result.clone(),
             zxid: applied.zxid,
         });
-        self.route(applied.fired, applied.zxid);
+        self.route(applied.fired, applied.zxid, false);
         let result = if lost {
             Err(ZkError::ConnectionLoss)
         } else {
@@ -289,9 +289,10 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     }
 
     /// Sends fired watches to the sessions' streams and notes a wake of several waiting
-    /// clients by one change (a herd, unless they then all acquire).
-    fn route(&mut self, fired: Vec<Fired>, zxid: Option<Zxid>) {
-        let mut woken = BTreeSet::new();
+    /// clients by one change (a herd, unless they then all acquire): the whole of a request's
+    /// change, or, with `per_node` (an expiry deleting its ephemerals), each node's.
+    fn route(&mut self, fired: Vec<Fired>, zxid: Option<Zxid>, per_node: bool) {
+        let mut changes: BTreeMap<Option<Path>, BTreeSet<ClientSlot>> = BTreeMap::new();
         for Fired { session, event } in fired {
             self.rec.record(None, || EventKind::WatchFired {
                 session,
@@ -302,15 +303,23 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
                 continue;
             };
             let peer = self.state.peer_mut(slot);
-            if event.kind == ZkEvent::NodeDeleted
-                && matches!(peer.workload.phase(), Phase::Acquiring { .. })
+            if wakes_waiters(event.kind) && matches!(peer.workload.phase(), Phase::Acquiring { .. })
             {
-                woken.insert(slot);
+                let node = per_node.then(|| event.path.clone());
+                changes.entry(node).or_default().insert(slot);
             }
             if let Some(handle) = peer.handle.as_mut().filter(|h| h.link == Link::Up) {
                 handle.events.push_back(RawEvent::Watch { event });
             }
         }
+        for woken in changes.into_values() {
+            self.wake(woken);
+        }
+        self.settle_wakes();
+    }
+
+    /// Notes that one change woke the waiting clients `woken`.
+    fn wake(&mut self, woken: BTreeSet<ClientSlot>) {
         for &slot in &woken {
             self.leave_wake(slot, false);
         }
@@ -328,7 +337,6 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
                 self.state.peer_mut(slot).woken = Some(id);
             }
         }
-        self.settle_wakes();
     }
 
     /// `slot` is done with its wake-up: it acquired (as `counts_as_acquired` says), or not.
@@ -372,7 +380,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
             session,
             change: ServerSession::Expired,
         });
-        self.route(fired, zxid);
+        self.route(fired, zxid, true);
         Some(())
     }
 

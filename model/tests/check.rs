@@ -11,7 +11,7 @@ use scenarios::fault::Fault;
 use scenarios::property::Expectation;
 use scenarios::recipes::{
     LEADER_LATCH, LEADER_SELECTOR, MULTI_LOCK, MUTEX, NAIVE_HERD_MUTEX, READ_WRITE_LOCK, RecipeDef,
-    SEMAPHORE, SEMAPHORE_MUTEX, Testable,
+    SEMAPHORE, SEMAPHORE_MUTEX, TRUSTING_WAKEUP_MUTEX, Testable,
 };
 use scenarios::trace::{EventKind, Source};
 use stateright::{Checker, HasDiscoveries, Model};
@@ -398,11 +398,45 @@ fn the_trace_checkers_confirm_the_counterexamples() {
     confirm(&SEMAPHORE, one_or_two_leases(1), Checked::LeaseBound);
     confirm(&MULTI_LOCK, Config::new(2), Checked::MutualExclusionBelief);
     confirm(&READ_WRITE_LOCK, Config::new(2), Checked::RwExclusion);
+    confirm(
+        &TRUSTING_WAKEUP_MUTEX,
+        Config::new(3),
+        Checked::LiveSessionExclusion,
+    );
     let unfenced = Config {
         fenced: false,
         ..Config::new(2)
     };
     confirm(&MUTEX, unfenced, Checked::MutualExclusionFenced);
+}
+
+/// A mutex whose woken waiter holds without listing again gives every verdict the mutex
+/// gives with three clients and an expiry — the belief overlap the expiry causes anyway, and
+/// nothing else — except `live_session_exclusion`: the middle waiter's session expires and
+/// wakes the last one beside the holder, both sessions alive. Without an expiry, a timeout does
+/// the same (and then the belief property sees it too).
+#[test]
+fn live_session_exclusion_alone_tells_a_trusting_wakeup_from_the_mutex() {
+    let config = Config::new(3);
+    let mutex = check(&MUTEX, config, Options::default());
+    let bad = check(&TRUSTING_WAKEUP_MUTEX, config, Options::default());
+    assert!(mutex.all_met() && bad.all_met());
+    for (ours, theirs) in mutex.verdicts.iter().zip(&bad.verdicts) {
+        let caught = ours.property == Checked::LiveSessionExclusion;
+        assert_eq!(ours.holds, theirs.holds || caught, "{}", ours.property);
+    }
+    assert!(mutex.verdict(Checked::LiveSessionExclusion).holds);
+    assert!(!bad.verdict(Checked::LiveSessionExclusion).holds);
+    let timeouts = Config {
+        timeouts: true,
+        budgets: model::Budgets {
+            expiries: 0,
+            ..Default::default()
+        },
+        ..config
+    };
+    let bad = check(&TRUSTING_WAKEUP_MUTEX, timeouts, Options::default());
+    assert!(bad.all_met() && !bad.verdict(Checked::LiveSessionExclusion).holds);
 }
 
 /// `no_orphans` is not vacuous: a settled run is clean, and the same state with one more
@@ -493,8 +527,8 @@ fn the_json_summary_has_the_agreed_shape() {
     assert_eq!(belief["met"], true);
     assert_eq!(belief["counterexample_steps"], 7);
     assert_eq!(belief["report"], "mutual_exclusion_belief.report.html");
-    assert_eq!(json["properties"][4]["name"], "progress");
-    assert_eq!(json["properties"][5]["kind"], "sometimes");
+    assert_eq!(json["properties"][5]["name"], "progress");
+    assert_eq!(json["properties"][6]["kind"], "sometimes");
     assert_eq!(json["all_met"], true);
 }
 

@@ -32,6 +32,7 @@ pub(crate) fn is_overlap(property: Property) -> bool {
             | Property::LeaderUniqueBelief
             | Property::RwExclusion
             | Property::LeaseBound
+            | Property::LiveSessionExclusion
     )
 }
 
@@ -49,13 +50,16 @@ pub(crate) fn headline(violation: &Violation, clock: Clock) -> String {
             format!("Split brain: {who} both believed they led{lasting}")
         }
         Property::RwExclusion => format!("{who} held the read-write lock incompatibly{lasting}"),
+        Property::LiveSessionExclusion => {
+            format!("Recipe bug: {who} held at once while both their sessions were alive{lasting}")
+        }
         Property::LeaseBound => {
             format!("{who} held more leases than the semaphore allows{lasting}")
         }
         Property::MutualExclusionFenced | Property::LeaderUniqueFenced => {
             format!("The protected resource was corrupted: accesses of {who} were not fenced")
         }
-        Property::HerdFree => format!("Herd effect: one deletion woke {who}"),
+        Property::HerdFree => format!("Herd effect: one change woke {who}"),
         Property::Progress => format!("No progress: {who} still waiting when the run ended"),
         Property::NoOrphans => "Orphaned lock nodes left after every session closed".to_owned(),
     }

@@ -6,12 +6,13 @@
 mod belief;
 mod herd_free;
 mod lease_bound;
+mod live_sessions;
 mod mutual_exclusion_fenced;
 mod no_orphans;
 mod progress;
 pub mod timeline;
 
-pub use herd_free::counts_as_acquired;
+pub use herd_free::{counts_as_acquired, wakes_waiters};
 
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -59,9 +60,10 @@ impl Context {
 /// Checks `property` on `trace` (every property has a checker).
 pub fn check(trace: &Trace, property: Property, cx: &Context) -> Vec<Violation> {
     match property {
-        Property::MutualExclusionBelief | Property::LeaderUniqueBelief | Property::RwExclusion => {
-            belief::check(trace, property)
-        }
+        Property::MutualExclusionBelief
+        | Property::LeaderUniqueBelief
+        | Property::RwExclusion
+        | Property::LiveSessionExclusion => belief::check(trace, property),
         Property::MutualExclusionFenced | Property::LeaderUniqueFenced => {
             mutual_exclusion_fenced::check(trace, property)
         }

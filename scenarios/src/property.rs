@@ -29,11 +29,16 @@ pub enum Property {
     RwExclusion,
     /// No more leases out at once than the semaphore allows.
     LeaseBound,
+    /// No two holders of an exclusive hold (an exclusive lock, leadership, a write lock and
+    /// any other hold) believe they hold at one instant while both their sessions are alive
+    /// on the server: the overlap no correct recipe shows under any fault, unlike the belief
+    /// overlap of a holder whose session the server has already expired.
+    LiveSessionExclusion,
 }
 
 impl Property {
     /// Every property, in declaration order.
-    pub const ALL: [Property; 9] = [
+    pub const ALL: [Property; 10] = [
         Property::MutualExclusionBelief,
         Property::MutualExclusionFenced,
         Property::HerdFree,
@@ -43,6 +48,7 @@ impl Property {
         Property::LeaderUniqueFenced,
         Property::RwExclusion,
         Property::LeaseBound,
+        Property::LiveSessionExclusion,
     ];
 
     /// The property's name as it appears in files and output.
@@ -57,6 +63,7 @@ impl Property {
             Property::LeaderUniqueFenced => "leader_unique_fenced",
             Property::RwExclusion => "rw_exclusion",
             Property::LeaseBound => "lease_bound",
+            Property::LiveSessionExclusion => "live_session_exclusion",
         }
     }
 }

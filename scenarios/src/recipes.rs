@@ -99,14 +99,50 @@ pub fn exclusive_lock(property: Property, spec: &ModelSpec) -> Expectation {
 }
 
 /// As any exclusive lock, but a release wakes every waiter: a herd from 3 clients on (one
-/// holds, two wait).
+/// holds, two wait). And its one node has a fixed name: a holder that gives up at LOST
+/// deletes `<path>/lock` by name on its new session, and when the server has expired the old
+/// session first, the node it deletes is the next holder's. A third contender (or the same
+/// client's next cycle) then takes the lock beside that holder, both sessions alive
+/// (`live_session_exclusion`, 14 steps with 3 clients and an expiry). A LOST reached through
+/// a connection loss can do the same once the server expires the orphaned old session.
 fn naive_herd(property: Property, spec: &ModelSpec) -> Expectation {
+    let budgets = &spec.budgets;
+    let third = spec.clients >= 3 || (spec.clients >= 2 && budgets.cycles >= 2);
+    let stale_delete = budgets.expiries >= 1 || budgets.connection_losses >= 1;
     match property {
-        Property::HerdFree if spec.clients >= 3 && spec.budgets.cycles >= 1 => {
-            Expectation::Violated
-        }
+        Property::HerdFree if spec.clients >= 3 && budgets.cycles >= 1 => Expectation::Violated,
+        _ => overlapping_live(property, spec, third && stale_delete && budgets.cycles >= 1),
+    }
+}
+
+/// As any exclusive lock, plus a recipe bug that, when `bug`, lets two holders overlap while
+/// both their sessions are alive: `live_session_exclusion` and the belief property are then
+/// violated whatever the expiries, and an unfenced resource can lose an update.
+fn overlapping_live(property: Property, spec: &ModelSpec, bug: bool) -> Expectation {
+    match property {
+        Property::LiveSessionExclusion => violated_if(bug),
+        Property::MutualExclusionBelief if bug => Expectation::Violated,
+        Property::MutualExclusionFenced if bug && !spec.fenced => Expectation::Violated,
         _ => exclusive_lock(property, spec),
     }
+}
+
+/// As any exclusive lock, but a waiter woken by its predecessor's deletion holds at once:
+/// wrong when the predecessor was itself a waiter that went (its session expired, it timed
+/// out, crashed or gave up at LOST) while the holder ahead of it still holds. That takes three
+/// clients — one holds, two wait — and a way for the middle one to go; the woken one then holds
+/// beside the holder, both sessions alive, and an unfenced resource can lose an update.
+fn trusting_wakeup(property: Property, spec: &ModelSpec) -> Expectation {
+    let budgets = &spec.budgets;
+    let leaves = budgets.expiries >= 1
+        || budgets.crashes >= 1
+        || budgets.connection_losses >= 1
+        || spec.timeouts;
+    overlapping_live(
+        property,
+        spec,
+        spec.clients >= 3 && budgets.cycles >= 1 && leaves,
+    )
 }
 
 /// More clients believe they hold a lease than there are leases once a paused holder's
@@ -245,6 +281,17 @@ recipe_table! {
         build: |path, _| NaiveHerdMutex::new(path),
         directories: none,
         expectation: naive_herd,
+    };
+    /// The known-bad mutex whose woken waiter holds without listing the children again
+    /// (`lock::recipes::Mutex::trusting_wakeups`).
+    TrustingWakeupMutex => TRUSTING_WAKEUP_MUTEX: Mutex = RecipeDef {
+        name: "trusting-wakeup-mutex",
+        about: "known-bad: a waiter woken by its predecessor's deletion holds without listing again",
+        family: Family::Lock,
+        revocable: true,
+        build: |path, _| Mutex::trusting_wakeups(path),
+        directories: none,
+        expectation: trusting_wakeup,
     };
     /// Curator's InterProcessSemaphoreMutex, not reentrant (`lock::recipes::SemaphoreMutex`).
     SemaphoreMutex => SEMAPHORE_MUTEX: SemaphoreMutex = RecipeDef {

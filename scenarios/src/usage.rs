@@ -121,6 +121,7 @@ impl Family {
         match self {
             Family::Lock => &[
                 Property::MutualExclusionBelief,
+                Property::LiveSessionExclusion,
                 Property::MutualExclusionFenced,
                 Property::HerdFree,
                 Property::Progress,
@@ -128,6 +129,7 @@ impl Family {
             ],
             Family::ReadWrite => &[
                 Property::RwExclusion,
+                Property::LiveSessionExclusion,
                 Property::MutualExclusionFenced,
                 Property::HerdFree,
                 Property::Progress,
@@ -141,6 +143,7 @@ impl Family {
             ],
             Family::Latch | Family::Selector => &[
                 Property::LeaderUniqueBelief,
+                Property::LiveSessionExclusion,
                 Property::LeaderUniqueFenced,
                 Property::HerdFree,
                 Property::Progress,

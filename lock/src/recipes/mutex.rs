@@ -23,7 +23,7 @@ use super::{
 use crate::fencing::Token;
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
-use crate::zk::{OpOk, OpResult, Path, Request, WatchedEvent, ZkError};
+use crate::zk::{EventKind, OpOk, OpResult, Path, Request, WatchedEvent, ZkError};
 
 /// The InterProcessMutex recipe for one lock path.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -36,6 +36,8 @@ pub struct Mutex {
     abandoned: BTreeSet<OpId>,
     /// Who is revocable, and the revocation attempts under way.
     revocation: Revocation,
+    /// The known-bad variant ([`Mutex::trusting_wakeups`]): a woken waiter holds at once.
+    trusts_wakeups: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -74,6 +76,20 @@ impl Mutex {
             owners: BTreeMap::new(),
             abandoned: BTreeSet::new(),
             revocation: Revocation::default(),
+            trusts_wakeups: false,
+        }
+    }
+
+    /// Known-bad: a mutex whose waiter, woken by its predecessor's deletion, takes the lock
+    /// without listing the children again. Wrong whenever the predecessor went without
+    /// holding (it timed out, its session ended, it gave up) while a holder is still ahead:
+    /// the waiter then holds beside that holder, both sessions alive. Kept to show that
+    /// `live_session_exclusion` catches it where the belief property, violated anyway under
+    /// pauses and expiries, cannot tell it from the inherent overlap.
+    pub fn trusting_wakeups(path: Path) -> Mutex {
+        Mutex {
+            trusts_wakeups: true,
+            ..Mutex::new(path)
         }
     }
 
@@ -187,25 +203,10 @@ impl Mutex {
                 create_parents(&self.path, cx);
                 *pending = create_sequential(&self.path, self.queue.name(), cx);
             }
-            (Stage::Waiting { node, token, step }, Ok(OpOk::Children { names })) => {
+            (Stage::Waiting { node, step, .. }, Ok(OpOk::Children { names })) => {
                 match self.queue.place(&names, node.name()) {
                     Place::Missing => self.fail(owner, FailReason::NodeVanished, cx),
-                    Place::First => {
-                        let hold = Hold {
-                            node: node.clone(),
-                            token: *token,
-                            count: 1,
-                            suspended: false,
-                        };
-                        let token = *token;
-                        cancel_timeout(acquisition.timeout.take(), cx);
-                        acquisition.stage = Stage::Holding(hold);
-                        cx.notify(Notice::Acquired {
-                            owner,
-                            token,
-                            mode: Mode::Exclusive,
-                        });
-                    }
+                    Place::First => grant(owner, acquisition, cx),
                     Place::Behind(name) => {
                         let predecessor =
                             self.path.child(name).expect("a listed child name is valid");
@@ -252,11 +253,16 @@ impl Mutex {
     fn on_watch(&mut self, event: &WatchedEvent, cx: &mut Ctx<'_, Notice>) {
         let node_of = |owner| node_of(&self.owners, owner);
         self.revocation.on_watch(event, node_of, cx);
-        for acquisition in self.owners.values_mut() {
+        let trusted = self.trusts_wakeups && event.kind == EventKind::NodeDeleted;
+        for (&owner, acquisition) in &mut self.owners {
             if let Stage::Waiting { step, .. } = &mut acquisition.stage
                 && matches!(step, Wait::Watching { predecessor, .. } if *predecessor == event.path)
             {
-                *step = Wait::Listing(list(&self.path, false, cx));
+                if trusted {
+                    grant(owner, acquisition, cx);
+                } else {
+                    *step = Wait::Listing(list(&self.path, false, cx));
+                }
             }
         }
     }
@@ -388,6 +394,27 @@ impl Recipe for Mutex {
 }
 
 /// `owner`'s lock node, once created (waiting or holding).
+/// `owner`, waiting, holds now: its timeout is cancelled and it hears `Acquired`.
+fn grant(owner: Owner, acquisition: &mut Acquisition<Stage>, cx: &mut Ctx<'_, Notice>) {
+    let Stage::Waiting { node, token, .. } = &acquisition.stage else {
+        return;
+    };
+    let token = *token;
+    let hold = Hold {
+        node: node.clone(),
+        token,
+        count: 1,
+        suspended: false,
+    };
+    cancel_timeout(acquisition.timeout.take(), cx);
+    acquisition.stage = Stage::Holding(hold);
+    cx.notify(Notice::Acquired {
+        owner,
+        token,
+        mode: Mode::Exclusive,
+    });
+}
+
 fn node_of(owners: &BTreeMap<Owner, Acquisition<Stage>>, owner: Owner) -> Option<Path> {
     owners.get(&owner)?.stage.node().cloned()
 }
@@ -420,6 +447,7 @@ impl crate::relabel::Relabel for Mutex {
             owners,
             abandoned,
             revocation,
+            trusts_wakeups,
         } = self;
         Mutex {
             path: path.relabel(map),
@@ -427,6 +455,7 @@ impl crate::relabel::Relabel for Mutex {
             owners: owners.relabel(map),
             abandoned: abandoned.clone(),
             revocation: revocation.relabel(map),
+            trusts_wakeups: *trusts_wakeups,
         }
     }
 }

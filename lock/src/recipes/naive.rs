@@ -3,7 +3,11 @@
 //! Every contender creates the one ephemeral node `<path>/lock`; whoever fails leaves an
 //! exists watch on that same node and retries when it fires, so each release wakes every
 //! waiting client (the herd effect). Owners on one instance queue locally and only the first
-//! contends in ZooKeeper. Safe, just wasteful: exclusion holds, herd-freedom does not.
+//! contends in ZooKeeper. Wasteful (herd-freedom does not hold), and not even safe across
+//! session loss: a holder that gives up at LOST deletes `<path>/lock` by name on its new
+//! session, and when the server has expired the old session first, the node it deletes is the
+//! next holder's, so a third contender takes the lock beside that holder while both sessions
+//! are alive (`live_session_exclusion`; `check naive-herd-mutex --clients 3`, 14 steps).
 
 use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;

@@ -135,6 +135,7 @@ fn violation_start(v: &Violation) -> Line {
             Property::LeaderUniqueBelief => "believe they lead",
             Property::LeaseBound => "believe they hold a lease",
             Property::RwExclusion => "believe they hold the read-write lock",
+            Property::LiveSessionExclusion => "hold at once on live sessions",
             _ => "believe they hold the lock",
         };
         format!(

@@ -197,8 +197,13 @@ impl Build {
 
     /// A NodeDeleted watch on `node` fired for `session` by the change `zxid`.
     pub fn deleted_watch(self, session: u64, node: &str, zxid: u64) -> Build {
+        self.watch_fired(session, ZkEventKind::NodeDeleted, node, zxid)
+    }
+
+    /// A watch of `kind` on `node` fired for `session` by the change `zxid`.
+    pub fn watch_fired(self, session: u64, kind: ZkEventKind, node: &str, zxid: u64) -> Build {
         let event = WatchedEvent {
-            kind: ZkEventKind::NodeDeleted,
+            kind,
             path: path(node),
         };
         let session = SessionId(session);

@@ -1,9 +1,12 @@
-//! `herd_free`: per deletion zxid, the server's NodeDeleted watch events reach at most
-//! max(1, n) clients that are waiting at that moment, where n is how many of them then
-//! acquire (DESIGN's rule, made for read-write locks: one writer's release may rightly wake
-//! every reader queued behind it; for exclusive locks and elections n ≤ 1, so at most one).
+//! `herd_free`: per change, the server's watch events that wake a waiter (`NodeDeleted` and
+//! `NodeChildrenChanged`) reach at most max(1, n) clients that are waiting at that moment,
+//! where n is how many of them then acquire (DESIGN's rule, made for read-write locks: one
+//! writer's release may rightly wake every reader queued behind it; for exclusive locks and
+//! elections n ≤ 1, so at most one). A change is one request (one zxid), or one node an expiry
+//! deletes: an expiry deletes all its session's ephemerals in one zxid, and each deletion
+//! wakes its own waiter (there, a child watch counts with the changes of the node it watches).
 //! Waiting: an acquire (or start) outstanding, without its grant, `TimedOut` or `Failed` yet.
-//! A woken client "then acquires" when its wait ends in a grant before another deletion wakes
+//! A woken client "then acquires" when its wait ends in a grant before another change wakes
 //! it, or ends because its session was lost (`Failed { SessionLost }`) before one does: a
 //! fault kept it from acting on the wake, which is no sign that it could not acquire (a reader
 //! woken by a writer's release while cut off from the server). Watches fired by a reconnect's
@@ -11,13 +14,13 @@
 //! `Lost`, before its next `Connected`: the client never hears them, as in the model) and
 //! events of other kinds do not count.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use lock::coordination::RawState;
 use lock::ids::ClientSlot;
 use lock::recipe::SessionEvent;
 use lock::recipes::{FailReason, Notice};
-use lock::zk::{EventKind as ZkEventKind, SessionId, Zxid};
+use lock::zk::{EventKind as ZkEventKind, Path, SessionId, Zxid};
 
 use crate::property::{Property, Violation};
 use crate::trace::{EventKind, Trace};
@@ -25,14 +28,25 @@ use crate::trace::{EventKind, Trace};
 use super::timeline::Timeline;
 use super::{list, when};
 
-/// Every deletion that woke more waiting clients than could then acquire (and more than one).
+/// One change to the tree: the zxid of a request, or the zxid of an expiry with the node
+/// whose watches fired.
+type Change = (Zxid, Option<Path>);
+
+/// Every change that woke more waiting clients than could then acquire (and more than one).
 pub fn check(trace: &Trace) -> Vec<Violation> {
     let timeline = Timeline::of(trace);
+    // The zxids of requests, each one change (the others are expiries').
+    let requests: BTreeSet<Zxid> = (trace.events.iter())
+        .filter_map(|event| match &event.kind {
+            EventKind::OpApplied { zxid, .. } => *zxid,
+            _ => None,
+        })
+        .collect();
     // Each client's current session: from its `Connected` until the client gives it up
     // (`Lost`); a watch fired for a session its client has abandoned wakes nobody.
     let mut current: BTreeMap<ClientSlot, SessionId> = BTreeMap::new();
-    // Per deletion zxid: the waiting clients woken, each with the watch event that woke it.
-    let mut woken: BTreeMap<Zxid, BTreeMap<ClientSlot, usize>> = BTreeMap::new();
+    // Per change: the waiting clients woken, each with the watch event that woke it.
+    let mut woken: BTreeMap<Change, BTreeMap<ClientSlot, usize>> = BTreeMap::new();
     for (index, event) in trace.events.iter().enumerate() {
         match (&event.kind, event.client) {
             (
@@ -61,9 +75,10 @@ pub fn check(trace: &Trace) -> Vec<Violation> {
         else {
             continue;
         };
-        if event.kind != ZkEventKind::NodeDeleted {
+        if !wakes_waiters(event.kind) {
             continue;
         }
+        let node = (!requests.contains(zxid)).then(|| event.path.clone());
         let Some(client) = current
             .iter()
             .find(|(_, s)| *s == session)
@@ -73,7 +88,7 @@ pub fn check(trace: &Trace) -> Vec<Violation> {
         };
         if timeline.waiting_at(index).any(|w| w.who.0 == client) {
             woken
-                .entry(*zxid)
+                .entry((*zxid, node))
                 .or_default()
                 .entry(client)
                 .or_insert(index);
@@ -100,7 +115,7 @@ pub fn check(trace: &Trace) -> Vec<Violation> {
     };
     woken
         .into_iter()
-        .filter_map(|(zxid, clients)| {
+        .filter_map(|((zxid, _), clients)| {
             let acquired = clients
                 .iter()
                 .filter(|&(&c, &i)| acquires_then(c, i))
@@ -108,6 +123,15 @@ pub fn check(trace: &Trace) -> Vec<Violation> {
             (clients.len() > acquired.max(1)).then(|| herd(trace, zxid, &clients, acquired))
         })
         .collect()
+}
+
+/// Whether a watch event of `kind` wakes a waiter (its node or its siblings changed), as
+/// opposed to a data change (a revocation request). The model's herd rule uses the same test.
+pub fn wakes_waiters(kind: ZkEventKind) -> bool {
+    matches!(
+        kind,
+        ZkEventKind::NodeDeleted | ZkEventKind::NodeChildrenChanged
+    )
 }
 
 /// Whether a woken waiter whose wait ends with `notice` counts as one that then acquired: a
@@ -141,7 +165,7 @@ fn herd(
         String::new()
     };
     let message = format!(
-        "one deletion (zxid {}) at {} woke {} waiting clients at once{then}: {}",
+        "one change (zxid {}) at {} woke {} waiting clients at once{then}: {}",
         zxid.0,
         when(trace, at),
         clients.len(),
@@ -197,7 +221,7 @@ mod tests {
         assert_eq!(violations[0].events, [8, 9]);
         assert_eq!(
             violations[0].message,
-            "one deletion (zxid 20) at 8.000 ms woke 2 waiting clients at once: c1, c2"
+            "one change (zxid 20) at 8.000 ms woke 2 waiting clients at once: c1, c2"
         );
     }
 
@@ -268,5 +292,35 @@ mod tests {
         assert_eq!(check(&woken_together().failed(2).trace()), []);
         let timed_out = woken_together().timed_out(2).trace();
         assert_eq!(check(&timed_out).len(), 1, "a timeout is no fault");
+    }
+
+    /// c1 and c2, both waiting, get a watch event of `kind` of the change zxid 20, on `a` and
+    /// on `b`.
+    fn both_woken(kind: ZkEventKind, a: &str, b: &str) -> Trace {
+        (waiting_three().watch_fired(11, kind, a, 20))
+            .watch_fired(12, kind, b, 20)
+            .trace()
+    }
+
+    #[test]
+    fn child_watches_wake_too() {
+        let children = both_woken(ZkEventKind::NodeChildrenChanged, "/lock", "/lock");
+        assert_eq!(check(&children).len(), 1);
+        let data = both_woken(ZkEventKind::NodeDataChanged, "/lock/a", "/lock/a");
+        assert_eq!(check(&data), []);
+    }
+
+    #[test]
+    fn an_expiry_counts_per_deletion_and_a_request_per_zxid() {
+        // c0's session expires holding two nodes; each deletion wakes its successor.
+        let expiry = both_woken(ZkEventKind::NodeDeleted, "/lock/a", "/lock/b");
+        assert_eq!(check(&expiry), []);
+        // One request's change wakes a node's watcher and a child watcher of its parent.
+        let request = waiting_three()
+            .deleted(10, "/lock/a", 20)
+            .deleted_watch(11, "/lock/a", 20)
+            .watch_fired(12, ZkEventKind::NodeChildrenChanged, "/lock", 20)
+            .trace();
+        assert_eq!(check(&request).len(), 1);
     }
 }

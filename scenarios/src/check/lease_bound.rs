@@ -1,7 +1,7 @@
 //! `lease_bound`: no more leases are believed held at one instant than the semaphore allows.
 //! A lease is a hold of mode `lease`, from its `Acquired` until the release call,
-//! `Suspended`, `Lost` or a crash (as every hold; see `timeline`). An owner holds its leases
-//! one interval at a time, so the count is of holders; the workloads take one lease per owner.
+//! `Suspended`, `Lost` or a crash (as every hold; see `timeline`). Leases are counted, not
+//! holders: an owner holding two leases counts twice.
 
 use lock::recipes::Mode;
 
@@ -27,7 +27,7 @@ pub fn check(trace: &Trace, max_leases: u32) -> Vec<Violation> {
             .copied()
             .filter(|h| h.start <= grant.start && grant.start < h.end_or(len))
             .collect();
-        if out.len() > max_leases as usize {
+        if out.iter().map(|h| h.count).sum::<u32>() > max_leases {
             violations.push(excess(trace, max_leases, grant, &out));
         }
     }
@@ -42,9 +42,15 @@ fn excess(trace: &Trace, max_leases: u32, grant: &Interval, out: &[&Interval]) -
     let until = (end < len).then(|| t(end));
     let holders: Vec<String> = out
         .iter()
-        .map(|h| match h.token {
-            Some(token) => format!("{} (token {token})", h.who.0),
-            None => h.who.0.to_string(),
+        .map(|h| {
+            let leases = match h.count {
+                1 => String::new(),
+                n => format!("{n} leases, "),
+            };
+            match h.token {
+                Some(token) => format!("{} ({leases}token {token})", h.who.0),
+                None => h.who.0.to_string(),
+            }
         })
         .collect();
     let mut clients: Vec<_> = out.iter().map(|h| h.who.0).collect();
@@ -59,7 +65,7 @@ fn excess(trace: &Trace, max_leases: u32, grant: &Interval, out: &[&Interval]) -
         events,
         message: format!(
             "{} leases were believed held at once at {} where the semaphore allows {max_leases}: {}",
-            out.len(),
+            out.iter().map(|h| h.count).sum::<u32>(),
             when(trace, t(grant.start)),
             list(&holders)
         ),
@@ -104,5 +110,26 @@ mod tests {
             .acquired_as(1, 6, Mode::Lease)
             .trace();
         assert_eq!(check(&trace, 1), []);
+    }
+
+    #[test]
+    fn an_owner_holding_two_leases_counts_twice() {
+        let trace = Build::new()
+            .acquired_as(0, 5, Mode::Lease)
+            .acquired_as(0, 6, Mode::Lease)
+            .acquired_as(1, 7, Mode::Lease)
+            .release_as(0, Mode::Lease)
+            .acquired_as(2, 8, Mode::Lease)
+            .release_as(0, Mode::Lease)
+            .trace();
+        let violations = check(&trace, 2);
+        assert_eq!(violations.len(), 2);
+        assert_eq!(
+            violations[0].message,
+            "3 leases were believed held at once at 2.000 ms where the semaphore allows 2: c0 \
+             (2 leases, token 6), c1 (token 7)"
+        );
+        assert_eq!(violations[1].events, [2, 3, 4, 5]);
+        assert_eq!(check(&trace, 3), []);
     }
 }

@@ -38,8 +38,12 @@ pub struct Interval {
     pub start: usize,
     /// Index of the event that ended it.
     pub end: Option<usize>,
-    /// The fencing token of a hold (none for a wait).
+    /// The fencing token of a hold (none for a wait); a lease interval's latest lease's.
     pub token: Option<Token>,
+    /// How many holds it stands for: 1 for a hold however reentrant, the number of leases
+    /// for a holder's leases (each lease is a hold of its own, so a change in their number
+    /// ends the interval and begins the next), 0 for a wait.
+    pub count: u32,
 }
 
 impl Interval {
@@ -59,7 +63,7 @@ impl Interval {
 pub struct Timeline {
     /// Belief holds: from `Acquired` (`IsLeader`) to the release call (`Relinquish`, `Close`,
     /// `NotLeader`), `Suspended`, `Lost` or a crash; a `Reconnected` starts a new interval
-    /// with the same token.
+    /// with the same token. A holder's leases are one interval per number of leases held.
     pub holds: Vec<Interval>,
     /// Waits: from an acquire call (`Start`, `Requeue`, or `NotLeader` while still in the
     /// election) to its `Acquired` (`IsLeader`), `TimedOut`, `Failed`, `Lost`, `Close` or a
@@ -116,9 +120,13 @@ impl Timeline {
 
     /// Ends `key`'s interval at `end` (`None`: open at the end of the trace).
     fn close(&mut self, (who, role): Key, state: State, end: Option<usize>) {
-        let (list, start, token) = match state {
-            State::Waiting { since } => (&mut self.waits, since, None),
-            State::Holding { since, token, .. } => (&mut self.holds, since, Some(token)),
+        let (list, start, token, count) = match state {
+            State::Waiting { since } => (&mut self.waits, since, None, 0),
+            State::Holding {
+                since,
+                token,
+                count,
+            } => (&mut self.holds, since, Some(token), holds(role, count)),
             State::Suspended { .. } => return,
         };
         list.push(Interval {
@@ -127,6 +135,7 @@ impl Timeline {
             start,
             end,
             token,
+            count,
         });
     }
 
@@ -134,6 +143,17 @@ impl Timeline {
     pub fn waiting_at(&self, index: usize) -> impl Iterator<Item = &Interval> {
         self.waits.iter().filter(move |w| w.covers(index))
     }
+}
+
+/// Whether each acquisition of `role` is a hold of its own (a lease), rather than one more
+/// reentrant acquisition of one hold.
+fn each_holds(role: Role) -> bool {
+    role == Role::Lock(Mode::Lease)
+}
+
+/// How many holds `count` acquisitions of `role` not yet released are.
+fn holds(role: Role, count: u32) -> u32 {
+    if each_holds(role) { count } else { 1 }
 }
 
 /// The timeline being read, with every holder's current state.
@@ -231,11 +251,11 @@ impl Reader {
             .or_insert(State::Waiting { since: index });
     }
 
-    /// `key` holds with `token`: one more reentrant hold, or the end of its wait.
+    /// `key` holds with `token`: one more reentrant hold (or lease), or the end of its wait.
     fn hold(&mut self, key: Key, token: Token, index: usize) {
         let state = match self.states.get(&key).copied() {
-            Some(State::Holding { since, count, .. }) => State::Holding {
-                since,
+            Some(held @ State::Holding { since, count, .. }) => State::Holding {
+                since: self.recount(key, held, since, index),
                 token,
                 count: count + 1,
             },
@@ -260,11 +280,14 @@ impl Reader {
     /// One hold of `key` is released: the last one ends the interval.
     fn release(&mut self, key: Key, index: usize) {
         match self.states.get(&key).copied() {
-            Some(State::Holding {
-                since,
-                token,
-                count,
-            }) if count > 1 => {
+            Some(
+                held @ State::Holding {
+                    since,
+                    token,
+                    count,
+                },
+            ) if count > 1 => {
+                let since = self.recount(key, held, since, index);
                 let count = count - 1;
                 self.states.insert(
                     key,
@@ -282,6 +305,17 @@ impl Reader {
             Some(State::Holding { .. } | State::Suspended { .. }) => self.end(key, index),
             Some(State::Waiting { .. }) | None => {}
         }
+    }
+
+    /// Where `key`'s hold `held`, held since `since`, stands once its count changes at
+    /// `index`: the same interval, unless that changes the number of holds it stands for
+    /// (leases), which ends it there and begins the next.
+    fn recount(&mut self, key: Key, held: State, since: usize, index: usize) -> usize {
+        if !each_holds(key.1) {
+            return since;
+        }
+        self.timeline.close(key, held, Some(index));
+        index
     }
 
     /// Ends `key`'s wait or hold at `index`.

@@ -116,8 +116,8 @@ fn malformed_files_give_one_line_errors() {
         ),
         (
             set("/recipe", json!("spin-lock")),
-            "unit.json: /recipe: expected one of `mutex`, `naive-herd-mutex`, `semaphore-mutex`, \
-             `multi-lock`, `semaphore`, `leader-latch`, `leader-selector`, `read-write-lock`, \
+            "unit.json: /recipe: expected one of `mutex`, `naive-herd-mutex`, `trusting-wakeup-mutex`, \
+             `semaphore-mutex`, `multi-lock`, `semaphore`, `leader-latch`, `leader-selector`, `read-write-lock`, \
              `read-write-lock-first-writer-watch` (or a recipe of your own as {\"name\", \
              \"family\"}), found `spin-lock`",
         ),
@@ -158,7 +158,7 @@ fn malformed_files_give_one_line_errors() {
             "unit.json: /properties/liveness: expected one of `mutual_exclusion_belief`, \
              `mutual_exclusion_fenced`, `herd_free`, `progress`, `no_orphans`, \
              `leader_unique_belief`, `leader_unique_fenced`, `rw_exclusion`, `lease_bound`, \
-             found unknown variant `liveness`",
+             `live_session_exclusion`, found unknown variant `liveness`",
         ),
         (
             insert("/properties", "herd_free", json!("sometimes")),
@@ -204,8 +204,8 @@ fn malformed_files_give_one_line_errors() {
         (
             insert("/properties", "lease_bound", json!("holds")),
             "unit.json: /properties/lease_bound: expected a property of recipe `mutex` \
-             (mutual_exclusion_belief, mutual_exclusion_fenced, herd_free, progress, \
-             no_orphans), found `lease_bound`",
+             (mutual_exclusion_belief, live_session_exclusion, mutual_exclusion_fenced, \
+             herd_free, progress, no_orphans), found `lease_bound`",
         ),
         (
             error_after("", |v| {
@@ -213,7 +213,7 @@ fn malformed_files_give_one_line_errors() {
                 v["recipe_settings"] = json!({"revocable": true});
             }),
             "unit.json: /recipe_settings/revocable: expected revocable only with the recipe \
-             mutex, found revocable with semaphore-mutex",
+             mutex or trusting-wakeup-mutex, found revocable with semaphore-mutex",
         ),
         (
             set("/clients", json!(65535)),

@@ -8,6 +8,7 @@ mod elections;
 mod herd;
 mod leader_latch;
 mod leader_selector;
+mod live_sessions;
 mod multi_lock;
 mod query;
 mod read_write_lock;

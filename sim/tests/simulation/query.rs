@@ -335,7 +335,8 @@ pub fn most_at_once(trace: &Trace, mode: Mode) -> usize {
         .map(|grant| {
             (holds.iter())
                 .filter(|h| h.start <= grant.start && grant.start < h.end_or(len))
-                .count()
+                .map(|h| h.count as usize)
+                .sum()
         })
         .max()
         .unwrap_or(0)

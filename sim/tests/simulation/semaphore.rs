@@ -58,6 +58,32 @@ fn max_leases_are_out_at_once_never_more_and_everyone_is_served() {
     }
 }
 
+/// Two leases per owner (each acquire is one more lease), two owners, three leases: the
+/// leases out at once are counted, not their holders, and they reach the bound without
+/// passing it. (With more owners than leases, owners that each hold one and wait for a second
+/// would deadlock, as Curator's would.)
+#[test]
+fn leases_not_holders_reach_the_bound() {
+    let mut scenario = semaphore("fault-free");
+    scenario.clients = 2;
+    scenario.workload.reentrant = 2;
+    let max = scenario.recipe_settings.max_leases as usize;
+    let most = (0..5)
+        .map(|seed| {
+            let trace = run_checked(&scenario, seed);
+            for client in 0..2 {
+                assert_eq!(
+                    grants_of(&trace, client),
+                    4,
+                    "seed {seed}: 2 holds of 2 leases"
+                );
+            }
+            most_at_once(&trace, Mode::Lease)
+        })
+        .max();
+    assert_eq!(most, Some(max));
+}
+
 #[test]
 fn a_returned_lease_wakes_one_session_at_a_time() {
     let scenario = semaphore("fault-free");

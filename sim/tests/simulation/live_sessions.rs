@@ -1,0 +1,64 @@
+//! `live_session_exclusion` tells a recipe bug from the inherent overlap: a mutex whose woken
+//! waiter holds without listing again meets every other expectation of the mutex's own catalog
+//! scenarios (the belief overlap it adds hides among the expected ones, or goes unchecked), and
+//! only the live-session property catches it, on the scenarios where a waiter's session ends
+//! while a holder is still ahead of it.
+
+use std::collections::BTreeSet;
+
+use scenarios::catalog::Catalog;
+use scenarios::property::{Expectation, Property};
+use scenarios::recipes::RecipeKind;
+use scenarios::verdict::violations_of_scenario;
+use sim::Sim;
+
+/// Seeds per scenario (each "violated" expectation of the mutex's scenarios is met by seed 0).
+const SEEDS: u64 = 10;
+
+#[test]
+fn a_trusting_wakeup_passes_the_mutex_scenarios_but_live_session_exclusion() {
+    let catalog = Catalog::builtin().expect("the embedded catalog parses");
+    let mut caught = BTreeSet::new();
+    for scenario in catalog.scenarios() {
+        if scenario.recipe != RecipeKind::Mutex {
+            continue;
+        }
+        let mut bad = scenario.clone();
+        bad.recipe = RecipeKind::TrustingWakeupMutex.into();
+        let mut violated = BTreeSet::new();
+        for seed in 0..SEEDS {
+            let trace = Sim::from_scenario(&bad, seed, bad.fault_schedule(seed))
+                .run()
+                .unwrap();
+            violated.extend(
+                violations_of_scenario(&trace, &bad)
+                    .iter()
+                    .map(|v| v.property),
+            );
+        }
+        for &property in bad.recipe.properties() {
+            let expected = scenario.expectation(property);
+            let found = violated.contains(&property);
+            if property == Property::LiveSessionExclusion {
+                assert_eq!(expected, Expectation::Holds, "{}", scenario.name);
+                if found {
+                    caught.insert(scenario.name.as_str());
+                }
+                continue;
+            }
+            match expected {
+                Expectation::Holds => assert!(!found, "{}: {property}", scenario.name),
+                Expectation::Violated => assert!(found, "{}: {property}", scenario.name),
+                Expectation::Unchecked => {}
+            }
+        }
+    }
+    assert_eq!(
+        caught,
+        BTreeSet::from([
+            "mutex-revocation-session-expiry",
+            "random-faults-mutex",
+            "session-expiry-waiter"
+        ])
+    );
+}
