@@ -61,6 +61,14 @@ pub fn rerun_command(seed: Option<u64>) -> String {
     command
 }
 
+/// Panics with `headline` and one paragraph per entry of `unmet`, unless it is empty.
+#[track_caller]
+fn fail_unless_empty(headline: &str, unmet: &[String]) {
+    if !unmet.is_empty() {
+        panic!("{headline}: {}\n{}", unmet.len(), unmet.join("\n"));
+    }
+}
+
 /// The seed `SPLITBRAIN_SEED` asks for, if set; a value that is not a seed is a mistake worth a
 /// clear panic in a test.
 fn seed_from_environment() -> Option<u64> {

@@ -8,7 +8,7 @@ use scenarios::property::{Expectation, Property, Violation};
 use scenarios::recipes::{RecipeDef, Testable};
 use scenarios::scenario::Scenario;
 
-use super::{default_out_dir, rerun_command, seed_from_environment};
+use super::{default_out_dir, fail_unless_empty, rerun_command, seed_from_environment};
 use crate::files::write_trace_and_report;
 use crate::run::{self, Outcome, RunError};
 use crate::sweep;
@@ -193,16 +193,11 @@ impl Hunted {
     /// the scenario's expectations were all met.
     #[track_caller]
     pub fn assert_met(&self) {
-        let unmet = self.unmet();
-        if !unmet.is_empty() {
-            panic!(
-                "scenario `{}` ({} seeds): {} expectation(s) not met\n{}",
-                self.scenario.name,
-                self.seeds_run,
-                unmet.len(),
-                unmet.join("\n")
-            );
-        }
+        let headline = format!(
+            "scenario `{}` ({} seeds): expectation(s) not met",
+            self.scenario.name, self.seeds_run
+        );
+        fail_unless_empty(&headline, &self.unmet());
     }
 }
 

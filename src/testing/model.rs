@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use model::{Checked, Config, LockModel, Options, Outcome};
 use scenarios::recipes::{RecipeDef, Testable};
 
-use super::{default_out_dir, rerun_command};
+use super::{default_out_dir, fail_unless_empty, rerun_command};
 use crate::files::write_trace_and_report;
 
 /// A path the model checker found for a property (a counterexample of one that must hold,
@@ -118,16 +118,10 @@ impl ModelChecked {
     /// one the recipe's row expects.
     #[track_caller]
     pub fn assert_met(&self) {
-        let unmet = self.unmet();
-        if !unmet.is_empty() {
-            panic!(
-                "model check of `{}` with {} clients ({} unique states): {} verdict(s) not met\n{}",
-                self.outcome.recipe,
-                self.outcome.config.clients,
-                self.outcome.unique_states,
-                unmet.len(),
-                unmet.join("\n")
-            );
-        }
+        let headline = format!(
+            "model check of `{}` with {} clients ({} unique states): verdict(s) not met",
+            self.outcome.recipe, self.outcome.config.clients, self.outcome.unique_states
+        );
+        fail_unless_empty(&headline, &self.unmet());
     }
 }

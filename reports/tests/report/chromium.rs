@@ -102,7 +102,8 @@ fn the_split_brain_report_renders_in_chromium() {
 fn hostile_strings_stay_text_in_chromium() {
     let (trace, violations, options) = hostile::trace();
     let dom = rendered("hostile", &trace, &violations, &options);
-    check_dom(&dom, "splitbrain replay --from");
+    // A user's recipe (its name is the hostile string): the report offers its test's rerun.
+    check_dom(&dom, "SPLITBRAIN_SEED=1 cargo test -- &lt;script&gt;");
     assert!(
         dom.contains("&lt;script&gt;document.title='PWNED'&lt;/script&gt;"),
         "the script string is literal text"

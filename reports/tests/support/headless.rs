@@ -10,6 +10,21 @@ use std::process::Command;
 /// `--no-sandbox`; the networking flags keep it from reaching for hosts this machine cannot
 /// reach.
 pub fn run(page: &Path, profile: &Path, args: &[&str]) -> String {
+    // Under heavy load Chromium has been seen to exit 0 having dumped no document; the dump
+    // is asked for again then (up to three times), and the caller's checks judge the last.
+    let dump = args.contains(&"--dump-dom");
+    let mut output = String::new();
+    for _ in 0..3 {
+        output = run_once(page, profile, args);
+        if !dump || output.contains("</html>") {
+            break;
+        }
+    }
+    output
+}
+
+/// One run of Chromium (see [`run`]).
+fn run_once(page: &Path, profile: &Path, args: &[&str]) -> String {
     let _ = fs::remove_dir_all(profile);
     let output = Command::new("chromium")
         .args([

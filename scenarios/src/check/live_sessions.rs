@@ -3,7 +3,11 @@
 //! was connected to when the hold began (the client's last `Connected` before it); a session
 //! is alive from the server's `Created` until its `Expired` or `Closed`. A session the trace
 //! has no server-side record of (a trace without server events) counts as alive throughout,
-//! so that nothing is excused without evidence.
+//! so that nothing is excused without evidence — but for an injected `expire_session`, which
+//! ends the client's session where the fault starts: a real ZooKeeper's trace has no server
+//! events, and its expiry (a second connection on the session, closed) is a harness action
+//! whose end races the clients' own events. The simulator's server records the same expiry
+//! at the fault's instant.
 
 use std::collections::BTreeMap;
 
@@ -11,6 +15,7 @@ use lock::coordination::RawState;
 use lock::ids::ClientSlot;
 use lock::zk::SessionId;
 
+use crate::fault::Fault;
 use crate::trace::{EventKind, ServerSession, Trace};
 
 /// The sessions of a trace: whose they are, from when, and how long the server kept them.
@@ -49,6 +54,17 @@ impl LiveSessions {
                     }
                     ServerSession::Reattached => {}
                 },
+                (
+                    EventKind::FaultStart {
+                        fault: Fault::ExpireSession { client },
+                    },
+                    _,
+                ) => {
+                    if let Some(session) = sessions.session_at(ClientSlot(*client), index) {
+                        let life = sessions.lives.entry(session).or_insert((0, None));
+                        life.1.get_or_insert(index);
+                    }
+                }
                 _ => {}
             }
         }
@@ -101,5 +117,22 @@ mod tests {
             "no server record"
         );
         assert_eq!(sessions.alive(None), (0, 6));
+    }
+
+    #[test]
+    fn an_injected_expiry_ends_the_session_where_no_server_event_does() {
+        let trace = Build::new()
+            .connected(0, 1)
+            .push(
+                None,
+                EventKind::FaultStart {
+                    fault: Fault::ExpireSession { client: 0 },
+                },
+            )
+            .connected(0, 2)
+            .trace();
+        let sessions = LiveSessions::of(&trace);
+        assert_eq!(sessions.alive(Some(SessionId(1))), (0, 1));
+        assert_eq!(sessions.alive(Some(SessionId(2))), (0, 3), "no record");
     }
 }
