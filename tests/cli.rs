@@ -387,7 +387,7 @@ fn hunt_over_the_catalog_meets_every_expectation() {
     let table = stdout(&output);
     assert!(output.status.success(), "{table}{}", stderr(&output));
     assert!(
-        table.contains("every expectation met: 47 scenario(s), 9400 runs"),
+        table.contains("every expectation met: 48 scenario(s), 9600 runs"),
         "{table}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

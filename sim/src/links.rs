@@ -1,7 +1,9 @@
 //! The network faults in force: cut, delayed and lossy links between the server and the
-//! clients. The wire consults this table for every datagram it sends; the fault injector
-//! adds and removes rules.
+//! clients, and the nodes whose process is down (their host answers with a reset). The wire
+//! consults this table for every datagram it sends; the fault injector adds and removes
+//! rules.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use madsim::rand::Rng;
@@ -62,12 +64,17 @@ pub enum Verdict {
     Lost,
     /// It is sent after this extra delay (zero: at once).
     Send(Duration),
+    /// It reaches a host whose process is down, whose reset comes back after this extra
+    /// delay (a reset lost on the way back makes the datagram [`Verdict::Lost`]).
+    Refused(Duration),
 }
 
-/// The rules in force, each tagged with the id of the fault that installed it.
+/// The rules in force, each tagged with the id of the fault that installed it, and the nodes
+/// that are down.
 #[derive(Debug, Default)]
 pub struct Links {
     rules: Vec<(usize, Rule)>,
+    down: BTreeSet<Node>,
 }
 
 impl Links {
@@ -90,9 +97,31 @@ impl Links {
         ids
     }
 
+    /// Marks `node`'s process down (`true`) or up again: while it is down, what reaches it is
+    /// refused.
+    pub fn set_down(&mut self, node: Node, down: bool) {
+        if down {
+            self.down.insert(node);
+        } else {
+            self.down.remove(&node);
+        }
+    }
+
     /// Decides the fate of one datagram from `from` to `to`, drawing from `rng` for lossy and
-    /// delayed links (one draw per matching rule, in installation order).
+    /// delayed links (one draw per matching rule, in installation order); a datagram that
+    /// reaches a node that is down is refused, its reset subject to the way back.
     pub fn verdict(&self, from: Node, to: Node, rng: &mut impl Rng) -> Verdict {
+        match self.link(from, to, rng) {
+            Verdict::Send(there) if self.down.contains(&to) => match self.link(to, from, rng) {
+                Verdict::Send(back) => Verdict::Refused(there + back),
+                _ => Verdict::Lost,
+            },
+            verdict => verdict,
+        }
+    }
+
+    /// What the rules do to one datagram from `from` to `to`.
+    fn link(&self, from: Node, to: Node, rng: &mut impl Rng) -> Verdict {
         let mut delay = Duration::ZERO;
         for (_, rule) in &self.rules {
             if !(rule.from.matches(from) && rule.to.matches(to)) {
@@ -172,12 +201,41 @@ mod tests {
             match links.verdict(S, C1, &mut rng) {
                 Verdict::Lost => lost += 1,
                 Verdict::Send(d) => assert!(min <= d && d <= max, "{d:?}"),
+                Verdict::Refused(_) => panic!("no node is down"),
             }
         }
         assert!((400..600).contains(&lost), "lost {lost} of 1000");
         assert_eq!(links.clear(), [3, 4]);
         assert_eq!(
             links.verdict(S, C1, &mut rng),
+            Verdict::Send(Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn a_node_that_is_down_refuses_unless_a_cut_loses_the_datagram_or_its_reset() {
+        with_rng(3, refusals);
+    }
+
+    fn refusals(mut rng: &mut GlobalRng) {
+        let mut links = Links::default();
+        links.set_down(S, true);
+        assert_eq!(
+            links.verdict(C0, S, &mut rng),
+            Verdict::Refused(Duration::ZERO)
+        );
+        links.add(1, rule(End::Is(S), End::Is(C0), Effect::Cut));
+        assert_eq!(links.verdict(C0, S, &mut rng), Verdict::Lost, "reset lost");
+        links.add(2, rule(End::Is(C1), End::Is(S), Effect::Cut));
+        assert_eq!(
+            links.verdict(C1, S, &mut rng),
+            Verdict::Lost,
+            "datagram lost"
+        );
+        links.set_down(S, false);
+        links.clear();
+        assert_eq!(
+            links.verdict(C0, S, &mut rng),
             Verdict::Send(Duration::ZERO)
         );
     }
