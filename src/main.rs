@@ -32,6 +32,8 @@ enum Command {
     Check(cli::check::Args),
     /// Render any trace as a self-contained HTML report.
     Report(cli::report::Args),
+    /// Measure how often a session survives a partition, beside ZooKeeper 3.8's rules.
+    Survival(cli::survival::Args),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => cli::hunt::merge::run(args),
         Command::Check(args) => cli::check::run(args),
         Command::Report(args) => cli::report::run(args),
+        Command::Survival(args) => cli::survival::run(args),
     };
     cli::finish(result)
 }
