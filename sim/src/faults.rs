@@ -123,11 +123,14 @@ impl Injector {
                 return self.end(index, fault);
             }
             Fault::RestartServer { .. } => {
-                self.links
+                if self
+                    .links
                     .lock()
                     .expect("links lock")
-                    .set_down(Node::Server, true);
-                self.server.control(Control::Exit);
+                    .take_down(Node::Server)
+                {
+                    self.server.control(Control::Exit);
+                }
                 return;
             }
         };
@@ -158,11 +161,15 @@ impl Injector {
                 self.links.lock().expect("links lock").remove(index)
             }
             Fault::RestartServer { .. } => {
-                self.links
+                // Overlapping restarts are one downtime: the server starts at the last end.
+                if self
+                    .links
                     .lock()
                     .expect("links lock")
-                    .set_down(Node::Server, false);
-                self.restart(self.server_node);
+                    .bring_up(Node::Server)
+                {
+                    self.restart(self.server_node);
+                }
                 true
             }
             Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } => true,

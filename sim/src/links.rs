@@ -3,7 +3,7 @@
 //! consults this table for every datagram it sends; the fault injector adds and removes
 //! rules.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use madsim::rand::Rng;
@@ -70,11 +70,11 @@ pub enum Verdict {
 }
 
 /// The rules in force, each tagged with the id of the fault that installed it, and the nodes
-/// that are down.
+/// that are down (with how many faults keep each down).
 #[derive(Debug, Default)]
 pub struct Links {
     rules: Vec<(usize, Rule)>,
-    down: BTreeSet<Node>,
+    down: BTreeMap<Node, usize>,
 }
 
 impl Links {
@@ -97,13 +97,26 @@ impl Links {
         ids
     }
 
-    /// Marks `node`'s process down (`true`) or up again: while it is down, what reaches it is
-    /// refused.
-    pub fn set_down(&mut self, node: Node, down: bool) {
-        if down {
-            self.down.insert(node);
-        } else {
-            self.down.remove(&node);
+    /// One more fault keeps `node`'s process down: while it is down, what reaches it is
+    /// refused. True when it was up (overlapping restarts make one longer downtime).
+    pub fn take_down(&mut self, node: Node) -> bool {
+        let holds = self.down.entry(node).or_default();
+        *holds += 1;
+        *holds == 1
+    }
+
+    /// One fault fewer keeps `node` down; true when it is up again.
+    pub fn bring_up(&mut self, node: Node) -> bool {
+        match self.down.get_mut(&node) {
+            Some(holds) if *holds > 1 => {
+                *holds -= 1;
+                false
+            }
+            Some(_) => {
+                self.down.remove(&node);
+                true
+            }
+            None => false,
         }
     }
 
@@ -112,7 +125,7 @@ impl Links {
     /// reaches a node that is down is refused, its reset subject to the way back.
     pub fn verdict(&self, from: Node, to: Node, rng: &mut impl Rng) -> Verdict {
         match self.link(from, to, rng) {
-            Verdict::Send(there) if self.down.contains(&to) => match self.link(to, from, rng) {
+            Verdict::Send(there) if self.down.contains_key(&to) => match self.link(to, from, rng) {
                 Verdict::Send(back) => Verdict::Refused(there + back),
                 _ => Verdict::Lost,
             },
@@ -219,7 +232,9 @@ mod tests {
 
     fn refusals(mut rng: &mut GlobalRng) {
         let mut links = Links::default();
-        links.set_down(S, true);
+        assert!(links.take_down(S));
+        assert!(!links.take_down(S), "already down");
+        assert!(!links.bring_up(S), "still down for the other fault");
         assert_eq!(
             links.verdict(C0, S, &mut rng),
             Verdict::Refused(Duration::ZERO)
@@ -232,7 +247,8 @@ mod tests {
             Verdict::Lost,
             "datagram lost"
         );
-        links.set_down(S, false);
+        assert!(links.bring_up(S));
+        assert!(!links.bring_up(S), "not down");
         links.clear();
         assert_eq!(
             links.verdict(C0, S, &mut rng),

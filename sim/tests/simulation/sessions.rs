@@ -638,3 +638,33 @@ fn a_server_down_longer_than_t_leaves_the_old_session_and_its_node_beside_the_ne
         );
     }
 }
+
+#[test]
+fn overlapping_restarts_are_one_downtime_that_ends_with_the_last() {
+    let restart = |at_ms| at(at_ms, Fault::RestartServer { down_ms: 3_000 });
+    let sim = sim("server-down-twice", 2, workload(1, 10_000)).server(LONG_SESSIONS);
+    let trace = run(sim, 7, vec![restart(1_000), restart(2_000)]);
+    let reattached: Vec<u64> = (trace.events.iter())
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::ServerSession {
+                    change: ServerSession::Reattached,
+                    ..
+                }
+            )
+        })
+        .map(|e| e.t / 1_000_000)
+        .collect();
+    assert_eq!(reattached.len(), 2, "{reattached:?}");
+    assert!(
+        reattached.iter().all(|&t| (5_000..7_100).contains(&t)),
+        "back only when the second restart ends: {reattached:?}"
+    );
+    for client in 0..2 {
+        let disconnects = (trace.events.iter())
+            .filter(|e| raw(e, client) == Some(RawState::Disconnected))
+            .count();
+        assert_eq!(disconnects, 1, "c{client}");
+    }
+}
