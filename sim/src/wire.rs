@@ -163,7 +163,8 @@ pub enum Datagram<M> {
         /// The message.
         body: M,
     },
-    /// The server knows no such connection (or just ended it): the client drops it.
+    /// The connection ended at the server's end (its process exited or ended it, it knows no
+    /// such connection, or its host refused it): the client drops it.
     Reset {
         /// The connection.
         conn: ConnId,
