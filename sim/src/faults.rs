@@ -107,7 +107,7 @@ impl Injector {
                 from, to, percent, ..
             } => vec![rule(End::Is(from), End::Is(to), Effect::Drop { percent })],
             Fault::Heal => {
-                let healed = self.links.lock().expect("links lock").clear();
+                let healed = self.links().clear();
                 for healed in healed {
                     let fault = schedule[healed].fault.clone();
                     self.record(EventKind::FaultEnd { fault });
@@ -123,21 +123,20 @@ impl Injector {
                 return self.end(index, fault);
             }
             Fault::RestartServer { .. } => {
-                if self
-                    .links
-                    .lock()
-                    .expect("links lock")
-                    .take_down(Node::Server)
-                {
+                if self.links().take_down(Node::Server) {
                     self.server.control(Control::Exit);
                 }
                 return;
             }
         };
-        let mut links = self.links.lock().expect("links lock");
+        let mut links = self.links();
         for rule in rules {
             links.add(index, rule);
         }
+    }
+
+    fn links(&self) -> std::sync::MutexGuard<'_, Links> {
+        self.links.lock().expect("links lock")
     }
 
     /// Kills the node (which also closes its sockets, so the restarted node can bind them
@@ -158,16 +157,11 @@ impl Injector {
             | Fault::Delay { .. }
             | Fault::Drop { .. } => {
                 // False when a heal ended it already.
-                self.links.lock().expect("links lock").remove(index)
+                self.links().remove(index)
             }
             Fault::RestartServer { .. } => {
                 // Overlapping restarts are one downtime: the server starts at the last end.
-                if self
-                    .links
-                    .lock()
-                    .expect("links lock")
-                    .bring_up(Node::Server)
-                {
+                if self.links().bring_up(Node::Server) {
                     self.restart(self.server_node);
                 }
                 true

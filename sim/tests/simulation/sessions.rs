@@ -404,15 +404,7 @@ fn reattach_gaps(trace: &Trace) -> Vec<(u64, u64)> {
     let mut gaps = Vec::new();
     for (i, event) in trace.events.iter().enumerate() {
         if raw(event, 0) == Some(RawState::Disconnected)
-            && let Some((_, back)) = find(trace, i, |e| {
-                matches!(
-                    e.kind,
-                    EventKind::ServerSession {
-                        change: ServerSession::Reattached,
-                        ..
-                    }
-                )
-            })
+            && let Some((_, back)) = find(trace, i, is_reattach)
         {
             gaps.push((event.t, back.t));
         }
@@ -540,6 +532,25 @@ fn children_come_in_an_order_drawn_from_the_seed() {
     );
 }
 
+/// True for the server re-attaching a session.
+fn is_reattach(event: &Event) -> bool {
+    matches!(
+        event.kind,
+        EventKind::ServerSession {
+            change: ServerSession::Reattached,
+            ..
+        }
+    )
+}
+
+/// When (ms) the server re-attached sessions, in order.
+fn reattached_ms(trace: &Trace) -> Vec<u64> {
+    (trace.events.iter())
+        .filter(|e| is_reattach(e))
+        .map(|e| e.t / 1_000_000)
+        .collect()
+}
+
 #[test]
 fn a_server_restart_closes_every_connection_at_once_and_refuses_until_it_is_back() {
     // Down 3 s with T = 9 s: both clients see end of stream at the exit, their attempts are
@@ -560,18 +571,7 @@ fn a_server_restart_closes_every_connection_at_once_and_refuses_until_it_is_back
             ms(down.t)
         );
     }
-    let reattached: Vec<u64> = (trace.events.iter())
-        .filter(|e| {
-            matches!(
-                e.kind,
-                EventKind::ServerSession {
-                    change: ServerSession::Reattached,
-                    ..
-                }
-            )
-        })
-        .map(|e| ms(e.t))
-        .collect();
+    let reattached = reattached_ms(&trace);
     assert_eq!(reattached.len(), 2, "{reattached:?}");
     assert!(
         reattached.iter().all(|&t| (4_000..6_100).contains(&t)),
@@ -644,18 +644,7 @@ fn overlapping_restarts_are_one_downtime_that_ends_with_the_last() {
     let restart = |at_ms| at(at_ms, Fault::RestartServer { down_ms: 3_000 });
     let sim = sim("server-down-twice", 2, workload(1, 10_000)).server(LONG_SESSIONS);
     let trace = run(sim, 7, vec![restart(1_000), restart(2_000)]);
-    let reattached: Vec<u64> = (trace.events.iter())
-        .filter(|e| {
-            matches!(
-                e.kind,
-                EventKind::ServerSession {
-                    change: ServerSession::Reattached,
-                    ..
-                }
-            )
-        })
-        .map(|e| e.t / 1_000_000)
-        .collect();
+    let reattached = reattached_ms(&trace);
     assert_eq!(reattached.len(), 2, "{reattached:?}");
     assert!(
         reattached.iter().all(|&t| (5_000..7_100).contains(&t)),
