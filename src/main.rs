@@ -34,6 +34,8 @@ enum Command {
     Report(cli::report::Args),
     /// Run a scenario on a real ZooKeeper (one you run, or one started from Debian's package).
     Real(cli::real::Args),
+    /// Measure how often a session survives a partition, beside ZooKeeper 3.8's rules.
+    Survival(cli::survival::Args),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         Command::Check(args) => cli::check::run(args),
         Command::Report(args) => cli::report::run(args),
         Command::Real(args) => cli::real::run(args),
+        Command::Survival(args) => cli::survival::run(args),
     };
     cli::finish(result)
 }

@@ -388,7 +388,7 @@ fn hunt_over_the_catalog_meets_every_expectation() {
     let table = stdout(&output);
     assert!(output.status.success(), "{table}{}", stderr(&output));
     assert!(
-        table.contains("every expectation met: 47 scenario(s), 9400 runs"),
+        table.contains("every expectation met: 48 scenario(s), 9600 runs"),
         "{table}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -448,4 +448,29 @@ fn one_worker_or_many_give_the_same_summary_and_traces() {
     assert_eq!(kept_traces(&many), one_traces);
     assert_eq!(without_timing(many), without_timing(one));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn survival_prints_one_row_per_timeout_and_partition_length() {
+    let output = splitbrain(&["survival", "--seeds", "3"]);
+    let table = stdout(&output);
+    assert!(output.status.success(), "{table}{}", stderr(&output));
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.starts_with("| 1 s") || l.starts_with("| 4 s"))
+        .collect();
+    assert_eq!(rows.len(), 30, "{table}");
+    assert!(
+        rows[0].starts_with("| 1 s | 100 ms (0.1 T) | 100 % |"),
+        "{table}"
+    );
+    assert!(
+        rows[29].starts_with("| 4 s | 6000 ms (1.5 T) | 0 % |"),
+        "{table}"
+    );
+    let refused = splitbrain(&["survival", "--seeds", "0"]);
+    assert_eq!(
+        stderr(&refused).trim(),
+        "splitbrain: --seeds: expected at least 1 seed, found 0"
+    );
 }

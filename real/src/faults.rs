@@ -27,8 +27,10 @@ use crate::target::Restarter;
 fn missing_counterpart(fault: &Fault, local: bool) -> Option<&'static str> {
     match fault {
         Fault::ExpireSession { .. } => None,
-        Fault::RestartServer if local => None,
-        Fault::RestartServer => Some("needs a server the harness started: use --start-local"),
+        Fault::RestartServer { .. } if local => None,
+        Fault::RestartServer { .. } => {
+            Some("needs a server the harness started: use --start-local")
+        }
         Fault::Pause { .. } | Fault::Crash { .. } => Some("needs a process per client"),
         Fault::Partition { .. }
         | Fault::Isolate { .. }
@@ -119,9 +121,10 @@ impl Injector<'_> {
                     other => other,
                 }
             }
-            Fault::RestartServer => {
+            Fault::RestartServer { down_ms } => {
                 let restarter = self.restarter.clone().ok_or("no local server to restart")?;
-                tokio::task::spawn_blocking(move || restarter.crash_and_restart())
+                let down = Duration::from_millis(down_ms);
+                tokio::task::spawn_blocking(move || restarter.crash_and_restart(down))
                     .await
                     .map_err(|e| format!("the restart stopped: {e}"))?
                     .map_err(|e| e.to_string())

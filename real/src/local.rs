@@ -553,10 +553,12 @@ impl Standalone {
         self.servers.servers[0].kill();
     }
 
-    /// Starts the server again on the same data directory and waits until it serves.
-    pub fn restart(&mut self) -> Result<(), HarnessError> {
+    /// Kills the server (if it runs), keeps it down for `down`, then starts it again on the
+    /// same data directory and waits until it serves.
+    pub fn restart(&mut self, down: Duration) -> Result<(), HarnessError> {
         let server = &mut self.servers.servers[0];
         server.kill();
+        std::thread::sleep(down);
         let result = server
             .spawn()
             .and_then(|()| server.wait_serving(STANDALONE_START, |m| m == Mode::Standalone));
@@ -669,11 +671,12 @@ impl Ensemble {
         Ok(())
     }
 
-    /// Starts server `server` again on its data directory and waits until it has rejoined
-    /// (serves as leader or follower).
-    pub fn restart(&mut self, server: usize) -> Result<(), HarnessError> {
+    /// Kills server `server` (if it runs), keeps it down for `down`, then starts it again on
+    /// its data directory and waits until it has rejoined (serves as leader or follower).
+    pub fn restart(&mut self, server: usize, down: Duration) -> Result<(), HarnessError> {
         let server = self.servers.server(server)?;
         server.kill();
+        std::thread::sleep(down);
         let result = server
             .spawn()
             .and_then(|()| server.wait_serving(ENSEMBLE_START, in_quorum));

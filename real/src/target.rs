@@ -3,6 +3,7 @@
 //! stopped when the target is dropped (or [`Target::stop`]ped), on error too.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use crate::local::{Ensemble, HarnessError, Settings, Standalone};
 
@@ -91,15 +92,15 @@ pub(crate) struct Restarter(Arc<Mutex<Local>>);
 impl Restarter {
     /// SIGKILLs the server (in an ensemble, the leader `srvr` names) and starts it again on
     /// its data directory; returns once it serves again. Blocks the calling thread.
-    pub fn crash_and_restart(&self) -> Result<(), HarnessError> {
+    pub fn crash_and_restart(&self, down: Duration) -> Result<(), HarnessError> {
         match &mut *self.0.lock().expect("local server") {
             // `restart` SIGKILLs the process before it starts it again.
-            Local::Standalone(server) => server.restart(),
+            Local::Standalone(server) => server.restart(down),
             Local::Ensemble(ensemble) => {
                 let leader = ensemble.leader().ok_or_else(|| {
                     HarnessError("restart_server: no server of the ensemble leads".into())
                 })?;
-                ensemble.restart(leader)
+                ensemble.restart(leader, down)
             }
         }
     }

@@ -517,7 +517,7 @@ async fn a_server_restart_keeps_the_session_and_re_registers_its_watches() {
         .await;
     let restarted = server.clone();
     let began = Instant::now();
-    blocking(move || restarted.lock().unwrap().restart())
+    blocking(move || restarted.lock().unwrap().restart(Duration::ZERO))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(a.event().await, RawEvent::State { state: first });

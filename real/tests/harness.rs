@@ -48,7 +48,7 @@ fn standalone_serves_on_loopback_restarts_and_stops() {
     assert_gone(&[first]);
     assert_eq!(server.mode(), None, "a killed server does not answer");
     let began = Instant::now();
-    started(server.restart());
+    started(server.restart(Duration::ZERO));
     eprintln!("standalone restarted after {:?}", began.elapsed());
     let second = server.pid().unwrap();
     assert_ne!(first, second);
@@ -87,7 +87,7 @@ fn ensemble_elects_a_leader_survives_its_kill_and_stops() {
     eprintln!("new leader after {:?}", began.elapsed());
     assert_ne!(next, leader);
     let began = Instant::now();
-    started(ensemble.restart(leader));
+    started(ensemble.restart(leader, Duration::ZERO));
     eprintln!("old leader rejoined after {:?}", began.elapsed());
     assert_eq!(ensemble.mode(leader), Some(Mode::Follower));
     let mut all = pids.clone();

@@ -81,7 +81,7 @@ pub(crate) fn fault(fault: &Fault) -> String {
         Fault::Heal => "network healed".to_owned(),
         Fault::ExpireSession { client } => format!("server expires c{client}'s session"),
         Fault::Crash { client } => format!("c{client} crashed"),
-        Fault::RestartServer => "server restarted".to_owned(),
+        Fault::RestartServer { down_ms } => format!("server restarted, down {down_ms} ms"),
         Fault::Delay {
             from,
             to,

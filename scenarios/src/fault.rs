@@ -58,8 +58,15 @@ pub enum Fault {
         /// Which client.
         client: u16,
     },
-    /// The server restarts: persistent data and live sessions survive, connections do not.
-    RestartServer,
+    /// The server process exits and starts again `down_ms` later: persistent data and live
+    /// sessions survive (each restored session gets a fresh timeout), connections do not
+    /// (every client sees end of stream at once; while the server is down, connection
+    /// attempts are refused).
+    RestartServer {
+        /// How long the server is down, in ms: [`DEFAULT_RESTART_DOWN_MS`] unless given.
+        #[serde(default = "default_restart_down_ms")]
+        down_ms: u64,
+    },
     /// Add a random delay in `[min_ms, max_ms]` to every message from `from` to `to`.
     Delay {
         /// Sender.
@@ -87,6 +94,16 @@ pub enum Fault {
         #[serde(default)]
         for_ms: Option<u64>,
     },
+}
+
+/// How long a restarted server is down unless its fault says otherwise: 2 s, a ZooKeeper 3.8
+/// standalone server's usual restart (the JVM starts in about a second, loading the snapshot
+/// and replaying the transaction log of a small data tree takes a few hundred ms, then it
+/// listens again), before any supervisor's restart delay.
+pub const DEFAULT_RESTART_DOWN_MS: u64 = 2_000;
+
+fn default_restart_down_ms() -> u64 {
+    DEFAULT_RESTART_DOWN_MS
 }
 
 /// A fault at a point of simulated time.

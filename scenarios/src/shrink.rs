@@ -84,9 +84,8 @@ pub fn shorter(scheduled: &ScheduledFault) -> Vec<ScheduledFault> {
         | Fault::Isolate { for_ms, .. }
         | Fault::Delay { for_ms, .. }
         | Fault::Drop { for_ms, .. } => *for_ms,
-        Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } | Fault::RestartServer => {
-            None
-        }
+        Fault::RestartServer { down_ms } => Some(*down_ms),
+        Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } => None,
     };
     let Some(duration) = duration.filter(|d| *d > 1) else {
         return Vec::new();
@@ -104,10 +103,8 @@ pub fn shorter(scheduled: &ScheduledFault) -> Vec<ScheduledFault> {
                 | Fault::Isolate { for_ms, .. }
                 | Fault::Delay { for_ms, .. }
                 | Fault::Drop { for_ms, .. } => *for_ms = Some(d),
-                Fault::Heal
-                | Fault::ExpireSession { .. }
-                | Fault::Crash { .. }
-                | Fault::RestartServer => {}
+                Fault::RestartServer { down_ms } => *down_ms = d,
+                Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } => {}
             }
             ScheduledFault {
                 at_ms: scheduled.at_ms,
@@ -203,7 +200,7 @@ mod tests {
         };
         let restart = ScheduledFault {
             at_ms: 20,
-            fault: Fault::RestartServer,
+            fault: Fault::Crash { client: 0 },
         };
         let long_enough = |s: &[ScheduledFault]| matches!(s[0].fault, Fault::Pause { for_ms, .. } if for_ms >= 300);
         let simplified = simplify(&[pause, restart.clone()], shorter, long_enough);
@@ -213,6 +210,19 @@ mod tests {
         assert!((300..600).contains(&for_ms), "{for_ms}");
         assert_eq!(simplified.schedule[1], restart);
         assert!(shorter(&restart).is_empty());
+    }
+
+    #[test]
+    fn a_restart_s_downtime_shrinks_like_a_duration() {
+        let restart = ScheduledFault {
+            at_ms: 20,
+            fault: Fault::RestartServer { down_ms: 2_000 },
+        };
+        let downs: Vec<Fault> = shorter(&restart).into_iter().map(|s| s.fault).collect();
+        assert_eq!(
+            downs,
+            [1_000, 1_500].map(|down_ms| Fault::RestartServer { down_ms })
+        );
     }
 
     #[test]

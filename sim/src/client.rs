@@ -1,26 +1,34 @@
 //! The raw ZooKeeper client: a [`Coordination`] session over the simulated wire, and the
 //! [`Connector`] that opens them.
 //!
-//! Each session handle is served by a task on the client's node that owns the connection:
+//! Each session handle is served by a task on the client's node that owns the connection,
+//! timed as ZooKeeper 3.8's `ClientCnxn` with one server in its host list (T is the
+//! negotiated session timeout, or the one asked for before the first answer; the read
+//! timeout is 2T/3):
 //! - Every event (replies, watch events, raw states) goes to one ordered stream, in the
 //!   order the server sent it.
-//! - While connected it pings after T/3 without sending, and drops the connection after
-//!   2/3 T without hearing from the server, or at once on a reset. Dropping it answers the
-//!   requests in flight with `ConnectionLoss`, then reports `Disconnected`.
-//! - Disconnected, it opens a new connection that re-attaches the session with the last zxid
-//!   it saw and the watches it still expects (SetWatches), repeating its `Connect` every
-//!   T/10 until the server answers: `Connected` again, or `Expired`.
+//! - While connected it pings after half the read timeout without sending (at once, if it
+//!   wakes for anything else once idle more than a second within a second of that), and
+//!   drops the connection after the read timeout without hearing from the server, or at once
+//!   on a reset (end of stream). Dropping it answers the requests in flight with
+//!   `ConnectionLoss`, then reports `Disconnected`.
+//! - Before every connection attempt but the first it sleeps: 1 s because its host list has
+//!   wrapped round to the server it last used (`StaticHostProvider`; always so with one
+//!   server), plus a random 0–1000 ms drawn from the run's seed once it has ever reached a
+//!   server (`startConnect`). An attempt re-attaches the session with the last zxid it saw
+//!   and the watches it still expects (SetWatches); unanswered after the connect timeout
+//!   (T ÷ the one server), or refused, it is abandoned and the next one sleeps again. The
+//!   server's answer is `Connected` again, or `Expired`.
 //! - Requests submitted while disconnected are answered `ConnectionLoss` at once (the
 //!   framework layer holds its requests until it sees `Connected`), after expiry
 //!   `SessionExpired`.
 //! - A lost connection never ends the session; only `close` (which sends a close-session if
 //!   connected) or the server's expiry does.
 //!
-//! So, as with a real ZooKeeper, a partition of length L keeps the session whenever the
-//! server hears the client again within T of the last time it did: always when
-//! L < T − T/3 (the last ping may be that old) − T/10 (the reconnect cadence), never when
-//! L > T + one tick (the expiry check's granularity), and in between depending on when the
-//! last ping went out.
+//! So a partition shorter than T can cost the session: the client notices it only after
+//! the read timeout and then sleeps at least a second before trying again, while the server
+//! expires the session T after it last heard from the client, unless a retransmission of
+//! what the client sent during the partition reaches it in time (see [`crate::wire`]).
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -34,6 +42,7 @@ use lock::coordination::{Connector, Coordination, EventInbox, RawEvent, RawState
 use lock::ids::OpId;
 use lock::zk::watches::WatchSet;
 use lock::zk::{Request, SessionId, ZkError, Zxid};
+use madsim::rand::Rng;
 use madsim::time::{Instant, sleep_until};
 use scenarios::fault::Node;
 
@@ -73,8 +82,11 @@ impl Connector for SimConnector {
             session: None,
             last_zxid: Zxid::default(),
             watches: WatchSet::default(),
-            phase: Phase::Connecting,
+            phase: Phase::Waiting {
+                until: Instant::now(),
+            },
             conn: Conn::open(),
+            reached: false,
         };
         madsim::task::spawn(task.run(commands_rx));
         SimSession {
@@ -116,10 +128,30 @@ impl Coordination for SimSession {
     }
 }
 
+/// The sleep before every connection attempt but the first: `StaticHostProvider.next`'s spin
+/// delay when the host list wraps round to the last server used, always so with one server.
+const WRAP_SLEEP: Duration = Duration::from_secs(1);
+
+/// The bound of the random sleep `ClientCnxn.startConnect` adds before every attempt once a
+/// server has ever been reached.
+const RANDOM_SLEEP_MS: u64 = 1_000;
+
+/// Idle time past which the client pings up to a second early when it wakes for anything
+/// else (`ClientCnxn`: a second off the ping interval once idle more than a second).
+const EARLY_PING: Duration = Duration::from_secs(1);
+
 #[derive(Debug)]
 enum Phase {
+    /// Sleeping before the next connection attempt.
+    Waiting {
+        /// When the attempt starts.
+        until: Instant,
+    },
     /// Waiting for the server to answer the current connection's `Connect`.
-    Connecting,
+    Connecting {
+        /// When the attempt is abandoned (the connect timeout).
+        deadline: Instant,
+    },
     /// Attached to the session.
     Connected,
     /// A close-session is out; the task ends on its answer or when the connection drops.
@@ -163,13 +195,19 @@ struct SessionTask {
     watches: WatchSet,
     phase: Phase,
     conn: Conn,
+    /// Whether a connection has ever reached the server (`ClientCnxn`'s `!isFirstConnect`).
+    reached: bool,
 }
 
 impl SessionTask {
     async fn run(mut self, mut commands: UnboundedReceiver<Command>) {
-        self.send_connect().await;
+        // The first attempt is at once.
+        self.attempt().await;
         let mut receive = self.wire.receive::<ToClient>().fuse();
         while !matches!(self.phase, Phase::Finished) {
+            if self.early_ping_due() {
+                self.send(ToServer::Ping).await;
+            }
             let deadline = self.deadline();
             select_biased! {
                 (datagram, _) = receive => {
@@ -192,12 +230,22 @@ impl SessionTask {
         self.session.map_or(self.asked, |(_, timeout)| timeout)
     }
 
+    /// `ClientCnxn`'s read timeout: 2/3 of the session timeout.
+    fn read_timeout(&self) -> Duration {
+        self.timeout() * 2 / 3
+    }
+
+    /// `ClientCnxn`'s connect timeout: the session timeout ÷ the number of servers (one).
+    fn connect_timeout(&self) -> Duration {
+        self.timeout()
+    }
+
     fn deadline(&self) -> Option<Instant> {
-        let timeout = self.timeout();
         match self.phase {
-            Phase::Connecting => Some(self.conn.last_sent + timeout / 10),
+            Phase::Waiting { until } => Some(until),
+            Phase::Connecting { deadline } => Some(deadline),
             Phase::Connected => {
-                let ping = self.conn.last_sent + timeout / 3;
+                let ping = self.conn.last_sent + self.read_timeout() / 2;
                 Some(ping.min(self.silence_limit()))
             }
             Phase::Closing(_) => Some(self.silence_limit()),
@@ -206,17 +254,26 @@ impl SessionTask {
     }
 
     fn silence_limit(&self) -> Instant {
-        self.conn.last_heard + self.timeout() * 2 / 3
+        self.conn.last_heard + self.read_timeout()
+    }
+
+    /// Connected and idle more than a second, within a second of the ping interval.
+    fn early_ping_due(&self) -> bool {
+        let idle = Instant::now().duration_since(self.conn.last_sent);
+        matches!(self.phase, Phase::Connected)
+            && idle > EARLY_PING
+            && idle + EARLY_PING >= self.read_timeout() / 2
     }
 
     async fn on_deadline(&mut self) {
         match self.phase {
-            Phase::Connecting => self.send_connect().await,
+            Phase::Waiting { .. } => self.attempt().await,
+            Phase::Connecting { .. } => self.abandon_attempt(),
             Phase::Connected | Phase::Closing(_) if Instant::now() >= self.silence_limit() => {
-                self.drop_connection().await;
+                self.drop_connection();
             }
             Phase::Connected => self.send(ToServer::Ping).await,
-            _ => {}
+            Phase::Closing(_) | Phase::Expired | Phase::Finished => {}
         }
     }
 
@@ -233,6 +290,11 @@ impl SessionTask {
     }
 
     async fn send(&mut self, body: ToServer) {
+        let datagram = self.next_datagram(body);
+        self.wire.send(Node::Server, server_addr(), datagram).await;
+    }
+
+    fn next_datagram(&mut self, body: ToServer) -> Datagram<ToServer> {
         let datagram = Datagram::Seq {
             conn: self.conn.id,
             seq: self.conn.sent,
@@ -240,19 +302,39 @@ impl SessionTask {
         };
         self.conn.sent += 1;
         self.conn.last_sent = Instant::now();
-        self.wire.send(Node::Server, server_addr(), datagram).await;
+        datagram
     }
 
-    /// Sends (or repeats) the current connection's `Connect` as its sequence 0.
-    async fn send_connect(&mut self) {
+    /// Sends the current connection's `Connect` (its sequence 0), which asks for a new
+    /// session or re-attaches the current one.
+    async fn attempt(&mut self) {
         let resume = self.session.map(|(session, _)| Resume {
             session,
             last_zxid: self.last_zxid,
             watches: self.watches.clone(),
         });
-        self.conn.sent = 0;
+        let deadline = Instant::now() + self.connect_timeout();
+        self.phase = Phase::Connecting { deadline };
         let timeout = self.asked;
-        self.send(ToServer::Connect { timeout, resume }).await;
+        let connect = self.next_datagram(ToServer::Connect { timeout, resume });
+        (self.wire)
+            .open(Node::Server, server_addr(), connect, deadline)
+            .await;
+    }
+
+    /// The current connection is given up (an attempt unanswered or refused, or a connection
+    /// lost): what still arrives on it is ignored, and the next attempt, on a new
+    /// connection, sleeps first.
+    fn abandon_attempt(&mut self) {
+        self.conn = Conn::open();
+        let mut sleep = WRAP_SLEEP;
+        if self.reached {
+            let ms = madsim::rand::thread_rng().gen_range(0..RANDOM_SLEEP_MS);
+            sleep += Duration::from_millis(ms);
+        }
+        self.phase = Phase::Waiting {
+            until: Instant::now() + sleep,
+        };
     }
 
     async fn submit(&mut self, op: OpId, request: Request) {
@@ -278,6 +360,7 @@ impl SessionTask {
     async fn on_datagram(&mut self, datagram: Datagram<ToClient>) {
         match datagram {
             Datagram::Seq { conn, seq, body } if conn == self.conn.id => {
+                self.reached = true;
                 for message in self.conn.inbox.accept(seq, body) {
                     self.conn.last_heard = Instant::now();
                     self.on_message(message).await;
@@ -287,7 +370,7 @@ impl SessionTask {
                 if conn == self.conn.id
                     && !matches!(self.phase, Phase::Expired | Phase::Finished) =>
             {
-                self.drop_connection().await;
+                self.drop_connection();
             }
             // Datagrams of an older connection.
             _ => {}
@@ -298,7 +381,7 @@ impl SessionTask {
         match message {
             ToClient::Accepted { session, timeout } => {
                 self.session = Some((session, timeout));
-                if let Phase::Connecting = self.phase {
+                if let Phase::Connecting { .. } = self.phase {
                     self.phase = Phase::Connected;
                     self.emit(RawEvent::State {
                         state: RawState::Connected { session, timeout },
@@ -335,8 +418,8 @@ impl SessionTask {
     }
 
     /// The connection is gone: answer what was in flight, report `Disconnected`, and (unless
-    /// closing) start re-attaching on a new connection.
-    async fn drop_connection(&mut self) {
+    /// closing) sleep before re-attaching on a new connection.
+    fn drop_connection(&mut self) {
         for (op, _) in std::mem::take(&mut self.conn.in_flight) {
             self.answer(op, ZkError::ConnectionLoss);
         }
@@ -349,9 +432,7 @@ impl SessionTask {
                 state: RawState::Disconnected,
             });
         }
-        self.phase = Phase::Connecting;
-        self.conn = Conn::open();
-        self.send_connect().await;
+        self.abandon_attempt();
     }
 }
 

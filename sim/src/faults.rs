@@ -3,12 +3,15 @@
 //!
 //! - `pause`: madsim's pause/resume of the client node (it runs nothing and sends nothing;
 //!   what arrives meanwhile waits in its mailbox).
-//! - `partition`, `isolate`, `delay`, `drop`: rules in the wire's link table (real loss: a
-//!   lost datagram is never retransmitted). `heal` removes them all and ends each one.
+//! - `partition`, `isolate`, `delay`, `drop`: rules in the wire's link table (a lost datagram
+//!   is retransmitted as TCP does, see [`crate::wire`]). `heal` removes them all and ends
+//!   each one.
 //! - `expire_session`: the server expires the client's newest session now.
 //! - `crash`: madsim restarts the client node; its driver starts over with a new session,
 //!   and the old one expires on the server.
-//! - `restart_server`: madsim restarts the server node (state kept, see [`crate::server`]).
+//! - `restart_server`: the server process exits (every connection closed at once) and its
+//!   host refuses connections for `down_ms`; then madsim restarts the server node (state
+//!   kept, see [`crate::server`]).
 //!
 //! Instantaneous faults record their start and end at the same instant.
 
@@ -18,7 +21,7 @@ use std::time::Duration;
 use madsim::runtime::Handle;
 use madsim::task::NodeId;
 use madsim::time::{Instant, sleep_until};
-use scenarios::fault::{Fault, ScheduledFault};
+use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::trace::EventKind;
 
 use crate::links::{Effect, End, Links, Rule};
@@ -104,7 +107,7 @@ impl Injector {
                 from, to, percent, ..
             } => vec![rule(End::Is(from), End::Is(to), Effect::Drop { percent })],
             Fault::Heal => {
-                let healed = self.links.lock().expect("links lock").clear();
+                let healed = self.links().clear();
                 for healed in healed {
                     let fault = schedule[healed].fault.clone();
                     self.record(EventKind::FaultEnd { fault });
@@ -119,15 +122,21 @@ impl Injector {
                 self.restart(self.client_nodes[client as usize]);
                 return self.end(index, fault);
             }
-            Fault::RestartServer => {
-                self.restart(self.server_node);
-                return self.end(index, fault);
+            Fault::RestartServer { .. } => {
+                if self.links().take_down(Node::Server) {
+                    self.server.control(Control::Exit);
+                }
+                return;
             }
         };
-        let mut links = self.links.lock().expect("links lock");
+        let mut links = self.links();
         for rule in rules {
             links.add(index, rule);
         }
+    }
+
+    fn links(&self) -> std::sync::MutexGuard<'_, Links> {
+        self.links.lock().expect("links lock")
     }
 
     /// Kills the node (which also closes its sockets, so the restarted node can bind them
@@ -148,12 +157,16 @@ impl Injector {
             | Fault::Delay { .. }
             | Fault::Drop { .. } => {
                 // False when a heal ended it already.
-                self.links.lock().expect("links lock").remove(index)
+                self.links().remove(index)
             }
-            Fault::Heal
-            | Fault::ExpireSession { .. }
-            | Fault::Crash { .. }
-            | Fault::RestartServer => true,
+            Fault::RestartServer { .. } => {
+                // Overlapping restarts are one downtime: the server starts at the last end.
+                if self.links().bring_up(Node::Server) {
+                    self.restart(self.server_node);
+                }
+                true
+            }
+            Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } => true,
         };
         if ended {
             self.record(EventKind::FaultEnd {
@@ -175,8 +188,7 @@ fn duration_ms(fault: &Fault) -> Option<u64> {
         | Fault::Isolate { for_ms, .. }
         | Fault::Delay { for_ms, .. }
         | Fault::Drop { for_ms, .. } => for_ms,
-        Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } | Fault::RestartServer => {
-            None
-        }
+        Fault::RestartServer { down_ms } => Some(down_ms),
+        Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } => None,
     }
 }

@@ -1,7 +1,9 @@
 //! The network faults in force: cut, delayed and lossy links between the server and the
-//! clients. The wire consults this table for every datagram it sends; the fault injector
-//! adds and removes rules.
+//! clients, and the nodes whose process is down (their host answers with a reset). The wire
+//! consults this table for every datagram it sends; the fault injector adds and removes
+//! rules.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use madsim::rand::Rng;
@@ -62,12 +64,17 @@ pub enum Verdict {
     Lost,
     /// It is sent after this extra delay (zero: at once).
     Send(Duration),
+    /// It reaches a host whose process is down, whose reset comes back after this extra
+    /// delay (a reset lost on the way back makes the datagram [`Verdict::Lost`]).
+    Refused(Duration),
 }
 
-/// The rules in force, each tagged with the id of the fault that installed it.
+/// The rules in force, each tagged with the id of the fault that installed it, and the nodes
+/// that are down (with how many faults keep each down).
 #[derive(Debug, Default)]
 pub struct Links {
     rules: Vec<(usize, Rule)>,
+    down: BTreeMap<Node, usize>,
 }
 
 impl Links {
@@ -90,9 +97,44 @@ impl Links {
         ids
     }
 
+    /// One more fault keeps `node`'s process down: while it is down, what reaches it is
+    /// refused. True when it was up (overlapping restarts make one longer downtime).
+    pub fn take_down(&mut self, node: Node) -> bool {
+        let holds = self.down.entry(node).or_default();
+        *holds += 1;
+        *holds == 1
+    }
+
+    /// One fault fewer keeps `node` down; true when it is up again.
+    pub fn bring_up(&mut self, node: Node) -> bool {
+        match self.down.get_mut(&node) {
+            Some(holds) if *holds > 1 => {
+                *holds -= 1;
+                false
+            }
+            Some(_) => {
+                self.down.remove(&node);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Decides the fate of one datagram from `from` to `to`, drawing from `rng` for lossy and
-    /// delayed links (one draw per matching rule, in installation order).
+    /// delayed links (one draw per matching rule, in installation order); a datagram that
+    /// reaches a node that is down is refused, its reset subject to the way back.
     pub fn verdict(&self, from: Node, to: Node, rng: &mut impl Rng) -> Verdict {
+        match self.link(from, to, rng) {
+            Verdict::Send(there) if self.down.contains_key(&to) => match self.link(to, from, rng) {
+                Verdict::Send(back) => Verdict::Refused(there + back),
+                _ => Verdict::Lost,
+            },
+            verdict => verdict,
+        }
+    }
+
+    /// What the rules do to one datagram from `from` to `to`.
+    fn link(&self, from: Node, to: Node, rng: &mut impl Rng) -> Verdict {
         let mut delay = Duration::ZERO;
         for (_, rule) in &self.rules {
             if !(rule.from.matches(from) && rule.to.matches(to)) {
@@ -172,12 +214,44 @@ mod tests {
             match links.verdict(S, C1, &mut rng) {
                 Verdict::Lost => lost += 1,
                 Verdict::Send(d) => assert!(min <= d && d <= max, "{d:?}"),
+                Verdict::Refused(_) => panic!("no node is down"),
             }
         }
         assert!((400..600).contains(&lost), "lost {lost} of 1000");
         assert_eq!(links.clear(), [3, 4]);
         assert_eq!(
             links.verdict(S, C1, &mut rng),
+            Verdict::Send(Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn a_node_that_is_down_refuses_unless_a_cut_loses_the_datagram_or_its_reset() {
+        with_rng(3, refusals);
+    }
+
+    fn refusals(mut rng: &mut GlobalRng) {
+        let mut links = Links::default();
+        assert!(links.take_down(S));
+        assert!(!links.take_down(S), "already down");
+        assert!(!links.bring_up(S), "still down for the other fault");
+        assert_eq!(
+            links.verdict(C0, S, &mut rng),
+            Verdict::Refused(Duration::ZERO)
+        );
+        links.add(1, rule(End::Is(S), End::Is(C0), Effect::Cut));
+        assert_eq!(links.verdict(C0, S, &mut rng), Verdict::Lost, "reset lost");
+        links.add(2, rule(End::Is(C1), End::Is(S), Effect::Cut));
+        assert_eq!(
+            links.verdict(C1, S, &mut rng),
+            Verdict::Lost,
+            "datagram lost"
+        );
+        assert!(links.bring_up(S));
+        assert!(!links.bring_up(S), "not down");
+        links.clear();
+        assert_eq!(
+            links.verdict(C0, S, &mut rng),
             Verdict::Send(Duration::ZERO)
         );
     }

@@ -2,9 +2,11 @@
 //! with sessions, connections and the periodic expiry and container sweeps.
 //!
 //! Its state lives in a [`ServerHandle`] owned by the run, outside the node, so that a
-//! restart (madsim kills the node's tasks and runs its init again) keeps the tree, the zxid
-//! and the sessions; it drops the connections and restarts every surviving session's expiry
-//! clock.
+//! restart keeps the tree, the zxid and the sessions. A restart is the process exiting
+//! ([`Control::Exit`]: its host closes every connection, so each client sees end of stream at
+//! once) and, after a downtime, starting again (madsim kills the node's tasks and runs its
+//! init again), which restarts every surviving session's expiry clock with its full timeout,
+//! as ZooKeeper re-tracks the sessions it restores.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -31,6 +33,8 @@ use scenarios::scenario::ServerSettings;
 pub enum Control {
     /// Expire the newest live session of this client now.
     ExpireClient(u16),
+    /// Exit: close every connection and stop serving.
+    Exit,
 }
 
 #[derive(Debug)]
@@ -136,14 +140,21 @@ impl ServerHandle {
         let mut next_sweep = Instant::now() + sweep;
         loop {
             let out = select_biased! {
+                command = control.next() => match command {
+                    Some(Control::ExpireClient(client)) => self.lock().expire_client(client),
+                    Some(Control::Exit) => {
+                        let closed = self.lock().exit();
+                        for (client, peer, datagram) in closed {
+                            wire.send(Node::Client(client), peer, datagram).await;
+                        }
+                        return;
+                    }
+                    None => Vec::new(),
+                },
                 (datagram, from) = receive => {
                     receive = wire.receive::<ToServer>().fuse();
                     self.lock().on_datagram(datagram, from)
                 }
-                command = control.next() => match command {
-                    Some(Control::ExpireClient(client)) => self.lock().expire_client(client),
-                    None => Vec::new(),
-                },
                 () = sleep_until(next_tick).fuse() => {
                     next_tick += tick;
                     self.lock().expire_due()
@@ -165,15 +176,27 @@ impl ServerHandle {
 }
 
 impl State {
+    /// The process starts (again): every session it holds gets its full timeout from now.
     fn restart(&mut self, control: UnboundedSender<Control>) {
         let now = Instant::now();
-        self.retired
-            .extend(std::mem::take(&mut self.conns).into_keys());
         for session in self.sessions.values_mut() {
-            session.conn = None;
             session.deadline = now + session.timeout;
         }
         self.control = Some(control);
+    }
+
+    /// The process exits: it takes no more commands, and its host closes every connection
+    /// (the returned resets, one per connection).
+    fn exit(&mut self) -> Vec<Out> {
+        self.control = None;
+        for session in self.sessions.values_mut() {
+            session.conn = None;
+        }
+        let conns = std::mem::take(&mut self.conns);
+        self.retired.extend(conns.keys());
+        (conns.into_iter())
+            .map(|(conn, c)| (c.client, c.peer, Datagram::Reset { conn }))
+            .collect()
     }
 
     fn record(&self, kind: EventKind) {
@@ -202,14 +225,6 @@ impl State {
             }
             return out;
         };
-        if let (0, ToServer::Connect { .. }) = (seq, &body) {
-            // A repeated Connect: repeat the answer.
-            let session = known.session;
-            let timeout = self.sessions[&session].timeout;
-            let body = ToClient::Accepted { session, timeout };
-            out.push((client, from, Datagram::Seq { conn, seq: 0, body }));
-            return out;
-        }
         for message in known.inbox.accept(seq, body) {
             self.on_message(conn, message, &mut out);
         }

@@ -1,16 +1,23 @@
 //! The client–server wire: ZooKeeper's protocol carried over madsim datagrams.
 //!
-//! madsim's reliable connections never lose data (a clogged link delivers late, with a
-//! backoff of up to 10 s), which would let a short partition expire a session and could not
-//! model real loss. So each connection is our own: a random 64-bit id chosen by the client,
-//! and per-direction sequence numbers. The receiver delivers a direction in sequence order
-//! and holds back anything after a gap; since nothing is retransmitted, a lost datagram
-//! stalls that direction for good, like a TCP connection to a peer that vanished. The client
-//! notices the silence (2/3 of the session timeout), drops the connection and re-attaches its
-//! session on a new one; datagrams of an old connection are then ignored. The one exception
-//! is the client's `Connect` (sequence 0), which it repeats every T/10 until answered; the
-//! server answers a repeat by repeating its `Accepted` (a repeat after an `Expired` answer
-//! gets a reset, and the client's next connection hears `Expired` again).
+//! madsim's reliable connections never lose data and retransmit on a backoff of their own
+//! (1 ms up to 10 s), unlike TCP. So each connection is our own, carried over madsim
+//! datagrams: a random 64-bit id chosen by the client, and per-direction sequence numbers.
+//! The receiver delivers a direction in sequence order and holds back anything after a gap.
+//!
+//! Retransmission is TCP's (Linux's constants): a datagram lost to a fault is sent again
+//! after the retransmission timeout, which starts at the 200 ms minimum RTO (1 s for a
+//! connection's opening datagram, the SYN's initial RTO) and doubles on every loss, up to
+//! 15 retransmissions. So short loss is late delivery on a surviving connection, a partition
+//! is a silent blackhole that only the client's read timeout notices, and what was sent
+//! before a partition may still arrive after it ends, even on a connection its sender has
+//! given up (a closed socket's kernel keeps retransmitting). The sender learns of a loss
+//! without acknowledgements (the simulation knows the link's verdict), which is TCP's
+//! timing without its acknowledgement traffic.
+//!
+//! A datagram that reaches a host whose process is down is answered by a reset (a refused
+//! connection, or a connection the host no longer knows), which the wire hands its sender
+//! as a [`Datagram::Reset`].
 
 use std::collections::BTreeMap;
 use std::io;
@@ -23,12 +30,27 @@ use lock::ids::OpId;
 use lock::zk::watches::WatchSet;
 use lock::zk::{OpResult, Request, SessionId, WatchedEvent, Zxid};
 use madsim::net::{Endpoint, Payload};
+use madsim::time::Instant;
 use scenarios::fault::Node;
 
 use crate::links::{Links, Verdict};
 
 /// The datagram tag every message of ours uses.
 const TAG: u64 = 0x2181;
+
+/// Linux's minimum retransmission timeout (`TCP_RTO_MIN`): on a LAN, where round trips are
+/// far shorter, every segment's first RTO.
+pub const MIN_RTO: Duration = Duration::from_millis(200);
+
+/// Linux's initial retransmission timeout of a connection's opening segment
+/// (`TCP_TIMEOUT_INIT`, the SYN's).
+pub const SYN_RTO: Duration = Duration::from_secs(1);
+
+/// Linux's largest retransmission timeout (`TCP_RTO_MAX`).
+const MAX_RTO: Duration = Duration::from_secs(120);
+
+/// Retransmissions of a segment before TCP gives up (Linux's `tcp_retries2`).
+const MAX_RETRANSMISSIONS: u32 = 15;
 
 /// The server's port.
 pub const SERVER_PORT: u16 = 2181;
@@ -141,11 +163,33 @@ pub enum Datagram<M> {
         /// The message.
         body: M,
     },
-    /// The server knows no such connection (or just ended it): the client drops it.
+    /// The connection ended at the server's end (its process exited or ended it, it knows no
+    /// such connection, or its host refused it): the client drops it.
     Reset {
         /// The connection.
         conn: ConnId,
     },
+}
+
+impl<M> Datagram<M> {
+    /// The connection the datagram belongs to.
+    pub fn conn(&self) -> ConnId {
+        match *self {
+            Datagram::Seq { conn, .. } | Datagram::Reset { conn } => conn,
+        }
+    }
+}
+
+/// How a datagram is retransmitted: its first RTO, and when its sender stops trying.
+#[derive(Clone, Copy, Debug)]
+struct Retry {
+    rto: Duration,
+    until: Option<Instant>,
+}
+
+/// The reset a host whose process is down sends back for a datagram of connection `conn`.
+struct Refusal {
+    conn: ConnId,
 }
 
 /// The receiving half of one direction of a connection: delivers messages in sequence
@@ -190,6 +234,8 @@ impl<M> Inbox<M> {
 #[derive(Clone)]
 pub struct Wire {
     endpoint: Endpoint,
+    /// The endpoint's own address, where resets for its datagrams are handed back.
+    local: SocketAddr,
     me: Node,
     links: Arc<Mutex<Links>>,
 }
@@ -197,44 +243,121 @@ pub struct Wire {
 impl Wire {
     /// Binds `addr` on the current node, which is `me`.
     pub async fn bind(addr: SocketAddr, me: Node, links: Arc<Mutex<Links>>) -> io::Result<Wire> {
+        let endpoint = Endpoint::bind(addr).await?;
+        let port = endpoint.local_addr()?.port();
         Ok(Wire {
-            endpoint: Endpoint::bind(addr).await?,
+            endpoint,
+            local: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port),
             me,
             links,
         })
     }
 
-    /// Sends `datagram` to node `to` at `dst`, unless a fault loses it; a delayed datagram
-    /// goes out from a task of its own, so the caller is not held up.
+    /// Sends `datagram`, a segment of an open connection, to node `to` at `dst`,
+    /// retransmitting it from the minimum RTO while faults lose it (also after its sender
+    /// has given the connection up, as a closed socket's kernel does).
     pub async fn send<M: Send + Sync + 'static>(
         &self,
         to: Node,
         dst: SocketAddr,
         datagram: Datagram<M>,
     ) {
-        let verdict = {
-            let links = self.links.lock().expect("links lock");
-            links.verdict(self.me, to, &mut madsim::rand::thread_rng())
+        let retry = Retry {
+            rto: MIN_RTO,
+            until: None,
         };
-        let payload: Payload = Box::new(datagram);
-        match verdict {
-            Verdict::Lost => {}
+        self.transmit(to, dst, datagram, retry).await;
+    }
+
+    /// Sends `datagram`, the opening segment of a connection, to node `to` at `dst`,
+    /// retransmitting it from the SYN's initial RTO while faults lose it, but not after
+    /// `until`, when its sender abandons the attempt (closing a socket that is still
+    /// connecting stops its SYNs).
+    pub async fn open<M: Send + Sync + 'static>(
+        &self,
+        to: Node,
+        dst: SocketAddr,
+        datagram: Datagram<M>,
+        until: Instant,
+    ) {
+        let retry = Retry {
+            rto: SYN_RTO,
+            until: Some(until),
+        };
+        self.transmit(to, dst, datagram, retry).await;
+    }
+
+    fn verdict(&self, to: Node) -> Verdict {
+        let links = self.links.lock().expect("links lock");
+        links.verdict(self.me, to, &mut madsim::rand::thread_rng())
+    }
+
+    /// Sends at once when nothing is in the way; otherwise a task of its own carries the
+    /// datagram to its fate, so the caller is not held up.
+    async fn transmit<M: Send + Sync + 'static>(
+        &self,
+        to: Node,
+        dst: SocketAddr,
+        datagram: Datagram<M>,
+        retry: Retry,
+    ) {
+        match self.verdict(to) {
             Verdict::Send(delay) if delay.is_zero() => {
                 // A send fails only when the destination is gone, which is a loss too.
-                let _ = self.endpoint.send_to_raw(dst, TAG, payload).await;
+                let _ = self
+                    .endpoint
+                    .send_to_raw(dst, TAG, Box::new(datagram))
+                    .await;
             }
-            Verdict::Send(delay) => {
-                let endpoint = self.endpoint.clone();
-                madsim::task::spawn(async move {
-                    madsim::time::sleep(delay).await;
-                    let _ = endpoint.send_to_raw(dst, TAG, payload).await;
-                });
+            verdict => {
+                let wire = self.clone();
+                madsim::task::spawn(wire.carry(verdict, to, dst, datagram, retry));
             }
         }
     }
 
-    /// A future for the next datagram of type `M` (others are dropped). Keep it across
-    /// `select!` rounds: dropping it may lose a datagram.
+    /// Carries `datagram`, whose first transmission met `verdict`, to delivery, refusal or
+    /// giving up: each loss waits the RTO (doubling) before the next transmission.
+    async fn carry<M: Send + Sync + 'static>(
+        self,
+        mut verdict: Verdict,
+        to: Node,
+        dst: SocketAddr,
+        datagram: Datagram<M>,
+        Retry { mut rto, until }: Retry,
+    ) {
+        let mut retransmissions = 0;
+        let (dst, payload): (SocketAddr, Payload) = loop {
+            match verdict {
+                Verdict::Send(delay) => {
+                    madsim::time::sleep(delay).await;
+                    break (dst, Box::new(datagram));
+                }
+                Verdict::Refused(delay) => {
+                    madsim::time::sleep(delay).await;
+                    let conn = datagram.conn();
+                    break (self.local, Box::new(Refusal { conn }));
+                }
+                Verdict::Lost
+                    if retransmissions == MAX_RETRANSMISSIONS
+                        || until.is_some_and(|until| Instant::now() + rto >= until) =>
+                {
+                    return;
+                }
+                Verdict::Lost => {
+                    madsim::time::sleep(rto).await;
+                    rto = (rto * 2).min(MAX_RTO);
+                    retransmissions += 1;
+                    verdict = self.verdict(to);
+                }
+            }
+        };
+        let _ = self.endpoint.send_to_raw(dst, TAG, payload).await;
+    }
+
+    /// A future for the next datagram of type `M`, or a reset for one this node sent
+    /// (others are dropped). Keep it across `select!` rounds: dropping it may lose a
+    /// datagram.
     pub fn receive<M: Send + 'static>(&self) -> BoxFuture<'static, (Datagram<M>, SocketAddr)> {
         let endpoint = self.endpoint.clone();
         Box::pin(async move {
@@ -243,8 +366,13 @@ impl Wire {
                     // The endpoint is closed: nothing more will ever arrive.
                     return futures::future::pending().await;
                 };
-                if let Ok(datagram) = payload.downcast::<Datagram<M>>() {
-                    return (*datagram, from);
+                match payload.downcast::<Datagram<M>>() {
+                    Ok(datagram) => return (*datagram, from),
+                    Err(payload) => {
+                        if let Ok(refusal) = payload.downcast::<Refusal>() {
+                            return (Datagram::Reset { conn: refusal.conn }, from);
+                        }
+                    }
                 }
             }
         })

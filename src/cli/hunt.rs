@@ -3,7 +3,7 @@
 //! met (exit 0 only when all are).
 
 pub mod merge;
-mod progress;
+pub(crate) mod progress;
 mod shard;
 mod summary;
 

@@ -14,6 +14,7 @@ pub mod recipes;
 pub mod replay;
 pub mod report;
 pub mod scenarios;
+pub mod survival;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -79,7 +79,7 @@ fn fault(clients: u16, within_ms: u64) -> impl Strategy<Value = ScheduledFault> 
             max_ms,
             for_ms: Some(for_ms),
         }),
-        Just(Fault::RestartServer),
+        (100..3_000u64).prop_map(|down_ms| Fault::RestartServer { down_ms }),
     ];
     (0..within_ms.max(1), kind).prop_map(|(at_ms, fault)| ScheduledFault { at_ms, fault })
 }

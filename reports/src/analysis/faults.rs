@@ -38,7 +38,7 @@ impl FaultSpan {
             Fault::Delay { from, to, .. } | Fault::Drop { from, to, .. } => {
                 vec![node(from), node(to)]
             }
-            Fault::Heal | Fault::RestartServer => vec![Lane::Server],
+            Fault::Heal | Fault::RestartServer { .. } => vec![Lane::Server],
         }
     }
 
@@ -52,7 +52,10 @@ impl FaultSpan {
     fn is_instant_kind(&self) -> bool {
         matches!(
             self.fault,
-            Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } | Fault::RestartServer
+            Fault::Heal
+                | Fault::ExpireSession { .. }
+                | Fault::Crash { .. }
+                | Fault::RestartServer { .. }
         )
     }
 
@@ -70,7 +73,7 @@ impl FaultSpan {
             Fault::Heal => "heal",
             Fault::ExpireSession { .. } => "expiry",
             Fault::Crash { .. } => "crash",
-            Fault::RestartServer => "restart",
+            Fault::RestartServer { .. } => "restart",
             Fault::Delay { .. } => "delay",
             Fault::Drop { .. } => "drop",
         }

@@ -368,7 +368,9 @@ pub fn healed_at(events: &[Event]) -> Option<usize> {
                 last = index;
                 match fault {
                     Fault::Heal => open.retain(|f| matches!(f, Fault::Pause { .. })),
-                    Fault::ExpireSession { .. } | Fault::Crash { .. } | Fault::RestartServer => {}
+                    Fault::ExpireSession { .. }
+                    | Fault::Crash { .. }
+                    | Fault::RestartServer { .. } => {}
                     other => open.push(other),
                 }
             }

@@ -18,7 +18,7 @@ use serde::de::{self, Unexpected, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::span::Span;
-use crate::fault::{Fault, Node, ScheduledFault};
+use crate::fault::{DEFAULT_RESTART_DOWN_MS, Fault, Node, ScheduledFault};
 use crate::rng::SplitMix64;
 
 /// One generator of randomized faults.
@@ -100,7 +100,12 @@ pub enum FaultTemplate {
         client: ClientPick,
     },
     /// [`Fault::RestartServer`].
-    RestartServer,
+    RestartServer {
+        /// How long the server is down ([`crate::fault::DEFAULT_RESTART_DOWN_MS`] unless
+        /// given).
+        #[serde(default)]
+        down_ms: Option<Span>,
+    },
     /// [`Fault::Delay`].
     Delay {
         /// Sender.
@@ -158,7 +163,9 @@ impl FaultTemplate {
             }
             FaultTemplate::Crash { client: c } => Fault::Crash { client: client(c) },
             FaultTemplate::Heal => Fault::Heal,
-            FaultTemplate::RestartServer => Fault::RestartServer,
+            FaultTemplate::RestartServer { down_ms } => Fault::RestartServer {
+                down_ms: down_ms.map_or(DEFAULT_RESTART_DOWN_MS, |d| d.draw(rng)),
+            },
             FaultTemplate::Partition {
                 a,
                 b,
@@ -218,7 +225,8 @@ impl FaultTemplate {
             FaultTemplate::ExpireSession { client } | FaultTemplate::Crash { client } => {
                 (vec![*client], vec![], vec![])
             }
-            FaultTemplate::Heal | FaultTemplate::RestartServer => (vec![], vec![], vec![]),
+            FaultTemplate::Heal => (vec![], vec![], vec![]),
+            FaultTemplate::RestartServer { down_ms } => (vec![], vec![], spans(down_ms)),
             FaultTemplate::Partition { a, b, for_ms, .. } => (vec![], vec![*a, *b], spans(for_ms)),
             FaultTemplate::Isolate { node, for_ms } => (vec![], vec![*node], spans(for_ms)),
             FaultTemplate::Delay {

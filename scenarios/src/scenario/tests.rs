@@ -150,6 +150,14 @@ fn malformed_files_give_one_line_errors() {
              found 0",
         ),
         (
+            set(
+                "/faults/0/fault",
+                json!({"kind": "restart_server", "down_ms": 0}),
+            ),
+            "unit.json: /faults/0/fault/down_ms: expected a positive number of milliseconds, \
+             found 0",
+        ),
+        (
             set("/faults/0/fault/client", json!(7)),
             "unit.json: /faults/0/fault/client: expected a client index below 3, found 7",
         ),

@@ -215,7 +215,8 @@ fn check_scheduled(s: &Scenario, scheduled: &ScheduledFault, at: &str) -> Check 
         Fault::ExpireSession { client } | Fault::Crash { client } => {
             check_client(clients, client, &format!("{at}/client"))
         }
-        Fault::Heal | Fault::RestartServer => Ok(()),
+        Fault::Heal => Ok(()),
+        Fault::RestartServer { down_ms } => positive(down_ms, &format!("{at}/down_ms")),
         Fault::Isolate { node, for_ms } => {
             check_node(clients, node, &format!("{at}/node"))?;
             check_duration(for_ms, &at)
@@ -301,10 +302,14 @@ fn check_template(clients: u16, template: &FaultTemplate, at: &str) -> Check {
             format!("{a:?} and {b:?}"),
         )?;
     }
+    let field = match template {
+        FaultTemplate::RestartServer { .. } => "down_ms",
+        _ => "for_ms",
+    };
     for span in spans {
         require(
             span.min > 0,
-            &format!("{at}/for_ms"),
+            &format!("{at}/{field}"),
             "a positive number of milliseconds",
             span,
         )?;

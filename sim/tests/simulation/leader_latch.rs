@@ -10,7 +10,8 @@ use scenarios::trace::Trace;
 
 use crate::elections::{assert_the_paused_leader_is_fenced_off, leader_pause};
 use crate::query::{
-    assert_all_hold, at, catalog_variant, clients_of, cut_off, leaderships, notice, run_scenario,
+    PAST_READ_TIMEOUT_MS, assert_all_hold, at, catalog_variant, clients_of, cut_off, leaderships,
+    long_sessions, notice, run_scenario,
 };
 use crate::wakeups::woken_by_each_delete;
 
@@ -66,10 +67,11 @@ fn a_paused_leader_still_believes_while_the_next_leads_and_its_write_is_rejected
 
 #[test]
 fn a_cut_off_leader_steps_down_at_once_and_leads_again_with_the_same_token() {
-    // Disconnected after 2/3 of the 1 s session timeout without a word from the server,
-    // back before the server's 1 s are up: the session survives, the latch node stays first,
-    // and nobody else leads meanwhile.
-    let scenario = latch("partition", 2, 2_000, vec![at(200, cut_off(0, 600))]);
+    // Disconnected after the read timeout without a word from the server, back before the
+    // server's T is up: the session survives, the latch node stays first, and nobody else
+    // leads meanwhile.
+    let cut = at(200, cut_off(0, PAST_READ_TIMEOUT_MS));
+    let scenario = long_sessions(latch("partition", 2, 12_000, vec![cut]));
     let trace = run_scenario(&scenario, 5);
     let token = leaderships(&trace)[0].1;
     assert_eq!(listener(&trace, 0), [Some(token), None, Some(token)]);
@@ -92,12 +94,9 @@ fn an_expired_leader_hears_not_leader_once_and_the_next_one_leads() {
 
 #[test]
 fn after_a_server_restart_the_same_leader_leads_again() {
-    let scenario = latch(
-        "server-restart",
-        3,
-        2_000,
-        vec![at(500, Fault::RestartServer)],
-    );
+    // Down 2 s: the clients re-attach within the sessions' fresh 9 s.
+    let restart = Fault::RestartServer { down_ms: 2_000 };
+    let scenario = long_sessions(latch("server-restart", 3, 6_000, vec![at(500, restart)]));
     let trace = run_scenario(&scenario, 2);
     let leaders = leaderships(&trace);
     let token = leaders[0].1;

@@ -12,8 +12,8 @@ use scenarios::trace::{Event, EventKind, Trace};
 
 use crate::elections::{assert_the_paused_leader_is_fenced_off, leader_pause};
 use crate::query::{
-    assert_all_hold, at, catalog_variant, clients_of, cut_off, first_notice, index, leaderships,
-    notice, on, run_scenario,
+    PAST_READ_TIMEOUT_MS, assert_all_hold, at, catalog_variant, clients_of, cut_off, first_notice,
+    index, leaderships, long_sessions, notice, on, run_scenario,
 };
 
 /// The catalog scenario `leader-selector-<name>`, `clients` participants leading `cycles`
@@ -79,11 +79,12 @@ fn a_paused_leader_still_believes_while_the_next_leads_and_its_write_is_rejected
 
 #[test]
 fn a_cut_off_leader_is_cancelled_at_suspended_before_anyone_else_leads() {
-    // Disconnected after 2/3 of the 1 s session timeout without a word from the server,
-    // back before the server's 1 s are up: the session survives, yet the leadership is
-    // cancelled at Suspended (Curator's LeaderSelectorListenerAdapter), the node deleted once
-    // reconnected, and the relinquish at the end of the hold finds nothing to give back.
-    let scenario = selector("partition", 2, 2, 2_000, vec![at(200, cut_off(0, 600))]);
+    // Disconnected after the read timeout without a word from the server, back before the
+    // server's T is up: the session survives, yet the leadership is cancelled at Suspended
+    // (Curator's LeaderSelectorListenerAdapter), the node deleted once reconnected, and the
+    // relinquish at the end of the hold finds nothing to give back.
+    let cut = at(200, cut_off(0, PAST_READ_TIMEOUT_MS));
+    let scenario = long_sessions(selector("partition", 2, 2, 12_000, vec![cut]));
     let trace = run_scenario(&scenario, 5);
     assert_eq!(
         story(&trace, 0),
@@ -147,13 +148,8 @@ fn a_killed_session_cancels_leadership_once_and_the_next_one_leads() {
 fn a_server_restart_cancels_the_leader_and_the_next_in_line_leads() {
     // As Curator's testKillServerThenCloseShouldElectNewLeader: the leader steps down, a
     // waiter keeps its place and leads, the former leader requeues behind it.
-    let scenario = selector(
-        "server-restart",
-        3,
-        2,
-        2_000,
-        vec![at(500, Fault::RestartServer)],
-    );
+    let restart = at(500, Fault::RestartServer { down_ms: 2_000 });
+    let scenario = long_sessions(selector("server-restart", 3, 2, 6_000, vec![restart]));
     let trace = run_scenario(&scenario, 2);
     assert_eq!(
         story(&trace, 0)[..3],

@@ -12,8 +12,9 @@ use scenarios::scenario::Scenario;
 use scenarios::trace::{EventKind, Trace};
 
 use crate::query::{
-    at, catalog_scenario, catalog_variant, clients_of, count_notices, cut_off, grants, heard,
-    is_acquired, is_rejected_write, on, run_checked, run_scenario, sessions_of, violations,
+    PAST_READ_TIMEOUT_MS, at, catalog_scenario, catalog_variant, clients_of, count_notices,
+    cut_off, grants, heard, is_acquired, is_rejected_write, long_sessions, on, run_checked,
+    run_scenario, sessions_of, violations,
 };
 
 /// A catalog multi-lock scenario (`multi-lock-<name>`), `clients` clients acquiring once
@@ -109,7 +110,8 @@ fn a_killed_holder_session_passes_both_locks_on_and_is_lost_once() {
 
 #[test]
 fn a_cut_off_holder_is_suspended_and_reconnected_once_not_per_lock() {
-    let scenario = multi_lock("partition", 2, 2_000, vec![at(600, cut_off(0, 800))]);
+    let cut = at(600, cut_off(0, PAST_READ_TIMEOUT_MS));
+    let scenario = long_sessions(multi_lock("partition", 2, 12_000, vec![cut]));
     let trace = run_checked(&scenario, 5);
     assert_eq!(
         count_notices(&trace, 0, |n| matches!(n, Notice::Suspended { .. })),
@@ -137,8 +139,9 @@ fn a_paused_holder_whose_session_expires_is_fenced_off() {
 
 #[test]
 fn a_server_restart_keeps_every_hold_and_serves_everyone() {
-    let restart = |at_ms| at(at_ms, Fault::RestartServer);
-    let scenario = multi_lock("server-restart", 3, 400, vec![restart(300), restart(900)]);
+    let restart = |at_ms| at(at_ms, Fault::RestartServer { down_ms: 2_000 });
+    let faults = vec![restart(300), restart(5_000)];
+    let scenario = long_sessions(multi_lock("server-restart", 3, 400, faults));
     let trace = run_checked(&scenario, 2);
     assert_eq!(grants(&trace).len(), 3);
 }

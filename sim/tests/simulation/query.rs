@@ -159,6 +159,26 @@ pub fn catalog_variant(
     scenario
 }
 
+/// Server settings under which a client cut off past its read timeout re-attaches its
+/// session: T = 9 s (tick 500 ms), so a read timeout of 6 s, and ZooKeeper's client sleeps
+/// 1–2 s before it tries again, well within the 9 s. (At the catalog's T = 1 s a client that
+/// noticed a cut has always lost its session by the time it tries again.)
+pub const LONG_SESSIONS: ServerSettings = ServerSettings {
+    tick_ms: 500,
+    session_timeout_ms: 9_000,
+    container_sweep_ms: 500,
+};
+
+/// A cut (ms) that outlasts [`LONG_SESSIONS`]' read timeout: the client notices it.
+pub const PAST_READ_TIMEOUT_MS: u64 = 6_500;
+
+/// `scenario` with [`LONG_SESSIONS`] and a horizon of at least 60 s to match.
+pub fn long_sessions(mut scenario: Scenario) -> Scenario {
+    scenario.server = LONG_SESSIONS;
+    scenario.horizon_ms = scenario.horizon_ms.max(60_000);
+    scenario
+}
+
 /// Runs `scenario` (with its own faults) with `seed`.
 pub fn run_scenario(scenario: &Scenario, seed: u64) -> Trace {
     Sim::from_scenario(scenario, seed, scenario.faults.clone())

@@ -13,8 +13,8 @@ use scenarios::usage::RecipeSettings;
 
 use crate::query::{
     assert_everyone_granted, assert_everyone_served, catalog_scenario, count_server, first_notice,
-    first_session_expiry, holds, index, is_rejected_write, is_release_call, most_at_once,
-    notice_of, on, run_scenario, sim_context,
+    first_session_expiry, holds, index, is_rejected_write, is_release_call, long_sessions,
+    most_at_once, notice_of, on, run_scenario, sim_context,
 };
 
 /// The catalog scenario `read-write-lock-<name>`.
@@ -197,7 +197,8 @@ fn expired_sessions_free_the_lock_and_everyone_is_served() {
 
 #[test]
 fn server_restarts_keep_readers_sharing_and_writers_excluding() {
-    let scenario = scenario("server-restart");
+    // With sessions long enough to outlast the restarts' downtime and the reconnect sleeps.
+    let scenario = long_sessions(scenario("server-restart"));
     for seed in 0..5 {
         let trace = run_scenario(&scenario, seed);
         assert_eq!(violated(&scenario, &trace), [], "seed {seed}");

@@ -8,7 +8,8 @@ use scenarios::scenario::Scenario;
 use scenarios::trace::Trace;
 
 use crate::query::{
-    at, catalog_variant, cut_off, find, heard, is_acquired, is_release_call, run_checked,
+    PAST_READ_TIMEOUT_MS, at, catalog_variant, cut_off, find, heard, is_acquired, is_release_call,
+    long_sessions, run_checked,
 };
 
 /// A catalog revocation scenario (`mutex-revocation-<name>`): two clients acquiring once,
@@ -71,11 +72,17 @@ fn without_revocation_the_waiter_waits_out_the_hold() {
 
 #[test]
 fn a_request_made_while_the_holder_is_cut_off_is_heard_after_it_reconnects() {
-    let scenario = revocation("partition", 5_000, 500, vec![at(200, cut_off(0, 700))]);
+    // Cut off past its read timeout, c0 re-attaches its session once the cut heals.
+    let cut = at(200, cut_off(0, PAST_READ_TIMEOUT_MS));
+    let scenario = long_sessions(revocation("partition", 30_000, 500, vec![cut]));
     let trace = run_checked(&scenario, 3);
     let asked = heard(&trace, 0, asked).expect("c0 was asked");
-    assert!(asked > 900 * MS, "heard after the partition healed");
+    let healed = 200 + PAST_READ_TIMEOUT_MS;
+    assert!(asked > healed * MS, "heard after the partition healed");
     assert!(heard(&trace, 0, |n| matches!(n, Notice::Lost { .. })).is_none());
     let next = heard(&trace, 1, is_acquired).expect("c1 acquired");
-    assert!(next < 2_000 * MS, "long before c0's 5 s hold would end");
+    assert!(
+        next < (healed + 3_000) * MS,
+        "long before c0's 30 s hold would end"
+    );
 }

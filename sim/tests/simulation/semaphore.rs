@@ -13,7 +13,7 @@ use scenarios::trace::{EventKind, ServerSession, Trace};
 use crate::query::{
     assert_everyone_granted, assert_everyone_served, catalog_scenario, catalog_variant,
     count_notices, count_server, find, first_notice, first_session_expiry, grants_of, is_acquired,
-    most_at_once, on, run_checked, run_scenario, sessions_of, violations,
+    long_sessions, most_at_once, on, run_checked, run_scenario, sessions_of, violations,
 };
 use crate::wakeups::lease_wakeups;
 
@@ -155,14 +155,21 @@ fn expired_sessions_free_their_leases_and_everyone_is_served() {
     let scenario = semaphore("session-expiry");
     for seed in 0..5 {
         let trace = run_checked(&scenario, seed);
-        assert_eq!(count_server(&trace, ServerSession::Expired), 3);
+        // The expiry at 2 s finds no session when c0 is done by then (c1 and c3 spent
+        // a second each without a session, reconnecting, and left it the leases).
+        let expired = count_server(&trace, ServerSession::Expired);
+        assert!(
+            (2..=3).contains(&expired),
+            "seed {seed}: {expired} expiries"
+        );
         assert_everyone_granted(&scenario, &trace, seed);
     }
 }
 
 #[test]
 fn leases_survive_server_restarts() {
-    let scenario = semaphore("server-restart");
+    // With sessions long enough to outlast the restarts' downtime and the reconnect sleeps.
+    let scenario = long_sessions(semaphore("server-restart"));
     for seed in 0..5 {
         let trace = run_checked(&scenario, seed);
         // (A client whose session close is cut off by the second restart leaves its session
