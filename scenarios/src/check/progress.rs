@@ -3,7 +3,7 @@
 //! since the faults healed (or since it began waiting, if later), is a violation.
 
 use crate::property::{Property, Violation};
-use crate::trace::{Source, Trace};
+use crate::trace::{EventKind, Source, Trace};
 
 use super::Context;
 use super::timeline::{Timeline, healed_at};
@@ -16,6 +16,10 @@ pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
     };
     let healed_t = trace.events.get(healed).map_or(0, |e| e.t);
     let horizon = cx.horizon.max(trace.events.last().map_or(0, |e| e.t));
+    let faulted = trace
+        .events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::FaultStart { .. }));
     let timeline = Timeline::of(trace);
     timeline
         .waits
@@ -35,10 +39,17 @@ pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
                     ),
                     Source::Sim | Source::Real => format!(
                         "{client} began waiting for the lock at {} and was still waiting at the \
-                         horizon ({}), {} after the last fault healed",
+                         horizon ({}), {}",
                         ms(since),
                         ms(horizon),
-                        ms(horizon - healed_t.min(horizon))
+                        if faulted {
+                            format!(
+                                "{} after the last fault healed",
+                                ms(horizon - healed_t.min(horizon))
+                            )
+                        } else {
+                            "in a run without faults".to_owned()
+                        }
                     ),
                 };
                 Violation {
@@ -114,6 +125,17 @@ mod tests {
              (100.000 ms), 90.000 ms after the last fault healed"
         );
         assert_eq!(check(&trace, &cx(100, 95)), [], "within the grace");
+    }
+
+    #[test]
+    fn a_stuck_waiter_in_a_run_without_faults_is_told_so() {
+        let trace = Build::new().acquire(0).acquired(0, 5).acquire(1).trace();
+        let violations = check(&trace, &cx(100, 10));
+        assert_eq!(
+            violations[0].message,
+            "c1 began waiting for the lock at 2.000 ms and was still waiting at the horizon \
+             (100.000 ms), in a run without faults"
+        );
     }
 
     #[test]
