@@ -148,13 +148,14 @@ fn an_unreachable_connect_address_fails_with_one_line() {
     );
 }
 
-#[test]
-#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
-fn a_server_that_dies_mid_run_ends_it_with_one_line_and_the_partial_trace() {
-    // Two clients hold for a second each; the test kills the server meanwhile.
-    let file = two_client_mutex("server-dies", (3, 1000), 3_000, json!({}));
+/// A run of `splitbrain real` on two clients that hold for a second each, three times,
+/// against a server the test started, once the clients hold (the named point: a lock node
+/// exists — `dump` lists ephemerals by session): the server, the command and its output
+/// directory.
+fn holding_run(name: &str) -> (real::local::Standalone, std::process::Child, PathBuf) {
+    let file = two_client_mutex(name, (3, 1000), 3_000, json!({}));
     let out = file.with_file_name("out");
-    let mut server = real::local::Standalone::start().unwrap_or_else(|e| panic!("{e}"));
+    let server = real::local::Standalone::start().unwrap_or_else(|e| panic!("{e}"));
     let connect = server.connect_string();
     let args = [
         "real",
@@ -169,15 +170,31 @@ fn a_server_that_dies_mid_run_ends_it_with_one_line_and_the_partial_trace() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The named point: a lock node exists (`dump` lists ephemerals by session), so the
-    // clients are running.
+    let lock = format!("/locks/{name}/");
     let holding = || {
         real::local::four_letter_word(server.client_addr(), "dump")
-            .is_ok_and(|dump| dump.contains("/locks/server-dies/"))
+            .is_ok_and(|dump| dump.contains(&lock))
     };
     while !holding() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    (server, child, out)
+}
+
+/// The partial trace of a run that ended early: real, with the run's first grant.
+fn assert_partial(partial: &std::path::Path) {
+    let trace: Value = serde_json::from_str(&std::fs::read_to_string(partial).unwrap()).unwrap();
+    assert_eq!(trace["meta"]["source"], "real");
+    let granted = (trace["events"].as_array().unwrap().iter())
+        .filter(|e| e["kind"] == "notice" && e["notice"]["notice"] == "acquired")
+        .count();
+    assert!(granted >= 1, "the partial trace has the run's first grant");
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_server_that_dies_mid_run_ends_it_with_one_line_and_the_partial_trace() {
+    let (mut server, child, out) = holding_run("server-dies");
     server.kill();
     let output = child.wait_with_output().unwrap();
     server.stop();
@@ -193,10 +210,29 @@ fn a_server_that_dies_mid_run_ends_it_with_one_line_and_the_partial_trace() {
             .ends_with(&format!("(partial trace: {})", partial.display())),
         "{message}"
     );
-    let trace: Value = serde_json::from_str(&std::fs::read_to_string(&partial).unwrap()).unwrap();
-    assert_eq!(trace["meta"]["source"], "real");
-    let granted = (trace["events"].as_array().unwrap().iter())
-        .filter(|e| e["kind"] == "notice" && e["notice"]["notice"] == "acquired")
-        .count();
-    assert!(granted >= 1, "the partial trace has the run's first grant");
+    assert_partial(&partial);
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn ctrl_c_ends_a_run_with_one_line_and_keeps_the_partial_trace() {
+    let (mut server, child, out) = holding_run("interrupted");
+    let interrupt = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupt.success());
+    let output = child.wait_with_output().unwrap();
+    server.stop();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    let partial = out.join("interrupted.seed-0.partial.trace.json");
+    assert_eq!(
+        message.trim_end(),
+        format!(
+            "splitbrain: run 1: interrupted (Ctrl-C) (partial trace: {})",
+            partial.display()
+        )
+    );
+    assert_partial(&partial);
 }

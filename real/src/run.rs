@@ -150,7 +150,16 @@ impl RealRun<'_> {
             }
         };
         let horizon = clock.origin() + Duration::from_millis(self.scenario.horizon_ms);
+        // Ctrl-C ends the run as a failure does: the partial trace is kept, and the local
+        // servers are stopped when the target is dropped.
+        let interrupted = async {
+            match tokio::signal::ctrl_c().await {
+                Ok(()) => "interrupted (Ctrl-C)".to_owned(),
+                Err(_) => pending().await,
+            }
+        };
         let failed = select_biased! {
+            why = interrupted.fuse() => Some(why),
             _ = clients.fuse() => None,
             why = faults.fuse() => Some(why),
             () = tokio::time::sleep_until(horizon.into()).fuse() => None,
