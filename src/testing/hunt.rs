@@ -124,16 +124,11 @@ impl Hunted {
             Ok(outcome) => outcome,
             Err(error) => return self.failures.push((seed, error.to_string())),
         };
-        let new: Vec<&Violation> = outcome
-            .violations
-            .iter()
+        // Violations come in property order: the first of each property not found before.
+        let mut new: Vec<&Violation> = (outcome.violations.iter())
             .filter(|v| self.finding(v.property).is_none())
-            .fold(Vec::new(), |mut firsts, v| {
-                if !firsts.iter().any(|f: &&Violation| f.property == v.property) {
-                    firsts.push(v);
-                }
-                firsts
-            });
+            .collect();
+        new.dedup_by_key(|v| v.property);
         if new.is_empty() {
             return;
         }
@@ -145,7 +140,8 @@ impl Hunted {
         if let Err(error) =
             write_trace_and_report(&outcome.trace, &outcome.violations, files, rerun)
         {
-            self.failures.push((seed, error));
+            self.failures
+                .push((seed, format!("its evidence was not kept: {error}")));
         }
         for violation in new {
             self.findings.push(Finding {
