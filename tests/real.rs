@@ -181,14 +181,16 @@ fn holding_run(name: &str) -> (real::local::Standalone, std::process::Child, Pat
     (server, child, out)
 }
 
-/// The partial trace of a run that ended early: real, with the run's first grant.
+/// The partial trace of a run that ended early: real, with what happened before the named
+/// point (a lock node existed, so its create had been sent; whether the client heard the
+/// reply before the run ended is a race the test does not decide).
 fn assert_partial(partial: &std::path::Path) {
     let trace: Value = serde_json::from_str(&std::fs::read_to_string(partial).unwrap()).unwrap();
     assert_eq!(trace["meta"]["source"], "real");
-    let granted = (trace["events"].as_array().unwrap().iter())
-        .filter(|e| e["kind"] == "notice" && e["notice"]["notice"] == "acquired")
+    let creates = (trace["events"].as_array().unwrap().iter())
+        .filter(|e| e["kind"] == "op_sent" && e["request"]["op"] == "create")
         .count();
-    assert!(granted >= 1, "the partial trace has the run's first grant");
+    assert!(creates >= 1, "the partial trace has the lock node's create");
 }
 
 #[test]
