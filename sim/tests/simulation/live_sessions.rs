@@ -56,6 +56,7 @@ fn a_trusting_wakeup_passes_the_mutex_scenarios_but_live_session_exclusion() {
     assert_eq!(
         caught,
         BTreeSet::from([
+            "mutex-reentrant",
             "mutex-revocation-session-expiry",
             "random-faults-mutex",
             "session-expiry-waiter"
