@@ -2,7 +2,7 @@
 //! reader never sees half a file.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use scenarios::property::Violation;
 use scenarios::trace::Trace;
@@ -14,6 +14,14 @@ pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> io::Result<()>
     let mut text = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
     text.push(b'\n');
     write_atomic(path, &text)
+}
+
+/// Where the evidence of a run goes: `<dir>/<stem>.trace.json` and `<dir>/<stem>.report.html`.
+pub fn evidence_paths(dir: &Path, stem: &str) -> (PathBuf, PathBuf) {
+    (
+        dir.join(format!("{stem}.trace.json")),
+        dir.join(format!("{stem}.report.html")),
+    )
 }
 
 /// Writes `trace` to `trace_file` and its HTML report, explained by `violations` (with

@@ -18,7 +18,7 @@ use model::{Action, Budgets, Checked, Config, LockModel};
 use scenarios::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
 use scenarios::trace::Trace;
 use scenarios::usage::RecipeSettings;
-use splitbrain::files::write_trace_and_report;
+use splitbrain::files::{evidence_paths, write_trace_and_report};
 use stateright::Model;
 
 use super::{Failure, Outcome, UNMET};
@@ -224,8 +224,7 @@ fn write_files<R: Testable>(
     command: &str,
 ) -> Result<Written, Failure> {
     let trace: Trace = trace(model, path, command)?;
-    let trace_file = out.join(format!("{stem}.trace.json"));
-    let report = out.join(format!("{stem}.report.html"));
+    let (trace_file, report) = evidence_paths(out, stem);
     let violations = scenarios::verdict::violations(&trace)?;
     write_trace_and_report(&trace, &violations, (&trace_file, &report), None).map_err(Failure)?;
     Ok(Written {

@@ -9,7 +9,7 @@ use scenarios::recipes::{RecipeDef, Testable};
 use scenarios::scenario::Scenario;
 
 use super::{default_out_dir, fail_unless_empty, rerun_command, seed_from_environment};
-use crate::files::write_trace_and_report;
+use crate::files::{evidence_paths, write_trace_and_report};
 use crate::run::{self, Outcome, RunError};
 use crate::sweep;
 
@@ -132,14 +132,15 @@ impl Hunted {
         if new.is_empty() {
             return;
         }
-        let stem = format!("seed-{seed}");
-        let trace = out.join(format!("{stem}.trace.json"));
-        let report = out.join(format!("{stem}.report.html"));
+        let (trace, report) = evidence_paths(out, &format!("seed-{seed}"));
         let files = (trace.as_path(), report.as_path());
-        let rerun = Some(rerun_command(Some(seed)));
-        if let Err(error) =
-            write_trace_and_report(&outcome.trace, &outcome.violations, files, rerun)
-        {
+        let replay = rerun_command(Some(seed));
+        if let Err(error) = write_trace_and_report(
+            &outcome.trace,
+            &outcome.violations,
+            files,
+            Some(replay.clone()),
+        ) {
             self.failures
                 .push((seed, format!("its evidence was not kept: {error}")));
         }
@@ -149,7 +150,7 @@ impl Hunted {
                 violation: violation.clone(),
                 trace: trace.clone(),
                 report: report.clone(),
-                replay: rerun_command(Some(seed)),
+                replay: replay.clone(),
             });
         }
         self.findings.sort_by_key(|f| f.violation.property);

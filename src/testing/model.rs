@@ -8,7 +8,7 @@ use model::{Checked, Config, LockModel, Options, Outcome};
 use scenarios::recipes::{RecipeDef, Testable};
 
 use super::{default_out_dir, fail_unless_empty, rerun_command};
-use crate::files::write_trace_and_report;
+use crate::files::{evidence_paths, write_trace_and_report};
 
 /// A path the model checker found for a property (a counterexample of one that must hold,
 /// an example of one that must be reachable), and where its evidence is.
@@ -55,8 +55,7 @@ pub fn model_check<R: Testable>(def: &'static RecipeDef<R>, config: Config) -> M
     for verdict in &checked.outcome.verdicts {
         let Some(path) = &verdict.path else { continue };
         let stem = format!("{}.c{}.{}", def.name, config.clients, verdict.property);
-        let trace_file = out.join(format!("{stem}.trace.json"));
-        let report = out.join(format!("{stem}.report.html"));
+        let (trace_file, report) = evidence_paths(&out, &stem);
         let written = model::replay::trace(&model, path, &stem)
             .map_err(|e| format!("{stem}: the path does not replay: {e}"))
             .and_then(|trace| {

@@ -25,7 +25,7 @@ use scenarios::property::Property;
 use scenarios::scenario::Scenario;
 
 use super::default_out_dir;
-use crate::files::write_trace_and_report;
+use crate::files::{evidence_paths, write_trace_and_report};
 use crate::run::run_with;
 
 /// The seed of proptest's own generator: fixed, so that every run draws the same schedules.
@@ -105,8 +105,7 @@ pub fn must_hold(
         return Ok(());
     }
     let out = default_out_dir().join(&scenario.name);
-    let trace = out.join(format!("seed-{seed}.schedule.trace.json"));
-    let report = out.join(format!("seed-{seed}.schedule.report.html"));
+    let (trace, report) = evidence_paths(&out, &format!("seed-{seed}.schedule"));
     let rerun = "cargo test (proptest replays the shrunk schedule first)".to_owned();
     let files = (trace.as_path(), report.as_path());
     let written =
