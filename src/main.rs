@@ -36,6 +36,8 @@ enum Command {
     Real(cli::real::Args),
     /// Measure how often a session survives a partition, beside ZooKeeper 3.8's rules.
     Survival(cli::survival::Args),
+    /// Measure the simulator and the model checker; write bench.json and bench.md.
+    Bench(cli::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +51,7 @@ fn main() -> ExitCode {
         Command::Report(args) => cli::report::run(args),
         Command::Real(args) => cli::real::run(args),
         Command::Survival(args) => cli::survival::run(args),
+        Command::Bench(args) => cli::bench::run(args),
     };
     cli::finish(result)
 }

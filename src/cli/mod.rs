@@ -7,6 +7,7 @@ macro_rules! say {
     };
 }
 
+pub mod bench;
 pub mod check;
 pub mod hunt;
 pub mod real;
