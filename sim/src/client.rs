@@ -43,7 +43,9 @@ use lock::ids::OpId;
 use lock::zk::watches::WatchSet;
 use lock::zk::{Request, SessionId, ZkError, Zxid};
 use madsim::rand::Rng;
-use madsim::time::{Instant, sleep_until};
+use madsim::time::Instant;
+
+use crate::alarm::Alarm;
 use scenarios::fault::Node;
 
 use crate::links::Links;
@@ -204,6 +206,7 @@ impl SessionTask {
         // The first attempt is at once.
         self.attempt().await;
         let mut receive = self.wire.receive::<ToClient>().fuse();
+        let mut alarm = Alarm::default();
         while !matches!(self.phase, Phase::Finished) {
             if self.early_ping_due() {
                 self.send(ToServer::Ping).await;
@@ -220,7 +223,7 @@ impl SessionTask {
                     // The handle was dropped without a close: just go.
                     None => self.phase = Phase::Finished,
                 },
-                () = sleep_until_some(deadline).fuse() => self.on_deadline().await,
+                () = alarm.until(deadline).fuse() => self.on_deadline().await,
             }
         }
     }
@@ -433,12 +436,5 @@ impl SessionTask {
             });
         }
         self.abandon_attempt();
-    }
-}
-
-async fn sleep_until_some(deadline: Option<Instant>) {
-    match deadline {
-        Some(deadline) => sleep_until(deadline).await,
-        None => futures::future::pending().await,
     }
 }

@@ -15,6 +15,7 @@ compile_error!(
      or unset RUSTFLAGS."
 );
 
+mod alarm;
 pub mod client;
 mod faults;
 pub mod links;

@@ -18,7 +18,9 @@ use futures::{FutureExt, StreamExt, select_biased};
 use lock::ids::OpId;
 use lock::zk::tree::{Fired, Tree};
 use lock::zk::{OpOk, Request, SessionId, Zxid};
-use madsim::time::{Instant, sleep_until};
+use madsim::time::Instant;
+
+use crate::alarm::Alarm;
 use scenarios::fault::Node;
 use scenarios::trace::{EventKind, ServerSession};
 
@@ -138,6 +140,7 @@ impl ServerHandle {
         let mut receive = wire.receive::<ToServer>().fuse();
         let mut next_tick = Instant::now() + tick;
         let mut next_sweep = Instant::now() + sweep;
+        let mut alarm = Alarm::default();
         loop {
             let out = select_biased! {
                 command = control.next() => match command {
@@ -155,13 +158,14 @@ impl ServerHandle {
                     receive = wire.receive::<ToServer>().fuse();
                     self.lock().on_datagram(datagram, from)
                 }
-                () = sleep_until(next_tick).fuse() => {
-                    next_tick += tick;
-                    self.lock().expire_due()
-                },
-                () = sleep_until(next_sweep).fuse() => {
-                    next_sweep += sweep;
-                    self.lock().sweep_containers()
+                () = alarm.until(Some(next_tick.min(next_sweep))).fuse() => {
+                    if next_tick <= next_sweep {
+                        next_tick += tick;
+                        self.lock().expire_due()
+                    } else {
+                        next_sweep += sweep;
+                        self.lock().sweep_containers()
+                    }
                 },
             };
             for (client, peer, datagram) in out {

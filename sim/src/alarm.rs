@@ -1,0 +1,44 @@
+//! A task's deadlines with one madsim timer each. madsim's `Sleep` adds a timer every time it
+//! is polled while pending, and a timer cannot be cancelled: a task that waits on a sleep in
+//! a `select!` loop adds one timer per wake-up, and each stale timer wakes the task again
+//! when it fires. An [`Alarm`] remembers which deadlines it has already armed for its task,
+//! so waiting again for the same deadline adds nothing.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use madsim::time::{Instant, sleep_until};
+
+/// The deadlines one task has armed a timer for. Use one `Alarm` per task: the timer wakes
+/// the task that polled first.
+#[derive(Debug, Default)]
+pub struct Alarm {
+    armed: BTreeSet<Instant>,
+}
+
+impl Alarm {
+    /// Completes at `deadline`; never, for `None`.
+    pub fn until(&mut self, deadline: Option<Instant>) -> impl Future<Output = ()> + '_ {
+        std::future::poll_fn(move |cx| self.poll_until(deadline, cx))
+    }
+
+    fn poll_until(&mut self, deadline: Option<Instant>, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(deadline) = deadline else {
+            return Poll::Pending;
+        };
+        let now = Instant::now();
+        // Timers at or before now have fired (or fire in this instant's round).
+        self.armed = self.armed.split_off(&now);
+        if deadline <= now {
+            return Poll::Ready(());
+        }
+        if self.armed.insert(deadline) {
+            // Polling a fresh sleep once registers its timer with this task's waker.
+            let mut sleep = sleep_until(deadline);
+            let _ = Pin::new(&mut sleep).poll(cx);
+        }
+        Poll::Pending
+    }
+}
