@@ -53,13 +53,18 @@ fn a_trusting_wakeup_passes_the_mutex_scenarios_but_live_session_exclusion() {
             }
         }
     }
-    assert_eq!(
-        caught,
-        BTreeSet::from([
-            "mutex-reentrant",
-            "mutex-revocation-session-expiry",
-            "random-faults-mutex",
-            "session-expiry-waiter"
-        ])
+    // The scenarios whose scheduled expiry ends a waiter behind a holder catch it in their
+    // first seeds; `random-faults-mutex` draws its faults, and may or may not in 10 seeds.
+    let scheduled = BTreeSet::from([
+        "mutex-reentrant",
+        "mutex-revocation-session-expiry",
+        "session-expiry-waiter",
+    ]);
+    assert!(caught.is_superset(&scheduled), "{caught:?}");
+    assert!(
+        caught
+            .difference(&scheduled)
+            .all(|name| *name == "random-faults-mutex"),
+        "{caught:?}"
     );
 }

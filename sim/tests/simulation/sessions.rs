@@ -375,8 +375,10 @@ fn a_crashed_client_restarts_with_a_new_session_and_the_old_one_expires() {
 
 #[test]
 fn loss_shorter_than_the_read_timeout_is_late_delivery_on_the_same_connection() {
-    // Everything client 0 sends is lost for 0.3 T, then a fifth of it for 3 s: TCP
-    // retransmits (200 ms, doubling), so the connection survives and nothing is noticed.
+    // Everything client 0 sends is lost for 0.3 T: TCP retransmits (200 ms, doubling), so
+    // the connection survives and nothing is noticed. (Random loss is not pinned here: a
+    // fifth of the datagrams lost for seconds can, as on a real TCP connection, lose one
+    // segment three times running and hold everything behind it past the read timeout.)
     let drop = |at_ms, percent, for_ms| {
         let fault = Fault::Drop {
             from: Node::Client(0),
@@ -386,8 +388,8 @@ fn loss_shorter_than_the_read_timeout_is_late_delivery_on_the_same_connection() 
         };
         at(at_ms, fault)
     };
-    let faults = vec![drop(500, 100, T_MS * 3 / 10), drop(1_500, 20, 3_000)];
-    for seed in 17..=19 {
+    let faults = vec![drop(500, 100, T_MS * 3 / 10)];
+    for seed in 0..20 {
         let trace = run(sim("drop", 1, workload(3, 500)), seed, faults.clone());
         let disconnected = find(&trace, 0, |e| raw(e, 0) == Some(RawState::Disconnected));
         assert!(disconnected.is_none(), "seed {seed}: {disconnected:?}");
