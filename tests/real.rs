@@ -135,6 +135,20 @@ fn faults_with_no_real_counterpart_are_refused_naming_them() {
 }
 
 #[test]
+fn curator_contenders_beside_a_recipe_they_cannot_run_are_refused_before_the_run() {
+    assert_eq!(
+        refused(&["leader-latch-fault-free", "--start-local", "--curator", "2"]),
+        "splitbrain: recipe: Curator contenders run InterProcessMutex, so the recipe must be \
+         `mutex`, found `leader-latch`"
+    );
+    assert_eq!(
+        refused(&["mutex-reentrant", "--start-local", "--curator", "2"]),
+        "splitbrain: workload: Curator contenders acquire without a timeout and once per hold, \
+         so acquire_timeout_ms must be absent and reentrant 1"
+    );
+}
+
+#[test]
 fn an_unreachable_connect_address_fails_with_one_line() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();

@@ -21,4 +21,4 @@ mod snapshot;
 pub mod target;
 pub mod wakeups;
 
-pub use run::{RunFailure, run, run_with_curator};
+pub use run::{RunFailure, curator_refusal, run, run_with_curator};

@@ -95,8 +95,9 @@ pub fn run_with_curator(
     run_beside(scenario, seed, target, Some(curator))
 }
 
-/// Why Curator contenders cannot run beside `scenario`'s clients, if they cannot.
-fn curator_refusal(scenario: &Scenario) -> Option<String> {
+/// Why Curator contenders cannot run beside `scenario`'s clients, if they cannot: one line
+/// naming the scenario's field.
+pub fn curator_refusal(scenario: &Scenario) -> Option<String> {
     let workload = &scenario.workload;
     if scenario.recipe.built_in() != Some(RecipeKind::Mutex) {
         Some(format!(
