@@ -137,9 +137,9 @@ fn faults_with_no_real_counterpart_are_refused_naming_them() {
 #[test]
 fn curator_contenders_beside_a_recipe_they_cannot_run_are_refused_before_the_run() {
     assert_eq!(
-        refused(&["leader-latch-fault-free", "--start-local", "--curator", "2"]),
-        "splitbrain: recipe: Curator contenders run InterProcessMutex, so the recipe must be \
-         `mutex`, found `leader-latch`"
+        refused(&["semaphore-fault-free", "--start-local", "--curator", "2"]),
+        "splitbrain: recipe: Curator contenders run InterProcessMutex or LeaderLatch, so the \
+         recipe must be `mutex` or `leader-latch`, found `semaphore`"
     );
     assert_eq!(
         refused(&["mutex-reentrant", "--start-local", "--curator", "2"]),

@@ -1,15 +1,19 @@
 // One Apache Curator 5 contender of a splitbrain interop run (real/src/curator.rs compiles it
 // with plain javac against Debian's Curator jars and runs it as its own process).
 //
-// Usage: CuratorContender <connect> <session-timeout-ms> <lock-path> <acquisitions>
-//                         <hold-min-ms> <hold-max-ms> <think-min-ms> <think-max-ms>
-//                         <seed> <resource-port> <slot>
+// Usage: CuratorContender <mutex|latch> <connect> <session-timeout-ms> <lock-path>
+//                         <acquisitions> <hold-min-ms> <hold-max-ms> <think-min-ms>
+//                         <think-max-ms> <seed> <resource-port> <slot>
 //
 // It connects, prints "ready", waits for a line "go" on stdin, then runs <acquisitions>
-// cycles of InterProcessMutex on <lock-path>: acquire, read the shared fenced resource with
-// the lock node's czxid as the token, hold, write the value read plus one, release, think.
-// Every call and outcome is one line on stdout, "<System.nanoTime()> <word> [args]":
-//   ready | acquire | acquired <czxid> <node> | release | released | done
+// cycles on <lock-path> of InterProcessMutex (mutex: acquire ... release) or LeaderLatch
+// (latch: a new latch, start, await leadership ... close): read the shared fenced resource
+// with the lock or latch node's czxid as the token, hold, write the value read plus one,
+// give it back, think. Every call and outcome is one line on stdout,
+// "<System.nanoTime()> <word> [args]":
+//   ready | acquire | acquired <czxid> <node> | release | released            (mutex)
+//         | start | leader <czxid> <node> | close | closed                    (latch)
+//         | done
 // System.nanoTime() reads CLOCK_MONOTONIC on Linux, the clock the Rust harness stamps its
 // own events with, so the harness merges both into one trace. The resource is served by
 // the harness on 127.0.0.1:<resource-port>, one request a line:
@@ -27,6 +31,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
@@ -83,6 +88,54 @@ public final class CuratorContender {
         }
     }
 
+    /** One participant's way to take and give back the lock or the leadership. */
+    interface Cycle {
+        /** Takes it; the node that holds it. */
+        String take() throws Exception;
+
+        /** Gives it back. */
+        void giveBack() throws Exception;
+    }
+
+    /** InterProcessMutex: acquire, release. */
+    static Cycle mutex(CuratorFramework client, String path) {
+        Mutex mutex = new Mutex(client, path);
+        return new Cycle() {
+            public String take() throws Exception {
+                log("acquire");
+                mutex.acquire();
+                return mutex.node();
+            }
+
+            public void giveBack() throws Exception {
+                log("release");
+                mutex.release();
+                log("released");
+            }
+        };
+    }
+
+    /** LeaderLatch: a new latch per cycle (a closed latch cannot start again), start,
+     * await, close (CloseMode.SILENT, Curator's default). */
+    static Cycle latch(CuratorFramework client, String path) {
+        LeaderLatch[] latch = new LeaderLatch[1];
+        return new Cycle() {
+            public String take() throws Exception {
+                latch[0] = new LeaderLatch(client, path);
+                log("start");
+                latch[0].start();
+                latch[0].await();
+                return latch[0].getOurPath();
+            }
+
+            public void giveBack() throws Exception {
+                log("close");
+                latch[0].close();
+                log("closed");
+            }
+        };
+    }
+
     private static final PrintStream LOG = System.out;
 
     private static void log(long nanos, String line) {
@@ -99,23 +152,24 @@ public final class CuratorContender {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 11) {
-            System.err.println("usage: CuratorContender <connect> <session-timeout-ms> <lock-path>"
-                + " <acquisitions> <hold-min-ms> <hold-max-ms> <think-min-ms> <think-max-ms>"
-                + " <seed> <resource-port> <slot>");
+        if (args.length != 12 || !(args[0].equals("mutex") || args[0].equals("latch"))) {
+            System.err.println("usage: CuratorContender <mutex|latch> <connect>"
+                + " <session-timeout-ms> <lock-path> <acquisitions> <hold-min-ms> <hold-max-ms>"
+                + " <think-min-ms> <think-max-ms> <seed> <resource-port> <slot>");
             System.exit(2);
         }
-        String connect = args[0];
-        int sessionTimeout = Integer.parseInt(args[1]);
-        String path = args[2];
-        int acquisitions = Integer.parseInt(args[3]);
-        long holdMin = Long.parseLong(args[4]);
-        long holdMax = Long.parseLong(args[5]);
-        long thinkMin = Long.parseLong(args[6]);
-        long thinkMax = Long.parseLong(args[7]);
-        long seed = Long.parseLong(args[8]);
-        int port = Integer.parseInt(args[9]);
-        int slot = Integer.parseInt(args[10]);
+        boolean isLatch = args[0].equals("latch");
+        String connect = args[1];
+        int sessionTimeout = Integer.parseInt(args[2]);
+        String path = args[3];
+        int acquisitions = Integer.parseInt(args[4]);
+        long holdMin = Long.parseLong(args[5]);
+        long holdMax = Long.parseLong(args[6]);
+        long thinkMin = Long.parseLong(args[7]);
+        long thinkMax = Long.parseLong(args[8]);
+        long seed = Long.parseLong(args[9]);
+        int port = Integer.parseInt(args[10]);
+        int slot = Integer.parseInt(args[11]);
         SplittableRandom random = new SplittableRandom(seed * 31 + slot);
         try (CuratorFramework client = CuratorFrameworkFactory.builder()
                 .connectString(connect)
@@ -128,28 +182,25 @@ public final class CuratorContender {
             if (!client.blockUntilConnected(Math.max(sessionTimeout, 10_000), TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("no session with " + connect);
             }
-            Mutex mutex = new Mutex(client, path);
+            Cycle cycle = isLatch ? latch(client, path) : mutex(client, path);
+            String granted = isLatch ? "leader" : "acquired";
             log("ready");
             BufferedReader stdin = new BufferedReader(
                 new InputStreamReader(System.in, StandardCharsets.UTF_8));
             if (!"go".equals(stdin.readLine())) {
                 throw new IllegalStateException("expected \"go\" on stdin");
             }
-            for (int cycle = 0; cycle < acquisitions; cycle++) {
-                log("acquire");
-                mutex.acquire();
-                long granted = System.nanoTime();
-                String node = mutex.node();
+            for (int n = 0; n < acquisitions; n++) {
+                String node = cycle.take();
+                long at = System.nanoTime();
                 long token = client.checkExists().forPath(node).getCzxid();
-                log(granted, "acquired " + token + " " + node);
+                log(at, granted + " " + token + " " + node);
                 long value = resource.read(token);
                 Thread.sleep(draw(random, holdMin, holdMax));
                 if (value >= 0) {
                     resource.write(token, value + 1);
                 }
-                log("release");
-                mutex.release();
-                log("released");
+                cycle.giveBack();
                 Thread.sleep(draw(random, thinkMin, thinkMax));
             }
             log("done");

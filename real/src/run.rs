@@ -32,7 +32,7 @@ use scenarios::trace::{Meta, Source, Trace};
 use serde_json::json;
 
 use crate::clock::{RealClock, RealExecutor, Recorder};
-use crate::curator::{ContenderRun, Curator};
+use crate::curator::{ContenderRun, Curator, CuratorRecipe};
 use crate::faults::{Injector, refusal};
 use crate::session::RealConnector;
 use crate::snapshot::{connect_within, snapshot};
@@ -81,8 +81,8 @@ pub fn run(scenario: &Scenario, seed: u64, target: &Target) -> Result<Trace, Run
 /// As [`run()`], with `curator`'s contenders running Curator's own `InterProcessMutex` beside
 /// the scenario's clients, on the same lock path, with the same workload and resource (see
 /// [`crate::curator`]); they are the trace's clients after the scenario's. Refused before
-/// the run unless the recipe is `mutex`, without acquire timeouts or reentrant holds (the
-/// contenders acquire plainly).
+/// the run unless the recipe is `mutex` (`leader-latch`: they run Curator's `LeaderLatch`),
+/// without acquire timeouts or reentrant holds (the contenders acquire plainly).
 pub fn run_with_curator(
     scenario: &Scenario,
     seed: u64,
@@ -99,10 +99,10 @@ pub fn run_with_curator(
 /// naming the scenario's field.
 pub fn curator_refusal(scenario: &Scenario) -> Option<String> {
     let workload = &scenario.workload;
-    if scenario.recipe.built_in() != Some(RecipeKind::Mutex) {
+    if CuratorRecipe::of(scenario).is_none() {
         Some(format!(
-            "recipe: Curator contenders run InterProcessMutex, so the recipe must be `mutex`, \
-             found `{}`",
+            "recipe: Curator contenders run InterProcessMutex or LeaderLatch, so the recipe \
+             must be `mutex` or `leader-latch`, found `{}`",
             scenario.recipe
         ))
     } else if workload.acquire_timeout_ms.is_some() || workload.reentrant != 1 {
@@ -283,6 +283,7 @@ impl RealRun<'_> {
         resource: &Arc<Mutex<FencedResource>>,
     ) -> ContenderRun<'_> {
         ContenderRun {
+            recipe: CuratorRecipe::of(self.scenario).expect("refused before the run"),
             connect_string: self.target.connect_string(),
             session_timeout_ms: self.scenario.server.session_timeout_ms,
             lock_path: &self.scenario.lock_path,

@@ -57,9 +57,9 @@ pub struct Args {
     /// Where to write each run's trace and HTML report.
     #[arg(long, value_name = "DIR", default_value = "splitbrain-out/real")]
     out: PathBuf,
-    /// Also run N Java processes with Apache Curator 5's own InterProcessMutex on the
-    /// scenario's lock path, beside its clients (a `mutex` scenario; needs Debian's
-    /// libcurator-*-java). The run then also checks that grants follow the queue across
+    /// Also run N Java processes with Apache Curator 5's own InterProcessMutex (LeaderLatch
+    /// for a `leader-latch` scenario) on the scenario's lock path, beside its clients (needs
+    /// Debian's libcurator-*-java). The run then also checks that grants follow the queue across
     /// languages, and counts the waiters each release wakes from the server's `mntr`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32))]
     curator: Option<u16>,
@@ -205,14 +205,14 @@ fn standalone_addr(target: &Target) -> Option<SocketAddr> {
     target.connect_string().parse().ok()
 }
 
-/// The release calls of a trace, of every client.
+/// The release calls of a trace (a latch's close calls), of every client.
 fn releases(trace: &::scenarios::trace::Trace) -> usize {
     (trace.events.iter())
         .filter(|e| {
             matches!(
                 e.kind,
                 EventKind::Call {
-                    call: Call::Release { .. }
+                    call: Call::Release { .. } | Call::Close { .. }
                 }
             )
         })
@@ -225,7 +225,7 @@ struct Interop {
     out_of_order: Vec<String>,
     /// The `NodeDeleted` watches the server fired during the run (on a standalone server).
     woken: Option<DeletedWatches>,
-    /// The release calls of the run, of both languages.
+    /// The release (or close) calls of the run, of both languages.
     releases: usize,
 }
 

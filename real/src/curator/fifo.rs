@@ -1,8 +1,9 @@
-//! Grants in queue order across languages: a mutex grants the lock to its nodes in the order
-//! of their sequence numbers, and a node's czxid (the fencing token both languages record)
-//! grows with its sequence number, since both come from the one parent in zxid order. So in
-//! a run without faults and without acquire timeouts, every grant's token must be above
-//! every token granted before it (a reentrant grant repeats its holder's token).
+//! Grants in queue order across languages: a mutex grants the lock (a leader latch the
+//! leadership) to its nodes in the order of their sequence numbers, and a node's czxid (the
+//! fencing token both languages record) grows with its sequence number, since both come from
+//! the one parent in zxid order. So in a run without faults and without acquire timeouts,
+//! every grant's token must be above every token granted before it (a reentrant grant
+//! repeats its holder's token).
 
 use lock::fencing::Token;
 use lock::ids::ClientSlot;
@@ -17,7 +18,7 @@ pub fn out_of_order_grants(events: &[Event]) -> Vec<String> {
     for event in events {
         let (
             EventKind::Notice {
-                notice: Notice::Acquired { token, .. },
+                notice: Notice::Acquired { token, .. } | Notice::IsLeader { token, .. },
             },
             Some(client),
         ) = (&event.kind, event.client)

@@ -1,4 +1,4 @@
-//! What a Curator contender prints, one line per call or outcome: `<System.nanoTime()> <word>
+//! What a Curator contender (a mutex or a leader latch) prints, one line per call or outcome: `<System.nanoTime()> <word>
 //! [args]` (see `real/java/CuratorContender.java`), read into trace events.
 
 use std::time::Duration;
@@ -31,16 +31,13 @@ pub(crate) fn parse(text: &str) -> Result<(Duration, Line), String> {
         (Some("acquire"), None) => Line::Event(EventKind::Call {
             call: Call::acquire(OWNER, None),
         }),
-        (Some("acquired"), Some(czxid)) => {
-            let czxid = czxid.parse().map_err(|_| expected())?;
-            Line::Event(EventKind::Notice {
-                notice: Notice::Acquired {
-                    owner: OWNER,
-                    token: Token(czxid),
-                    mode: Mode::Exclusive,
-                },
-            })
-        }
+        (Some("acquired"), Some(czxid)) => Line::Event(EventKind::Notice {
+            notice: Notice::Acquired {
+                owner: OWNER,
+                token: Token(czxid.parse().map_err(|_| expected())?),
+                mode: Mode::Exclusive,
+            },
+        }),
         (Some("release"), None) => Line::Event(EventKind::Call {
             call: Call::release(OWNER),
         }),
@@ -50,6 +47,25 @@ pub(crate) fn parse(text: &str) -> Result<(Duration, Line), String> {
                 remaining: 0,
                 mode: Mode::Exclusive,
             },
+        }),
+        (Some("start"), None) => Line::Event(EventKind::Call {
+            call: Call::Start { owner: OWNER },
+        }),
+        (Some("leader"), Some(czxid)) => Line::Event(EventKind::Notice {
+            notice: Notice::IsLeader {
+                owner: OWNER,
+                token: Token(czxid.parse().map_err(|_| expected())?),
+            },
+        }),
+        // Curator's default close mode, SILENT: a leader is not told `NotLeader`.
+        (Some("close"), None) => Line::Event(EventKind::Call {
+            call: Call::Close {
+                owner: OWNER,
+                notify: false,
+            },
+        }),
+        (Some("closed"), None) => Line::Event(EventKind::Notice {
+            notice: Notice::Closed { owner: OWNER },
         }),
         _ => return Err(expected()),
     };
@@ -84,7 +100,24 @@ mod tests {
                 call: Call::release(OWNER)
             })
         );
-        for bad in ["", "x acquire", "7 acquired", "7 acquired nine", "7 jump"] {
+        let leader = parse("9 leader 12 /e/_c_1-latch-0000000001").unwrap().1;
+        assert_eq!(
+            leader,
+            Line::Event(EventKind::Notice {
+                notice: Notice::IsLeader {
+                    owner: OWNER,
+                    token: Token(12)
+                }
+            })
+        );
+        for bad in [
+            "",
+            "x acquire",
+            "7 acquired",
+            "7 acquired nine",
+            "7 leader",
+            "7 jump",
+        ] {
             let error = parse(bad).unwrap_err();
             assert!(error.contains("expected `<nanos> <word>"), "{error}");
         }

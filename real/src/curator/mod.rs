@@ -4,8 +4,9 @@
 //! with plain `javac` against Debian's Curator 5 jars into a temporary directory. A run with
 //! contenders (`crate::run_with_curator`) starts each as its own JVM process, after the Rust
 //! clients' clock has started: the contender connects, says `ready`, waits for `go`, then
-//! runs the scenario's acquisitions with Curator's own `InterProcessMutex` on the scenario's
-//! lock path, beside the Rust clients. It prints each call and outcome stamped with
+//! runs the scenario's acquisitions with Curator's own `InterProcessMutex` (or, beside a
+//! `leader-latch` scenario, a fresh `LeaderLatch` per cycle: start, await, close) on the
+//! scenario's lock path, beside the Rust clients. It prints each call and outcome stamped with
 //! `System.nanoTime()` — `CLOCK_MONOTONIC` on Linux, the clock [`crate::clock::RealClock`]
 //! reads — which a reader thread turns into trace events on the contender's client slot
 //! (after the Rust clients' slots), placed on the run's clock. The contenders read and write
@@ -30,6 +31,7 @@ use futures::future::join_all;
 use lock::fencing::FencedResource;
 use lock::ids::ClientSlot;
 use lock::zk::Path as ZkPath;
+use scenarios::recipes::RecipeKind;
 use scenarios::scenario::Workload;
 
 use crate::clock::{RealClock, Recorder};
@@ -158,6 +160,7 @@ impl Curator {
             ])
             .arg(self.class_path())
             .arg(MAIN_CLASS)
+            .arg(run.recipe.argument())
             .arg(run.connect_string)
             .arg(run.session_timeout_ms.to_string())
             .arg(run.lock_path.as_str())
@@ -184,8 +187,38 @@ impl Drop for Curator {
     }
 }
 
+/// Which of Curator's recipes the contenders run: the counterpart of the scenario's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CuratorRecipe {
+    /// `InterProcessMutex`, beside our `mutex`.
+    Mutex,
+    /// `LeaderLatch`, beside our `leader-latch`.
+    LeaderLatch,
+}
+
+impl CuratorRecipe {
+    /// The counterpart of `scenario`'s recipe, if Curator has one here.
+    pub(crate) fn of(scenario: &scenarios::scenario::Scenario) -> Option<CuratorRecipe> {
+        match scenario.recipe.built_in()? {
+            RecipeKind::Mutex => Some(CuratorRecipe::Mutex),
+            RecipeKind::LeaderLatch => Some(CuratorRecipe::LeaderLatch),
+            _ => None,
+        }
+    }
+
+    /// The contender program's name for it.
+    fn argument(self) -> &'static str {
+        match self {
+            CuratorRecipe::Mutex => "mutex",
+            CuratorRecipe::LeaderLatch => "latch",
+        }
+    }
+}
+
 /// What the contenders of one run need to know.
 pub(crate) struct ContenderRun<'a> {
+    /// Curator's recipe they run.
+    pub recipe: CuratorRecipe,
     /// The server.
     pub connect_string: &'a str,
     /// The session timeout they ask for.
