@@ -104,6 +104,29 @@ fn an_expectation_a_real_run_does_not_meet_exits_1() {
     assert_eq!(out["violations"], json!([]));
 }
 
+#[test]
+#[ignore = "needs zookeeper and curator: scripts/test installs Debian's zookeeper and \
+            libcurator-{recipes,framework,client}-java"]
+fn curator_contenders_beside_a_mutex_scenario_are_in_its_trace_and_verdict() {
+    let args = ["herd-free-mutex", "--start-local", "--curator", "2"];
+    let (code, out) = real("curator", &args);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["violations"], json!([]));
+    let curator = &out["curator"];
+    assert_eq!(curator["out_of_order_grants"], json!([]), "{out}");
+    assert_eq!(
+        curator["releases"], 12,
+        "4 Rust and 2 Curator clients, 2 holds each"
+    );
+    let most = curator["node_deleted_watches"]["most_per_deletion"].as_u64();
+    assert!(most.is_some_and(|most| most <= 1), "{out}");
+    let trace: Value =
+        serde_json::from_str(&std::fs::read_to_string(out["trace"].as_str().unwrap()).unwrap())
+            .unwrap();
+    assert_eq!(trace["meta"]["clients"], 6);
+    assert_eq!(trace["meta"]["settings"]["curator_contenders"], 2);
+}
+
 /// Runs `splitbrain real <args>` expecting one line on stderr and exit code 2.
 fn refused(args: &[&str]) -> String {
     let mut all = vec!["real"];
@@ -131,6 +154,20 @@ fn faults_with_no_real_counterpart_are_refused_naming_them() {
         refused(&["random-faults-mutex", "--seed", "1", "--start-local"]),
         "splitbrain: random_faults: seed 1 draws crash at 2123 ms, which has no real \
          counterpart yet (needs a process per client)"
+    );
+}
+
+#[test]
+fn curator_contenders_beside_a_recipe_they_cannot_run_are_refused_before_the_run() {
+    assert_eq!(
+        refused(&["semaphore-fault-free", "--start-local", "--curator", "2"]),
+        "splitbrain: recipe: Curator contenders run InterProcessMutex or LeaderLatch, so the \
+         recipe must be `mutex` or `leader-latch`, found `semaphore`"
+    );
+    assert_eq!(
+        refused(&["mutex-reentrant", "--start-local", "--curator", "2"]),
+        "splitbrain: workload: Curator contenders acquire without a timeout and once per hold, \
+         so acquire_timeout_ms must be absent and reentrant 1"
     );
 }
 

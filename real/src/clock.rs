@@ -18,14 +18,24 @@ pub type Recorder = scenarios::record::Recorder<RealClock>;
 #[derive(Clone, Copy, Debug)]
 pub struct RealClock {
     start: Instant,
+    /// `CLOCK_MONOTONIC` at `start`, the clock `Instant` reads on Linux.
+    start_monotonic: Duration,
 }
 
 impl RealClock {
     /// A clock whose time zero is now.
     pub fn start() -> RealClock {
+        let start = Instant::now();
         RealClock {
-            start: Instant::now(),
+            start,
+            start_monotonic: monotonic_now().saturating_sub(start.elapsed()),
         }
+    }
+
+    /// The time since the start of a reading of `CLOCK_MONOTONIC` taken by another process
+    /// (Java's `System.nanoTime()` reads it on Linux); zero for a reading before the start.
+    pub fn since_start(&self, monotonic: Duration) -> Duration {
+        monotonic.saturating_sub(self.start_monotonic)
     }
 
     /// The instant of time zero.
@@ -38,6 +48,22 @@ impl Clock for RealClock {
     fn elapsed(&self) -> Duration {
         self.start.elapsed()
     }
+}
+
+/// The time on `CLOCK_MONOTONIC`.
+fn monotonic_now() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer; CLOCK_MONOTONIC is
+    // always available on Linux.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now);
+    }
+    let secs = u64::try_from(now.tv_sec).unwrap_or(0);
+    let nanos = u32::try_from(now.tv_nsec).unwrap_or(0);
+    Duration::new(secs, nanos)
 }
 
 /// A real client's workload timers: tokio sleeps, durations drawn from the client's stream

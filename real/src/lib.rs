@@ -4,17 +4,21 @@
 //! the `zookeeper-client` crate on the real tokio runtime (not madsim's), so the same
 //! recipes and driver run against it; [`run()`] runs a scenario's clients, workload and
 //! faults there ([`target`]: on which server; [`faults`]: which faults can run) and returns
-//! its trace.
+//! its trace; [`run_with_curator`] runs Apache Curator's own `InterProcessMutex` in Java
+//! processes beside them on the same lock path ([`curator`]), and [`wakeups`] counts the
+//! waiters each release wakes from the server's side.
 //!
 //! This crate never runs inside a madsim runtime: a `--cfg madsim` build is fine (madsim's
 //! libc overrides fall through when no simulation runs), a madsim runtime is not.
 
 pub mod clock;
+pub mod curator;
 pub mod faults;
 pub mod local;
 mod run;
 pub mod session;
 mod snapshot;
 pub mod target;
+pub mod wakeups;
 
-pub use run::{RunFailure, run};
+pub use run::{RunFailure, curator_refusal, run, run_with_curator};

@@ -57,7 +57,7 @@ impl fmt::Display for HarnessError {
 
 impl std::error::Error for HarnessError {}
 
-fn io_error(what: String, error: std::io::Error) -> HarnessError {
+pub(crate) fn io_error(what: String, error: std::io::Error) -> HarnessError {
     HarnessError(format!("{what}: {error}"))
 }
 
@@ -129,7 +129,8 @@ pub fn installed() -> bool {
     Path::new(ZOOKEEPER_JAR).is_file() && java().is_some()
 }
 
-fn java() -> Option<PathBuf> {
+/// The `java` on `PATH`.
+pub(crate) fn java() -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|dir| dir.join("java"))
@@ -158,15 +159,16 @@ fn free_port() -> Result<(TcpListener, u16), HarnessError> {
     Ok((listener, port))
 }
 
-/// A fresh temporary directory for one local ZooKeeper.
-fn temp_dir() -> Result<PathBuf, HarnessError> {
+/// A fresh temporary directory `<tmp>/<prefix>-<pid>-<n>-<nanos>` (a local ZooKeeper's, or
+/// the Curator contenders' classes).
+pub(crate) fn temp_dir(prefix: &str) -> Result<PathBuf, HarnessError> {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
     let name = format!(
-        "splitbrain-zk-{}-{}-{nanos}",
+        "{prefix}-{}-{}-{nanos}",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     );
@@ -238,16 +240,8 @@ impl Server {
 
     /// SIGKILL to the server's process group, then reap it. Idempotent.
     fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            if let Ok(pid) = i32::try_from(child.id()) {
-                // SAFETY: kill(2) with a negative pid signals the process group we created
-                // for this child (process_group(0) makes its pgid equal to its pid).
-                unsafe {
-                    libc::kill(-pid, libc::SIGKILL);
-                }
-            }
-            let _ = child.kill();
-            let _ = child.wait();
+        if let Some(child) = self.child.take() {
+            kill_group(child);
         }
     }
 
@@ -306,6 +300,20 @@ impl Server {
     }
 }
 
+/// SIGKILL to the process group of `child` (spawned with `process_group(0)`), then reaps it.
+pub(crate) fn kill_group(mut child: Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals the process group we created for this
+        // child (process_group(0) makes its pgid equal to its pid); it is not reaped yet, so
+        // the pid cannot have been reused.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// A request to the spawner thread: a command, and where to send the child.
 type SpawnRequest = (Command, std::sync::mpsc::Sender<std::io::Result<Child>>);
 
@@ -314,7 +322,7 @@ type SpawnRequest = (Command, std::sync::mpsc::Sender<std::io::Result<Child>>);
 /// it, even when no `Drop` runs. Linux's parent-death signal fires when the *thread* that
 /// forked the child ends, so every child is forked by one spawner thread that lives as long
 /// as the process.
-fn spawn_bound_to_this_process(mut command: Command) -> std::io::Result<Child> {
+pub(crate) fn spawn_bound_to_this_process(mut command: Command) -> std::io::Result<Child> {
     static SPAWNER: std::sync::OnceLock<Mutex<std::sync::mpsc::Sender<SpawnRequest>>> =
         std::sync::OnceLock::new();
     let spawner = SPAWNER.get_or_init(|| {
@@ -371,7 +379,7 @@ impl Servers {
         if !installed() {
             return Err(HarnessError(NOT_INSTALLED.into()));
         }
-        let root = temp_dir()?;
+        let root = temp_dir("splitbrain-zk")?;
         // Servers are added one by one so a failure below still stops those started.
         let mut this = Servers {
             root,

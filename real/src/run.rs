@@ -32,6 +32,7 @@ use scenarios::trace::{Meta, Source, Trace};
 use serde_json::json;
 
 use crate::clock::{RealClock, RealExecutor, Recorder};
+use crate::curator::{ContenderRun, Curator, CuratorRecipe};
 use crate::faults::{Injector, refusal};
 use crate::session::RealConnector;
 use crate::snapshot::{connect_within, snapshot};
@@ -74,6 +75,53 @@ impl RunFailure {
 /// timeout (at least a second); with the partial trace when a fault cannot be carried out or
 /// the tree cannot be read at the end.
 pub fn run(scenario: &Scenario, seed: u64, target: &Target) -> Result<Trace, RunFailure> {
+    run_beside(scenario, seed, target, None)
+}
+
+/// As [`run()`], with `curator`'s contenders running Curator's own `InterProcessMutex` beside
+/// the scenario's clients, on the same lock path, with the same workload and resource (see
+/// [`crate::curator`]); they are the trace's clients after the scenario's. Refused before
+/// the run unless the recipe is `mutex` (`leader-latch`: they run Curator's `LeaderLatch`),
+/// without acquire timeouts or reentrant holds (the contenders acquire plainly).
+pub fn run_with_curator(
+    scenario: &Scenario,
+    seed: u64,
+    target: &Target,
+    curator: &Curator,
+) -> Result<Trace, RunFailure> {
+    if let Some(refused) = curator_refusal(scenario) {
+        return Err(RunFailure::before_start(refused));
+    }
+    run_beside(scenario, seed, target, Some(curator))
+}
+
+/// Why Curator contenders cannot run beside `scenario`'s clients, if they cannot: one line
+/// naming the scenario's field.
+pub fn curator_refusal(scenario: &Scenario) -> Option<String> {
+    let workload = &scenario.workload;
+    if CuratorRecipe::of(scenario).is_none() {
+        Some(format!(
+            "recipe: Curator contenders run InterProcessMutex or LeaderLatch, so the recipe \
+             must be `mutex` or `leader-latch`, found `{}`",
+            scenario.recipe
+        ))
+    } else if workload.acquire_timeout_ms.is_some() || workload.reentrant != 1 {
+        Some(
+            "workload: Curator contenders acquire without a timeout and once per hold, so \
+             acquire_timeout_ms must be absent and reentrant 1"
+                .into(),
+        )
+    } else {
+        None
+    }
+}
+
+fn run_beside(
+    scenario: &Scenario,
+    seed: u64,
+    target: &Target,
+    curator: Option<&Curator>,
+) -> Result<Trace, RunFailure> {
     let Some(recipe) = scenario.recipe.built_in() else {
         return Err(RunFailure::before_start(format!(
             "recipe: expected a recipe of splitbrain's table, found `{}`, a recipe of your own \
@@ -96,6 +144,7 @@ pub fn run(scenario: &Scenario, seed: u64, target: &Target) -> Result<Trace, Run
         target,
         target_kind: target.kind(),
         schedule,
+        curator,
     };
     runtime.block_on(real.execute())
 }
@@ -110,6 +159,8 @@ struct RealRun<'a> {
     /// What the target is, read once (a restart holds the local server meanwhile).
     target_kind: String,
     schedule: Vec<ScheduledFault>,
+    /// Curator contenders beside the scenario's clients.
+    curator: Option<&'a Curator>,
 }
 
 impl RealRun<'_> {
@@ -128,6 +179,20 @@ impl RealRun<'_> {
         let resource = Arc::new(Mutex::new(FencedResource::new(
             self.scenario.workload.fenced,
         )));
+        let mut contenders = match self.curator {
+            None => None,
+            Some(curator) => {
+                let run = self.contender_run(&recorder, clock, &resource);
+                let started = curator.start(run).await;
+                Some(started.map_err(|why| self.partial(&recorder, why))?)
+            }
+        };
+        let contenders_ended = async {
+            match contenders.as_mut() {
+                Some(contenders) => contenders.ended().await,
+                None => Ok(()),
+            }
+        };
         let connectors: Vec<RealConnector> =
             (0..self.scenario.clients).map(|_| connector()).collect();
         let works: Vec<_> = (0..self.scenario.clients)
@@ -158,12 +223,18 @@ impl RealRun<'_> {
                 Err(_) => pending().await,
             }
         };
+        let everyone = async {
+            let ((), ended) = futures::join!(clients.map(drop), contenders_ended);
+            ended.err()
+        };
         let failed = select_biased! {
             why = interrupted.fuse() => Some(why),
-            _ = clients.fuse() => None,
+            why = everyone.fuse() => why,
             why = faults.fuse() => Some(why),
             () = tokio::time::sleep_until(horizon.into()).fuse() => None,
         };
+        // Contenders still running at the horizon are killed before the tree is read.
+        drop(contenders);
         if let Some(why) = failed {
             return Err(self.partial(&recorder, why));
         }
@@ -204,6 +275,27 @@ impl RealRun<'_> {
         }
     }
 
+    /// What the Curator contenders of this run need to know.
+    fn contender_run(
+        &self,
+        recorder: &Recorder,
+        clock: RealClock,
+        resource: &Arc<Mutex<FencedResource>>,
+    ) -> ContenderRun<'_> {
+        ContenderRun {
+            recipe: CuratorRecipe::of(self.scenario).expect("refused before the run"),
+            connect_string: self.target.connect_string(),
+            session_timeout_ms: self.scenario.server.session_timeout_ms,
+            lock_path: &self.scenario.lock_path,
+            workload: &self.scenario.workload,
+            seed: self.seed,
+            first_slot: self.scenario.clients,
+            recorder: recorder.clone(),
+            clock,
+            resource: resource.clone(),
+        }
+    }
+
     fn partial(&self, recorder: &Recorder, message: String) -> RunFailure {
         RunFailure {
             message,
@@ -216,6 +308,7 @@ impl RealRun<'_> {
             "target": self.target_kind,
             "connect_string": self.target.connect_string(),
             "session_timeout_ms": self.scenario.server.session_timeout_ms,
+            "curator_contenders": self.curator.map_or(0, Curator::count),
         });
         Trace {
             meta: Meta {
@@ -224,14 +317,14 @@ impl RealRun<'_> {
                 source: Source::Real,
                 build: format!("splitbrain-real {}", env!("CARGO_PKG_VERSION")),
                 recipe: self.scenario.recipe.clone(),
-                clients: self.scenario.clients,
+                clients: self.scenario.clients + self.curator.map_or(0, Curator::count),
                 settings,
                 fault_schedule: self.schedule.clone(),
                 scenario_spec: Some(Box::new(self.scenario.clone())),
                 model_spec: None,
                 shrunk_from: None,
             },
-            events: recorder.take_events(),
+            events: recorder.take_events_in_time_order(),
         }
     }
 }

@@ -38,9 +38,16 @@ impl<C: Clock> Recorder<C> {
 
     /// Records `kind` on `client` (`None`: the server or the environment).
     pub fn record(&self, client: Option<ClientSlot>, kind: EventKind) {
-        let t = self.clock.elapsed().as_nanos();
+        self.record_at(self.clock.elapsed(), client, kind);
+    }
+
+    /// Records `kind` on `client` at `t` since the run started, a time read elsewhere (a
+    /// process of another language stamping its own events on the same monotonic clock):
+    /// such events arrive late, so whoever takes the trace puts them in time order
+    /// ([`Recorder::take_events_in_time_order`]).
+    pub fn record_at(&self, t: Duration, client: Option<ClientSlot>, kind: EventKind) {
         let event = Event {
-            t: u64::try_from(t).unwrap_or(u64::MAX),
+            t: u64::try_from(t.as_nanos()).unwrap_or(u64::MAX),
             client,
             kind,
         };
@@ -56,6 +63,15 @@ impl<C: Clock> Recorder<C> {
     /// takes its trace this way instead of copying it.
     pub fn take_events(&self) -> Vec<Event> {
         std::mem::take(&mut *self.events.lock().expect("recorder lock"))
+    }
+
+    /// As [`Recorder::take_events`], sorted by time (stably: events of one instant keep the
+    /// order they were recorded in), for a run with events recorded late
+    /// ([`Recorder::record_at`]).
+    pub fn take_events_in_time_order(&self) -> Vec<Event> {
+        let mut events = self.take_events();
+        events.sort_by_key(|event| event.t);
+        events
     }
 }
 

@@ -10,10 +10,16 @@ use std::time::Duration;
 
 use ::scenarios::property::{Expectation, Property};
 use ::scenarios::scenario::Scenario;
+use ::scenarios::trace::EventKind;
+use lock::recipes::Call;
+use real::curator::Curator;
+use real::curator::fifo::out_of_order_grants;
 use real::local::Settings;
 use real::target::Target;
+use real::wakeups::DeletedWatches;
 use splitbrain::files::{write_atomic, write_json};
 use splitbrain::run::Outcome as RunOutcome;
+use std::net::SocketAddr;
 
 use super::{
     CatalogArgs, Failure, Outcome, UNMET, find, outcome_json, report_html, violation_line,
@@ -51,6 +57,12 @@ pub struct Args {
     /// Where to write each run's trace and HTML report.
     #[arg(long, value_name = "DIR", default_value = "splitbrain-out/real")]
     out: PathBuf,
+    /// Also run N Java processes with Apache Curator 5's own InterProcessMutex (LeaderLatch
+    /// for a `leader-latch` scenario) on the scenario's lock path, beside its clients (needs
+    /// Debian's libcurator-*-java). The run then also checks that grants follow the queue across
+    /// languages, and counts the waiters each release wakes from the server's `mntr`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32))]
+    curator: Option<u16>,
     #[command(flatten)]
     catalog: CatalogArgs,
 }
@@ -63,22 +75,42 @@ pub fn run(args: Args) -> Outcome {
     if let Some(refused) = real::faults::refusal(&scenario, args.seed, &schedule, local) {
         return Err(Failure(refused));
     }
+    if args.curator.is_some()
+        && let Some(refused) = real::curator_refusal(&scenario)
+    {
+        return Err(Failure(refused));
+    }
+    let curator = args.curator.map(Curator::compile).transpose()?;
     let mut outcomes = Vec::new();
     let mut printed = Vec::new();
+    let mut out_of_order_runs = 0;
     for run in 1..=args.runs {
-        let outcome = run_once(&args, &scenario, run)?;
+        let (outcome, interop) = run_once(&args, &scenario, run, curator.as_ref())?;
         let (trace, report) = write_outputs(&args, &scenario, run, &outcome)?;
         if args.json {
             let mut json = outcome_json(&outcome, &trace, Some(&report));
             json["run"] = run.into();
             json["target"] = outcome.trace.meta.settings["target"].clone();
+            if let Some(interop) = &interop {
+                json["curator"] = interop.json();
+            }
             printed.push(json);
         } else {
             print_run(&args, run, &outcome, &trace, &report);
+            if let Some(interop) = &interop {
+                interop.print();
+            }
         }
+        out_of_order_runs += usize::from(interop.is_some_and(|i| !i.out_of_order.is_empty()));
         outcomes.push(outcome);
     }
-    let unmet = unmet(&scenario, &outcomes);
+    let mut unmet = unmet(&scenario, &outcomes);
+    if out_of_order_runs > 0 {
+        unmet.push(format!(
+            "grants out of queue order in {out_of_order_runs} of {} run(s)",
+            outcomes.len()
+        ));
+    }
     if args.json {
         let json = match printed.len() {
             1 => printed.remove(0),
@@ -114,8 +146,14 @@ fn load(args: &Args) -> Result<Scenario, Failure> {
     Ok(find(&catalog, &args.scenario)?.clone())
 }
 
-/// One run on a server of its own (started and stopped here with --start-local).
-fn run_once(args: &Args, scenario: &Scenario, run: u32) -> Result<RunOutcome, Failure> {
+/// One run on a server of its own (started and stopped here with --start-local), with
+/// `curator`'s contenders beside the scenario's clients when given.
+fn run_once(
+    args: &Args,
+    scenario: &Scenario,
+    run: u32,
+    curator: Option<&Curator>,
+) -> Result<(RunOutcome, Option<Interop>), Failure> {
     let target = match &args.connect {
         Some(connect) => Target::connect(connect.clone()),
         None => {
@@ -126,7 +164,20 @@ fn run_once(args: &Args, scenario: &Scenario, run: u32) -> Result<RunOutcome, Fa
             Target::start_local(args.ensemble.unwrap_or(1), settings)?
         }
     };
-    let result = real::run(scenario, args.seed, &target);
+    // Wake-ups are counted (best effort: a server of the user's may refuse `mntr`) in runs
+    // with Curator contenders, on a single server.
+    let server = standalone_addr(&target).filter(|_| curator.is_some());
+    let before = server.and_then(|server| DeletedWatches::read(server).ok());
+    let result = match curator {
+        Some(curator) => real::run_with_curator(scenario, args.seed, &target, curator),
+        None => real::run(scenario, args.seed, &target),
+    };
+    let woken = match (server, before, &result) {
+        (Some(server), Some(before), Ok(_)) => DeletedWatches::read(server)
+            .ok()
+            .map(|after| after.since(before)),
+        _ => None,
+    };
     target.stop();
     let trace = match result {
         Ok(trace) => trace,
@@ -144,7 +195,78 @@ fn run_once(args: &Args, scenario: &Scenario, run: u32) -> Result<RunOutcome, Fa
         }
     };
     let violations = ::scenarios::verdict::violations(&trace)?;
-    Ok(RunOutcome { trace, violations })
+    let interop = curator.map(|_| Interop {
+        out_of_order: out_of_order_grants(&trace.events),
+        woken,
+        releases: releases(&trace),
+    });
+    Ok((RunOutcome { trace, violations }, interop))
+}
+
+/// The address of the target's server, when it is one server (`mntr` counts one server's
+/// watches).
+fn standalone_addr(target: &Target) -> Option<SocketAddr> {
+    target.connect_string().parse().ok()
+}
+
+/// The release calls of a trace (a latch's close calls), of every client.
+fn releases(trace: &::scenarios::trace::Trace) -> usize {
+    (trace.events.iter())
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::Call {
+                    call: Call::Release { .. } | Call::Close { .. }
+                }
+            )
+        })
+        .count()
+}
+
+/// What a run with Curator contenders adds to a run's outcome.
+struct Interop {
+    /// Grants out of queue order, one line each.
+    out_of_order: Vec<String>,
+    /// The `NodeDeleted` watches the server fired during the run (on a single server that
+    /// answers `mntr`).
+    woken: Option<DeletedWatches>,
+    /// The release (or close) calls of the run, of both languages.
+    releases: usize,
+}
+
+impl Interop {
+    fn print(&self) {
+        match self.out_of_order.first() {
+            None => say!("  grants in queue order across languages"),
+            Some(first) => say!(
+                "  {} grant(s) out of queue order, first: {first}",
+                self.out_of_order.len()
+            ),
+        }
+        let Some(woken) = self.woken else {
+            say!("  server: NodeDeleted watches not counted (needs one server that answers mntr)");
+            return;
+        };
+        say!(
+            "  server: {} NodeDeleted watch notification(s) over {} release(s), at most {} per \
+             deletion",
+            woken.fired,
+            self.releases,
+            woken.most
+        );
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "out_of_order_grants": self.out_of_order,
+            "releases": self.releases,
+            "node_deleted_watches": self.woken.map(|w| serde_json::json!({
+                "deletions": w.deletions,
+                "fired": w.fired,
+                "most_per_deletion": w.most,
+            })),
+        })
+    }
 }
 
 /// A failure before the run, naming `--connect` when its address is what failed.

@@ -101,9 +101,19 @@ pub(crate) fn commands(meta: &Meta, options: &ReportOptions) -> Vec<Command> {
     }
 }
 
-/// The server options of `splitbrain real` that a real trace's `settings` record: its
-/// `target` (`connect`, with the `connect_string`; `standalone`; `ensemble-N`).
+/// The options of `splitbrain real` that a real trace's `settings` record: its `target`
+/// (`connect`, with the `connect_string`; `standalone`; `ensemble-N`), and its
+/// `curator_contenders` when there were any.
 fn real_server(meta: &Meta) -> String {
+    let contenders = (meta.settings.get("curator_contenders"))
+        .and_then(serde_json::Value::as_u64)
+        .filter(|&n| n > 0);
+    let curator = contenders.map_or(String::new(), |n| format!(" --curator {n}"));
+    real_target(meta) + &curator
+}
+
+/// The server options of `splitbrain real` a real trace's `settings` record.
+fn real_target(meta: &Meta) -> String {
     let setting = |key: &str| meta.settings.get(key).and_then(|v| v.as_str());
     let target = setting("target").unwrap_or("standalone");
     if target == "connect" {
@@ -184,6 +194,11 @@ mod tests {
                 "splitbrain real server-restart --seed 3 --start-local --ensemble 3",
                 "splitbrain replay server-restart --seed 3",
             ]
+        );
+        let mixed = serde_json::json!({"target": "standalone", "curator_contenders": 3});
+        assert_eq!(
+            lines(mixed)[0],
+            "splitbrain real server-restart --seed 3 --start-local --curator 3"
         );
         let connect = serde_json::json!({"target": "connect", "connect_string": "127.0.0.1:2181"});
         assert_eq!(

@@ -1,0 +1,212 @@
+// One Apache Curator 5 contender of a splitbrain interop run (real/src/curator.rs compiles it
+// with plain javac against Debian's Curator jars and runs it as its own process).
+//
+// Usage: CuratorContender <mutex|latch> <connect> <session-timeout-ms> <lock-path>
+//                         <acquisitions> <hold-min-ms> <hold-max-ms> <think-min-ms>
+//                         <think-max-ms> <seed> <resource-port> <slot>
+//
+// It connects, prints "ready", waits for a line "go" on stdin, then runs <acquisitions>
+// cycles on <lock-path> of InterProcessMutex (mutex: acquire ... release) or LeaderLatch
+// (latch: a new latch, start, await leadership ... close): read the shared fenced resource
+// with the lock or latch node's czxid as the token, hold, write the value read plus one,
+// give it back, think. Every call and outcome is one line on stdout,
+// "<System.nanoTime()> <word> [args]":
+//   ready | acquire | acquired <czxid> <node> | release | released            (mutex)
+//         | start | leader <czxid> <node> | close | closed                    (latch)
+//         | done
+// System.nanoTime() reads CLOCK_MONOTONIC on Linux, the clock the Rust harness stamps its
+// own events with, so the harness merges both into one trace. The resource is served by
+// the harness on 127.0.0.1:<resource-port>, one request a line:
+//   read <slot> <token>          -> "ok <value>" | "stale"
+//   write <slot> <token> <value> -> "ok" | "stale"
+// Any failure: a message on stderr and exit status 1.
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+
+public final class CuratorContender {
+    /** InterProcessMutex with its current lock node made visible (getLockPath is protected). */
+    static final class Mutex extends InterProcessMutex {
+        Mutex(CuratorFramework client, String path) {
+            super(client, path);
+        }
+
+        String node() {
+            return getLockPath();
+        }
+    }
+
+    /** The harness's fenced resource. */
+    static final class Resource implements AutoCloseable {
+        private final Socket socket;
+        private final BufferedReader in;
+        private final PrintWriter out;
+        private final int slot;
+
+        Resource(int port, int slot) throws Exception {
+            this.socket = new Socket("127.0.0.1", port);
+            this.socket.setTcpNoDelay(true);
+            this.in = new BufferedReader(
+                new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            this.out = new PrintWriter(socket.getOutputStream(), true, StandardCharsets.UTF_8);
+            this.slot = slot;
+        }
+
+        /** The counter's value, or -1 when the token is stale. */
+        long read(long token) throws Exception {
+            String answer = ask("read " + slot + " " + token);
+            return answer.startsWith("ok ") ? Long.parseLong(answer.substring(3)) : -1;
+        }
+
+        void write(long token, long value) throws Exception {
+            ask("write " + slot + " " + token + " " + value);
+        }
+
+        private String ask(String request) throws Exception {
+            out.println(request);
+            String answer = in.readLine();
+            if (answer == null) {
+                throw new IllegalStateException("the resource closed the connection");
+            }
+            return answer;
+        }
+
+        @Override
+        public void close() throws Exception {
+            socket.close();
+        }
+    }
+
+    /** One participant's way to take and give back the lock or the leadership. */
+    interface Cycle {
+        /** Takes it; the node that holds it. */
+        String take() throws Exception;
+
+        /** Gives it back. */
+        void giveBack() throws Exception;
+    }
+
+    /** InterProcessMutex: acquire, release. */
+    static Cycle mutex(CuratorFramework client, String path) {
+        Mutex mutex = new Mutex(client, path);
+        return new Cycle() {
+            public String take() throws Exception {
+                log("acquire");
+                mutex.acquire();
+                return mutex.node();
+            }
+
+            public void giveBack() throws Exception {
+                log("release");
+                mutex.release();
+                log("released");
+            }
+        };
+    }
+
+    /** LeaderLatch: a new latch per cycle (a closed latch cannot start again), start,
+     * await, close (CloseMode.SILENT, Curator's default). */
+    static Cycle latch(CuratorFramework client, String path) {
+        LeaderLatch[] latch = new LeaderLatch[1];
+        return new Cycle() {
+            public String take() throws Exception {
+                latch[0] = new LeaderLatch(client, path);
+                log("start");
+                latch[0].start();
+                latch[0].await();
+                return latch[0].getOurPath();
+            }
+
+            public void giveBack() throws Exception {
+                log("close");
+                latch[0].close();
+                log("closed");
+            }
+        };
+    }
+
+    private static final PrintStream LOG = System.out;
+
+    private static void log(long nanos, String line) {
+        LOG.println(nanos + " " + line);
+        LOG.flush();
+    }
+
+    private static void log(String line) {
+        log(System.nanoTime(), line);
+    }
+
+    private static long draw(SplittableRandom random, long min, long max) {
+        return max > min ? random.nextLong(min, max + 1) : min;
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 12 || !(args[0].equals("mutex") || args[0].equals("latch"))) {
+            System.err.println("usage: CuratorContender <mutex|latch> <connect>"
+                + " <session-timeout-ms> <lock-path> <acquisitions> <hold-min-ms> <hold-max-ms>"
+                + " <think-min-ms> <think-max-ms> <seed> <resource-port> <slot>");
+            System.exit(2);
+        }
+        boolean isLatch = args[0].equals("latch");
+        String connect = args[1];
+        int sessionTimeout = Integer.parseInt(args[2]);
+        String path = args[3];
+        int acquisitions = Integer.parseInt(args[4]);
+        long holdMin = Long.parseLong(args[5]);
+        long holdMax = Long.parseLong(args[6]);
+        long thinkMin = Long.parseLong(args[7]);
+        long thinkMax = Long.parseLong(args[8]);
+        long seed = Long.parseLong(args[9]);
+        int port = Integer.parseInt(args[10]);
+        int slot = Integer.parseInt(args[11]);
+        SplittableRandom random = new SplittableRandom(seed * 31 + slot);
+        try (CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(connect)
+                .sessionTimeoutMs(sessionTimeout)
+                .connectionTimeoutMs(Math.max(sessionTimeout, 1000))
+                .retryPolicy(new ExponentialBackoffRetry(100, 10))
+                .build();
+             Resource resource = new Resource(port, slot)) {
+            client.start();
+            if (!client.blockUntilConnected(Math.max(sessionTimeout, 10_000), TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("no session with " + connect);
+            }
+            Cycle cycle = isLatch ? latch(client, path) : mutex(client, path);
+            String granted = isLatch ? "leader" : "acquired";
+            log("ready");
+            BufferedReader stdin = new BufferedReader(
+                new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            if (!"go".equals(stdin.readLine())) {
+                throw new IllegalStateException("expected \"go\" on stdin");
+            }
+            for (int n = 0; n < acquisitions; n++) {
+                String node = cycle.take();
+                long at = System.nanoTime();
+                long token = client.checkExists().forPath(node).getCzxid();
+                log(at, granted + " " + token + " " + node);
+                long value = resource.read(token);
+                Thread.sleep(draw(random, holdMin, holdMax));
+                if (value >= 0) {
+                    resource.write(token, value + 1);
+                }
+                cycle.giveBack();
+                Thread.sleep(draw(random, thinkMin, thinkMax));
+            }
+            log("done");
+        } catch (Exception e) {
+            System.err.println("curator contender " + slot + ": " + e);
+            System.exit(1);
+        }
+    }
+}

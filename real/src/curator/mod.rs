@@ -1,0 +1,255 @@
+//! Apache Curator contending with splitbrain's recipes on one lock path of a real ZooKeeper.
+//!
+//! [`Curator::compile`] compiles `real/java/CuratorContender.java` (embedded in this crate)
+//! with plain `javac` against Debian's Curator 5 jars into a temporary directory. A run with
+//! contenders (`crate::run_with_curator`) starts each as its own JVM process, after the Rust
+//! clients' clock has started: the contender connects, says `ready`, waits for `go`, then
+//! runs the scenario's acquisitions with Curator's own `InterProcessMutex` (or, beside a
+//! `leader-latch` scenario, a fresh `LeaderLatch` per cycle: start, await, close) on the
+//! scenario's lock path, beside the Rust clients. It prints each call and outcome stamped with
+//! `System.nanoTime()` — `CLOCK_MONOTONIC` on Linux, the clock [`crate::clock::RealClock`]
+//! reads — which a reader thread turns into trace events on the contender's client slot
+//! (after the Rust clients' slots), placed on the run's clock. The contenders read and write
+//! the run's fenced resource, the same one the Rust clients use, through a local socket
+//! served by the harness, which records their accesses. So a mixed run is one trace,
+//! checked and reported like any other; [`fifo`] adds the check that grants follow the
+//! queue across languages.
+//!
+//! A contender's trace has no session or watch events: Curator keeps those inside
+//! (count its wake-ups from the server, [`crate::wakeups`]).
+
+mod contender;
+pub mod fifo;
+mod lines;
+mod resource_service;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use futures::future::join_all;
+use lock::fencing::FencedResource;
+use lock::ids::ClientSlot;
+use lock::zk::Path as ZkPath;
+use scenarios::recipes::RecipeKind;
+use scenarios::scenario::Workload;
+
+use crate::clock::{RealClock, Recorder};
+use crate::local::{self, HarnessError, io_error, temp_dir};
+use contender::{Contender, Sink};
+use resource_service::ResourceService;
+
+/// The jar of Debian's `libcurator-recipes-java`; its manifest's class path names the
+/// framework and client jars, ZooKeeper's, Guava and slf4j's API.
+pub const CURATOR_RECIPES_JAR: &str = "/usr/share/java/curator-recipes.jar";
+/// slf4j's no-op backend (Debian's `libslf4j-java`), so that Curator logs nothing.
+const SLF4J_NOP_JAR: &str = "/usr/share/java/slf4j-nop.jar";
+/// What to tell a user whose machine lacks Curator.
+pub const NOT_INSTALLED: &str = "Apache Curator is not installed: run scripts/test or apt-get \
+     install libcurator-recipes-java libcurator-framework-java libcurator-client-java";
+
+/// The contender's source.
+const SOURCE: &str = include_str!("../../java/CuratorContender.java");
+/// Its main class.
+const MAIN_CLASS: &str = "CuratorContender";
+
+/// True when Curator's jars, ZooKeeper's and a JDK (`java`, `javac`) are installed.
+pub fn installed() -> bool {
+    Path::new(CURATOR_RECIPES_JAR).is_file() && local::installed() && javac().is_some()
+}
+
+fn javac() -> Option<PathBuf> {
+    local::java()
+        .map(|java| java.with_file_name("javac"))
+        .filter(|javac| javac.is_file())
+}
+
+/// `count` Curator contenders, compiled and ready to run (any number of runs). The
+/// temporary directory of their classes is removed on drop.
+#[derive(Debug)]
+pub struct Curator {
+    count: u16,
+    dir: PathBuf,
+}
+
+impl Curator {
+    /// Compiles the contender program with `javac` into a fresh temporary directory.
+    pub fn compile(count: u16) -> Result<Curator, HarnessError> {
+        if !installed() {
+            return Err(HarnessError(NOT_INSTALLED.into()));
+        }
+        let dir = temp_dir("splitbrain-curator")?;
+        let curator = Curator { count, dir };
+        let source = curator.dir.join(format!("{MAIN_CLASS}.java"));
+        std::fs::write(&source, SOURCE)
+            .map_err(|e| io_error(format!("writing {}", source.display()), e))?;
+        let javac = javac().ok_or_else(|| HarnessError(NOT_INSTALLED.into()))?;
+        let output = Command::new(javac)
+            .arg("-d")
+            .arg(&curator.dir)
+            .args(["-cp", CURATOR_RECIPES_JAR])
+            .arg(&source)
+            .output()
+            .map_err(|e| io_error("running javac".into(), e))?;
+        if !output.status.success() {
+            return Err(HarnessError(format!(
+                "javac {} failed ({}): {}",
+                source.display(),
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            )));
+        }
+        Ok(curator)
+    }
+
+    /// How many contenders a run starts.
+    pub fn count(&self) -> u16 {
+        self.count
+    }
+
+    /// The class path the contenders run with.
+    pub fn class_path(&self) -> String {
+        let mut path = format!("{}:{CURATOR_RECIPES_JAR}", self.dir.display());
+        if Path::new(SLF4J_NOP_JAR).is_file() {
+            path.push(':');
+            path.push_str(SLF4J_NOP_JAR);
+        }
+        path
+    }
+
+    /// Starts the contenders of `run` and the resource service they use, and waits until
+    /// each has its session.
+    pub(crate) async fn start(&self, run: ContenderRun<'_>) -> Result<Contenders, String> {
+        let service = ResourceService::start(run.resource.clone(), run.recorder.clone())
+            .map_err(|e| e.to_string())?;
+        let mut contenders = Contenders {
+            running: Vec::new(),
+            service,
+        };
+        for i in 0..self.count {
+            let slot = ClientSlot(run.first_slot + i);
+            let command = self.command(&run, slot, contenders.service.port());
+            let stderr = self.dir.join(format!("contender-{}.stderr", slot.0));
+            let sink = Sink {
+                recorder: run.recorder.clone(),
+                clock: run.clock,
+            };
+            let contender = Contender::spawn(slot, command, stderr, sink);
+            contenders
+                .running
+                .push(contender.map_err(|e| e.to_string())?);
+        }
+        let ready = join_all(contenders.running.iter_mut().map(Contender::ready)).await;
+        ready.into_iter().collect::<Result<(), String>>()?;
+        for contender in &mut contenders.running {
+            contender.go()?;
+        }
+        Ok(contenders)
+    }
+
+    /// The command line of the contender of `slot`.
+    fn command(&self, run: &ContenderRun<'_>, slot: ClientSlot, port: u16) -> Command {
+        let mut command = Command::new(local::java().unwrap_or_else(|| "java".into()));
+        let workload = run.workload;
+        command
+            .args([
+                "-Xmx128m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+            ])
+            .arg(self.class_path())
+            .arg(MAIN_CLASS)
+            .arg(run.recipe.argument())
+            .arg(run.connect_string)
+            .arg(run.session_timeout_ms.to_string())
+            .arg(run.lock_path.as_str())
+            .arg(workload.acquisitions.to_string())
+            .args(
+                [
+                    workload.hold_ms.min,
+                    workload.hold_ms.max,
+                    workload.think_ms.min,
+                    workload.think_ms.max,
+                    run.seed,
+                    u64::from(port),
+                    u64::from(slot.0),
+                ]
+                .map(|n| n.to_string()),
+            );
+        command
+    }
+}
+
+impl Drop for Curator {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Which of Curator's recipes the contenders run: the counterpart of the scenario's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CuratorRecipe {
+    /// `InterProcessMutex`, beside our `mutex`.
+    Mutex,
+    /// `LeaderLatch`, beside our `leader-latch`.
+    LeaderLatch,
+}
+
+impl CuratorRecipe {
+    /// The counterpart of `scenario`'s recipe, if Curator has one here.
+    pub(crate) fn of(scenario: &scenarios::scenario::Scenario) -> Option<CuratorRecipe> {
+        match scenario.recipe.built_in()? {
+            RecipeKind::Mutex => Some(CuratorRecipe::Mutex),
+            RecipeKind::LeaderLatch => Some(CuratorRecipe::LeaderLatch),
+            _ => None,
+        }
+    }
+
+    /// The contender program's name for it.
+    fn argument(self) -> &'static str {
+        match self {
+            CuratorRecipe::Mutex => "mutex",
+            CuratorRecipe::LeaderLatch => "latch",
+        }
+    }
+}
+
+/// What the contenders of one run need to know.
+pub(crate) struct ContenderRun<'a> {
+    /// Curator's recipe they run.
+    pub recipe: CuratorRecipe,
+    /// The server.
+    pub connect_string: &'a str,
+    /// The session timeout they ask for.
+    pub session_timeout_ms: u64,
+    /// The lock path.
+    pub lock_path: &'a ZkPath,
+    /// The scenario's workload (acquisitions, hold and think times).
+    pub workload: &'a Workload,
+    /// The run's seed (each contender draws its hold and think times from it and its slot).
+    pub seed: u64,
+    /// The slot of the first contender (the one after the last Rust client).
+    pub first_slot: u16,
+    /// The run's recorder.
+    pub recorder: Recorder,
+    /// The run's clock.
+    pub clock: RealClock,
+    /// The run's protected resource.
+    pub resource: Arc<Mutex<FencedResource>>,
+}
+
+/// The contenders of a run, SIGKILLed when dropped before they end.
+pub(crate) struct Contenders {
+    running: Vec<Contender>,
+    /// Serves the resource until the contenders are gone.
+    service: ResourceService,
+}
+
+impl Contenders {
+    /// Waits until every contender has ended; the first failure, if any.
+    pub(crate) async fn ended(&mut self) -> Result<(), String> {
+        let endings = join_all(self.running.iter_mut().map(Contender::ended)).await;
+        endings.into_iter().collect()
+    }
+}
