@@ -36,6 +36,9 @@ enum Command {
     Real(cli::real::Args),
     /// Measure how often a session survives a partition, beside ZooKeeper 3.8's rules.
     Survival(cli::survival::Args),
+    /// One client process of a `real` run (started by `real`, which sends its spec on stdin).
+    #[command(hide = true)]
+    RealClient,
 }
 
 fn main() -> ExitCode {
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Command::Report(args) => cli::report::run(args),
         Command::Real(args) => cli::real::run(args),
         Command::Survival(args) => cli::survival::run(args),
+        Command::RealClient => return real::client::serve(),
     };
     cli::finish(result)
 }

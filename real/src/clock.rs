@@ -13,8 +13,9 @@ use scenarios::scenario::Span;
 /// The recorder of a real run: events stamped with real nanoseconds since the run started.
 pub type Recorder = scenarios::record::Recorder<RealClock>;
 
-/// Real time since the run started, on the process's monotonic clock (every client of a run
-/// reads the same one, so the merged trace is in the order things happened).
+/// Real time since the run started, on the system's monotonic clock (every client process of
+/// a run reads the same one from the same time zero, so the merged trace is in the order
+/// things happened).
 #[derive(Clone, Copy, Debug)]
 pub struct RealClock {
     start: Instant,
@@ -32,12 +33,43 @@ impl RealClock {
     pub fn origin(&self) -> Instant {
         self.start
     }
+
+    /// Time zero in nanoseconds of the system's `CLOCK_MONOTONIC`, which every process of
+    /// the machine reads alike: what a client process is given to share this clock
+    /// ([`RealClock::from_monotonic_ns`]).
+    pub fn origin_monotonic_ns(&self) -> u64 {
+        let since = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        monotonic_ns().saturating_sub(since)
+    }
+
+    /// The clock whose time zero is `origin` nanoseconds of `CLOCK_MONOTONIC` (Rust's
+    /// `Instant` reads that clock on Linux, so both processes stamp alike).
+    pub fn from_monotonic_ns(origin: u64) -> RealClock {
+        let since = Duration::from_nanos(monotonic_ns().saturating_sub(origin));
+        let now = Instant::now();
+        RealClock {
+            start: now.checked_sub(since).unwrap_or(now),
+        }
+    }
 }
 
 impl Clock for RealClock {
     fn elapsed(&self) -> Duration {
         self.start.elapsed()
     }
+}
+
+/// Now, in nanoseconds of `CLOCK_MONOTONIC`.
+fn monotonic_ns() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid timespec to write; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    let secs = u64::try_from(now.tv_sec).unwrap_or(0);
+    let nanos = u64::try_from(now.tv_nsec).unwrap_or(0);
+    secs * 1_000_000_000 + nanos
 }
 
 /// A real client's workload timers: tokio sleeps, durations drawn from the client's stream

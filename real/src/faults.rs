@@ -2,15 +2,18 @@
 //! injector that carries them out on the run's clock, recording each fault's start and end
 //! as the simulator's injector does.
 //!
-//! - `expire_session`: the client's newest session is expired as Curator's test utilities
-//!   do it ([`RealConnector::expire_latest`]: a second connection on the session, closed).
+//! - `expire_session`: the client's process expires its newest session as Curator's test
+//!   utilities do it ([`crate::session::RealConnector::expire_latest`]: a second connection
+//!   on the session, closed).
+//! - `pause`: the client's process is stopped (SIGSTOP) for the fault's duration, then
+//!   continued (SIGCONT): a GC pause, during which its session's heartbeats stop too.
 //! - `restart_server`: when the harness started the server, SIGKILL and a restart on the same
 //!   data directory (in an ensemble, of the leader); the fault ends when the server serves
 //!   again.
 //!
-//! Every other fault is refused before the run starts ([`refusal`]): clients are tasks of
-//! this process, so a pause or a crash of one alone has no counterpart yet, nor have the
-//! network faults, which need a proxy between the clients and the server.
+//! Every other fault is refused before the run starts ([`refusal`]): a crash needs the
+//! client's process restarted where it left off, and the network faults need a proxy between
+//! the clients and the server.
 
 use std::time::{Duration, Instant};
 
@@ -19,19 +22,19 @@ use scenarios::scenario::Scenario;
 use scenarios::trace::EventKind;
 
 use crate::clock::Recorder;
-use crate::session::RealConnector;
+use crate::processes::ClientProcess;
 use crate::target::Restarter;
 
 /// Why `fault` cannot run on a real ZooKeeper here (`local`: the harness started the server),
 /// or `None` when it can.
 fn missing_counterpart(fault: &Fault, local: bool) -> Option<&'static str> {
     match fault {
-        Fault::ExpireSession { .. } => None,
+        Fault::ExpireSession { .. } | Fault::Pause { .. } => None,
         Fault::RestartServer { .. } if local => None,
         Fault::RestartServer { .. } => {
             Some("needs a server the harness started: use --start-local")
         }
-        Fault::Pause { .. } | Fault::Crash { .. } => Some("needs a process per client"),
+        Fault::Crash { .. } => Some("needs a restart of a client process"),
         Fault::Partition { .. }
         | Fault::Isolate { .. }
         | Fault::Heal
@@ -83,8 +86,8 @@ pub fn refusal(
 
 /// What the injector acts on.
 pub(crate) struct Injector<'a> {
-    /// Each client's connector, by slot.
-    pub connectors: &'a [RealConnector],
+    /// Each client's process, by slot.
+    pub clients: &'a [ClientProcess],
     /// The local server, when the harness started it.
     pub restarter: Option<Restarter>,
     /// The run's recorder (faults are recorded on no client).
@@ -112,14 +115,12 @@ impl Injector<'_> {
 
     async fn inject(&self, fault: &Fault) -> Result<(), String> {
         match *fault {
-            Fault::ExpireSession { client } => {
-                let connector = &self.connectors[usize::from(client)];
-                // A client whose session has closed (its workload done) has nothing left to
-                // expire, as in the simulator.
-                match connector.expire_latest().await {
-                    Err(_) if !connector.has_open_session() => Ok(()),
-                    other => other,
-                }
+            Fault::ExpireSession { client } => self.client(client).expire_session().await,
+            Fault::Pause { client, for_ms } => {
+                let process = self.client(client);
+                process.pause()?;
+                tokio::time::sleep(Duration::from_millis(for_ms)).await;
+                process.resume()
             }
             Fault::RestartServer { down_ms } => {
                 let restarter = self.restarter.clone().ok_or("no local server to restart")?;
@@ -131,6 +132,10 @@ impl Injector<'_> {
             }
             _ => Err("no real counterpart (refused before the run)".into()),
         }
+    }
+
+    fn client(&self, client: u16) -> &ClientProcess {
+        &self.clients[usize::from(client)]
     }
 
     fn record(&self, kind: EventKind) {

@@ -3,18 +3,24 @@
 //! [`session`] implements `lock`'s `Coordination` and `Connector` over a real server with
 //! the `zookeeper-client` crate on the real tokio runtime (not madsim's), so the same
 //! recipes and driver run against it; [`run()`] runs a scenario's clients, workload and
-//! faults there ([`target`]: on which server; [`faults`]: which faults can run) and returns
-//! its trace.
+//! faults there ([`target`]: on which server; [`faults`]: which faults can run), each client
+//! an OS process of its own ([`client`]: what such a process runs, [`ClientLauncher`]: how
+//! it is started), and returns its trace.
 //!
 //! This crate never runs inside a madsim runtime: a `--cfg madsim` build is fine (madsim's
 //! libc overrides fall through when no simulation runs), a madsim runtime is not.
 
+pub mod client;
 pub mod clock;
 pub mod faults;
 pub mod local;
+mod processes;
+mod resource;
 mod run;
 pub mod session;
 mod snapshot;
 pub mod target;
+mod wire;
 
+pub use processes::ClientLauncher;
 pub use run::{RunFailure, run};

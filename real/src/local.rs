@@ -158,15 +158,16 @@ fn free_port() -> Result<(TcpListener, u16), HarnessError> {
     Ok((listener, port))
 }
 
-/// A fresh temporary directory for one local ZooKeeper.
-fn temp_dir() -> Result<PathBuf, HarnessError> {
+/// A fresh temporary directory, named `<prefix>-<pid>-<n>-<nanos>`: one local ZooKeeper's,
+/// or a run's fenced resource's.
+pub(crate) fn temp_dir(prefix: &str) -> Result<PathBuf, HarnessError> {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
     let name = format!(
-        "splitbrain-zk-{}-{}-{nanos}",
+        "{prefix}-{}-{}-{nanos}",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     );
@@ -314,7 +315,7 @@ type SpawnRequest = (Command, std::sync::mpsc::Sender<std::io::Result<Child>>);
 /// it, even when no `Drop` runs. Linux's parent-death signal fires when the *thread* that
 /// forked the child ends, so every child is forked by one spawner thread that lives as long
 /// as the process.
-fn spawn_bound_to_this_process(mut command: Command) -> std::io::Result<Child> {
+pub(crate) fn spawn_bound_to_this_process(mut command: Command) -> std::io::Result<Child> {
     static SPAWNER: std::sync::OnceLock<Mutex<std::sync::mpsc::Sender<SpawnRequest>>> =
         std::sync::OnceLock::new();
     let spawner = SPAWNER.get_or_init(|| {
@@ -371,7 +372,7 @@ impl Servers {
         if !installed() {
             return Err(HarnessError(NOT_INSTALLED.into()));
         }
-        let root = temp_dir()?;
+        let root = temp_dir("splitbrain-zk")?;
         // Servers are added one by one so a failure below still stops those started.
         let mut this = Servers {
             root,

@@ -3,43 +3,42 @@
 //! ([`scenarios::drive`]), its faults that have a real counterpart ([`crate::faults`]), and
 //! the trace, in the simulator's format with `meta.source = "real"`.
 //!
-//! The clients are tasks of this process on one current-thread tokio runtime (each session
-//! runs its own thread, see [`crate::session`]), not a process each: a fault that needs one
-//! client to stop alone (`pause`, `crash`) is refused. Every event is stamped by one
-//! monotonic clock, in nanoseconds since the clients started; the protected resource is one
-//! in-process [`FencedResource`] that every client reads and writes, checked as in the
-//! simulator. The run ends when every workload is done and its session closed, or at the
-//! scenario's horizon (real time), and records a snapshot of the lock path's subtree read
-//! through a fresh session (see [`crate::snapshot`] for the recipe's containers). The trace has no server-side events (`op_applied`,
+//! Each client is an OS process of its own ([`crate::client`], started by
+//! [`crate::processes`]) with its own sessions, so a fault can stop one alone (`pause`:
+//! SIGSTOP, then SIGCONT). Every event is stamped by the system's monotonic clock, in
+//! nanoseconds since the run's time zero, which the parent gives each client; the parent
+//! merges the events the clients report into one trace in time order. The protected resource
+//! is one [`scenarios::resource::Recorded`] resource in the parent, served to the clients on
+//! a local socket ([`crate::resource`]) and checked as in the simulator. The run ends when
+//! every workload is done and its session closed, or at the scenario's horizon (real time),
+//! and records a snapshot of the lock path's subtree read through a fresh session (see
+//! [`crate::snapshot`] for the recipe's containers); a client process that dies before its
+//! workload is done ends the run with how it died. Every client process is killed when the
+//! run ends, however it ends. The trace has no server-side events (`op_applied`,
 //! `watch_fired`, server sessions): the checkers that read them have nothing to judge there.
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::future::{join_all, pending};
-use futures::{FutureExt, select_biased};
+use futures::channel::mpsc::{UnboundedReceiver, unbounded};
+use futures::future::pending;
+use futures::{FutureExt, StreamExt, select_biased};
 use lock::coordination::Coordination;
-use lock::fencing::FencedResource;
-use lock::framework::{Framework, FrameworkConfig};
 use lock::ids::ClientSlot;
-use scenarios::drive::ClientWork;
 use scenarios::fault::ScheduledFault;
 use scenarios::recipes::RecipeKind;
-use scenarios::rng::SplitMix64;
 use scenarios::scenario::Scenario;
 use scenarios::trace::{Meta, Source, Trace};
 use serde_json::json;
 
-use crate::clock::{RealClock, RealExecutor, Recorder};
+use crate::clock::{RealClock, Recorder};
 use crate::faults::{Injector, refusal};
+use crate::processes::{ClientLauncher, ClientProcess, Ending};
+use crate::resource::ResourceServer;
 use crate::session::RealConnector;
 use crate::snapshot::{connect_within, snapshot};
 use crate::target::Target;
-
-/// The stream of the run's seed that real clients draw from (the scenario's faults use
-/// stream 1).
-const CLIENT_STREAM: u64 = 2;
+use crate::wire::ClientSpec;
 
 /// A run that did not end as it should: one line saying why, and the trace recorded until
 /// then (`None` when the run never started).
@@ -73,7 +72,12 @@ impl RunFailure {
 /// at once with one line when a fault is refused or no server answers within the session
 /// timeout (at least a second); with the partial trace when a fault cannot be carried out or
 /// the tree cannot be read at the end.
-pub fn run(scenario: &Scenario, seed: u64, target: &Target) -> Result<Trace, RunFailure> {
+pub fn run(
+    scenario: &Scenario,
+    seed: u64,
+    target: &Target,
+    launcher: &ClientLauncher,
+) -> Result<Trace, RunFailure> {
     let Some(recipe) = scenario.recipe.built_in() else {
         return Err(RunFailure::before_start(format!(
             "recipe: expected a recipe of splitbrain's table, found `{}`, a recipe of your own \
@@ -94,6 +98,7 @@ pub fn run(scenario: &Scenario, seed: u64, target: &Target) -> Result<Trace, Run
         recipe,
         seed,
         target,
+        launcher,
         target_kind: target.kind(),
         schedule,
     };
@@ -107,6 +112,8 @@ struct RealRun<'a> {
     recipe: RecipeKind,
     seed: u64,
     target: &'a Target,
+    /// How to start each client's process.
+    launcher: &'a ClientLauncher,
     /// What the target is, read once (a restart holds the local server meanwhile).
     target_kind: String,
     schedule: Vec<ScheduledFault>,
@@ -116,8 +123,7 @@ impl RealRun<'_> {
     async fn execute(&self) -> Result<Trace, RunFailure> {
         let timeout = Duration::from_millis(self.scenario.server.session_timeout_ms);
         let within = timeout.max(Duration::from_secs(1));
-        let connector = || RealConnector::new(self.target.connect_string(), timeout);
-        let observer = connector();
+        let observer = RealConnector::new(self.target.connect_string(), timeout);
         let probe = connect_within(&observer, within)
             .await
             .map_err(RunFailure::before_start)?;
@@ -125,21 +131,26 @@ impl RealRun<'_> {
 
         let clock = RealClock::start();
         let recorder = Recorder::new(clock);
-        let resource = Arc::new(Mutex::new(FencedResource::new(
-            self.scenario.workload.fenced,
-        )));
-        let connectors: Vec<RealConnector> =
-            (0..self.scenario.clients).map(|_| connector()).collect();
-        let works: Vec<_> = (0..self.scenario.clients)
-            .map(|i| self.client(ClientSlot(i), &recorder, &resource))
-            .collect();
-        let clients = join_all(works.iter().zip(&connectors).map(|(work, connector)| {
-            let nonce = work.executor.next_u32();
-            let framework = Framework::new(FrameworkConfig::default(), work.slot, nonce);
-            work.run(framework, connector)
-        }));
+        let resource = ResourceServer::start(self.scenario.workload.fenced, recorder.clone())
+            .map_err(RunFailure::before_start)?;
+        let (endings_tx, endings) = unbounded();
+        let mut clients = Vec::new();
+        for slot in (0..self.scenario.clients).map(ClientSlot) {
+            let spec = ClientSpec {
+                scenario: self.scenario.clone(),
+                seed: self.seed,
+                slot,
+                connect_string: self.target.connect_string().to_owned(),
+                origin_ns: clock.origin_monotonic_ns(),
+                resource: resource.socket().to_owned(),
+            };
+            match ClientProcess::spawn(self.launcher, &spec, recorder.clone(), endings_tx.clone()) {
+                Ok(process) => clients.push(process),
+                Err(why) => return Err(self.partial(&recorder, why)),
+            }
+        }
         let injector = Injector {
-            connectors: &connectors,
+            clients: &clients,
             restarter: self.target.restarter(),
             recorder: recorder.clone(),
         };
@@ -150,8 +161,9 @@ impl RealRun<'_> {
             }
         };
         let horizon = clock.origin() + Duration::from_millis(self.scenario.horizon_ms);
-        // Ctrl-C ends the run as a failure does: the partial trace is kept, and the local
-        // servers are stopped when the target is dropped.
+        // Ctrl-C ends the run as a failure does: the partial trace is kept, the client
+        // processes are killed when dropped, and the local servers are stopped when the
+        // target is dropped.
         let interrupted = async {
             match tokio::signal::ctrl_c().await {
                 Ok(()) => "interrupted (Ctrl-C)".to_owned(),
@@ -160,10 +172,11 @@ impl RealRun<'_> {
         };
         let failed = select_biased! {
             why = interrupted.fuse() => Some(why),
-            _ = clients.fuse() => None,
+            died = all_done(&clients, endings).fuse() => died,
             why = faults.fuse() => Some(why),
             () = tokio::time::sleep_until(horizon.into()).fuse() => None,
         };
+        drop(clients);
         if let Some(why) = failed {
             return Err(self.partial(&recorder, why));
         }
@@ -181,27 +194,6 @@ impl RealRun<'_> {
             }
         }
         Ok(self.trace(&recorder))
-    }
-
-    /// Client `slot`'s share of the run.
-    fn client(
-        &self,
-        slot: ClientSlot,
-        recorder: &Recorder,
-        resource: &Arc<Mutex<FencedResource>>,
-    ) -> ClientWork<RealClock, RealExecutor> {
-        let rng = SplitMix64::for_stream(self.seed, &[CLIENT_STREAM, u64::from(slot.0)]);
-        ClientWork {
-            slot,
-            recipe: self.scenario.recipe.clone(),
-            lock_path: self.scenario.lock_path.clone(),
-            workload: self.scenario.workload.clone(),
-            settings: self.scenario.recipe_settings,
-            recorder: recorder.clone(),
-            resource: resource.clone(),
-            started: Arc::default(),
-            executor: RealExecutor::new(rng),
-        }
     }
 
     fn partial(&self, recorder: &Recorder, message: String) -> RunFailure {
@@ -231,7 +223,23 @@ impl RealRun<'_> {
                 model_spec: None,
                 shrunk_from: None,
             },
-            events: recorder.take_events(),
+            events: recorder.take_events_in_order(),
         }
     }
+}
+
+/// Waits until every client process reports its workload done (`None`), or one dies first:
+/// how it died.
+async fn all_done(
+    clients: &[ClientProcess],
+    mut endings: UnboundedReceiver<Ending>,
+) -> Option<String> {
+    let mut done = 0;
+    while done < clients.len() {
+        match endings.next().await? {
+            Ending::Done(_) => done += 1,
+            Ending::Died(slot) => return Some(clients[usize::from(slot.0)].death()),
+        }
+    }
+    None
 }

@@ -1,13 +1,23 @@
 //! `real::run`: catalog scenarios on a real ZooKeeper started by the harness, judged by the
 //! same verdicts as simulated runs; refused faults and an unreachable server fail at once.
 
+use real::ClientLauncher;
 use real::local::Settings;
 use real::target::Target;
 use scenarios::catalog::Catalog;
-use scenarios::property::Expectation;
+use scenarios::fault::Fault;
+use scenarios::property::{Expectation, Property};
 use scenarios::scenario::Scenario;
 use scenarios::trace::{EventKind, Source, Trace};
 use std::time::Duration;
+
+/// Client processes are this crate's `splitbrain-real-client` program.
+fn launcher() -> ClientLauncher {
+    ClientLauncher::new(
+        env!("CARGO_BIN_EXE_splitbrain-real-client"),
+        std::iter::empty::<&str>(),
+    )
+}
 
 fn scenario(name: &str) -> Scenario {
     Catalog::builtin().unwrap().get(name).unwrap().clone()
@@ -26,7 +36,7 @@ fn standalone(scenario: &Scenario) -> Target {
 fn passes(name: &str) -> Trace {
     let scenario = scenario(name);
     let target = standalone(&scenario);
-    let trace = real::run(&scenario, 0, &target).unwrap_or_else(|e| panic!("{e}"));
+    let trace = real::run(&scenario, 0, &target, &launcher()).unwrap_or_else(|e| panic!("{e}"));
     target.stop();
     assert_eq!(trace.meta.source, Source::Real);
     let violations = scenarios::verdict::violations(&trace).unwrap();
@@ -77,13 +87,13 @@ fn server_restarts_pass_on_a_real_server() {
 #[test]
 fn a_fault_with_no_real_counterpart_is_refused_before_the_run() {
     let target = Target::connect("127.0.0.1:1");
-    let refused = real::run(&scenario("gc-pause-fenced"), 0, &target).unwrap_err();
+    let refused = real::run(&scenario("semaphore-crash"), 0, &target, &launcher()).unwrap_err();
     assert_eq!(
         refused.message,
-        "faults[0]: pause has no real counterpart yet (needs a process per client)"
+        "faults[0]: crash has no real counterpart yet (needs a restart of a client process)"
     );
     assert!(refused.trace.is_none());
-    let restart = real::run(&scenario("server-restart"), 0, &target).unwrap_err();
+    let restart = real::run(&scenario("server-restart"), 0, &target, &launcher()).unwrap_err();
     assert_eq!(
         restart.message,
         "faults[0]: restart_server has no real counterpart yet (needs a server the harness \
@@ -103,7 +113,7 @@ fn a_random_draw_with_no_real_counterpart_is_refused_by_its_seed() {
                 .any(|f| !matches!(f.fault, scenarios::fault::Fault::ExpireSession { .. }))
         })
         .unwrap();
-    let refused = real::run(&scenario, seed, &target).unwrap_err();
+    let refused = real::run(&scenario, seed, &target, &launcher()).unwrap_err();
     assert!(
         refused
             .message
@@ -119,7 +129,13 @@ fn an_unreachable_server_fails_at_once_naming_the_address() {
     let addr = listener.local_addr().unwrap();
     drop(listener);
     let scenario = scenario("herd-free-mutex");
-    let failed = real::run(&scenario, 0, &Target::connect(addr.to_string())).unwrap_err();
+    let failed = real::run(
+        &scenario,
+        0,
+        &Target::connect(addr.to_string()),
+        &launcher(),
+    )
+    .unwrap_err();
     assert!(
         failed.message.starts_with(&format!(
             "{addr}: no ZooKeeper server answered within 1000 ms"
@@ -128,4 +144,65 @@ fn an_unreachable_server_fails_at_once_naming_the_address() {
         failed.message
     );
     assert!(failed.trace.is_none());
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_sigstop_longer_than_the_session_splits_the_brain_and_fencing_catches_it() {
+    // Client 0 holds from about 0 ms and is stopped (SIGSTOP) from 300 to 2800 ms; its last
+    // heartbeat is before 300 ms, so the server expires its session by 300 + 1000 ms + a tick
+    // bucket, deletes its lock node, and client 1 (waiting since 100 ms) acquires well before
+    // 2800 ms, while client 0, stopped, still believes it holds: the overlap is the server's
+    // doing, not a race. What client 0 does first when continued (its overdue hold timer or
+    // the news of its expiry) is a race, so only "no stale access accepted" is asserted.
+    let scenario = scenario("gc-pause-fenced");
+    let target = standalone(&scenario);
+    let trace = real::run(&scenario, 0, &target, &launcher()).unwrap_or_else(|e| panic!("{e}"));
+    target.stop();
+    let violations = scenarios::verdict::violations(&trace).unwrap();
+    let overlap = violations
+        .iter()
+        .find(|v| v.property == Property::MutualExclusionBelief)
+        .expect("a belief overlap");
+    let pause = |end: bool| {
+        let at = trace.events.iter().find(|e| match &e.kind {
+            EventKind::FaultStart { fault } => !end && matches!(fault, Fault::Pause { .. }),
+            EventKind::FaultEnd { fault } => end && matches!(fault, Fault::Pause { .. }),
+            _ => false,
+        });
+        at.expect("the pause is recorded").t
+    };
+    assert!(
+        pause(false) < overlap.at && overlap.at < pause(true),
+        "client 1 acquires during the pause: {overlap:?}"
+    );
+    assert!(
+        !violations
+            .iter()
+            .any(|v| v.property == Property::MutualExclusionFenced),
+        "{violations:?}"
+    );
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_client_process_that_dies_ends_the_run_saying_how_with_the_partial_trace() {
+    let scenario = scenario("herd-free-mutex");
+    let target = standalone(&scenario);
+    // A client process that reads its spec and dies with a word on stderr.
+    let dying = ClientLauncher::new(
+        "/bin/sh",
+        ["-c", "head -n 1 >/dev/null; echo gone >&2; exit 7"],
+    );
+    let failed = real::run(&scenario, 0, &target, &dying).unwrap_err();
+    target.stop();
+    assert!(
+        failed.message.starts_with("client ")
+            && failed
+                .message
+                .ends_with("'s process died (exit status: 7): gone"),
+        "{}",
+        failed.message
+    );
+    assert!(failed.trace.is_some(), "the partial trace is kept");
 }

@@ -20,12 +20,17 @@ pub trait Clock: Clone + Send + Sync + 'static {
 }
 
 /// Collects trace events, stamped with nanoseconds of `C` since the run started. Cheap to
-/// clone; all clones append to one list.
+/// clone; all clones append to one list (or hand each event to one sink, see
+/// [`Recorder::streaming`]).
 #[derive(Clone)]
 pub struct Recorder<C> {
     clock: C,
     events: Arc<Mutex<Vec<Event>>>,
+    sink: Option<Arc<EventSink>>,
 }
+
+/// Where a streaming recorder hands each event as it is recorded.
+pub type EventSink = dyn Fn(Event) + Send + Sync;
 
 impl<C: Clock> Recorder<C> {
     /// A recorder stamping events with `clock`.
@@ -33,7 +38,24 @@ impl<C: Clock> Recorder<C> {
         Recorder {
             clock,
             events: Arc::default(),
+            sink: None,
         }
+    }
+
+    /// A recorder stamping events with `clock` that keeps none: each is handed to `sink` as
+    /// it is recorded (a real run's client process sends its events to the run's parent).
+    pub fn streaming(clock: C, sink: Arc<EventSink>) -> Recorder<C> {
+        Recorder {
+            clock,
+            events: Arc::default(),
+            sink: Some(sink),
+        }
+    }
+
+    /// Appends an event stamped elsewhere on the same clock (by another process of a real
+    /// run); [`Recorder::take_events_in_order`] puts it in its place.
+    pub fn push(&self, event: Event) {
+        self.events.lock().expect("recorder lock").push(event);
     }
 
     /// Records `kind` on `client` (`None`: the server or the environment).
@@ -44,7 +66,10 @@ impl<C: Clock> Recorder<C> {
             client,
             kind,
         };
-        self.events.lock().expect("recorder lock").push(event);
+        match &self.sink {
+            Some(sink) => sink(event),
+            None => self.events.lock().expect("recorder lock").push(event),
+        }
     }
 
     /// The events recorded so far.
@@ -56,6 +81,15 @@ impl<C: Clock> Recorder<C> {
     /// takes its trace this way instead of copying it.
     pub fn take_events(&self) -> Vec<Event> {
         std::mem::take(&mut *self.events.lock().expect("recorder lock"))
+    }
+
+    /// As [`Recorder::take_events`], sorted by time (stable: events of one time keep the
+    /// order they were recorded in) — for a recorder that [`Recorder::push`]es events of
+    /// other processes.
+    pub fn take_events_in_order(&self) -> Vec<Event> {
+        let mut events = self.take_events();
+        events.sort_by_key(|event| event.t);
+        events
     }
 }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use ::scenarios::property::{Expectation, Property};
 use ::scenarios::scenario::Scenario;
+use real::ClientLauncher;
 use real::local::Settings;
 use real::target::Target;
 use splitbrain::files::{write_atomic, write_json};
@@ -126,7 +127,7 @@ fn run_once(args: &Args, scenario: &Scenario, run: u32) -> Result<RunOutcome, Fa
             Target::start_local(args.ensemble.unwrap_or(1), settings)?
         }
     };
-    let result = real::run(scenario, args.seed, &target);
+    let result = real::run(scenario, args.seed, &target, &client_launcher()?);
     target.stop();
     let trace = match result {
         Ok(trace) => trace,
@@ -145,6 +146,16 @@ fn run_once(args: &Args, scenario: &Scenario, run: u32) -> Result<RunOutcome, Fa
     };
     let violations = ::scenarios::verdict::violations(&trace)?;
     Ok(RunOutcome { trace, violations })
+}
+
+/// Client processes are this binary, re-executed as `splitbrain real-client`.
+fn client_launcher() -> Result<ClientLauncher, Failure> {
+    let program = std::env::current_exe().map_err(|e| {
+        Failure(format!(
+            "cannot find this program to start client processes: {e}"
+        ))
+    })?;
+    Ok(ClientLauncher::new(program, ["real-client"]))
 }
 
 /// A failure before the run, naming `--connect` when its address is what failed.
