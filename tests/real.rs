@@ -124,11 +124,6 @@ fn faults_with_no_real_counterpart_are_refused_naming_them() {
          process)"
     );
     assert_eq!(
-        refused(&["partition-heal", "--start-local"]),
-        "splitbrain: faults[0]: partition has no real counterpart yet (needs a proxy between \
-         the clients and the server)"
-    );
-    assert_eq!(
         refused(&["random-faults-mutex", "--seed", "1", "--start-local"]),
         "splitbrain: random_faults: seed 1 draws crash at 2123 ms, which has no real \
          counterpart yet (needs a restart of a client process)"

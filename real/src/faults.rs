@@ -11,10 +11,16 @@
 //!   data directory (in an ensemble, of the leader); the fault ends when the server serves
 //!   again.
 //!
+//! - `partition`, `isolate`, `heal`: the client's links through its proxy ([`Proxies`]) hold
+//!   bytes in the cut directions until the fault's `for_ms` ends it or a `heal` ends every
+//!   cut; the fault's end is recorded then (a cut between two clients cuts nothing: they
+//!   exchange nothing).
+//!
 //! Every other fault is refused before the run starts ([`refusal`]): a crash needs the
-//! client's process restarted where it left off, and the network faults need a proxy between
-//! the clients and the server.
+//! client's process restarted where it left off, a `drop` has no counterpart on TCP (lost
+//! segments are retransmitted), and a `delay` is not mapped onto the proxy.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use scenarios::fault::{Fault, ScheduledFault};
@@ -23,6 +29,7 @@ use scenarios::trace::EventKind;
 
 use crate::clock::Recorder;
 use crate::processes::ClientProcess;
+use crate::proxy::Proxies;
 use crate::target::Restarter;
 
 /// Why `fault` cannot run on a real ZooKeeper here (`local`: the harness started the server),
@@ -35,11 +42,11 @@ fn missing_counterpart(fault: &Fault, local: bool) -> Option<&'static str> {
             Some("needs a server the harness started: use --start-local")
         }
         Fault::Crash { .. } => Some("needs a restart of a client process"),
-        Fault::Partition { .. }
-        | Fault::Isolate { .. }
-        | Fault::Heal
-        | Fault::Delay { .. }
-        | Fault::Drop { .. } => Some("needs a proxy between the clients and the server"),
+        Fault::Partition { .. } | Fault::Isolate { .. } | Fault::Heal => None,
+        Fault::Delay { .. } => {
+            Some("the proxy holds bytes but does not delay them per message as the simulator does")
+        }
+        Fault::Drop { .. } => Some("TCP retransmits what a link loses: a loss is only a delay"),
     }
 }
 
@@ -92,6 +99,9 @@ pub(crate) struct Injector<'a> {
     pub restarter: Option<Restarter>,
     /// The run's recorder (faults are recorded on no client).
     pub recorder: Recorder,
+    /// The proxies between the clients and the servers, when the schedule has network
+    /// faults.
+    pub proxies: Option<Arc<Proxies>>,
 }
 
 impl Injector<'_> {
@@ -105,15 +115,57 @@ impl Injector<'_> {
             self.record(EventKind::FaultStart {
                 fault: fault.clone(),
             });
-            self.inject(&fault)
+            let ended = self
+                .inject(index, &fault, schedule)
                 .await
                 .map_err(|why| format!("fault_schedule[{index}] ({}): {why}", kind_name(&fault)))?;
-            self.record(EventKind::FaultEnd { fault });
+            if ended {
+                self.record(EventKind::FaultEnd { fault });
+            }
         }
         Ok(())
     }
 
-    async fn inject(&self, fault: &Fault) -> Result<(), String> {
+    /// Carries out fault `index` of `schedule`: whether it has ended (a network fault ends
+    /// by itself after its `for_ms`, recorded then, or at a `heal`).
+    async fn inject(
+        &self,
+        index: usize,
+        fault: &Fault,
+        schedule: &[ScheduledFault],
+    ) -> Result<bool, String> {
+        match *fault {
+            Fault::Partition { for_ms, .. } | Fault::Isolate { for_ms, .. } => {
+                let proxies = self
+                    .proxies
+                    .clone()
+                    .ok_or("no proxy between clients and server")?;
+                proxies.cut(index, fault);
+                if let Some(for_ms) = for_ms {
+                    let (recorder, fault) = (self.recorder.clone(), fault.clone());
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(for_ms)).await;
+                        if proxies.heal(index) {
+                            recorder.record(None, EventKind::FaultEnd { fault });
+                        }
+                    });
+                }
+                Ok(false)
+            }
+            Fault::Heal => {
+                let healed = self.proxies.as_ref().map(|p| p.heal_all());
+                for healed in healed.unwrap_or_default() {
+                    let fault = schedule[healed].fault.clone();
+                    self.record(EventKind::FaultEnd { fault });
+                }
+                Ok(true)
+            }
+            _ => self.interrupt(fault).await.map(|()| true),
+        }
+    }
+
+    /// Carries out a fault that lasts while this runs.
+    async fn interrupt(&self, fault: &Fault) -> Result<(), String> {
         match *fault {
             Fault::ExpireSession { client } => self.client(client).expire_session().await,
             Fault::Pause { client, for_ms } => {

@@ -15,6 +15,7 @@ pub mod clock;
 pub mod faults;
 pub mod local;
 mod processes;
+mod proxy;
 mod resource;
 mod run;
 pub mod session;

@@ -5,7 +5,8 @@
 //!
 //! Each client is an OS process of its own ([`crate::client`], started by
 //! [`crate::processes`]) with its own sessions, so a fault can stop one alone (`pause`:
-//! SIGSTOP, then SIGCONT). Every event is stamped by the system's monotonic clock, in
+//! SIGSTOP, then SIGCONT); when the schedule has network faults, each client reaches the
+//! servers through its own blackholing proxies ([`crate::proxy`]). Every event is stamped by the system's monotonic clock, in
 //! nanoseconds since the run's time zero, which the parent gives each client; the parent
 //! merges the events the clients report into one trace in time order. The protected resource
 //! is one [`scenarios::resource::Recorded`] resource in the parent, served to the clients on
@@ -18,6 +19,7 @@
 //! `watch_fired`, server sessions): the checkers that read them have nothing to judge there.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::channel::mpsc::{UnboundedReceiver, unbounded};
@@ -25,7 +27,7 @@ use futures::future::pending;
 use futures::{FutureExt, StreamExt, select_biased};
 use lock::coordination::Coordination;
 use lock::ids::ClientSlot;
-use scenarios::fault::ScheduledFault;
+use scenarios::fault::{Fault, ScheduledFault};
 use scenarios::recipes::RecipeKind;
 use scenarios::scenario::Scenario;
 use scenarios::trace::{Meta, Source, Trace};
@@ -34,6 +36,7 @@ use serde_json::json;
 use crate::clock::{RealClock, Recorder};
 use crate::faults::{Injector, refusal};
 use crate::processes::{ClientLauncher, ClientProcess, Ending};
+use crate::proxy::Proxies;
 use crate::resource::ResourceServer;
 use crate::session::RealConnector;
 use crate::snapshot::{connect_within, snapshot};
@@ -133,6 +136,14 @@ impl RealRun<'_> {
         let recorder = Recorder::new(clock);
         let resource = ResourceServer::start(self.scenario.workload.fenced, recorder.clone())
             .map_err(RunFailure::before_start)?;
+        let proxies = match self.schedule.iter().any(|f| is_network(&f.fault)) {
+            true => Some(Arc::new(
+                Proxies::start(self.target.connect_string(), self.scenario.clients)
+                    .await
+                    .map_err(RunFailure::before_start)?,
+            )),
+            false => None,
+        };
         let (endings_tx, endings) = unbounded();
         let mut clients = Vec::new();
         for slot in (0..self.scenario.clients).map(ClientSlot) {
@@ -140,7 +151,10 @@ impl RealRun<'_> {
                 scenario: self.scenario.clone(),
                 seed: self.seed,
                 slot,
-                connect_string: self.target.connect_string().to_owned(),
+                connect_string: match &proxies {
+                    Some(proxies) => proxies.connect_string(slot.0).to_owned(),
+                    None => self.target.connect_string().to_owned(),
+                },
                 origin_ns: clock.origin_monotonic_ns(),
                 resource: resource.socket().to_owned(),
             };
@@ -153,6 +167,7 @@ impl RealRun<'_> {
             clients: &clients,
             restarter: self.target.restarter(),
             recorder: recorder.clone(),
+            proxies,
         };
         let faults = async {
             match injector.run(clock.origin(), &self.schedule).await {
@@ -242,4 +257,12 @@ async fn all_done(
         }
     }
     None
+}
+
+/// Whether `fault` acts on the network (so the run needs its proxies).
+fn is_network(fault: &Fault) -> bool {
+    matches!(
+        fault,
+        Fault::Partition { .. } | Fault::Isolate { .. } | Fault::Heal
+    )
 }

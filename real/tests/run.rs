@@ -5,7 +5,7 @@ use real::ClientLauncher;
 use real::local::Settings;
 use real::target::Target;
 use scenarios::catalog::Catalog;
-use scenarios::fault::Fault;
+use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::property::{Expectation, Property};
 use scenarios::scenario::Scenario;
 use scenarios::trace::{EventKind, Source, Trace};
@@ -93,6 +93,23 @@ fn a_fault_with_no_real_counterpart_is_refused_before_the_run() {
         "faults[0]: crash has no real counterpart yet (needs a restart of a client process)"
     );
     assert!(refused.trace.is_none());
+    let mut lossy = scenario("herd-free-mutex");
+    lossy.faults.push(ScheduledFault {
+        at_ms: 100,
+        fault: Fault::Drop {
+            from: Node::Client(0),
+            to: Node::Server,
+            percent: 50,
+            for_ms: None,
+        },
+    });
+    assert_eq!(
+        real::run(&lossy, 0, &target, &launcher())
+            .unwrap_err()
+            .message,
+        "faults[0]: drop has no real counterpart yet (TCP retransmits what a link loses: a \
+         loss is only a delay)"
+    );
     let restart = real::run(&scenario("server-restart"), 0, &target, &launcher()).unwrap_err();
     assert_eq!(
         restart.message,
@@ -110,7 +127,7 @@ fn a_random_draw_with_no_real_counterpart_is_refused_by_its_seed() {
             let schedule = scenario.fault_schedule(seed);
             schedule
                 .iter()
-                .any(|f| !matches!(f.fault, scenarios::fault::Fault::ExpireSession { .. }))
+                .any(|f| matches!(f.fault, Fault::Crash { .. } | Fault::Drop { .. }))
         })
         .unwrap();
     let refused = real::run(&scenario, seed, &target, &launcher()).unwrap_err();
@@ -205,4 +222,41 @@ fn a_client_process_that_dies_ends_the_run_saying_how_with_the_partial_trace() {
         failed.message
     );
     assert!(failed.trace.is_some(), "the partial trace is kept");
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn partitions_through_the_proxy_cut_each_client_off_and_pass_on_a_real_server() {
+    // Each cut (800, 800 and 600 ms) outlasts the client's read timeout (two thirds of the
+    // 1 s session timeout at most): the client hears nothing and drops the connection
+    // itself during its cut, whatever the scheduling.
+    let trace = passes("partition-heal");
+    let mut cuts = Vec::new();
+    for event in &trace.events {
+        match &event.kind {
+            EventKind::FaultStart { fault } => cuts.push((fault.clone(), event.t, None)),
+            EventKind::FaultEnd { fault } => {
+                let cut = cuts
+                    .iter_mut()
+                    .find(|(f, _, end)| f == fault && end.is_none());
+                cut.expect("a start before the end").2 = Some(event.t);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(cuts.len(), 3);
+    for (client, (fault, start, end)) in cuts.iter().enumerate() {
+        let end = end.unwrap_or_else(|| panic!("{fault:?} healed by itself"));
+        let disconnected = trace.events.iter().any(|e| {
+            e.client == Some(lock::ids::ClientSlot(client as u16))
+                && (start..=&end).contains(&&e.t)
+                && matches!(
+                    e.kind,
+                    EventKind::RawSession {
+                        state: lock::coordination::RawState::Disconnected
+                    }
+                )
+        });
+        assert!(disconnected, "client {client} noticed its cut {fault:?}");
+    }
 }
