@@ -42,6 +42,16 @@ impl RealClock {
         monotonic_ns().saturating_sub(since)
     }
 
+    /// Time zero in nanoseconds since the Unix epoch, on the wall clock (for a server's log,
+    /// stamped in epoch milliseconds).
+    pub fn origin_epoch_ns(&self) -> u64 {
+        let since = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        now.saturating_sub(since)
+    }
+
     /// The clock whose time zero is `origin` nanoseconds of `CLOCK_MONOTONIC` (Rust's
     /// `Instant` reads that clock on Linux, so both processes stamp alike).
     pub fn from_monotonic_ns(origin: u64) -> RealClock {

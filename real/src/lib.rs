@@ -18,6 +18,7 @@ mod processes;
 mod proxy;
 mod resource;
 mod run;
+mod server_log;
 pub mod session;
 mod snapshot;
 pub mod target;

@@ -15,8 +15,9 @@
 //! and records a snapshot of the lock path's subtree read through a fresh session (see
 //! [`crate::snapshot`] for the recipe's containers); a client process that dies before its
 //! workload is done ends the run with how it died. Every client process is killed when the
-//! run ends, however it ends. The trace has no server-side events (`op_applied`,
-//! `watch_fired`, server sessions): the checkers that read them have nothing to judge there.
+//! run ends, however it ends. The trace's only server-side events are the session expiries a
+//! local server logs ([`crate::server_log`]); it has no `op_applied` or `watch_fired`: the
+//! checkers that read them have nothing to judge there.
 
 use std::fmt;
 use std::sync::Arc;
@@ -38,6 +39,7 @@ use crate::faults::{Injector, refusal};
 use crate::processes::{ClientLauncher, ClientProcess, Ending};
 use crate::proxy::Proxies;
 use crate::resource::ResourceServer;
+use crate::server_log::ExpiryLog;
 use crate::session::RealConnector;
 use crate::snapshot::{connect_within, snapshot};
 use crate::target::Target;
@@ -134,6 +136,7 @@ impl RealRun<'_> {
 
         let clock = RealClock::start();
         let recorder = Recorder::new(clock);
+        let expiries = ExpiryLog::follow(self.target.server_logs(), clock, recorder.clone());
         let resource = ResourceServer::start(self.scenario.workload.fenced, recorder.clone())
             .map_err(RunFailure::before_start)?;
         let proxies = match self.schedule.iter().any(|f| is_network(&f.fault)) {
@@ -192,6 +195,7 @@ impl RealRun<'_> {
             () = tokio::time::sleep_until(horizon.into()).fuse() => None,
         };
         drop(clients);
+        drop(expiries);
         if let Some(why) = failed {
             return Err(self.partial(&recorder, why));
         }

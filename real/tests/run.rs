@@ -8,7 +8,7 @@ use scenarios::catalog::Catalog;
 use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::property::{Expectation, Property};
 use scenarios::scenario::Scenario;
-use scenarios::trace::{EventKind, Source, Trace};
+use scenarios::trace::{EventKind, ServerSession, Source, Trace};
 use std::time::Duration;
 
 /// Client processes are this crate's `splitbrain-real-client` program.
@@ -170,7 +170,7 @@ fn a_sigstop_longer_than_the_session_splits_the_brain_and_fencing_catches_it() {
     // heartbeat is before 300 ms, so the server expires its session by 300 + 1000 ms + a tick
     // bucket, deletes its lock node, and client 1 (waiting since 100 ms) acquires well before
     // 2800 ms, while client 0, stopped, still believes it holds: the overlap is the server's
-    // doing, not a race. What client 0 does first when continued (its overdue hold timer or
+    // doing, not a race (the server's log places the expiry in the pause too). What client 0 does first when continued (its overdue hold timer or
     // the news of its expiry) is a race, so only "no stale access accepted" is asserted.
     let scenario = scenario("gc-pause-fenced");
     let target = standalone(&scenario);
@@ -199,6 +199,18 @@ fn a_sigstop_longer_than_the_session_splits_the_brain_and_fencing_catches_it() {
             .any(|v| v.property == Property::MutualExclusionFenced),
         "{violations:?}"
     );
+    // The server's log says when it expired client 0's session: during the pause.
+    let expired = trace.events.iter().find(|e| {
+        matches!(
+            e.kind,
+            EventKind::ServerSession {
+                change: ServerSession::Expired,
+                ..
+            }
+        )
+    });
+    let expired = expired.expect("the server's expiry, read off its log").t;
+    assert!(pause(false) < expired && expired < pause(true));
 }
 
 #[test]
