@@ -1,9 +1,9 @@
 //! One client of a real run as its own OS process (`splitbrain real-client`, started by the
-//! run's parent, see [`crate::processes`]): it reads its [`ClientSpec`] from the first line
+//! run's parent, see [`crate::ClientLauncher`]): it reads its spec (`wire::ClientSpec`) from the first line
 //! of stdin, opens its own sessions on ZooKeeper, runs the scenario's recipe, framework layer
 //! and workload ([`scenarios::drive`]) on the run's shared clock, reaches the fenced resource
 //! through the parent's socket, and reports each trace event on stdout as it happens. Later
-//! stdin lines are the parent's [`Command`]s; when stdin ends (the parent is gone), it exits.
+//! stdin lines are the parent's commands; when stdin ends (the parent is gone), it exits.
 
 use std::process::ExitCode;
 use std::sync::Arc;

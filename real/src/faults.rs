@@ -11,7 +11,7 @@
 //!   data directory (in an ensemble, of the leader); the fault ends when the server serves
 //!   again.
 //!
-//! - `partition`, `isolate`, `heal`: the client's links through its proxy ([`Proxies`]) hold
+//! - `partition`, `isolate`, `heal`: the client's links through its proxy (`real::proxy`) hold
 //!   bytes in the cut directions until the fault's `for_ms` ends it or a `heal` ends every
 //!   cut; the fault's end is recorded then (a cut between two clients cuts nothing: they
 //!   exchange nothing).
