@@ -2,8 +2,10 @@
 //! run's parent, see [`crate::ClientLauncher`]): it reads its spec (`wire::ClientSpec`) from the first line
 //! of stdin, opens its own sessions on ZooKeeper, runs the scenario's recipe, framework layer
 //! and workload ([`scenarios::drive`]) on the run's shared clock, reaches the fenced resource
-//! through the parent's socket, and reports each trace event on stdout as it happens. Later
-//! stdin lines are the parent's commands; when stdin ends (the parent is gone), it exits.
+//! through the parent's socket, and reports each trace event on stdout as it happens. It
+//! reports `ready` and starts its workload when told `start` (so that a process slow to
+//! start does not eat into the scenario's timeline); later stdin lines are the parent's
+//! commands; when stdin ends (the parent is gone), it exits.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -48,6 +50,12 @@ fn run() -> Result<ExitCode, String> {
         ));
     }
     let resource = RemoteResource::connect(&spec.resource)?;
+    report(&Report::Ready);
+    match receive::<Command>(&mut std::io::stdin().lock(), "stdin")? {
+        Some(Command::Start) => {}
+        None => return Ok(ExitCode::from(1)),
+        Some(other) => return Err(format!("stdin: expected `start` first, found {other:?}")),
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -80,6 +88,8 @@ fn run() -> Result<ExitCode, String> {
         while let Some(command) = commands.next().await {
             match command {
                 Command::ExpireSession => report(&Report::Expired(expire(&connector).await)),
+                // Already started.
+                Command::Start => {}
             }
         }
     };

@@ -43,13 +43,24 @@ impl ClientLauncher {
     }
 }
 
-/// How a client process's reports ended, told to the run.
+/// Where a client process is, told to the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Ending {
+pub(crate) enum Progress {
+    /// It is ready to start its workload.
+    Ready(ClientSlot),
     /// It reported its workload done.
     Done(ClientSlot),
     /// Its stdout ended (or said something else) before it reported done: it died.
     Died(ClientSlot),
+}
+
+impl Progress {
+    /// The client it is about.
+    pub fn slot(self) -> ClientSlot {
+        match self {
+            Progress::Ready(slot) | Progress::Done(slot) | Progress::Died(slot) => slot,
+        }
+    }
 }
 
 /// Where the outcome of an expiry asked of a client process goes.
@@ -69,13 +80,13 @@ pub(crate) struct ClientProcess {
 }
 
 impl ClientProcess {
-    /// Starts the process `spec` describes; its events go to `recorder`, and how its reports
-    /// end to `endings`.
+    /// Starts the process `spec` describes; its events go to `recorder`, and its readiness
+    /// and how its reports end to `progress`.
     pub fn spawn(
         launcher: &ClientLauncher,
         spec: &ClientSpec,
         recorder: Recorder,
-        endings: UnboundedSender<Ending>,
+        progress: UnboundedSender<Progress>,
     ) -> Result<ClientProcess, String> {
         let slot = spec.slot;
         let failed = |e: std::io::Error| {
@@ -108,7 +119,7 @@ impl ClientProcess {
             stderr: Mutex::new(None),
         };
         wire::send(&mut *process.stdin.lock().expect("stdin"), spec).map_err(failed)?;
-        process.read_reports(stdout, recorder, endings)?;
+        process.read_reports(stdout, recorder, progress)?;
         let last_words = std::thread::Builder::new()
             .name(format!("client-{}-stderr", slot.0))
             .spawn(move || {
@@ -126,7 +137,7 @@ impl ClientProcess {
         &self,
         stdout: ChildStdout,
         recorder: Recorder,
-        endings: UnboundedSender<Ending>,
+        progress: UnboundedSender<Progress>,
     ) -> Result<(), String> {
         let (slot, expired, done) = (self.slot, self.expired.clone(), self.done.clone());
         let reader = move || {
@@ -134,6 +145,9 @@ impl ClientProcess {
             let what = format!("client {}'s reports", slot.0);
             while let Ok(Some(report)) = wire::receive::<Report>(&mut reports, &what) {
                 match report {
+                    Report::Ready => {
+                        let _ = progress.unbounded_send(Progress::Ready(slot));
+                    }
                     Report::Event(event) => recorder.push(event),
                     Report::Expired(outcome) => {
                         if let Some(waiting) = expired.lock().expect("expiry").take() {
@@ -142,12 +156,12 @@ impl ClientProcess {
                     }
                     Report::Done => {
                         done.store(true, Ordering::SeqCst);
-                        let _ = endings.unbounded_send(Ending::Done(slot));
+                        let _ = progress.unbounded_send(Progress::Done(slot));
                         return;
                     }
                 }
             }
-            let _ = endings.unbounded_send(Ending::Died(slot));
+            let _ = progress.unbounded_send(Progress::Died(slot));
         };
         std::thread::Builder::new()
             .name(format!("client-{}-reports", slot.0))
@@ -159,6 +173,15 @@ impl ClientProcess {
     /// Whether the process reported its workload done.
     pub fn is_done(&self) -> bool {
         self.done.load(Ordering::SeqCst)
+    }
+
+    /// Tells the ready process to start its workload.
+    pub fn start(&self) -> Result<(), String> {
+        wire::send(
+            &mut *self.stdin.lock().expect("stdin"),
+            &wire::Command::Start,
+        )
+        .map_err(|e| format!("cannot start client {}: {e}", self.slot.0))
     }
 
     /// Asks the process to expire its newest session and waits for the outcome; a process

@@ -8,7 +8,9 @@
 //! SIGSTOP, then SIGCONT); when the schedule has network faults, each client reaches the
 //! servers through its own blackholing proxies ([`crate::proxy`]). Every event is stamped by the system's monotonic clock, in
 //! nanoseconds since the run's time zero, which the parent gives each client; the parent
-//! merges the events the clients report into one trace in time order. The protected resource
+//! merges the events the clients report into one trace in time order. The
+//! scenario's timeline (workload timers, faults, horizon) starts once every client process
+//! reports ready, so trace times run a few ms (process start) ahead of the scenario's. The protected resource
 //! is one [`scenarios::resource::Recorded`] resource in the parent, served to the clients on
 //! a local socket ([`crate::resource`]) and checked as in the simulator. The run ends when
 //! every workload is done and its session closed, or at the scenario's horizon (real time),
@@ -21,7 +23,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::channel::mpsc::{UnboundedReceiver, unbounded};
 use futures::future::pending;
@@ -36,7 +38,7 @@ use serde_json::json;
 
 use crate::clock::{RealClock, Recorder};
 use crate::faults::{Injector, refusal};
-use crate::processes::{ClientLauncher, ClientProcess, Ending};
+use crate::processes::{ClientLauncher, ClientProcess, Progress};
 use crate::proxy::Proxies;
 use crate::resource::ResourceServer;
 use crate::server_log::ExpiryLog;
@@ -147,7 +149,7 @@ impl RealRun<'_> {
             )),
             false => None,
         };
-        let (endings_tx, endings) = unbounded();
+        let (progress_tx, mut progress) = unbounded();
         let mut clients = Vec::new();
         for slot in (0..self.scenario.clients).map(ClientSlot) {
             let spec = ClientSpec {
@@ -161,10 +163,20 @@ impl RealRun<'_> {
                 origin_ns: clock.origin_monotonic_ns(),
                 resource: resource.socket().to_owned(),
             };
-            match ClientProcess::spawn(self.launcher, &spec, recorder.clone(), endings_tx.clone()) {
+            match ClientProcess::spawn(self.launcher, &spec, recorder.clone(), progress_tx.clone())
+            {
                 Ok(process) => clients.push(process),
                 Err(why) => return Err(self.partial(&recorder, why)),
             }
+        }
+        if let Some(why) = all(&clients, &mut progress, Progress::Ready).await {
+            return Err(self.partial(&recorder, why));
+        }
+        // The scenario's timeline (the workloads' timers, the faults, the horizon) starts once
+        // every client process is ready, however long they took to start.
+        let start = Instant::now();
+        if let Err(why) = clients.iter().try_for_each(ClientProcess::start) {
+            return Err(self.partial(&recorder, why));
         }
         let injector = Injector {
             clients: &clients,
@@ -173,12 +185,12 @@ impl RealRun<'_> {
             proxies,
         };
         let faults = async {
-            match injector.run(clock.origin(), &self.schedule).await {
+            match injector.run(start, &self.schedule).await {
                 Err(why) => why,
                 Ok(()) => pending().await,
             }
         };
-        let horizon = clock.origin() + Duration::from_millis(self.scenario.horizon_ms);
+        let horizon = start + Duration::from_millis(self.scenario.horizon_ms);
         // Ctrl-C ends the run as a failure does: the partial trace is kept, the client
         // processes are killed when dropped, and the local servers are stopped when the
         // target is dropped.
@@ -190,7 +202,7 @@ impl RealRun<'_> {
         };
         let failed = select_biased! {
             why = interrupted.fuse() => Some(why),
-            died = all_done(&clients, endings).fuse() => died,
+            died = all(&clients, &mut progress, Progress::Done).fuse() => died,
             why = faults.fuse() => Some(why),
             () = tokio::time::sleep_until(horizon.into()).fuse() => None,
         };
@@ -247,17 +259,19 @@ impl RealRun<'_> {
     }
 }
 
-/// Waits until every client process reports its workload done (`None`), or one dies first:
-/// how it died.
-async fn all_done(
+/// Waits until every client process has reached `stage` (`Progress::Ready` or
+/// `Progress::Done`): `None`, or how one died first.
+async fn all(
     clients: &[ClientProcess],
-    mut endings: UnboundedReceiver<Ending>,
+    progress: &mut UnboundedReceiver<Progress>,
+    stage: fn(ClientSlot) -> Progress,
 ) -> Option<String> {
-    let mut done = 0;
-    while done < clients.len() {
-        match endings.next().await? {
-            Ending::Done(_) => done += 1,
-            Ending::Died(slot) => return Some(clients[usize::from(slot.0)].death()),
+    let mut reached = 0;
+    while reached < clients.len() {
+        match progress.next().await? {
+            Progress::Died(slot) => return Some(clients[usize::from(slot.0)].death()),
+            other if other == stage(other.slot()) => reached += 1,
+            _ => {}
         }
     }
     None

@@ -33,6 +33,8 @@ pub struct ClientSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Command {
+    /// Start the workload (the first command, once every client process is ready).
+    Start,
     /// Expire the client's newest session as Curator's test utilities do.
     ExpireSession,
 }
@@ -41,6 +43,8 @@ pub enum Command {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Report {
+    /// It has read its spec and reached the fenced resource: it starts on [`Command::Start`].
+    Ready,
     /// An event of its trace, stamped on the run's clock.
     Event(Event),
     /// The outcome of [`Command::ExpireSession`].
