@@ -38,6 +38,9 @@ enum Command {
     Survival(cli::survival::Args),
     /// Measure the simulator and the model checker; write bench.json and bench.md.
     Bench(cli::bench::Args),
+    /// One client process of a `real` run (started by `real`, which sends its spec on stdin).
+    #[command(hide = true)]
+    RealClient,
 }
 
 fn main() -> ExitCode {
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Real(args) => cli::real::run(args),
         Command::Survival(args) => cli::survival::run(args),
         Command::Bench(args) => cli::bench::run(args),
+        Command::RealClient => return real::client::serve(),
     };
     cli::finish(result)
 }

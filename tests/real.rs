@@ -142,18 +142,14 @@ fn refused(args: &[&str]) -> String {
 #[test]
 fn faults_with_no_real_counterpart_are_refused_naming_them() {
     assert_eq!(
-        refused(&["gc-pause-fenced", "--connect", "127.0.0.1:1"]),
-        "splitbrain: faults[0]: pause has no real counterpart yet (needs a process per client)"
-    );
-    assert_eq!(
-        refused(&["partition-heal", "--start-local"]),
-        "splitbrain: faults[0]: partition has no real counterpart yet (needs a proxy between \
-         the clients and the server)"
+        refused(&["semaphore-crash", "--connect", "127.0.0.1:1"]),
+        "splitbrain: faults[0]: crash has no real counterpart yet (needs a restart of a client \
+         process)"
     );
     assert_eq!(
         refused(&["random-faults-mutex", "--seed", "1", "--start-local"]),
         "splitbrain: random_faults: seed 1 draws crash at 2123 ms, which has no real \
-         counterpart yet (needs a process per client)"
+         counterpart yet (needs a restart of a client process)"
     );
 }
 

@@ -13,34 +13,59 @@ use scenarios::scenario::Span;
 /// The recorder of a real run: events stamped with real nanoseconds since the run started.
 pub type Recorder = scenarios::record::Recorder<RealClock>;
 
-/// Real time since the run started, on the process's monotonic clock (every client of a run
-/// reads the same one, so the merged trace is in the order things happened).
+/// Real time since the run started, on the system's monotonic clock (every client process of
+/// a run reads the same one from the same time zero, so the merged trace is in the order
+/// things happened).
 #[derive(Clone, Copy, Debug)]
 pub struct RealClock {
     start: Instant,
-    /// `CLOCK_MONOTONIC` at `start`, the clock `Instant` reads on Linux.
-    start_monotonic: Duration,
 }
 
 impl RealClock {
     /// A clock whose time zero is now.
     pub fn start() -> RealClock {
-        let start = Instant::now();
         RealClock {
-            start,
-            start_monotonic: monotonic_now().saturating_sub(start.elapsed()),
+            start: Instant::now(),
         }
-    }
-
-    /// The time since the start of a reading of `CLOCK_MONOTONIC` taken by another process
-    /// (Java's `System.nanoTime()` reads it on Linux); zero for a reading before the start.
-    pub fn since_start(&self, monotonic: Duration) -> Duration {
-        monotonic.saturating_sub(self.start_monotonic)
     }
 
     /// The instant of time zero.
     pub fn origin(&self) -> Instant {
         self.start
+    }
+
+    /// Time zero in nanoseconds of the system's `CLOCK_MONOTONIC`, which every process of
+    /// the machine reads alike: what a client process is given to share this clock
+    /// ([`RealClock::from_monotonic_ns`]).
+    pub fn origin_monotonic_ns(&self) -> u64 {
+        let since = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        monotonic_ns().saturating_sub(since)
+    }
+
+    /// Time zero in nanoseconds since the Unix epoch, on the wall clock (for a server's log,
+    /// stamped in epoch milliseconds).
+    pub fn origin_epoch_ns(&self) -> u64 {
+        let since = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        now.saturating_sub(since)
+    }
+
+    /// The time since time zero of a reading of `CLOCK_MONOTONIC` taken by another process
+    /// (Java's `System.nanoTime()` reads it on Linux); zero for a reading before time zero.
+    pub fn since_start(&self, monotonic: Duration) -> Duration {
+        monotonic.saturating_sub(Duration::from_nanos(self.origin_monotonic_ns()))
+    }
+
+    /// The clock whose time zero is `origin` nanoseconds of `CLOCK_MONOTONIC` (Rust's
+    /// `Instant` reads that clock on Linux, so both processes stamp alike).
+    pub fn from_monotonic_ns(origin: u64) -> RealClock {
+        let since = Duration::from_nanos(monotonic_ns().saturating_sub(origin));
+        let now = Instant::now();
+        RealClock {
+            start: now.checked_sub(since).unwrap_or(now),
+        }
     }
 }
 
@@ -50,20 +75,17 @@ impl Clock for RealClock {
     }
 }
 
-/// The time on `CLOCK_MONOTONIC`.
-fn monotonic_now() -> Duration {
+/// Now, in nanoseconds of `CLOCK_MONOTONIC`.
+fn monotonic_ns() -> u64 {
     let mut now = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: clock_gettime writes one timespec through a valid pointer; CLOCK_MONOTONIC is
-    // always available on Linux.
-    unsafe {
-        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now);
-    }
+    // SAFETY: `now` is a valid timespec to write; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
     let secs = u64::try_from(now.tv_sec).unwrap_or(0);
-    let nanos = u32::try_from(now.tv_nsec).unwrap_or(0);
-    Duration::new(secs, nanos)
+    let nanos = u64::try_from(now.tv_nsec).unwrap_or(0);
+    secs * 1_000_000_000 + nanos
 }
 
 /// A real client's workload timers: tokio sleeps, durations drawn from the client's stream

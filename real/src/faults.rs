@@ -2,16 +2,25 @@
 //! injector that carries them out on the run's clock, recording each fault's start and end
 //! as the simulator's injector does.
 //!
-//! - `expire_session`: the client's newest session is expired as Curator's test utilities
-//!   do it ([`RealConnector::expire_latest`]: a second connection on the session, closed).
+//! - `expire_session`: the client's process expires its newest session as Curator's test
+//!   utilities do it ([`crate::session::RealConnector::expire_latest`]: a second connection
+//!   on the session, closed).
+//! - `pause`: the client's process is stopped (SIGSTOP) for the fault's duration, then
+//!   continued (SIGCONT): a GC pause, during which its session's heartbeats stop too.
 //! - `restart_server`: when the harness started the server, SIGKILL and a restart on the same
 //!   data directory (in an ensemble, of the leader); the fault ends when the server serves
 //!   again.
 //!
-//! Every other fault is refused before the run starts ([`refusal`]): clients are tasks of
-//! this process, so a pause or a crash of one alone has no counterpart yet, nor have the
-//! network faults, which need a proxy between the clients and the server.
+//! - `partition`, `isolate`, `heal`: the client's links through its proxy (`real::proxy`) hold
+//!   bytes in the cut directions until the fault's `for_ms` ends it or a `heal` ends every
+//!   cut; the fault's end is recorded then (a cut between two clients cuts nothing: they
+//!   exchange nothing).
+//!
+//! Every other fault is refused before the run starts ([`refusal`]): a crash needs the
+//! client's process restarted where it left off, a `drop` has no counterpart on TCP (lost
+//! segments are retransmitted), and a `delay` is not mapped onto the proxy.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use scenarios::fault::{Fault, ScheduledFault};
@@ -19,24 +28,25 @@ use scenarios::scenario::Scenario;
 use scenarios::trace::EventKind;
 
 use crate::clock::Recorder;
-use crate::session::RealConnector;
+use crate::processes::ClientProcess;
+use crate::proxy::Proxies;
 use crate::target::Restarter;
 
 /// Why `fault` cannot run on a real ZooKeeper here (`local`: the harness started the server),
 /// or `None` when it can.
 fn missing_counterpart(fault: &Fault, local: bool) -> Option<&'static str> {
     match fault {
-        Fault::ExpireSession { .. } => None,
+        Fault::ExpireSession { .. } | Fault::Pause { .. } => None,
         Fault::RestartServer { .. } if local => None,
         Fault::RestartServer { .. } => {
             Some("needs a server the harness started: use --start-local")
         }
-        Fault::Pause { .. } | Fault::Crash { .. } => Some("needs a process per client"),
-        Fault::Partition { .. }
-        | Fault::Isolate { .. }
-        | Fault::Heal
-        | Fault::Delay { .. }
-        | Fault::Drop { .. } => Some("needs a proxy between the clients and the server"),
+        Fault::Crash { .. } => Some("needs a restart of a client process"),
+        Fault::Partition { .. } | Fault::Isolate { .. } | Fault::Heal => None,
+        Fault::Delay { .. } => {
+            Some("the proxy holds bytes but does not delay them per message as the simulator does")
+        }
+        Fault::Drop { .. } => Some("TCP retransmits what a link loses: a loss is only a delay"),
     }
 }
 
@@ -83,12 +93,15 @@ pub fn refusal(
 
 /// What the injector acts on.
 pub(crate) struct Injector<'a> {
-    /// Each client's connector, by slot.
-    pub connectors: &'a [RealConnector],
+    /// Each client's process, by slot.
+    pub clients: &'a [ClientProcess],
     /// The local server, when the harness started it.
     pub restarter: Option<Restarter>,
     /// The run's recorder (faults are recorded on no client).
     pub recorder: Recorder,
+    /// The proxies between the clients and the servers, when the schedule has network
+    /// faults.
+    pub proxies: Option<Arc<Proxies>>,
 }
 
 impl Injector<'_> {
@@ -102,24 +115,64 @@ impl Injector<'_> {
             self.record(EventKind::FaultStart {
                 fault: fault.clone(),
             });
-            self.inject(&fault)
+            let ended = self
+                .inject(index, &fault, schedule)
                 .await
                 .map_err(|why| format!("fault_schedule[{index}] ({}): {why}", kind_name(&fault)))?;
-            self.record(EventKind::FaultEnd { fault });
+            if ended {
+                self.record(EventKind::FaultEnd { fault });
+            }
         }
         Ok(())
     }
 
-    async fn inject(&self, fault: &Fault) -> Result<(), String> {
+    /// Carries out fault `index` of `schedule`: whether it has ended (a network fault ends
+    /// by itself after its `for_ms`, recorded then, or at a `heal`).
+    async fn inject(
+        &self,
+        index: usize,
+        fault: &Fault,
+        schedule: &[ScheduledFault],
+    ) -> Result<bool, String> {
         match *fault {
-            Fault::ExpireSession { client } => {
-                let connector = &self.connectors[usize::from(client)];
-                // A client whose session has closed (its workload done) has nothing left to
-                // expire, as in the simulator.
-                match connector.expire_latest().await {
-                    Err(_) if !connector.has_open_session() => Ok(()),
-                    other => other,
+            Fault::Partition { for_ms, .. } | Fault::Isolate { for_ms, .. } => {
+                let proxies = self
+                    .proxies
+                    .clone()
+                    .ok_or("no proxy between clients and server")?;
+                proxies.cut(index, fault);
+                if let Some(for_ms) = for_ms {
+                    let (recorder, fault) = (self.recorder.clone(), fault.clone());
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(for_ms)).await;
+                        if proxies.heal(index) {
+                            recorder.record(None, EventKind::FaultEnd { fault });
+                        }
+                    });
                 }
+                Ok(false)
+            }
+            Fault::Heal => {
+                let healed = self.proxies.as_ref().map(|p| p.heal_all());
+                for healed in healed.unwrap_or_default() {
+                    let fault = schedule[healed].fault.clone();
+                    self.record(EventKind::FaultEnd { fault });
+                }
+                Ok(true)
+            }
+            _ => self.interrupt(fault).await.map(|()| true),
+        }
+    }
+
+    /// Carries out a fault that lasts while this runs.
+    async fn interrupt(&self, fault: &Fault) -> Result<(), String> {
+        match *fault {
+            Fault::ExpireSession { client } => self.client(client).expire_session().await,
+            Fault::Pause { client, for_ms } => {
+                let process = self.client(client);
+                process.pause()?;
+                tokio::time::sleep(Duration::from_millis(for_ms)).await;
+                process.resume()
             }
             Fault::RestartServer { down_ms } => {
                 let restarter = self.restarter.clone().ok_or("no local server to restart")?;
@@ -131,6 +184,10 @@ impl Injector<'_> {
             }
             _ => Err("no real counterpart (refused before the run)".into()),
         }
+    }
+
+    fn client(&self, client: u16) -> &ClientProcess {
+        &self.clients[usize::from(client)]
     }
 
     fn record(&self, kind: EventKind) {

@@ -3,22 +3,30 @@
 //! [`session`] implements `lock`'s `Coordination` and `Connector` over a real server with
 //! the `zookeeper-client` crate on the real tokio runtime (not madsim's), so the same
 //! recipes and driver run against it; [`run()`] runs a scenario's clients, workload and
-//! faults there ([`target`]: on which server; [`faults`]: which faults can run) and returns
-//! its trace; [`run_with_curator`] runs Apache Curator's own `InterProcessMutex` in Java
-//! processes beside them on the same lock path ([`curator`]), and [`wakeups`] counts the
-//! waiters each release wakes from the server's side.
+//! faults there ([`target`]: on which server; [`faults`]: which faults can run), each client
+//! an OS process of its own ([`client`]: what such a process runs, [`ClientLauncher`]: how
+//! it is started), and returns its trace; [`run_with_curator`] runs Apache Curator's own
+//! `InterProcessMutex` in Java processes beside them on the same lock path ([`curator`]),
+//! and [`wakeups`] counts the waiters each release wakes from the server's side.
 //!
 //! This crate never runs inside a madsim runtime: a `--cfg madsim` build is fine (madsim's
 //! libc overrides fall through when no simulation runs), a madsim runtime is not.
 
+pub mod client;
 pub mod clock;
 pub mod curator;
 pub mod faults;
 pub mod local;
+mod processes;
+mod proxy;
+mod resource;
 mod run;
+mod server_log;
 pub mod session;
 mod snapshot;
 pub mod target;
 pub mod wakeups;
+mod wire;
 
+pub use processes::ClientLauncher;
 pub use run::{RunFailure, curator_refusal, run, run_with_curator};

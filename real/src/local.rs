@@ -30,6 +30,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The jar Debian's `zookeeper` package installs (its manifest carries the class path).
 pub const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
+/// The servers' log format (java.util.logging, the backend slf4j logs to): the record's
+/// time in milliseconds since the epoch, its level, its message — so a run can place the
+/// server's session expiries on its clock (`real::server_log`).
+const SERVER_LOG_FORMAT: &str = "-Djava.util.logging.SimpleFormatter.format=%1$tQ %4$s %5$s%6$s%n";
+
 /// A logging backend for slf4j that Debian ships (`libslf4j-java`): logs go to stderr.
 pub const SLF4J_BACKEND_JAR: &str = "/usr/share/java/slf4j-jdk14.jar";
 /// What to tell a user whose machine lacks the package.
@@ -159,8 +164,8 @@ fn free_port() -> Result<(TcpListener, u16), HarnessError> {
     Ok((listener, port))
 }
 
-/// A fresh temporary directory `<tmp>/<prefix>-<pid>-<n>-<nanos>` (a local ZooKeeper's, or
-/// the Curator contenders' classes).
+/// A fresh temporary directory `<tmp>/<prefix>-<pid>-<n>-<nanos>`: a local ZooKeeper's, a
+/// run's fenced resource's, or the Curator contenders' classes.
 pub(crate) fn temp_dir(prefix: &str) -> Result<PathBuf, HarnessError> {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let nanos = SystemTime::now()
@@ -223,6 +228,8 @@ impl Server {
                 "-XX:TieredStopAtLevel=1",
                 "-Dzookeeper.admin.enableServer=false",
                 "-Dzookeeper.jmx.log4j.disable=true",
+                // Each log line starts with its epoch milliseconds (see `SERVER_LOG_FORMAT`).
+                SERVER_LOG_FORMAT,
                 "-cp",
                 &class_path(),
                 "org.apache.zookeeper.server.quorum.QuorumPeerMain",
@@ -541,6 +548,11 @@ impl Standalone {
         self.servers.servers[0].client_addr()
     }
 
+    /// The server's log.
+    pub fn log_path(&self) -> PathBuf {
+        self.servers.servers[0].log_path()
+    }
+
     /// The server's mode, `None` when it does not serve.
     pub fn mode(&self) -> Option<Mode> {
         self.servers.servers[0].mode()
@@ -633,6 +645,11 @@ impl Ensemble {
     /// Server `server`'s client address.
     pub fn client_addr(&self, server: usize) -> Option<SocketAddr> {
         self.servers.servers.get(server).map(Server::client_addr)
+    }
+
+    /// Each server's log, by index.
+    pub fn log_paths(&self) -> Vec<PathBuf> {
+        self.servers.servers.iter().map(Server::log_path).collect()
     }
 
     /// Server `server`'s mode, `None` when it does not serve (or does not exist).

@@ -3,44 +3,50 @@
 //! ([`scenarios::drive`]), its faults that have a real counterpart ([`crate::faults`]), and
 //! the trace, in the simulator's format with `meta.source = "real"`.
 //!
-//! The clients are tasks of this process on one current-thread tokio runtime (each session
-//! runs its own thread, see [`crate::session`]), not a process each: a fault that needs one
-//! client to stop alone (`pause`, `crash`) is refused. Every event is stamped by one
-//! monotonic clock, in nanoseconds since the clients started; the protected resource is one
-//! in-process [`FencedResource`] that every client reads and writes, checked as in the
-//! simulator. The run ends when every workload is done and its session closed, or at the
-//! scenario's horizon (real time), and records a snapshot of the lock path's subtree read
-//! through a fresh session (see [`crate::snapshot`] for the recipe's containers). The trace has no server-side events (`op_applied`,
-//! `watch_fired`, server sessions): the checkers that read them have nothing to judge there.
+//! Each client is an OS process of its own ([`crate::client`], started by
+//! [`crate::processes`]) with its own sessions, so a fault can stop one alone (`pause`:
+//! SIGSTOP, then SIGCONT); when the schedule has network faults, each client reaches the
+//! servers through its own blackholing proxies ([`crate::proxy`]). Every event is stamped by the system's monotonic clock, in
+//! nanoseconds since the run's time zero, which the parent gives each client; the parent
+//! merges the events the clients report into one trace in time order. The
+//! scenario's timeline (workload timers, faults, horizon) starts once every client process
+//! reports ready, so trace times run a few ms (process start) ahead of the scenario's. The protected resource
+//! is one [`scenarios::resource::Recorded`] resource in the parent, served to the clients on
+//! a local socket ([`crate::resource`]) and checked as in the simulator. The run ends when
+//! every workload is done and its session closed, or at the scenario's horizon (real time),
+//! and records a snapshot of the lock path's subtree read through a fresh session (see
+//! [`crate::snapshot`] for the recipe's containers); a client process that dies before its
+//! workload is done ends the run with how it died. Every client process is killed when the
+//! run ends, however it ends. The trace's only server-side events are the session expiries a
+//! local server logs ([`crate::server_log`]); it has no `op_applied` or `watch_fired`: the
+//! checkers that read them have nothing to judge there.
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use futures::future::{join_all, pending};
-use futures::{FutureExt, select_biased};
+use futures::channel::mpsc::{UnboundedReceiver, unbounded};
+use futures::future::pending;
+use futures::{FutureExt, StreamExt, select_biased};
 use lock::coordination::Coordination;
-use lock::fencing::FencedResource;
-use lock::framework::{Framework, FrameworkConfig};
 use lock::ids::ClientSlot;
-use scenarios::drive::ClientWork;
-use scenarios::fault::ScheduledFault;
+use scenarios::fault::{Fault, ScheduledFault};
 use scenarios::recipes::RecipeKind;
-use scenarios::rng::SplitMix64;
 use scenarios::scenario::Scenario;
 use scenarios::trace::{Meta, Source, Trace};
 use serde_json::json;
 
-use crate::clock::{RealClock, RealExecutor, Recorder};
+use crate::clock::{RealClock, Recorder};
 use crate::curator::{ContenderRun, Curator, CuratorRecipe};
 use crate::faults::{Injector, refusal};
+use crate::processes::{ClientLauncher, ClientProcess, Progress};
+use crate::proxy::Proxies;
+use crate::resource::ResourceServer;
+use crate::server_log::ExpiryLog;
 use crate::session::RealConnector;
 use crate::snapshot::{connect_within, snapshot};
 use crate::target::Target;
-
-/// The stream of the run's seed that real clients draw from (the scenario's faults use
-/// stream 1).
-const CLIENT_STREAM: u64 = 2;
+use crate::wire::ClientSpec;
 
 /// A run that did not end as it should: one line saying why, and the trace recorded until
 /// then (`None` when the run never started).
@@ -74,8 +80,13 @@ impl RunFailure {
 /// at once with one line when a fault is refused or no server answers within the session
 /// timeout (at least a second); with the partial trace when a fault cannot be carried out or
 /// the tree cannot be read at the end.
-pub fn run(scenario: &Scenario, seed: u64, target: &Target) -> Result<Trace, RunFailure> {
-    run_beside(scenario, seed, target, None)
+pub fn run(
+    scenario: &Scenario,
+    seed: u64,
+    target: &Target,
+    launcher: &ClientLauncher,
+) -> Result<Trace, RunFailure> {
+    run_beside(scenario, seed, target, launcher, None)
 }
 
 /// As [`run()`], with `curator`'s contenders running Curator's own `InterProcessMutex` beside
@@ -87,12 +98,13 @@ pub fn run_with_curator(
     scenario: &Scenario,
     seed: u64,
     target: &Target,
+    launcher: &ClientLauncher,
     curator: &Curator,
 ) -> Result<Trace, RunFailure> {
     if let Some(refused) = curator_refusal(scenario) {
         return Err(RunFailure::before_start(refused));
     }
-    run_beside(scenario, seed, target, Some(curator))
+    run_beside(scenario, seed, target, launcher, Some(curator))
 }
 
 /// Why Curator contenders cannot run beside `scenario`'s clients, if they cannot: one line
@@ -120,6 +132,7 @@ fn run_beside(
     scenario: &Scenario,
     seed: u64,
     target: &Target,
+    launcher: &ClientLauncher,
     curator: Option<&Curator>,
 ) -> Result<Trace, RunFailure> {
     let Some(recipe) = scenario.recipe.built_in() else {
@@ -142,9 +155,10 @@ fn run_beside(
         recipe,
         seed,
         target,
+        launcher,
+        curator,
         target_kind: target.kind(),
         schedule,
-        curator,
     };
     runtime.block_on(real.execute())
 }
@@ -156,19 +170,20 @@ struct RealRun<'a> {
     recipe: RecipeKind,
     seed: u64,
     target: &'a Target,
+    /// How to start each client's process.
+    launcher: &'a ClientLauncher,
+    /// Curator contenders beside the scenario's clients.
+    curator: Option<&'a Curator>,
     /// What the target is, read once (a restart holds the local server meanwhile).
     target_kind: String,
     schedule: Vec<ScheduledFault>,
-    /// Curator contenders beside the scenario's clients.
-    curator: Option<&'a Curator>,
 }
 
 impl RealRun<'_> {
     async fn execute(&self) -> Result<Trace, RunFailure> {
         let timeout = Duration::from_millis(self.scenario.server.session_timeout_ms);
         let within = timeout.max(Duration::from_secs(1));
-        let connector = || RealConnector::new(self.target.connect_string(), timeout);
-        let observer = connector();
+        let observer = RealConnector::new(self.target.connect_string(), timeout);
         let probe = connect_within(&observer, within)
             .await
             .map_err(RunFailure::before_start)?;
@@ -176,9 +191,40 @@ impl RealRun<'_> {
 
         let clock = RealClock::start();
         let recorder = Recorder::new(clock);
-        let resource = Arc::new(Mutex::new(FencedResource::new(
-            self.scenario.workload.fenced,
-        )));
+        let expiries = ExpiryLog::follow(self.target.server_logs(), clock, recorder.clone());
+        let resource = ResourceServer::start(self.scenario.workload.fenced, recorder.clone())
+            .map_err(RunFailure::before_start)?;
+        let proxies = match self.schedule.iter().any(|f| is_network(&f.fault)) {
+            true => Some(Arc::new(
+                Proxies::start(self.target.connect_string(), self.scenario.clients)
+                    .await
+                    .map_err(RunFailure::before_start)?,
+            )),
+            false => None,
+        };
+        let (progress_tx, mut progress) = unbounded();
+        let mut clients = Vec::new();
+        for slot in (0..self.scenario.clients).map(ClientSlot) {
+            let spec = ClientSpec {
+                scenario: self.scenario.clone(),
+                seed: self.seed,
+                slot,
+                connect_string: match &proxies {
+                    Some(proxies) => proxies.connect_string(slot.0).to_owned(),
+                    None => self.target.connect_string().to_owned(),
+                },
+                origin_ns: clock.origin_monotonic_ns(),
+                resource: resource.socket().to_owned(),
+            };
+            match ClientProcess::spawn(self.launcher, &spec, recorder.clone(), progress_tx.clone())
+            {
+                Ok(process) => clients.push(process),
+                Err(why) => return Err(self.partial(&recorder, why)),
+            }
+        }
+        if let Some(why) = all(&clients, &mut progress, Progress::Ready).await {
+            return Err(self.partial(&recorder, why));
+        }
         let mut contenders = match self.curator {
             None => None,
             Some(curator) => {
@@ -193,30 +239,28 @@ impl RealRun<'_> {
                 None => Ok(()),
             }
         };
-        let connectors: Vec<RealConnector> =
-            (0..self.scenario.clients).map(|_| connector()).collect();
-        let works: Vec<_> = (0..self.scenario.clients)
-            .map(|i| self.client(ClientSlot(i), &recorder, &resource))
-            .collect();
-        let clients = join_all(works.iter().zip(&connectors).map(|(work, connector)| {
-            let nonce = work.executor.next_u32();
-            let framework = Framework::new(FrameworkConfig::default(), work.slot, nonce);
-            work.run(framework, connector)
-        }));
+        // The scenario's timeline (the workloads' timers, the faults, the horizon) starts once
+        // every client process is ready, however long they took to start.
+        let start = Instant::now();
+        if let Err(why) = clients.iter().try_for_each(ClientProcess::start) {
+            return Err(self.partial(&recorder, why));
+        }
         let injector = Injector {
-            connectors: &connectors,
+            clients: &clients,
             restarter: self.target.restarter(),
             recorder: recorder.clone(),
+            proxies,
         };
         let faults = async {
-            match injector.run(clock.origin(), &self.schedule).await {
+            match injector.run(start, &self.schedule).await {
                 Err(why) => why,
                 Ok(()) => pending().await,
             }
         };
-        let horizon = clock.origin() + Duration::from_millis(self.scenario.horizon_ms);
-        // Ctrl-C ends the run as a failure does: the partial trace is kept, and the local
-        // servers are stopped when the target is dropped.
+        let horizon = start + Duration::from_millis(self.scenario.horizon_ms);
+        // Ctrl-C ends the run as a failure does: the partial trace is kept, the client
+        // processes are killed when dropped, and the local servers are stopped when the
+        // target is dropped.
         let interrupted = async {
             match tokio::signal::ctrl_c().await {
                 Ok(()) => "interrupted (Ctrl-C)".to_owned(),
@@ -224,8 +268,11 @@ impl RealRun<'_> {
             }
         };
         let everyone = async {
-            let ((), ended) = futures::join!(clients.map(drop), contenders_ended);
-            ended.err()
+            let (died, ended) = futures::join!(
+                all(&clients, &mut progress, Progress::Done),
+                contenders_ended
+            );
+            died.or(ended.err())
         };
         let failed = select_biased! {
             why = interrupted.fuse() => Some(why),
@@ -233,8 +280,10 @@ impl RealRun<'_> {
             why = faults.fuse() => Some(why),
             () = tokio::time::sleep_until(horizon.into()).fuse() => None,
         };
+        drop(clients);
         // Contenders still running at the horizon are killed before the tree is read.
         drop(contenders);
+        drop(expiries);
         if let Some(why) = failed {
             return Err(self.partial(&recorder, why));
         }
@@ -254,33 +303,12 @@ impl RealRun<'_> {
         Ok(self.trace(&recorder))
     }
 
-    /// Client `slot`'s share of the run.
-    fn client(
-        &self,
-        slot: ClientSlot,
-        recorder: &Recorder,
-        resource: &Arc<Mutex<FencedResource>>,
-    ) -> ClientWork<RealClock, RealExecutor> {
-        let rng = SplitMix64::for_stream(self.seed, &[CLIENT_STREAM, u64::from(slot.0)]);
-        ClientWork {
-            slot,
-            recipe: self.scenario.recipe.clone(),
-            lock_path: self.scenario.lock_path.clone(),
-            workload: self.scenario.workload.clone(),
-            settings: self.scenario.recipe_settings,
-            recorder: recorder.clone(),
-            resource: resource.clone(),
-            started: Arc::default(),
-            executor: RealExecutor::new(rng),
-        }
-    }
-
     /// What the Curator contenders of this run need to know.
     fn contender_run(
         &self,
         recorder: &Recorder,
         clock: RealClock,
-        resource: &Arc<Mutex<FencedResource>>,
+        resource: &ResourceServer,
     ) -> ContenderRun<'_> {
         ContenderRun {
             recipe: CuratorRecipe::of(self.scenario).expect("refused before the run"),
@@ -292,7 +320,7 @@ impl RealRun<'_> {
             first_slot: self.scenario.clients,
             recorder: recorder.clone(),
             clock,
-            resource: resource.clone(),
+            resource: resource.resource(),
         }
     }
 
@@ -324,7 +352,33 @@ impl RealRun<'_> {
                 model_spec: None,
                 shrunk_from: None,
             },
-            events: recorder.take_events_in_time_order(),
+            events: recorder.take_events_in_order(),
         }
     }
+}
+
+/// Waits until every client process has reached `stage` (`Progress::Ready` or
+/// `Progress::Done`): `None`, or how one died first.
+async fn all(
+    clients: &[ClientProcess],
+    progress: &mut UnboundedReceiver<Progress>,
+    stage: fn(ClientSlot) -> Progress,
+) -> Option<String> {
+    let mut reached = 0;
+    while reached < clients.len() {
+        match progress.next().await? {
+            Progress::Died(slot) => return Some(clients[usize::from(slot.0)].death()),
+            other if other == stage(other.slot()) => reached += 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether `fault` acts on the network (so the run needs its proxies).
+fn is_network(fault: &Fault) -> bool {
+    matches!(
+        fault,
+        Fault::Partition { .. } | Fault::Isolate { .. } | Fault::Heal
+    )
 }

@@ -2,6 +2,7 @@
 //! started for the run, which the run can crash and restart (`restart_server`) and which is
 //! stopped when the target is dropped (or [`Target::stop`]ped), on error too.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -65,6 +66,17 @@ impl Target {
             Some(local) => match &*local {
                 Local::Standalone(_) => "standalone".into(),
                 Local::Ensemble(ensemble) => format!("ensemble-{}", ensemble.len()),
+            },
+        }
+    }
+
+    /// The logs of the servers the harness started (none for `--connect`).
+    pub fn server_logs(&self) -> Vec<PathBuf> {
+        match self.local.as_ref().map(|l| l.lock().expect("local server")) {
+            None => Vec::new(),
+            Some(local) => match &*local {
+                Local::Standalone(server) => vec![server.log_path()],
+                Local::Ensemble(ensemble) => ensemble.log_paths(),
             },
         }
     }

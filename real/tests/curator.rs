@@ -3,6 +3,8 @@
 //! ZooKeeper: one merged trace, judged by the same verdicts, grants in queue order across
 //! languages, one waiter woken per release as the server counts it.
 
+mod support;
+
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -15,6 +17,7 @@ use real::wakeups::DeletedWatches;
 use scenarios::catalog::Catalog;
 use scenarios::scenario::{Scenario, Span};
 use scenarios::trace::{EventKind, Trace};
+use support::launcher;
 
 const RUST_CLIENTS: u16 = 3;
 const CURATOR_CONTENDERS: u16 = 3;
@@ -46,8 +49,8 @@ fn passes_mixed(scenario: &Scenario) {
     let server: SocketAddr = target.connect_string().parse().unwrap();
     let before = DeletedWatches::read(server).unwrap();
     let started = Instant::now();
-    let trace =
-        real::run_with_curator(scenario, 0, &target, &curator).unwrap_or_else(|e| panic!("{e}"));
+    let trace = real::run_with_curator(scenario, 0, &target, &launcher(), &curator)
+        .unwrap_or_else(|e| panic!("{e}"));
     let took = started.elapsed();
     let woken = DeletedWatches::read(server).unwrap().since(before);
     target.stop();

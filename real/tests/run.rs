@@ -1,13 +1,18 @@
 //! `real::run`: catalog scenarios on a real ZooKeeper started by the harness, judged by the
 //! same verdicts as simulated runs; refused faults and an unreachable server fail at once.
 
+mod support;
+
+use real::ClientLauncher;
 use real::local::Settings;
 use real::target::Target;
 use scenarios::catalog::Catalog;
-use scenarios::property::Expectation;
+use scenarios::fault::{Fault, Node, ScheduledFault};
+use scenarios::property::{Expectation, Property};
 use scenarios::scenario::Scenario;
-use scenarios::trace::{EventKind, Source, Trace};
+use scenarios::trace::{EventKind, ServerSession, Source, Trace};
 use std::time::Duration;
+use support::launcher;
 
 fn scenario(name: &str) -> Scenario {
     Catalog::builtin().unwrap().get(name).unwrap().clone()
@@ -26,7 +31,7 @@ fn standalone(scenario: &Scenario) -> Target {
 fn passes(name: &str) -> Trace {
     let scenario = scenario(name);
     let target = standalone(&scenario);
-    let trace = real::run(&scenario, 0, &target).unwrap_or_else(|e| panic!("{e}"));
+    let trace = real::run(&scenario, 0, &target, &launcher()).unwrap_or_else(|e| panic!("{e}"));
     target.stop();
     assert_eq!(trace.meta.source, Source::Real);
     let violations = scenarios::verdict::violations(&trace).unwrap();
@@ -77,13 +82,30 @@ fn server_restarts_pass_on_a_real_server() {
 #[test]
 fn a_fault_with_no_real_counterpart_is_refused_before_the_run() {
     let target = Target::connect("127.0.0.1:1");
-    let refused = real::run(&scenario("gc-pause-fenced"), 0, &target).unwrap_err();
+    let refused = real::run(&scenario("semaphore-crash"), 0, &target, &launcher()).unwrap_err();
     assert_eq!(
         refused.message,
-        "faults[0]: pause has no real counterpart yet (needs a process per client)"
+        "faults[0]: crash has no real counterpart yet (needs a restart of a client process)"
     );
     assert!(refused.trace.is_none());
-    let restart = real::run(&scenario("server-restart"), 0, &target).unwrap_err();
+    let mut lossy = scenario("herd-free-mutex");
+    lossy.faults.push(ScheduledFault {
+        at_ms: 100,
+        fault: Fault::Drop {
+            from: Node::Client(0),
+            to: Node::Server,
+            percent: 50,
+            for_ms: None,
+        },
+    });
+    assert_eq!(
+        real::run(&lossy, 0, &target, &launcher())
+            .unwrap_err()
+            .message,
+        "faults[0]: drop has no real counterpart yet (TCP retransmits what a link loses: a \
+         loss is only a delay)"
+    );
+    let restart = real::run(&scenario("server-restart"), 0, &target, &launcher()).unwrap_err();
     assert_eq!(
         restart.message,
         "faults[0]: restart_server has no real counterpart yet (needs a server the harness \
@@ -100,10 +122,10 @@ fn a_random_draw_with_no_real_counterpart_is_refused_by_its_seed() {
             let schedule = scenario.fault_schedule(seed);
             schedule
                 .iter()
-                .any(|f| !matches!(f.fault, scenarios::fault::Fault::ExpireSession { .. }))
+                .any(|f| matches!(f.fault, Fault::Crash { .. } | Fault::Drop { .. }))
         })
         .unwrap();
-    let refused = real::run(&scenario, seed, &target).unwrap_err();
+    let refused = real::run(&scenario, seed, &target, &launcher()).unwrap_err();
     assert!(
         refused
             .message
@@ -119,7 +141,13 @@ fn an_unreachable_server_fails_at_once_naming_the_address() {
     let addr = listener.local_addr().unwrap();
     drop(listener);
     let scenario = scenario("herd-free-mutex");
-    let failed = real::run(&scenario, 0, &Target::connect(addr.to_string())).unwrap_err();
+    let failed = real::run(
+        &scenario,
+        0,
+        &Target::connect(addr.to_string()),
+        &launcher(),
+    )
+    .unwrap_err();
     assert!(
         failed.message.starts_with(&format!(
             "{addr}: no ZooKeeper server answered within 1000 ms"
@@ -128,4 +156,114 @@ fn an_unreachable_server_fails_at_once_naming_the_address() {
         failed.message
     );
     assert!(failed.trace.is_none());
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_sigstop_longer_than_the_session_splits_the_brain_and_fencing_catches_it() {
+    // Client 0 holds from about 0 ms and is stopped (SIGSTOP) from 300 to 2800 ms; its last
+    // heartbeat is before 300 ms, so the server expires its session by 300 + 1000 ms + a tick
+    // bucket, deletes its lock node, and client 1 (waiting since 100 ms) acquires well before
+    // 2800 ms, while client 0, stopped, still believes it holds: the overlap is the server's
+    // doing, not a race (the server's log places the expiry in the pause too). What client 0 does first when continued (its overdue hold timer or
+    // the news of its expiry) is a race, so only "no stale access accepted" is asserted.
+    let scenario = scenario("gc-pause-fenced");
+    let target = standalone(&scenario);
+    let trace = real::run(&scenario, 0, &target, &launcher()).unwrap_or_else(|e| panic!("{e}"));
+    target.stop();
+    let violations = scenarios::verdict::violations(&trace).unwrap();
+    let overlap = violations
+        .iter()
+        .find(|v| v.property == Property::MutualExclusionBelief)
+        .expect("a belief overlap");
+    let pause = |end: bool| {
+        let at = trace.events.iter().find(|e| match &e.kind {
+            EventKind::FaultStart { fault } => !end && matches!(fault, Fault::Pause { .. }),
+            EventKind::FaultEnd { fault } => end && matches!(fault, Fault::Pause { .. }),
+            _ => false,
+        });
+        at.expect("the pause is recorded").t
+    };
+    assert!(
+        pause(false) < overlap.at && overlap.at < pause(true),
+        "client 1 acquires during the pause: {overlap:?}"
+    );
+    assert!(
+        !violations
+            .iter()
+            .any(|v| v.property == Property::MutualExclusionFenced),
+        "{violations:?}"
+    );
+    // The server's log says when it expired client 0's session: during the pause.
+    let expired = trace.events.iter().find(|e| {
+        matches!(
+            e.kind,
+            EventKind::ServerSession {
+                change: ServerSession::Expired,
+                ..
+            }
+        )
+    });
+    let expired = expired.expect("the server's expiry, read off its log").t;
+    assert!(pause(false) < expired && expired < pause(true));
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_client_process_that_dies_ends_the_run_saying_how_with_the_partial_trace() {
+    let scenario = scenario("herd-free-mutex");
+    let target = standalone(&scenario);
+    // A client process that reads its spec and dies with a word on stderr.
+    let dying = ClientLauncher::new(
+        "/bin/sh",
+        ["-c", "head -n 1 >/dev/null; echo gone >&2; exit 7"],
+    );
+    let failed = real::run(&scenario, 0, &target, &dying).unwrap_err();
+    target.stop();
+    assert!(
+        failed.message.starts_with("client ")
+            && failed
+                .message
+                .ends_with("'s process died (exit status: 7): gone"),
+        "{}",
+        failed.message
+    );
+    assert!(failed.trace.is_some(), "the partial trace is kept");
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn partitions_through_the_proxy_cut_each_client_off_and_pass_on_a_real_server() {
+    // Each cut (800, 800 and 600 ms) outlasts the client's read timeout (two thirds of the
+    // 1 s session timeout at most): the client hears nothing and drops the connection
+    // itself during its cut, whatever the scheduling.
+    let trace = passes("partition-heal");
+    let mut cuts = Vec::new();
+    for event in &trace.events {
+        match &event.kind {
+            EventKind::FaultStart { fault } => cuts.push((fault.clone(), event.t, None)),
+            EventKind::FaultEnd { fault } => {
+                let cut = cuts
+                    .iter_mut()
+                    .find(|(f, _, end)| f == fault && end.is_none());
+                cut.expect("a start before the end").2 = Some(event.t);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(cuts.len(), 3);
+    for (client, (fault, start, end)) in cuts.iter().enumerate() {
+        let end = end.unwrap_or_else(|| panic!("{fault:?} healed by itself"));
+        let disconnected = trace.events.iter().any(|e| {
+            e.client == Some(lock::ids::ClientSlot(client as u16))
+                && (start..=&end).contains(&&e.t)
+                && matches!(
+                    e.kind,
+                    EventKind::RawSession {
+                        state: lock::coordination::RawState::Disconnected
+                    }
+                )
+        });
+        assert!(disconnected, "client {client} noticed its cut {fault:?}");
+    }
 }

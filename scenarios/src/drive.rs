@@ -19,7 +19,7 @@ use futures::future::Fuse;
 use lock::client::Client;
 use lock::coordination::Connector;
 use lock::driver::{Driver, Handle};
-use lock::fencing::{FencedResource, Token};
+use lock::fencing::Token;
 use lock::framework::Framework;
 use lock::ids::{ClientSlot, Owner};
 use lock::recipe::Recipe;
@@ -29,8 +29,8 @@ use lock::zk::Path;
 use crate::recipe_ref::RecipeRef;
 use crate::recipes::{RecipeDef, Testable, Visitor};
 use crate::record::{Clock, Recorder, TraceObserver};
+use crate::resource::SharedResource;
 use crate::scenario::{Span, Workload as WorkloadSettings};
-use crate::trace::EventKind;
 use crate::usage::RecipeSettings;
 use crate::workload::{WorkEffect, WorkInput, WorkTimer, Workload};
 
@@ -64,8 +64,8 @@ pub struct ClientWork<C, E> {
     pub settings: RecipeSettings,
     /// The run's recorder.
     pub recorder: Recorder<C>,
-    /// The run's protected resource.
-    pub resource: Arc<Mutex<FencedResource>>,
+    /// The run's protected resource (it records the accesses).
+    pub resource: Arc<dyn SharedResource>,
     /// Acquisitions started so far, across restarts.
     pub started: Arc<Mutex<u32>>,
     /// The executor's clock and seeded source.
@@ -212,36 +212,15 @@ impl<C: Clock, E: Executor> ClientWork<C, E> {
         (kind, Box::pin(self.executor.sleep(duration)).fuse())
     }
 
-    /// Reads the resource with `token` and records it; the value, unless refused. No
-    /// re-check of the lock around the accesses: that is what fencing is for.
+    /// Reads the resource with `token` (the resource records it); the value, unless refused.
+    /// No re-check of the lock around the accesses: that is what fencing is for.
     fn read(&self, owner: Owner, token: Token) -> Option<u64> {
-        let read = self.resource().read(token);
-        self.record(EventKind::ResourceRead {
-            owner,
-            token,
-            accepted: read.is_ok(),
-            value: read.ok(),
-        });
-        read.ok()
+        self.resource.read(self.slot, owner, token)
     }
 
-    /// Writes `value` with `token` and records it.
+    /// Writes `value` with `token` (the resource records it).
     fn write(&self, owner: Owner, token: Token, value: u64) {
-        let accepted = self.resource().write(token, value).is_ok();
-        self.record(EventKind::ResourceWrite {
-            owner,
-            token,
-            value,
-            accepted,
-        });
-    }
-
-    fn resource(&self) -> std::sync::MutexGuard<'_, FencedResource> {
-        self.resource.lock().expect("resource lock")
-    }
-
-    fn record(&self, kind: EventKind) {
-        self.recorder.record(Some(self.slot), kind);
+        self.resource.write(self.slot, owner, token, value);
     }
 }
 

@@ -13,6 +13,7 @@ pub mod property;
 pub mod recipe_ref;
 pub mod recipes;
 pub mod record;
+pub mod resource;
 pub mod rng;
 pub mod scenario;
 pub mod shrink;

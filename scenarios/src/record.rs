@@ -20,12 +20,17 @@ pub trait Clock: Clone + Send + Sync + 'static {
 }
 
 /// Collects trace events, stamped with nanoseconds of `C` since the run started. Cheap to
-/// clone; all clones append to one list.
+/// clone; all clones append to one list (or hand each event to one sink, see
+/// [`Recorder::streaming`]).
 #[derive(Clone)]
 pub struct Recorder<C> {
     clock: C,
     events: Arc<Mutex<Vec<Event>>>,
+    sink: Option<Arc<EventSink>>,
 }
+
+/// Where a streaming recorder hands each event as it is recorded.
+pub type EventSink = dyn Fn(Event) + Send + Sync;
 
 impl<C: Clock> Recorder<C> {
     /// A recorder stamping events with `clock`.
@@ -33,25 +38,38 @@ impl<C: Clock> Recorder<C> {
         Recorder {
             clock,
             events: Arc::default(),
+            sink: None,
         }
+    }
+
+    /// A recorder stamping events with `clock` that keeps none: each is handed to `sink` as
+    /// it is recorded (a real run's client process sends its events to the run's parent).
+    pub fn streaming(clock: C, sink: Arc<EventSink>) -> Recorder<C> {
+        Recorder {
+            clock,
+            events: Arc::default(),
+            sink: Some(sink),
+        }
+    }
+
+    /// Appends an event stamped elsewhere on the same clock (by another process of a real
+    /// run); [`Recorder::take_events_in_order`] puts it in its place.
+    pub fn push(&self, event: Event) {
+        self.events.lock().expect("recorder lock").push(event);
     }
 
     /// Records `kind` on `client` (`None`: the server or the environment).
     pub fn record(&self, client: Option<ClientSlot>, kind: EventKind) {
-        self.record_at(self.clock.elapsed(), client, kind);
-    }
-
-    /// Records `kind` on `client` at `t` since the run started, a time read elsewhere (a
-    /// process of another language stamping its own events on the same monotonic clock):
-    /// such events arrive late, so whoever takes the trace puts them in time order
-    /// ([`Recorder::take_events_in_time_order`]).
-    pub fn record_at(&self, t: Duration, client: Option<ClientSlot>, kind: EventKind) {
+        let t = self.clock.elapsed().as_nanos();
         let event = Event {
-            t: u64::try_from(t.as_nanos()).unwrap_or(u64::MAX),
+            t: u64::try_from(t).unwrap_or(u64::MAX),
             client,
             kind,
         };
-        self.events.lock().expect("recorder lock").push(event);
+        match &self.sink {
+            Some(sink) => sink(event),
+            None => self.events.lock().expect("recorder lock").push(event),
+        }
     }
 
     /// The events recorded so far.
@@ -65,10 +83,10 @@ impl<C: Clock> Recorder<C> {
         std::mem::take(&mut *self.events.lock().expect("recorder lock"))
     }
 
-    /// As [`Recorder::take_events`], sorted by time (stably: events of one instant keep the
-    /// order they were recorded in), for a run with events recorded late
-    /// ([`Recorder::record_at`]).
-    pub fn take_events_in_time_order(&self) -> Vec<Event> {
+    /// As [`Recorder::take_events`], sorted by time (stable: events of one time keep the
+    /// order they were recorded in) — for a recorder that [`Recorder::push`]es events of
+    /// other processes.
+    pub fn take_events_in_order(&self) -> Vec<Event> {
         let mut events = self.take_events();
         events.sort_by_key(|event| event.t);
         events

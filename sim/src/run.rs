@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use futures::channel::mpsc::unbounded;
 use futures::{FutureExt, StreamExt, select_biased};
-use lock::fencing::FencedResource;
 use lock::framework::FrameworkConfig;
 use lock::ids::ClientSlot;
 use madsim::runtime::{Handle, Runtime};
 use madsim::time::{Instant, sleep, sleep_until};
 use scenarios::drive::ClientWork;
 use scenarios::fault::{Fault, Node, ScheduledFault};
+use scenarios::resource::{Recorded, SharedResource};
 use scenarios::trace::{EventKind, Meta, Source, Trace};
 use serde::Serialize;
 
@@ -289,7 +289,8 @@ impl Sim {
                 .init(move || server.clone().run())
                 .build()
         };
-        let resource = Arc::new(Mutex::new(FencedResource::new(self.workload.fenced)));
+        let resource: Arc<dyn SharedResource> =
+            Arc::new(Recorded::new(self.workload.fenced, recorder.clone()));
         let (done_tx, mut done_rx) = unbounded();
         let client_nodes = (0..self.clients)
             .map(|i| {

@@ -12,6 +12,7 @@ use ::scenarios::property::{Expectation, Property};
 use ::scenarios::scenario::Scenario;
 use ::scenarios::trace::EventKind;
 use lock::recipes::Call;
+use real::ClientLauncher;
 use real::curator::Curator;
 use real::curator::fifo::out_of_order_grants;
 use real::local::Settings;
@@ -168,9 +169,10 @@ fn run_once(
     // with Curator contenders, on a single server.
     let server = standalone_addr(&target).filter(|_| curator.is_some());
     let before = server.and_then(|server| DeletedWatches::read(server).ok());
+    let launcher = client_launcher()?;
     let result = match curator {
-        Some(curator) => real::run_with_curator(scenario, args.seed, &target, curator),
-        None => real::run(scenario, args.seed, &target),
+        Some(curator) => real::run_with_curator(scenario, args.seed, &target, &launcher, curator),
+        None => real::run(scenario, args.seed, &target, &launcher),
     };
     let woken = match (server, before, &result) {
         (Some(server), Some(before), Ok(_)) => DeletedWatches::read(server)
@@ -267,6 +269,16 @@ impl Interop {
             })),
         })
     }
+}
+
+/// Client processes are this binary, re-executed as `splitbrain real-client`.
+fn client_launcher() -> Result<ClientLauncher, Failure> {
+    let program = std::env::current_exe().map_err(|e| {
+        Failure(format!(
+            "cannot find this program to start client processes: {e}"
+        ))
+    })?;
+    Ok(ClientLauncher::new(program, ["real-client"]))
 }
 
 /// A failure before the run, naming `--connect` when its address is what failed.

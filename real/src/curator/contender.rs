@@ -8,6 +8,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use lock::ids::ClientSlot;
+use scenarios::trace::Event;
 use tokio::sync::oneshot;
 
 use super::lines::{Line, parse};
@@ -162,7 +163,11 @@ impl Reader {
                 }
                 Line::Event(kind) => {
                     let t = self.sink.clock.since_start(stamp);
-                    self.sink.recorder.record_at(t, Some(self.slot), kind);
+                    self.sink.recorder.push(Event {
+                        t: u64::try_from(t.as_nanos()).unwrap_or(u64::MAX),
+                        client: Some(self.slot),
+                        kind,
+                    });
                 }
                 Line::Done => done = true,
             }

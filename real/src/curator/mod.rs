@@ -25,13 +25,13 @@ mod resource_service;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::future::join_all;
-use lock::fencing::FencedResource;
 use lock::ids::ClientSlot;
 use lock::zk::Path as ZkPath;
 use scenarios::recipes::RecipeKind;
+use scenarios::resource::SharedResource;
 use scenarios::scenario::Workload;
 
 use crate::clock::{RealClock, Recorder};
@@ -120,8 +120,7 @@ impl Curator {
     /// Starts the contenders of `run` and the resource service they use, and waits until
     /// each has its session.
     pub(crate) async fn start(&self, run: ContenderRun<'_>) -> Result<Contenders, String> {
-        let service = ResourceService::start(run.resource.clone(), run.recorder.clone())
-            .map_err(|e| e.to_string())?;
+        let service = ResourceService::start(run.resource.clone()).map_err(|e| e.to_string())?;
         let mut contenders = Contenders {
             running: Vec::new(),
             service,
@@ -236,7 +235,7 @@ pub(crate) struct ContenderRun<'a> {
     /// The run's clock.
     pub clock: RealClock,
     /// The run's protected resource.
-    pub resource: Arc<Mutex<FencedResource>>,
+    pub resource: Arc<dyn SharedResource>,
 }
 
 /// The contenders of a run, SIGKILLed when dropped before they end.

@@ -1,22 +1,21 @@
-//! The run's fenced resource served to other processes: the one [`FencedResource`] the Rust
-//! clients of the run read and write in memory, on a TCP port of 127.0.0.1, one request a
-//! line (`read <slot> <token>` → `ok <value>` | `stale`; `write <slot> <token> <value>` →
-//! `ok` | `stale`). Each access is recorded in the run's trace, on the client `slot` names,
-//! while the resource is still locked, so that accesses of both languages are in the trace
-//! in the order the resource took them.
+//! The run's fenced resource served to the Curator contenders' Java processes: the one
+//! resource the Rust client processes reach through [`crate::resource`], on a TCP port of
+//! 127.0.0.1, one request a line (`read <slot> <token>` → `ok <value>` | `stale`;
+//! `write <slot> <token> <value>` → `ok` | `stale`). The resource records each access on
+//! the client `slot` names while it holds it ([`SharedResource`]), so accesses of both
+//! languages are in the trace in the order the resource took them.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use lock::fencing::{FencedResource, Token};
+use lock::fencing::Token;
 use lock::ids::ClientSlot;
-use scenarios::trace::EventKind;
+use scenarios::resource::SharedResource;
 use scenarios::workload::OWNER;
 
-use crate::clock::Recorder;
 use crate::local::{HarnessError, io_error};
 
 /// The resource, served until dropped.
@@ -27,10 +26,9 @@ pub(crate) struct ResourceService {
 }
 
 impl ResourceService {
-    /// Serves `resource` on a free port of 127.0.0.1, recording accesses with `recorder`.
+    /// Serves `resource` on a free port of 127.0.0.1.
     pub(crate) fn start(
-        resource: Arc<Mutex<FencedResource>>,
-        recorder: Recorder,
+        resource: Arc<dyn SharedResource>,
     ) -> Result<ResourceService, HarnessError> {
         let listener = TcpListener::bind("127.0.0.1:0")
             .map_err(|e| io_error("binding the resource service".into(), e))?;
@@ -48,11 +46,10 @@ impl ResourceService {
                     }
                     let Ok(stream) = stream else { continue };
                     let resource = resource.clone();
-                    let recorder = recorder.clone();
                     // A connection's thread ends when its client closes it.
                     let _ = std::thread::Builder::new()
                         .name("resource-connection".into())
-                        .spawn(move || serve(stream, &resource, &recorder));
+                        .spawn(move || serve(stream, resource.as_ref()));
                 }
             })
             .map_err(|e| io_error("starting the resource service".into(), e))?;
@@ -81,14 +78,14 @@ impl Drop for ResourceService {
 }
 
 /// Answers the requests of one connection until it closes (or sends a malformed line).
-fn serve(stream: TcpStream, resource: &Mutex<FencedResource>, recorder: &Recorder) {
+fn serve(stream: TcpStream, resource: &dyn SharedResource) {
     let Ok(mut replies) = stream.try_clone() else {
         return;
     };
     let _ = stream.set_nodelay(true);
     for line in BufReader::new(stream).lines() {
         let Ok(line) = line else { return };
-        let Some(answer) = answer(&line, resource, recorder) else {
+        let Some(answer) = answer(&line, resource) else {
             return;
         };
         if writeln!(replies, "{answer}").is_err() {
@@ -97,35 +94,21 @@ fn serve(stream: TcpStream, resource: &Mutex<FencedResource>, recorder: &Recorde
     }
 }
 
-/// Carries out one request and records it; the answer, or `None` for a malformed request.
-fn answer(line: &str, resource: &Mutex<FencedResource>, recorder: &Recorder) -> Option<String> {
+/// Carries out one request (the resource records it); the answer, or `None` for a malformed
+/// request.
+fn answer(line: &str, resource: &dyn SharedResource) -> Option<String> {
     let words: Vec<&str> = line.split_whitespace().collect();
     let number = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok());
-    let slot = Some(ClientSlot(u16::try_from(number(1)?).ok()?));
+    let slot = ClientSlot(u16::try_from(number(1)?).ok()?);
     let token = Token(number(2)?);
-    let mut resource = resource.lock().expect("resource lock");
     match (words.first(), words.len()) {
-        (Some(&"read"), 3) => {
-            let read = resource.read(token);
-            let kind = EventKind::ResourceRead {
-                owner: OWNER,
-                token,
-                accepted: read.is_ok(),
-                value: read.ok(),
-            };
-            recorder.record(slot, kind);
-            Some(read.map_or_else(|_| "stale".into(), |value| format!("ok {value}")))
-        }
+        (Some(&"read"), 3) => Some(
+            resource
+                .read(slot, OWNER, token)
+                .map_or_else(|| "stale".into(), |value| format!("ok {value}")),
+        ),
         (Some(&"write"), 4) => {
-            let value = number(3)?;
-            let accepted = resource.write(token, value).is_ok();
-            let kind = EventKind::ResourceWrite {
-                owner: OWNER,
-                token,
-                value,
-                accepted,
-            };
-            recorder.record(slot, kind);
+            let accepted = resource.write(slot, OWNER, token, number(3)?);
             Some(if accepted { "ok" } else { "stale" }.into())
         }
         _ => None,
@@ -134,22 +117,22 @@ fn answer(line: &str, resource: &Mutex<FencedResource>, recorder: &Recorder) -> 
 
 #[cfg(test)]
 mod tests {
+    use scenarios::resource::Recorded;
+    use scenarios::trace::EventKind;
+
     use super::*;
-    use crate::clock::RealClock;
+    use crate::clock::{RealClock, Recorder};
 
     #[test]
     fn accesses_are_fenced_recorded_on_the_named_client_and_malformed_lines_refused() {
         let recorder = Recorder::new(RealClock::start());
-        let resource = Mutex::new(FencedResource::new(true));
-        assert_eq!(answer("read 4 7", &resource, &recorder).unwrap(), "ok 0");
-        assert_eq!(answer("write 4 7 1", &resource, &recorder).unwrap(), "ok");
-        assert_eq!(
-            answer("write 3 6 5", &resource, &recorder).unwrap(),
-            "stale"
-        );
-        assert_eq!(answer("read 5 8", &resource, &recorder).unwrap(), "ok 1");
+        let resource = Recorded::new(true, recorder.clone());
+        assert_eq!(answer("read 4 7", &resource).unwrap(), "ok 0");
+        assert_eq!(answer("write 4 7 1", &resource).unwrap(), "ok");
+        assert_eq!(answer("write 3 6 5", &resource).unwrap(), "stale");
+        assert_eq!(answer("read 5 8", &resource).unwrap(), "ok 1");
         for bad in ["read 4", "write 4 7", "erase 4 7", "read x 7", "read 4 7 9"] {
-            assert_eq!(answer(bad, &resource, &recorder), None, "{bad}");
+            assert_eq!(answer(bad, &resource), None, "{bad}");
         }
         let events = recorder.take_events();
         let clients: Vec<u16> = events.iter().map(|e| e.client.unwrap().0).collect();

@@ -1,0 +1,11 @@
+//! What the real executor's run tests share.
+
+use real::ClientLauncher;
+
+/// Starts each client of a run as this package's `splitbrain-real-client` binary.
+pub fn launcher() -> ClientLauncher {
+    ClientLauncher::new(
+        env!("CARGO_BIN_EXE_splitbrain-real-client"),
+        std::iter::empty::<&str>(),
+    )
+}
