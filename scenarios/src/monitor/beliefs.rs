@@ -68,7 +68,9 @@ pub struct ClientBeliefs {
 /// Two holds that `property` forbids at once; `a` is the one whose key sorts first.
 pub type Conflict = (Key, Key);
 
-/// The belief monitor: see the [module](self) documentation.
+/// The belief monitor of [`crate::monitor`]: every hold believed, from the recipe's grant
+/// until the user gives it back or the recipe says it is over; each client's current session
+/// and whether the server still holds it; and the holds the error policy says must end now.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Beliefs {
     policy: ErrorPolicy,
