@@ -34,6 +34,7 @@ use lock::framework::{Framework, FrameworkConfig};
 use lock::ids::{ClientSlot, Owner, TimerId};
 use lock::zk::tree::Tree;
 use lock::zk::{CreateMode, Path, Request, SessionId};
+use scenarios::monitor::{Beliefs, ErrorPolicy};
 use scenarios::recipes::{RecipeDef, Testable};
 use scenarios::spec::MODEL_LOCK_PATH;
 use scenarios::trace::EventKind;
@@ -196,6 +197,7 @@ impl<R: Testable> LockModel<R> {
             used: Used::default(),
             wakes: Default::default(),
             herd: false,
+            beliefs: Beliefs::new(ErrorPolicy::default()),
         };
         let mut step = Transition {
             model: self,
@@ -223,7 +225,6 @@ impl<R: Testable> LockModel<R> {
             handle: None,
             timers: Default::default(),
             workload: self.workload(slot),
-            believes: false,
             woken: None,
             class: u8::from(!self.writes(slot)),
         }

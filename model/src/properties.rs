@@ -11,7 +11,7 @@ use serde::Serialize;
 use stateright::{Expectation, Property};
 
 use crate::model::{Action, LockModel};
-use crate::state::{Peer, State};
+use crate::state::State;
 use scenarios::recipes::Testable;
 
 /// A property the model checks.
@@ -124,22 +124,12 @@ impl Checked {
     /// counterexample; for `sometimes`: is an example).
     pub fn holds_in<R: Testable>(self, model: &LockModel<R>, state: &State<R>) -> bool {
         match self {
-            Checked::MutualExclusionBelief | Checked::LeaderUniqueBelief => believers(state) <= 1,
-            Checked::RwExclusion => {
-                let writer = state
-                    .peers
-                    .iter()
-                    .any(|p| p.believes && p.workload.writes());
-                !writer || believers(state) <= 1
+            Checked::MutualExclusionBelief | Checked::LeaderUniqueBelief | Checked::RwExclusion => {
+                no_conflict(state, self)
             }
-            Checked::LeaseBound => believers(state) <= model.config().settings.max_leases as usize,
+            Checked::LeaseBound => state.beliefs.leases() <= model.config().settings.max_leases,
             Checked::LiveSessionExclusion => {
-                let live: Vec<&Peer<R>> = (state.peers.iter())
-                    .filter(|p| p.believes && on_live_session(state, p))
-                    .collect();
-                let exclusive = model.def().family != Family::ReadWrite
-                    || live.iter().any(|p| p.workload.writes());
-                !exclusive || live.len() <= 1
+                no_conflict(state, self) && state.beliefs.kept_too_long().next().is_none()
             }
             Checked::MutualExclusionFenced | Checked::LeaderUniqueFenced => {
                 let resource = &state.resource;
@@ -148,7 +138,7 @@ impl Checked {
             Checked::HerdFree => !state.herd,
             Checked::NoOrphans => !settled(model, state) || !has_lock_nodes(model, state),
             Checked::Progress => !stuck(model, state),
-            Checked::SomeoneAcquires => believers(state) >= 1,
+            Checked::SomeoneAcquires => state.beliefs.believed().next().is_some(),
         }
     }
 }
@@ -159,15 +149,11 @@ impl fmt::Display for Checked {
     }
 }
 
-fn believers<R>(state: &State<R>) -> usize {
-    state.peers.iter().filter(|p| p.believes).count()
-}
-
-/// Whether `peer`'s session is alive on the server. A belief ends at `Lost` and at a crash,
-/// before the client moves to a new session, so a believer's hold is on its current session
-/// (the one the trace checker finds: its last `Connected` before the hold began).
-fn on_live_session<R>(state: &State<R>, peer: &Peer<R>) -> bool {
-    (peer.handle.as_ref()).is_some_and(|handle| state.live.contains(&handle.session))
+/// No two believed holds that `checked` forbids at once, as the belief monitor (the trace
+/// checkers' too) judges them.
+fn no_conflict<R>(state: &State<R>, checked: Checked) -> bool {
+    let shared = checked.shared().expect("a belief property");
+    state.beliefs.conflicts(shared).next().is_none()
 }
 
 /// Every workload is done and the run has come to its end (see [`quiescent`]).

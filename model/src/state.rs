@@ -12,6 +12,7 @@ use lock::ids::{ClientSlot, OpId, TimerId};
 use lock::relabel::{ClientMap, Relabel};
 use lock::zk::tree::Tree;
 use lock::zk::{Request, SessionId, ZkError};
+use scenarios::monitor::Beliefs;
 use scenarios::workload::Workload;
 
 /// The session id of `slot`'s `incarnation`-th session: deterministic, so that the same
@@ -48,6 +49,9 @@ pub struct State<R> {
     /// A deletion has woken more waiting clients than then acquired, and more than one
     /// (DESIGN's herd rule: woken ≤ max(1, those that then acquire); sticky).
     pub herd: bool,
+    /// Who believes they hold what: the belief properties' monitor, fed the same observations
+    /// the trace records (the trace checkers fold the same monitor over a trace).
+    pub beliefs: Beliefs,
 }
 
 /// One deletion that woke several waiting clients.
@@ -86,10 +90,6 @@ pub struct Peer<R> {
     /// The client's workload: the same state machine the simulator runs. Its pending timer
     /// (at most one) is what [`Action::Work`](crate::Action::Work) fires.
     pub workload: Workload,
-    /// The client believes it holds (from `Acquired` or `IsLeader` while it asks or holds,
-    /// until the call that gives the hold back, `Suspended`, `NotLeader` or `Lost`; again on
-    /// `Reconnected`).
-    pub believes: bool,
     /// The wake (a deletion that woke several waiting clients) this waiting client belongs
     /// to, until it acquires, stops waiting or is woken again.
     pub woken: Option<u8>,
@@ -214,7 +214,6 @@ impl<R: Relabel> Relabel for Peer<R> {
             incarnation: self.incarnation,
             timers: self.timers.clone(),
             workload: self.workload.relabel(map),
-            believes: self.believes,
             woken: self.woken,
             class: self.class,
         }

@@ -14,6 +14,7 @@ use stateright::Representative;
 
 use lock::recipe::Recipe;
 
+use scenarios::monitor::ClientBeliefs;
 use scenarios::workload::Workload;
 
 use crate::state::{Link, Peer, State, session_id};
@@ -46,6 +47,7 @@ impl<R: Recipe + Relabel> Representative for State<R> {
             used: self.used,
             wakes: self.wakes.clone(),
             herd: self.herd,
+            beliefs: self.beliefs.relabel(&map),
         }
     }
 }
@@ -55,9 +57,11 @@ impl<R: Recipe + Relabel> State<R> {
     /// clients whose summaries tie by their whole state seen from themselves.
     fn canonical_order(&self) -> Vec<usize> {
         let clients = self.peers.len();
-        let summaries: Vec<Summary> = self.peers.iter().map(summary).collect();
+        let summaries: Vec<Summary> = (self.peers.iter().enumerate())
+            .map(|(slot, peer)| summary(peer, self.beliefs.summary(ClientSlot(slot as u16))))
+            .collect();
         let mut order: Vec<usize> = (0..clients).collect();
-        order.sort_by_key(|&slot| summaries[slot]);
+        order.sort_by(|&a, &b| summaries[a].cmp(&summaries[b]));
         let mut start = 0;
         while start < clients {
             let mut end = start + 1;
@@ -107,7 +111,7 @@ impl<R: Recipe + Relabel> State<R> {
 type Summary = (
     u8,
     Workload,
-    bool,
+    ClientBeliefs,
     u8,
     u8,
     usize,
@@ -115,11 +119,11 @@ type Summary = (
     usize,
 );
 
-fn summary<R: Recipe>(peer: &Peer<R>) -> Summary {
+fn summary<R: Recipe>(peer: &Peer<R>, beliefs: ClientBeliefs) -> Summary {
     (
         peer.class,
         peer.workload,
-        peer.believes,
+        beliefs,
         peer.restarts,
         peer.incarnation,
         peer.timers.len(),

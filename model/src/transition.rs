@@ -15,6 +15,7 @@ use lock::zk::tree::Fired;
 use lock::zk::{OpResult, Path, SessionId, ZkError, Zxid};
 use scenarios::check::{counts_as_acquired, wakes_waiters};
 use scenarios::fault::{Fault, Node};
+use scenarios::monitor::Seen;
 use scenarios::trace::{EventKind, ServerSession, client_event};
 use scenarios::workload::{Phase, WorkEffect, WorkInput, WorkTimer};
 
@@ -65,11 +66,6 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     fn work_effect(&mut self, slot: ClientSlot, effect: WorkEffect) {
         match effect {
             WorkEffect::Call(call) => {
-                let peer = self.state.peer_mut(slot);
-                if matches!(peer.workload.phase(), Phase::Ending { .. }) {
-                    // The call that gives the hold back: the hold ends as it is made.
-                    peer.believes = false;
-                }
                 self.call(slot, call);
             }
             WorkEffect::Read { owner, token } => {
@@ -198,32 +194,20 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     /// Records what client `slot` observed, as the simulator's and the real executor's
     /// driver observers do ([`client_event`]).
     fn observed(&mut self, slot: ClientSlot, observed: Observed<'_, R>) {
+        if let Some(seen) = Seen::of_observed(slot, &observed) {
+            self.state.beliefs.observe(seen);
+        }
         self.rec.record(Some(slot), || {
             client_event(observed).expect("the model records no session handle events")
         });
     }
 
-    /// The workload hears `notice`; the client's belief follows it (a grant while the
-    /// workload asks or holds starts it, a connection-state notice ends or restores it).
+    /// The workload hears `notice` (the belief monitor has seen it as it was emitted).
     fn notice(&mut self, slot: ClientSlot, notice: Notice) {
-        let peer = self.state.peer_mut(slot);
-        let phase = peer.workload.phase();
-        let waited = matches!(phase, Phase::Acquiring { .. });
-        let asks_or_holds = matches!(
-            phase,
-            Phase::Acquiring { .. } | Phase::Reading { .. } | Phase::Holding { .. }
+        let waited = matches!(
+            self.state.peer(slot).workload.phase(),
+            Phase::Acquiring { .. }
         );
-        if notice.granted().is_some() {
-            peer.believes |= asks_or_holds;
-        } else {
-            match notice {
-                Notice::Suspended { .. } | Notice::Lost { .. } | Notice::NotLeader { .. } => {
-                    peer.believes = false
-                }
-                Notice::Reconnected { .. } => peer.believes = true,
-                _ => {}
-            }
-        }
         self.feed_work(slot, WorkInput::Notice(notice));
         let waiting = matches!(
             self.state.peer(slot).workload.phase(),
@@ -376,6 +360,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         }
         let fired = self.state.tree.end_session(session);
         let zxid = Some(self.state.tree.zxid());
+        self.state.beliefs.observe(Seen::SessionEnded(session));
         self.rec.record(None, || EventKind::ServerSession {
             session,
             change: ServerSession::Expired,
@@ -400,6 +385,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
             state: RawState::Expired,
         });
         self.state.used.expiries += 1;
+        self.state.beliefs.observe(Seen::Expire(slot));
         self.rec.record(None, || EventKind::FaultStart {
             fault: Fault::ExpireSession { client: slot.0 },
         });
@@ -410,6 +396,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         let budgets = self.model.config().budgets;
         self.budget_left(self.state.used.crashes, budgets.crashes)?;
         self.state.used.crashes += 1;
+        self.state.beliefs.observe(Seen::Crash(slot));
         self.rec.record(None, || EventKind::FaultStart {
             fault: Fault::Crash { client: slot.0 },
         });

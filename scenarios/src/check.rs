@@ -6,7 +6,6 @@
 mod belief;
 mod herd_free;
 mod lease_bound;
-mod live_sessions;
 mod mutual_exclusion_fenced;
 mod no_orphans;
 mod progress;
@@ -19,6 +18,7 @@ pub(crate) mod fixtures;
 
 use lock::zk::Path;
 
+use crate::monitor::ErrorPolicy;
 use crate::property::{Property, Violation};
 use crate::scenario::Scenario;
 use crate::trace::{Source, Trace};
@@ -34,6 +34,9 @@ pub struct Context {
     pub progress_grace: u64,
     /// How many leases a semaphore allows at once (`lease_bound`).
     pub max_leases: u32,
+    /// What the recipe's holders must give up at which connection-state change (the belief
+    /// properties read `Suspended` notices by it, `live_session_exclusion` checks it).
+    pub error_policy: ErrorPolicy,
 }
 
 impl Context {
@@ -53,6 +56,7 @@ impl Context {
             horizon,
             progress_grace,
             max_leases: scenario.recipe_settings.max_leases,
+            error_policy: ErrorPolicy::default(),
         }
     }
 }
@@ -63,7 +67,7 @@ pub fn check(trace: &Trace, property: Property, cx: &Context) -> Vec<Violation> 
         Property::MutualExclusionBelief
         | Property::LeaderUniqueBelief
         | Property::RwExclusion
-        | Property::LiveSessionExclusion => belief::check(trace, property),
+        | Property::LiveSessionExclusion => belief::check(trace, property, cx.error_policy),
         Property::MutualExclusionFenced | Property::LeaderUniqueFenced => {
             mutual_exclusion_fenced::check(trace, property)
         }

@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod check;
 pub mod drive;
 pub mod fault;
+pub mod monitor;
 pub mod property;
 pub mod recipe_ref;
 pub mod recipes;

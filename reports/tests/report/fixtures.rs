@@ -447,6 +447,7 @@ pub fn violations(trace: &Trace, lock: &str) -> Vec<Violation> {
         horizon: trace.events.last().map_or(0, |e| e.t),
         progress_grace: 0,
         max_leases: 1,
+        error_policy: Default::default(),
     };
     check::check_all(
         trace,

@@ -129,6 +129,7 @@ mod tests {
             horizon: 0,
             progress_grace: 0,
             max_leases: 1,
+            error_policy: Default::default(),
         }
     }
 

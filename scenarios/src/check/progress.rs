@@ -75,6 +75,7 @@ mod tests {
             horizon: horizon_ms * 1_000_000,
             progress_grace: grace_ms * 1_000_000,
             max_leases: 1,
+            error_policy: Default::default(),
         }
     }
 

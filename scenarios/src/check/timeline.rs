@@ -8,24 +8,14 @@ use std::collections::BTreeMap;
 
 use lock::coordination::RawState;
 use lock::fencing::Token;
-use lock::ids::{ClientSlot, Owner};
+use lock::ids::ClientSlot;
 use lock::recipes::{Call, Mode, Notice};
 use lock::zk::SessionId;
 
 use crate::fault::Fault;
 use crate::trace::{Event, EventKind, Trace};
 
-/// One holder: an owner on a client.
-pub type Holder = (ClientSlot, Owner);
-
-/// What a hold is of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Role {
-    /// A lock acquired in `mode`.
-    Lock(Mode),
-    /// Leadership of an election.
-    Leader,
-}
+pub use crate::monitor::{Holder, Role};
 
 /// An interval of events `[start, end)`; `end == None` runs to the end of the trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,7 +78,7 @@ enum State {
 }
 
 /// One holder's state for one role.
-type Key = (Holder, Role);
+use crate::monitor::Key;
 
 impl Timeline {
     /// Reads the holds and waits off `trace`.

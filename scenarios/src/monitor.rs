@@ -1,0 +1,196 @@
+//! Property monitors: each property as an incremental state machine over what the clients and
+//! the server do, so that one definition serves every executor. A trace checker folds a
+//! monitor over a finished trace ([`crate::check`]); the model keeps the monitor's state in its
+//! own state and feeds it the same observations as its transitions happen. A monitor's state
+//! is `Clone + Eq + Ord + Hash`, holds no op ids, zxids or tokens (an order will do), and
+//! relabels with the clients ([`lock::relabel`]), so that it splits no model state that the
+//! rest of the state does not already tell apart.
+
+mod beliefs;
+
+pub use beliefs::{Beliefs, ClientBeliefs, Conflict, Holder, Key, Role};
+
+use lock::coordination::{RawEvent, RawState};
+use lock::driver::Observed;
+use lock::ids::ClientSlot;
+use lock::recipe::{Recipe, SessionEvent};
+use lock::recipes::{Call, Notice};
+use lock::zk::SessionId;
+use serde::{Deserialize, Serialize};
+
+use crate::fault::Fault;
+use crate::trace::{EventKind, ServerSession};
+
+/// Which connection-state changes oblige a holder to give its hold up (Curator's
+/// `ConnectionStateErrorPolicy`). Under both, `Lost` does.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorPolicy {
+    /// `StandardConnectionStateErrorPolicy`: `Suspended` ends holds and leadership. A
+    /// recipe's `Suspended` notice ends its holder's belief (until `Reconnected`).
+    #[default]
+    Standard,
+    /// `SessionConnectionStateErrorPolicy`: only `Lost` does. A recipe's `Suspended` notice
+    /// is news of the connection, and the holder keeps its belief.
+    SessionBased,
+}
+
+impl ErrorPolicy {
+    /// Whether the client's hearing `event` obliges its holders to have given up.
+    pub fn obliges(self, event: SessionEvent) -> bool {
+        match event {
+            SessionEvent::Lost { .. } => true,
+            SessionEvent::Suspended => self == ErrorPolicy::Standard,
+            SessionEvent::Reconnected { .. } => false,
+        }
+    }
+}
+
+/// What a monitor is fed: the few kinds of trace event the properties read, on a client
+/// where they happen on one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// The user called the recipe.
+    Call(ClientSlot, Call),
+    /// The recipe told its user something.
+    Notice(ClientSlot, Notice),
+    /// The client's framework layer changed its connection state.
+    Session(ClientSlot, SessionEvent),
+    /// The client connected on `session` (raw `Connected`).
+    Connected(ClientSlot, SessionId),
+    /// The client handled some other input: a reply, a watch event, another raw state.
+    Input(ClientSlot),
+    /// The server ended a session (expired or closed it).
+    SessionEnded(SessionId),
+    /// An `expire_session` fault on the client's current session began.
+    Expire(ClientSlot),
+    /// The client's process crashed.
+    Crash(ClientSlot),
+}
+
+impl Seen {
+    /// What a monitor sees of trace event `kind` on `client`, if anything.
+    pub fn of_event(client: Option<ClientSlot>, kind: &EventKind) -> Option<Seen> {
+        Some(match (kind, client) {
+            (EventKind::Call { call }, Some(c)) => Seen::Call(c, *call),
+            (EventKind::Notice { notice }, Some(c)) => Seen::Notice(c, *notice),
+            (EventKind::Session { event }, Some(c)) => Seen::Session(c, *event),
+            (EventKind::RawSession { state }, Some(c)) => raw_state(c, *state),
+            (EventKind::Reply { .. } | EventKind::WatchDelivered { .. }, Some(c)) => Seen::Input(c),
+            (EventKind::ServerSession { session, change }, _) => match change {
+                ServerSession::Expired | ServerSession::Closed => Seen::SessionEnded(*session),
+                ServerSession::Created | ServerSession::Reattached => return None,
+            },
+            (EventKind::FaultStart { fault }, _) => match *fault {
+                Fault::ExpireSession { client } => Seen::Expire(ClientSlot(client)),
+                Fault::Crash { client } => Seen::Crash(ClientSlot(client)),
+                _ => return None,
+            },
+            _ => return None,
+        })
+    }
+
+    /// What a monitor sees of what `client`'s executor observed: the same as of the trace
+    /// event [`crate::trace::client_event`] records for it, without building that event.
+    pub fn of_observed<R: Recipe<Call = Call, Notice = Notice>>(
+        client: ClientSlot,
+        observed: &Observed<'_, R>,
+    ) -> Option<Seen> {
+        Some(match observed {
+            Observed::Call(call) => Seen::Call(client, **call),
+            Observed::Notice(notice) => Seen::Notice(client, **notice),
+            Observed::Session(event) => Seen::Session(client, *event),
+            Observed::Event(RawEvent::State { state }) => raw_state(client, *state),
+            Observed::Event(RawEvent::Reply { .. } | RawEvent::Watch { .. }) => Seen::Input(client),
+            Observed::OpSent { .. } | Observed::SessionOpened | Observed::SessionClosed => {
+                return None;
+            }
+        })
+    }
+}
+
+/// What a monitor sees of raw state `state` on `client`.
+fn raw_state(client: ClientSlot, state: RawState) -> Seen {
+    match state {
+        RawState::Connected { session, .. } => Seen::Connected(client, session),
+        _ => Seen::Input(client),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::client_event;
+    use lock::ids::{OpId, Owner};
+    use lock::recipes::Mutex;
+    use lock::zk::{EventKind as ZkEventKind, Path, Request, WatchedEvent, ZkError};
+
+    #[test]
+    fn a_monitor_sees_an_observation_as_it_sees_its_trace_event() {
+        let client = ClientSlot(1);
+        let owner = Owner(0);
+        let path = Path::new("/lock").unwrap();
+        let call = Call::acquire(owner, None);
+        let notice = Notice::Lost { owner };
+        let request = Request::GetChildren {
+            path: path.clone(),
+            watch: false,
+        };
+        let events = [
+            RawEvent::State {
+                state: RawState::Connected {
+                    session: SessionId(7),
+                    timeout: std::time::Duration::from_secs(1),
+                },
+            },
+            RawEvent::State {
+                state: RawState::Disconnected,
+            },
+            RawEvent::Reply {
+                op: OpId(3),
+                result: Err(ZkError::ConnectionLoss),
+            },
+            RawEvent::Watch {
+                event: WatchedEvent {
+                    kind: ZkEventKind::NodeDeleted,
+                    path,
+                },
+            },
+        ];
+        let mut observations: Vec<Observed<'_, Mutex>> = vec![
+            Observed::Call(&call),
+            Observed::Notice(&notice),
+            Observed::Session(SessionEvent::Suspended),
+            Observed::OpSent {
+                op: OpId(4),
+                request: &request,
+            },
+            Observed::SessionOpened,
+        ];
+        observations.extend(events.iter().map(Observed::Event));
+        for observed in observations {
+            let seen = Seen::of_observed(client, &observed);
+            let event = client_event(observed);
+            assert_eq!(
+                seen,
+                event.and_then(|kind| Seen::of_event(Some(client), &kind)),
+            );
+        }
+    }
+
+    #[test]
+    fn the_standard_policy_obliges_at_suspended_and_both_at_lost() {
+        let lost = SessionEvent::Lost {
+            server_confirmed: false,
+        };
+        assert!(ErrorPolicy::Standard.obliges(SessionEvent::Suspended));
+        assert!(!ErrorPolicy::SessionBased.obliges(SessionEvent::Suspended));
+        assert!(ErrorPolicy::Standard.obliges(lost) && ErrorPolicy::SessionBased.obliges(lost));
+        let reconnected = SessionEvent::Reconnected {
+            session_changed: false,
+        };
+        assert!(!ErrorPolicy::Standard.obliges(reconnected));
+    }
+}
