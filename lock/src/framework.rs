@@ -1,6 +1,8 @@
 //! The framework layer: Curator's connection-state manager and retry machinery as a sans-IO
 //! component, composed into every recipe so that the model checker explores it too.
 //!
+//! - [`FrameworkConfig::error_policy`] says whether `Suspended` ends holds and leadership
+//!   (recipes ask it through [`Ctx::error_policy`](crate::recipe::Ctx::error_policy)).
 //! - Raw `Disconnected` becomes [`SessionEvent::Suspended`]; LOST is declared after
 //!   [`FrameworkConfig::lost_after_percent`] of the negotiated session timeout without
 //!   reconnecting, or at once when the server reports `Expired`. Then the old handle is
@@ -29,19 +31,87 @@ use crate::recipe::{Effect, SessionEvent};
 use crate::relabel::{ClientMap, Relabel};
 use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, WatchedEvent, ZkError};
 
-/// Settings of the framework layer.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// Curator's `ConnectionStateErrorPolicy`: which connection states end what a client holds
+/// (a lock hold, a lease, leadership).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorPolicy {
+    /// `StandardConnectionStateErrorPolicy` (Curator's default): `SUSPENDED` ends holds and
+    /// leadership (a holder hears `Suspended`, a leader `NotLeader`); a reconnect to the same
+    /// session restores a hold.
+    #[default]
+    Standard,
+    /// `SessionConnectionStateErrorPolicy`: only `LOST` does; a holder or leader keeps its
+    /// hold through `SUSPENDED`, and hears nothing until the session comes back or is lost.
+    SessionBased,
+}
+
+impl ErrorPolicy {
+    /// True when `SUSPENDED` ends holds and leadership.
+    pub fn suspended_ends_holds(self) -> bool {
+        self == ErrorPolicy::Standard
+    }
+
+    /// The names scenario files and `check --error-policy` use.
+    pub const NAMES: [&'static str; 2] = ["standard", "session-based"];
+}
+
+impl std::str::FromStr for ErrorPolicy {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<ErrorPolicy, String> {
+        match name {
+            "standard" => Ok(ErrorPolicy::Standard),
+            "session-based" => Ok(ErrorPolicy::SessionBased),
+            other => Err(format!(
+                "expected `standard` or `session-based`, found `{other}`"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ErrorPolicy::Standard => "standard",
+            ErrorPolicy::SessionBased => "session-based",
+        })
+    }
+}
+
+/// Settings of the framework layer, Curator's defaults unless set (a scenario's `framework`
+/// object, `check --error-policy … --session-expiration-percent …`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct FrameworkConfig {
+    /// Which connection states end holds and leadership.
+    pub error_policy: ErrorPolicy,
     /// LOST is declared after this percentage of the negotiated session timeout spent
     /// disconnected (Curator's `sessionExpirationPercent`, default 100).
+    #[serde(rename = "session_expiration_percent")]
     pub lost_after_percent: u32,
 }
 
 impl Default for FrameworkConfig {
     fn default() -> Self {
         FrameworkConfig {
+            error_policy: ErrorPolicy::Standard,
             lost_after_percent: 100,
         }
+    }
+}
+
+impl FrameworkConfig {
+    /// The session-expiration percents Curator accepts (`CuratorFrameworkFactory.Builder`
+    /// refuses 0 and anything above 100).
+    pub const SESSION_EXPIRATION_PERCENTS: std::ops::RangeInclusive<u32> = 1..=100;
+
+    /// True when every setting is Curator's default (scenario files and traces leave the
+    /// object out).
+    pub fn is_default(config: &FrameworkConfig) -> bool {
+        *config == FrameworkConfig::default()
     }
 }
 
@@ -136,6 +206,11 @@ impl Framework {
             pending: BTreeMap::new(),
             protected: BTreeMap::new(),
         }
+    }
+
+    /// The framework's settings.
+    pub fn config(&self) -> &FrameworkConfig {
+        &self.config
     }
 
     /// The client this framework belongs to.
@@ -516,7 +591,7 @@ impl Relabel for Framework {
             protected,
         } = self;
         Framework {
-            config: config.clone(),
+            config: *config,
             client: client.relabel(map),
             nonce: *nonce,
             connection: connection.relabel(map),

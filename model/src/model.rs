@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use lock::client::Client;
-use lock::framework::{Framework, FrameworkConfig};
+use lock::framework::Framework;
 use lock::ids::{ClientSlot, Owner, TimerId};
 use lock::zk::tree::Tree;
 use lock::zk::{CreateMode, Path, Request, SessionId};
@@ -212,7 +212,7 @@ impl<R: Testable> LockModel<R> {
 
     /// A client as it starts: a fresh process, not connected yet.
     pub(crate) fn fresh_peer(&self, slot: ClientSlot, restarts: u8, incarnation: u8) -> Peer<R> {
-        let framework = Framework::new(FrameworkConfig::default(), slot, u32::from(restarts));
+        let framework = Framework::new(self.config.framework, slot, u32::from(restarts));
         Peer {
             client: Client::new(
                 framework,

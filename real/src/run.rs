@@ -21,7 +21,7 @@ use futures::future::{join_all, pending};
 use futures::{FutureExt, select_biased};
 use lock::coordination::Coordination;
 use lock::fencing::FencedResource;
-use lock::framework::{Framework, FrameworkConfig};
+use lock::framework::Framework;
 use lock::ids::ClientSlot;
 use scenarios::drive::ClientWork;
 use scenarios::fault::ScheduledFault;
@@ -135,7 +135,7 @@ impl RealRun<'_> {
             .collect();
         let clients = join_all(works.iter().zip(&connectors).map(|(work, connector)| {
             let nonce = work.executor.next_u32();
-            let framework = Framework::new(FrameworkConfig::default(), work.slot, nonce);
+            let framework = Framework::new(self.scenario.framework, work.slot, nonce);
             work.run(framework, connector)
         }));
         let injector = Injector {

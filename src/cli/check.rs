@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use lock::framework::{ErrorPolicy, FrameworkConfig};
 use model::check::{Options, Outcome as CheckOutcome, check, shows};
 use model::properties::Kind;
 use model::replay::{actions_from_indices, indices_of, states, trace};
@@ -61,6 +62,15 @@ pub struct Args {
     /// `read-write-lock`: clients `0..writers` write, the others read.
     #[arg(long, default_value_t = RecipeSettings::default().writers)]
     writers: u16,
+    /// The framework's error policy (Curator's `ConnectionStateErrorPolicy`): `standard`
+    /// (SUSPENDED ends holds and leadership) or `session-based` (only LOST does).
+    #[arg(long, default_value_t = ErrorPolicy::Standard, value_parser = PossibleValuesParser::new(ErrorPolicy::NAMES).map(|name| name.parse::<ErrorPolicy>().expect("a policy name")))]
+    error_policy: ErrorPolicy,
+    /// LOST after this percent of the session timeout disconnected (Curator's
+    /// `sessionExpirationPercent`, 1..=100). The model fires the LOST timer at any point, so
+    /// this changes no state; it is recorded in the traces.
+    #[arg(long, default_value_t = FrameworkConfig::default().lost_after_percent, value_parser = clap::value_parser!(u32).range(1..=100))]
+    session_expiration_percent: u32,
     /// Checker threads (state counts under symmetry are exact with 1).
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -106,6 +116,10 @@ impl Args {
                 revocable: self.revocable,
             },
             timeouts: self.timeouts,
+            framework: FrameworkConfig {
+                error_policy: self.error_policy,
+                lost_after_percent: self.session_expiration_percent,
+            },
         }
     }
 
@@ -126,6 +140,14 @@ impl Args {
         }
         if config.timeouts {
             settings += " --timeouts";
+        }
+        let framework = FrameworkConfig::default();
+        if config.framework.error_policy != framework.error_policy {
+            settings += &format!(" --error-policy {}", config.framework.error_policy);
+        }
+        if config.framework.lost_after_percent != framework.lost_after_percent {
+            let percent = config.framework.lost_after_percent;
+            settings += &format!(" --session-expiration-percent {percent}");
         }
         format!(
             "splitbrain check {} --clients {} {}{fencing}{settings}",
@@ -366,6 +388,8 @@ mod tests {
             timeouts: true,
             max_leases: 3,
             writers: 1,
+            error_policy: ErrorPolicy::SessionBased,
+            session_expiration_percent: 80,
             threads: 1,
             no_symmetry: false,
             timeout: None,
@@ -378,7 +402,8 @@ mod tests {
         assert_eq!(
             args.command(),
             "splitbrain check mutex --clients 3 --cycles 1 --expiries 1 --crashes 0 \
-             --connection-losses 2 --unfenced --max-leases 3 --revocable --timeouts"
+             --connection-losses 2 --unfenced --max-leases 3 --revocable --timeouts \
+             --error-policy session-based --session-expiration-percent 80"
         );
     }
 }

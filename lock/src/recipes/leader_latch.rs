@@ -11,11 +11,12 @@
 //!   not make a leader). Not first → not leader, and a `getData` watch on the node just ahead;
 //!   a `NodeDeleted` event lists again; a `NoNode` answer to that `getData` lists again at
 //!   once. A listing that finds the latch path gone → `reset` (CURATOR-724).
-//! - Connection states, default error policy: `SUSPENDED` drops leadership at once
+//! - Connection states, standard error policy (the default): `SUSPENDED` drops leadership at once
 //!   (`notLeader` if it led); `RECONNECTED` lists again with the same node, so leadership
 //!   comes back only through that check (since CURATOR-644, 5.4; before, it ran `reset`,
 //!   which sent a leader that had merely reconnected to the back of the queue, and could
-//!   livelock); `LOST` drops leadership. We follow 5.4+.
+//!   livelock); `LOST` drops leadership. We follow 5.4+. Under the session-based policy
+//!   `SUSPENDED` changes nothing: a leader leads on until `LOST`.
 //! - `close(mode)`: state CLOSED, the node gets a guaranteed delete, watchers are removed;
 //!   `NOTIFY_LEADER` tells a leader `notLeader`, `SILENT` does not. `hasLeadership` is false
 //!   from then on; `await` returns false (or throws `EOFException` without a timeout).
@@ -294,7 +295,10 @@ impl LeaderLatch {
     fn on_session(&mut self, event: SessionEvent, cx: &mut Ctx<'_, Notice>) {
         for (&owner, latch) in &mut self.latches {
             match event {
-                SessionEvent::Suspended => latch.unlead(owner, cx),
+                SessionEvent::Suspended if cx.error_policy().suspended_ends_holds() => {
+                    latch.unlead(owner, cx)
+                }
+                SessionEvent::Suspended => {}
                 SessionEvent::Lost { .. } => {
                     latch.unlead(owner, cx);
                     // A create under way carries on in the new session: protection mode

@@ -61,7 +61,8 @@ fn update_hold(
 }
 
 /// Applies a connection-state change to the holds of `owner` on `nodes` (one hold per node,
-/// as a semaphore's leases), telling the owner once. Returns false when they are over (the
+/// as a semaphore's leases), telling the owner once. `Suspended` ends them for now only
+/// under the standard error policy (a `Reconnected` to the same session restores them). Returns false when they are over (the
 /// session is lost; every node gets a guaranteed delete).
 fn update_holds<'a>(
     owner: Owner,
@@ -71,6 +72,8 @@ fn update_holds<'a>(
     cx: &mut Ctx<'_, Notice>,
 ) -> bool {
     match event {
+        // Under the session-based policy a hold lives through SUSPENDED: not a word.
+        SessionEvent::Suspended if !cx.error_policy().suspended_ends_holds() => {}
         SessionEvent::Suspended => {
             *suspended = true;
             cx.notify(Notice::Suspended { owner });

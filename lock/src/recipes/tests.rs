@@ -5,6 +5,7 @@ use std::time::Duration;
 use super::{Call, FailReason, Mode, Mutex, NaiveHerdMutex, Notice};
 use crate::client::ClientInput;
 use crate::fencing::Token;
+use crate::framework::{ErrorPolicy, FrameworkConfig};
 use crate::harness::Harness;
 use crate::ids::Owner;
 use crate::recipe::{Recipe, SessionEvent};
@@ -421,6 +422,34 @@ fn suspended_and_lost_end_the_hold() {
 }
 
 #[test]
+fn under_the_session_based_policy_a_hold_lives_through_suspended_until_lost() {
+    let config = FrameworkConfig {
+        error_policy: ErrorPolicy::SessionBased,
+        ..FrameworkConfig::default()
+    };
+    let mut h = Harness::with_config(2, config, || Mutex::new(Path::new("/locks/m").unwrap()));
+    h.call(0, acquire(A));
+    h.settle();
+    let token = acquired(&h, 0);
+    drop_and_reconnect(&mut h, 0, false);
+    assert_eq!(
+        h.peers[0].notices,
+        [Notice::Acquired {
+            owner: A,
+            token: token.unwrap(),
+            mode: Mode::Exclusive
+        }],
+        "neither Suspended nor Reconnected"
+    );
+    assert_eq!(h.peers[0].client.recipe().holding(A), token);
+    h.drop_connection(0, false);
+    h.settle();
+    fire_only_timer(&mut h, 0);
+    assert_eq!(last_notice(&h, 0), Some(Notice::Lost { owner: A }));
+    assert_eq!(h.peers[0].client.recipe().holding(A), None);
+}
+
+#[test]
 fn a_waiter_whose_session_is_lost_fails_and_leaves_no_node() {
     let mut h = mutexes(2);
     in_turn(&mut h, [acquire(A); 2]);
@@ -519,13 +548,14 @@ fn lost_is_declared_after_the_session_timeout_and_a_new_session_follows() {
 fn lost_after_percent_scales_the_lost_timer() {
     use crate::client::Client;
     use crate::coordination::{RawEvent, RawState};
-    use crate::framework::{Framework, FrameworkConfig};
+    use crate::framework::Framework;
     use crate::ids::ClientSlot;
     use crate::recipe::Effect;
     use crate::zk::SessionId;
 
     let config = FrameworkConfig {
         lost_after_percent: 50,
+        ..FrameworkConfig::default()
     };
     let framework = Framework::new(config, ClientSlot(0), 0);
     let mut client = Client::new(framework, Mutex::new(Path::new("/l").unwrap()));

@@ -39,6 +39,7 @@ fn a_partitioned_client_sees_disconnected_before_expired() {
     // The framework waits 4 T before LOST, so the raw session lives to hear the server.
     let sim = sim("partition-expiry", 1, workload(1, 8_000)).framework(FrameworkConfig {
         lost_after_percent: 400,
+        ..FrameworkConfig::default()
     });
     let trace = run(sim, 3, vec![isolate(0, 500, 3 * T_MS)]);
     let session = sessions_of(&trace, 0)[0];
@@ -457,6 +458,7 @@ fn at_a_one_second_timeout_a_partition_of_0_6_t_costs_most_sessions() {
                 .server(server)
                 .framework(FrameworkConfig {
                     lost_after_percent: 400,
+                    ..FrameworkConfig::default()
                 });
             let trace = run(sim, seed, vec![isolate(0, 1_000, 600)]);
             count_server(&trace, ServerSession::Expired) > 0
