@@ -58,27 +58,26 @@ impl ErrorPolicy {
     pub const NAMES: [&'static str; 2] = ["standard", "session-based"];
 }
 
-impl std::str::FromStr for ErrorPolicy {
-    type Err = String;
-
-    fn from_str(name: &str) -> Result<ErrorPolicy, String> {
-        match name {
-            "standard" => Ok(ErrorPolicy::Standard),
-            "session-based" => Ok(ErrorPolicy::SessionBased),
-            other => Err(format!(
-                "expected `standard` or `session-based`, found `{other}`"
-            )),
-        }
-    }
+/// What a lock hold (a mutex's, a lease, a multi-lock's) becomes at LOST.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnLost {
+    /// Curator's `InterProcessMutex`: the holder hears `Lost`, but the hold is not ended and
+    /// its node not deleted; the node stays until the server expires the old session or the
+    /// application releases (which deletes it, guaranteed, from the new session).
+    #[default]
+    Curator,
+    /// splitbrain's safer choice: the hold ends at LOST and its node gets a guaranteed delete
+    /// at once, sent on the new session, so an abandoned node of a session the server still
+    /// holds leaves the queue as early as the client can make it.
+    Release,
 }
 
-impl std::fmt::Display for ErrorPolicy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            ErrorPolicy::Standard => "standard",
-            ErrorPolicy::SessionBased => "session-based",
-        })
-    }
+impl OnLost {
+    /// The names scenario files and `check --on-lost` use.
+    pub const NAMES: [&'static str; 2] = ["curator", "release"];
 }
 
 /// Settings of the framework layer, Curator's defaults unless set (a scenario's `framework`
@@ -88,6 +87,8 @@ impl std::fmt::Display for ErrorPolicy {
 pub struct FrameworkConfig {
     /// Which connection states end holds and leadership.
     pub error_policy: ErrorPolicy,
+    /// What a lock hold becomes at LOST.
+    pub on_lost: OnLost,
     /// LOST is declared after this percentage of the negotiated session timeout spent
     /// disconnected (Curator's `sessionExpirationPercent`, default 100).
     #[serde(rename = "session_expiration_percent")]
@@ -98,6 +99,7 @@ impl Default for FrameworkConfig {
     fn default() -> Self {
         FrameworkConfig {
             error_policy: ErrorPolicy::Standard,
+            on_lost: OnLost::Curator,
             lost_after_percent: 100,
         }
     }

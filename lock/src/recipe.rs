@@ -54,7 +54,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::framework::{ErrorPolicy, Framework};
+use crate::framework::{ErrorPolicy, Framework, OnLost};
 use crate::ids::{OpId, TimerId};
 use crate::zk::{CreateMode, OpResult, Path, Request, SessionId, WatchedEvent};
 
@@ -202,6 +202,11 @@ impl<N> Ctx<'_, N> {
     /// The error policy: whether `Suspended` ends holds and leadership.
     pub fn error_policy(&self) -> ErrorPolicy {
         self.framework.config().error_policy
+    }
+
+    /// What a lock hold becomes at LOST.
+    pub fn on_lost(&self) -> OnLost {
+        self.framework.config().on_lost
     }
 
     /// The current session, if connected.

@@ -57,12 +57,35 @@ fn mutex_with_two_clients() {
         &MUTEX,
         2,
         Pinned {
-            symmetric: 1848,
-            plain: 3692,
+            symmetric: 1758,
+            plain: 3512,
         },
     );
     assert!(!outcome.verdict(Checked::MutualExclusionBelief).holds);
     assert!(outcome.verdict(Checked::HerdFree).holds);
+}
+
+/// Ending a hold at LOST (`OnLost::Release`) instead of keeping it until released (Curator's
+/// default): the state space is the one of before the default changed (1848 / 3692): a lost
+/// holder's node gets its delete at once on the new session, and its release later answers
+/// `not_held`.
+#[test]
+fn mutex_with_two_clients_releasing_at_lost() {
+    let config = Config {
+        framework: lock::framework::FrameworkConfig {
+            on_lost: lock::framework::OnLost::Release,
+            ..Default::default()
+        },
+        ..Config::new(2)
+    };
+    pinned_in(
+        &MUTEX,
+        config,
+        Pinned {
+            symmetric: 1848,
+            plain: 3692,
+        },
+    );
 }
 
 #[test]
@@ -71,8 +94,8 @@ fn naive_herd_mutex_with_two_clients_has_no_herd() {
         &NAIVE_HERD_MUTEX,
         2,
         Pinned {
-            symmetric: 925,
-            plain: 1846,
+            symmetric: 827,
+            plain: 1650,
         },
     );
     assert!(outcome.verdict(Checked::HerdFree).holds);
@@ -85,8 +108,8 @@ fn semaphore_mutex_with_two_clients() {
         &SEMAPHORE_MUTEX,
         2,
         Pinned {
-            symmetric: 21_415,
-            plain: 42_826,
+            symmetric: 20_590,
+            plain: 41_176,
         },
     );
     assert!(!outcome.verdict(Checked::MutualExclusionBelief).holds);
@@ -115,8 +138,8 @@ fn semaphore_with_two_clients_and_two_leases() {
         &SEMAPHORE,
         one_or_two_leases(2),
         Pinned {
-            symmetric: 21_308,
-            plain: 42_612,
+            symmetric: 20_782,
+            plain: 41_560,
         },
     );
     assert!(outcome.verdict(Checked::LeaseBound).holds);
@@ -132,8 +155,8 @@ fn semaphore_with_two_clients_and_one_lease() {
         &SEMAPHORE,
         one_or_two_leases(1),
         Pinned {
-            symmetric: 18_435,
-            plain: 36_867,
+            symmetric: 18_017,
+            plain: 36_031,
         },
     );
     assert!(!outcome.verdict(Checked::LeaseBound).holds);
@@ -168,8 +191,8 @@ fn multi_lock_with_two_clients() {
         &MULTI_LOCK,
         2,
         Pinned {
-            symmetric: 11_996,
-            plain: 23_986,
+            symmetric: 10_500,
+            plain: 20_994,
         },
     );
     assert!(!outcome.verdict(Checked::MutualExclusionBelief).holds);
@@ -184,11 +207,11 @@ fn mutex_with_three_clients_symmetry_shrinks_at_least_four_times() {
         &MUTEX,
         3,
         Pinned {
-            symmetric: 45_943,
-            plain: 271_658,
+            symmetric: 43_739,
+            plain: 258_599,
         },
     );
-    assert!(280_613 >= 4 * outcome.unique_states);
+    assert!(258_599 >= 4 * outcome.unique_states);
     assert!(outcome.verdict(Checked::HerdFree).holds);
 }
 
@@ -198,11 +221,11 @@ fn naive_herd_mutex_with_three_clients_herds() {
         &NAIVE_HERD_MUTEX,
         3,
         Pinned {
-            symmetric: 23_285,
-            plain: 137_218,
+            symmetric: 19_095,
+            plain: 112_285,
         },
     );
-    assert!(137_218 >= 4 * outcome.unique_states);
+    assert!(112_285 >= 4 * outcome.unique_states);
     let herd = outcome.verdict(Checked::HerdFree);
     assert_eq!(herd.expectation, Expectation::Violated);
     assert!(!herd.holds);
@@ -592,8 +615,8 @@ fn read_write_lock_with_two_clients() {
         &READ_WRITE_LOCK,
         2,
         Pinned {
-            symmetric: 3263,
-            plain: 3263,
+            symmetric: 3143,
+            plain: 3143,
         },
     );
     assert!(!outcome.verdict(Checked::RwExclusion).holds);
@@ -610,8 +633,8 @@ fn read_write_lock_with_three_clients_merges_only_the_readers() {
         &READ_WRITE_LOCK,
         3,
         Pinned {
-            symmetric: 114_520,
-            plain: 224_941,
+            symmetric: 110_460,
+            plain: 216_846,
         },
     );
     assert!(outcome.verdict(Checked::HerdFree).holds);
@@ -744,8 +767,8 @@ fn mutex_with_two_clients_and_timeouts_times_out() {
         &MUTEX,
         config,
         Pinned {
-            symmetric: 11_057,
-            plain: 22_080,
+            symmetric: 10_859,
+            plain: 21_684,
         },
     );
     assert!(!outcome.verdict(Checked::MutualExclusionBelief).holds);
@@ -770,8 +793,8 @@ fn revocable_mutex_with_two_clients_cuts_holds_short() {
         &MUTEX,
         config,
         Pinned {
-            symmetric: 19_900,
-            plain: 39_793,
+            symmetric: 18_739,
+            plain: 37_471,
         },
     );
     assert!(!outcome.verdict(Checked::MutualExclusionBelief).holds);

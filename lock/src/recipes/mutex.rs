@@ -17,8 +17,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::queue::Queue;
 use super::revocation::Revocation;
 use super::{
-    Acquisition, Call, FailReason, Hold, Mode, Notice, Place, answer_abandoned, cancel_timeout,
-    create_parents, create_sequential, list, refuse, release_hold, timed_out, update_hold,
+    Acquisition, Call, FailReason, Hold, Mode, Notice, Place, Standing, answer_abandoned,
+    cancel_timeout, create_parents, create_sequential, list, refuse, release_hold, timed_out,
+    update_hold,
 };
 use crate::fencing::Token;
 use crate::ids::{OpId, Owner, TimerId};
@@ -404,7 +405,7 @@ fn grant(owner: Owner, acquisition: &mut Acquisition<Stage>, cx: &mut Ctx<'_, No
         node: node.clone(),
         token,
         count: 1,
-        suspended: false,
+        standing: Standing::Held,
     };
     cancel_timeout(acquisition.timeout.take(), cx);
     acquisition.stage = Stage::Holding(hold);

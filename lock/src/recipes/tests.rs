@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::{Call, FailReason, Mode, Mutex, NaiveHerdMutex, Notice};
 use crate::client::ClientInput;
 use crate::fencing::Token;
-use crate::framework::{ErrorPolicy, FrameworkConfig};
+use crate::framework::{ErrorPolicy, FrameworkConfig, OnLost};
 use crate::harness::Harness;
 use crate::ids::Owner;
 use crate::recipe::{Recipe, SessionEvent};
@@ -54,6 +54,14 @@ const GAVE_UP_THEN_NEW_SESSION: [SessionEvent; 3] = [
         session_changed: true,
     },
 ];
+
+/// Framework settings that end a hold at LOST (`OnLost::Release`, splitbrain's safer choice)
+/// instead of keeping it until released (Curator's).
+pub(super) const RELEASING_AT_LOST: FrameworkConfig = FrameworkConfig {
+    error_policy: ErrorPolicy::Standard,
+    on_lost: OnLost::Release,
+    lost_after_percent: 100,
+};
 
 pub(super) fn last_notice<R: Recipe<Notice = Notice>>(h: &Harness<R>, c: usize) -> Option<Notice> {
     h.peers[c].notices.last().copied()
@@ -446,7 +454,44 @@ fn under_the_session_based_policy_a_hold_lives_through_suspended_until_lost() {
     h.settle();
     fire_only_timer(&mut h, 0);
     assert_eq!(last_notice(&h, 0), Some(Notice::Lost { owner: A }));
+}
+
+#[test]
+fn at_lost_a_hold_and_its_node_stay_until_the_holder_releases() {
+    let mut h = mutexes(2);
+    in_turn(&mut h, [acquire(A); 2]);
+    let token = acquired(&h, 0);
+    // c0 gives up its session while the server still holds it.
+    give_up_session(&mut h, 0, false);
+    assert_eq!(last_notice(&h, 0), Some(Notice::Lost { owner: A }));
+    assert_eq!(h.peers[0].client.recipe().holding(A), token, "kept");
+    assert_eq!(h.children("/locks/m").len(), 2, "the node stays");
+    assert_eq!(acquired(&h, 1), None, "c1 still waits behind it");
+    // No later connection change reaches the lost hold.
+    drop_and_reconnect(&mut h, 0, false);
+    assert_eq!(last_notice(&h, 0), Some(Notice::Lost { owner: A }));
+    h.call(0, release(A));
+    h.settle();
+    assert!(matches!(
+        last_notice(&h, 0),
+        Some(Notice::Released { remaining: 0, .. })
+    ));
+    assert!(acquired(&h, 1) > token, "the release deleted the old node");
+}
+
+#[test]
+fn releasing_at_lost_ends_the_hold_and_deletes_its_node_at_once() {
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
+        Mutex::new(Path::new("/locks/m").unwrap())
+    });
+    in_turn(&mut h, [acquire(A); 2]);
+    let token = acquired(&h, 0);
+    give_up_session(&mut h, 0, false);
+    assert_eq!(last_notice(&h, 0), Some(Notice::Lost { owner: A }));
     assert_eq!(h.peers[0].client.recipe().holding(A), None);
+    assert!(acquired(&h, 1) > token, "c1 holds without any release");
+    h.call(0, release(A));
+    assert_eq!(last_notice(&h, 0), failed(FailReason::NotHeld));
 }
 
 #[test]

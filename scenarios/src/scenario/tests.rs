@@ -99,7 +99,7 @@ fn optional_sections_take_their_defaults() {
 #[test]
 fn framework_settings_parse_validate_and_are_left_out_when_default() {
     let mut value = base();
-    let framework = json!({"error_policy": "session-based", "session_expiration_percent": 60});
+    let framework = json!({"error_policy": "session-based", "on_lost": "release", "session_expiration_percent": 60});
     value["framework"] = framework.clone();
     let scenario = parse(&value).unwrap();
     assert_eq!(
@@ -134,7 +134,7 @@ fn framework_settings_parse_validate_and_are_left_out_when_default() {
     );
     assert_eq!(
         error(json!({"retries": 3})),
-        "unit.json: /framework/retries: expected `error_policy` or \
+        "unit.json: /framework/retries: expected one of `error_policy`, `on_lost`, \
          `session_expiration_percent`, found unknown field `retries`"
     );
 }

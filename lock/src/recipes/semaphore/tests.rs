@@ -13,8 +13,8 @@ use crate::harness::Harness;
 use crate::ids::Owner;
 use crate::recipe::Recipe;
 use crate::recipes::tests::{
-    A, B, acquired, drop_and_reconnect, failed, give_up_session, in_turn, last_notice,
-    lose_waiter_session, sent, step_until, time_out,
+    A, B, RELEASING_AT_LOST, acquired, drop_and_reconnect, failed, give_up_session, in_turn,
+    last_notice, lose_waiter_session, sent, step_until, time_out,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::{Path, Request};
@@ -389,7 +389,10 @@ fn connection_loss_during_the_lease_create_leaves_exactly_one_lease() {
 
 #[test]
 fn holders_hear_each_connection_state_once_and_lost_deletes_every_lease() {
-    let mut h = semaphores(2, 2);
+    // Releasing at LOST (`OnLost::Release`); Curator keeps the hold until released.
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
+        Semaphore::new(Path::new(PATH).unwrap(), 2)
+    });
     for _ in 0..2 {
         h.call(0, take(A));
         h.settle();
