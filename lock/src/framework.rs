@@ -58,7 +58,8 @@ impl ErrorPolicy {
     pub const NAMES: [&'static str; 2] = ["standard", "session-based"];
 }
 
-/// What a lock hold (a mutex's, a lease, a multi-lock's) becomes at LOST.
+/// What a lock recipe does at LOST with its holds (a mutex's, a lease, a multi-lock's) and
+/// with its queued waiters (a mutex's, a read-write lock's side, a selector's internal mutex).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
@@ -66,12 +67,16 @@ impl ErrorPolicy {
 pub enum OnLost {
     /// Curator's `InterProcessMutex`: the holder hears `Lost`, but the hold is not ended and
     /// its node not deleted; the node stays until the server expires the old session or the
-    /// application releases (which deletes it, guaranteed, from the new session).
+    /// application releases (which deletes it, guaranteed, from the new session). A queued
+    /// waiter does not fail (`LockInternals.internalLockLoop` ignores connection state): it
+    /// lists again with its old node on the new session, and starts over with a new node
+    /// when its own has vanished (`attemptLock` catching `NoNode`).
     #[default]
     Curator,
-    /// splitbrain's safer choice: the hold ends at LOST and its node gets a guaranteed delete
-    /// at once, sent on the new session, so an abandoned node of a session the server still
-    /// holds leaves the queue as early as the client can make it.
+    /// splitbrain's safer choice: the hold ends at LOST and a waiter fails with
+    /// `SessionLost` (one whose node vanished, with `NodeVanished`); every node gets a
+    /// guaranteed delete at once, sent on the new session, so an abandoned node of a session
+    /// the server still holds leaves the queue as early as the client can make it.
     Release,
 }
 

@@ -22,6 +22,7 @@ use super::{
     update_hold,
 };
 use crate::fencing::Token;
+use crate::framework::OnLost;
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
 use crate::zk::{EventKind, OpOk, OpResult, Path, Request, WatchedEvent, ZkError};
@@ -206,7 +207,15 @@ impl Mutex {
             }
             (Stage::Waiting { node, step, .. }, Ok(OpOk::Children { names })) => {
                 match self.queue.place(&names, node.name()) {
-                    Place::Missing => self.fail(owner, FailReason::NodeVanished, cx),
+                    Place::Missing if cx.on_lost() == OnLost::Release => {
+                        self.fail(owner, FailReason::NodeVanished, cx)
+                    }
+                    // Our node is gone (its session expired on the server): Curator's
+                    // attemptLock catches the NoNode and starts over with a new node.
+                    Place::Missing => {
+                        let op = create_sequential(&self.path, self.queue.name(), cx);
+                        acquisition.stage = Stage::Creating(op);
+                    }
                     Place::First => grant(owner, acquisition, cx),
                     Place::Behind(name) => {
                         let predecessor =
@@ -286,8 +295,17 @@ impl Mutex {
                         self.owners.remove(&owner);
                     }
                 }
-                Stage::Waiting { .. } if matches!(event, SessionEvent::Lost { .. }) => {
+                // Curator's wait loop ignores connection state: the waiter keeps its node and
+                // lists again on the new session (its watch went with the old one).
+                // Under `OnLost::Release` it gives up instead, its node deleted at once.
+                Stage::Waiting { .. }
+                    if matches!(event, SessionEvent::Lost { .. })
+                        && cx.on_lost() == OnLost::Release =>
+                {
                     self.fail(owner, FailReason::SessionLost, cx);
+                }
+                Stage::Waiting { step, .. } if matches!(event, SessionEvent::Lost { .. }) => {
+                    *step = Wait::Listing(list(&self.path, false, cx));
                 }
                 // A create carries on in the new session: protection mode sorts it out.
                 _ => {}

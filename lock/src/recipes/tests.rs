@@ -495,8 +495,54 @@ fn releasing_at_lost_ends_the_hold_and_deletes_its_node_at_once() {
 }
 
 #[test]
-fn a_waiter_whose_session_is_lost_fails_and_leaves_no_node() {
+fn a_queued_waiter_keeps_its_node_across_lost_and_acquires_with_it_on_the_new_session() {
     let mut h = mutexes(2);
+    in_turn(&mut h, [acquire(A); 2]);
+    let old_session = h.peers[1].session;
+    // c1 gives up its session while the server still holds it (and its node).
+    give_up_session(&mut h, 1, false);
+    assert_ne!(h.peers[1].session, old_session);
+    assert!(h.peers[1].notices.is_empty(), "no Failed: the wait goes on");
+    assert_eq!(
+        h.children("/locks/m").len(),
+        2,
+        "the old node keeps its place"
+    );
+    h.call(0, release(A));
+    h.settle();
+    assert!(
+        acquired(&h, 1).is_some(),
+        "c1 acquires, woken on its new session"
+    );
+    let ours = h.tree.ephemerals_of(old_session);
+    assert_eq!(ours.len(), 1, "through the node of its old session");
+}
+
+#[test]
+fn a_waiter_whose_node_vanished_at_lost_starts_over_with_a_new_node() {
+    let mut h = mutexes(2);
+    in_turn(&mut h, [acquire(A); 2]);
+    h.drop_connection(1, false);
+    h.expire(1, true);
+    h.settle();
+    assert!(h.peers[1].notices.is_empty(), "no Failed: the wait goes on");
+    let new_session = h.peers[1].session;
+    assert_eq!(
+        h.tree.ephemerals_of(new_session).len(),
+        1,
+        "a new node, of the new session"
+    );
+    h.call(0, release(A));
+    h.settle();
+    assert!(acquired(&h, 1) > acquired(&h, 0));
+}
+
+#[test]
+fn a_waiter_whose_session_is_lost_fails_and_leaves_no_node() {
+    // Giving up at LOST (`OnLost::Release`); Curator keeps the waiter queued.
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
+        Mutex::new(Path::new("/locks/m").unwrap())
+    });
     in_turn(&mut h, [acquire(A); 2]);
     lose_waiter_session(&mut h, false);
     assert_eq!(
@@ -623,7 +669,10 @@ fn lost_after_percent_scales_the_lost_timer() {
 
 #[test]
 fn a_watch_read_pending_at_lost_is_not_sent_again_on_the_new_session() {
-    let mut h = mutexes(2);
+    // Giving up at LOST (`OnLost::Release`); Curator keeps the waiter queued.
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
+        Mutex::new(Path::new("/locks/m").unwrap())
+    });
     c1_about_to_watch_c0(&mut h, acquire(A));
     give_up_session(&mut h, 1, false);
     let reads = sent(&h, 1, |r| matches!(r, Request::GetData { .. }));

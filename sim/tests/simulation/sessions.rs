@@ -13,7 +13,7 @@ use scenarios::trace::{Event, EventKind, ServerSession, Trace};
 use crate::query::{
     LONG_SESSIONS, PAST_READ_TIMEOUT_MS, T_MS, applied_zxids, at, catalog_scenario, count_notices,
     count_server, find, first_notice, grants_of, index, is_acquired, is_release_call, notice_of,
-    on, raw, run, run_checked, server_session, sessions_of, sim, workload,
+    on, raw, run, run_scenario, server_session, sessions_of, sim, workload,
 };
 
 fn isolate(client: u16, at_ms: u64, for_ms: u64) -> ScheduledFault {
@@ -609,7 +609,7 @@ fn a_server_down_longer_than_t_leaves_the_old_session_and_its_node_beside_the_ne
     // holds the old one (restored with a fresh T) and its lock node.
     let scenario = catalog_scenario("server-downtime-old-session");
     for seed in 0..20 {
-        let trace = run_checked(&scenario, seed);
+        let trace = run_scenario(&scenario, seed);
         let context = format!("seed {seed}");
         let back = index(&trace, 0, "the server back", |e| {
             matches!(e.kind, EventKind::FaultEnd { .. })

@@ -429,7 +429,10 @@ fn connection_states_reach_each_holder_once_also_with_a_downgrade() {
 
 #[test]
 fn a_waiting_reader_whose_session_is_lost_fails_and_leaves_no_node() {
-    let mut h = locks(2);
+    // Giving up at LOST (`OnLost::Release`); Curator keeps the waiter queued.
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
+        ReadWriteLock::new(Path::new(PATH).unwrap())
+    });
     queue_up(&mut h, "WR");
     lose_waiter_session(&mut h, false);
     assert_eq!(kinds(&h), "W");
