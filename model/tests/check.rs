@@ -172,8 +172,8 @@ fn leader_latch_with_two_clients() {
         &LEADER_LATCH,
         2,
         Pinned {
-            symmetric: 4280,
-            plain: 8556,
+            symmetric: 4299,
+            plain: 8594,
         },
     );
     assert!(!outcome.verdict(Checked::LeaderUniqueBelief).holds);

@@ -405,6 +405,18 @@ fn a_leader_that_gives_up_its_session_deletes_its_old_node_and_queues_a_fresh_on
 }
 
 #[test]
+fn at_lost_the_latch_keeps_its_node_and_lists_with_it_on_the_new_session() {
+    let mut h = started(2);
+    let before = h.peers[0].sent.len();
+    give_up_session(&mut h, 0, false);
+    assert!(
+        matches!(h.peers[0].sent[before], Request::GetChildren { .. }),
+        "the first request of the new session is the check, not a delete: {:?}",
+        &h.peers[0].sent[before..]
+    );
+}
+
+#[test]
 fn a_server_restart_ends_with_the_same_single_leader() {
     // Curator's testLostConnection, with sessions that survive the restart.
     let mut h = started(4);
