@@ -388,7 +388,7 @@ fn hunt_over_the_catalog_meets_every_expectation() {
     let table = stdout(&output);
     assert!(output.status.success(), "{table}{}", stderr(&output));
     assert!(
-        table.contains("every expectation met: 49 scenario(s), 9800 runs"),
+        table.contains("every expectation met: 51 scenario(s), 10200 runs"),
         "{table}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

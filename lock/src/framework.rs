@@ -1,6 +1,8 @@
 //! The framework layer: Curator's connection-state manager and retry machinery as a sans-IO
 //! component, composed into every recipe so that the model checker explores it too.
 //!
+//! - [`FrameworkConfig::error_policy`] says whether `Suspended` ends holds and leadership
+//!   (recipes ask it through [`Ctx::error_policy`](crate::recipe::Ctx::error_policy)).
 //! - Raw `Disconnected` becomes [`SessionEvent::Suspended`]; LOST is declared after
 //!   [`FrameworkConfig::lost_after_percent`] of the negotiated session timeout without
 //!   reconnecting, or at once when the server reports `Expired`. Then the old handle is
@@ -29,19 +31,104 @@ use crate::recipe::{Effect, SessionEvent};
 use crate::relabel::{ClientMap, Relabel};
 use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, WatchedEvent, ZkError};
 
-/// Settings of the framework layer.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// Curator's `ConnectionStateErrorPolicy`: which connection states end what a client holds
+/// (a lock hold, a lease, leadership).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorPolicy {
+    /// `StandardConnectionStateErrorPolicy` (Curator's default): `SUSPENDED` ends holds and
+    /// leadership (a holder hears `Suspended`, a leader `NotLeader`); a reconnect to the same
+    /// session restores a hold.
+    #[default]
+    Standard,
+    /// `SessionConnectionStateErrorPolicy`: only `LOST` does; a holder or leader keeps its
+    /// hold through `SUSPENDED`, and hears nothing until the session comes back or is lost.
+    SessionBased,
+}
+
+impl ErrorPolicy {
+    /// True when `SUSPENDED` ends holds and leadership.
+    pub fn suspended_ends_holds(self) -> bool {
+        self == ErrorPolicy::Standard
+    }
+
+    /// Whether a client's hearing `event` obliges its holders to have given up (`Lost`
+    /// always does).
+    pub fn obliges(self, event: SessionEvent) -> bool {
+        match event {
+            SessionEvent::Lost { .. } => true,
+            SessionEvent::Suspended => self.suspended_ends_holds(),
+            SessionEvent::Reconnected { .. } => false,
+        }
+    }
+
+    /// The names scenario files and `check --error-policy` use.
+    pub const NAMES: [&'static str; 2] = ["standard", "session-based"];
+}
+
+/// What a lock recipe does at LOST with its holds (a mutex's, a lease, a multi-lock's) and
+/// with its queued waiters (a mutex's, a read-write lock's side, a selector's internal mutex).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnLost {
+    /// Curator's `InterProcessMutex`: the holder hears `Lost`, but the hold is not ended and
+    /// its node not deleted; the node stays until the server expires the old session or the
+    /// application releases (which deletes it, guaranteed, from the new session). A queued
+    /// waiter does not fail (`LockInternals.internalLockLoop` ignores connection state): it
+    /// lists again with its old node on the new session, and starts over with a new node
+    /// when its own has vanished (`attemptLock` catching `NoNode`).
+    #[default]
+    Curator,
+    /// splitbrain's safer choice: the hold ends at LOST and a waiter fails with
+    /// `SessionLost` (one whose node vanished, with `NodeVanished`); every node gets a
+    /// guaranteed delete at once, sent on the new session, so an abandoned node of a session
+    /// the server still holds leaves the queue as early as the client can make it.
+    Release,
+}
+
+impl OnLost {
+    /// The names scenario files and `check --on-lost` use.
+    pub const NAMES: [&'static str; 2] = ["curator", "release"];
+}
+
+/// Settings of the framework layer, Curator's defaults unless set (a scenario's `framework`
+/// object, `check --error-policy … --session-expiration-percent …`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct FrameworkConfig {
+    /// Which connection states end holds and leadership.
+    pub error_policy: ErrorPolicy,
+    /// What a lock hold becomes at LOST.
+    pub on_lost: OnLost,
     /// LOST is declared after this percentage of the negotiated session timeout spent
     /// disconnected (Curator's `sessionExpirationPercent`, default 100).
+    #[serde(rename = "session_expiration_percent")]
     pub lost_after_percent: u32,
 }
 
 impl Default for FrameworkConfig {
     fn default() -> Self {
         FrameworkConfig {
+            error_policy: ErrorPolicy::Standard,
+            on_lost: OnLost::Curator,
             lost_after_percent: 100,
         }
+    }
+}
+
+impl FrameworkConfig {
+    /// The session-expiration percents Curator accepts (`CuratorFrameworkFactory.Builder`
+    /// refuses 0 and anything above 100).
+    pub const SESSION_EXPIRATION_PERCENTS: std::ops::RangeInclusive<u32> = 1..=100;
+
+    /// True when every setting is Curator's default (scenario files and traces leave the
+    /// object out).
+    pub fn is_default(config: &FrameworkConfig) -> bool {
+        *config == FrameworkConfig::default()
     }
 }
 
@@ -136,6 +223,11 @@ impl Framework {
             pending: BTreeMap::new(),
             protected: BTreeMap::new(),
         }
+    }
+
+    /// The framework's settings.
+    pub fn config(&self) -> &FrameworkConfig {
+        &self.config
     }
 
     /// The client this framework belongs to.
@@ -516,7 +608,7 @@ impl Relabel for Framework {
             protected,
         } = self;
         Framework {
-            config: config.clone(),
+            config: *config,
             client: client.relabel(map),
             nonce: *nonce,
             connection: connection.relabel(map),

@@ -44,13 +44,19 @@ pub struct Harness<R: Recipe> {
 impl<R: Recipe> Harness<R> {
     /// `n` clients, each running `recipe()`, all connected.
     pub fn new(n: u16, recipe: impl Fn() -> R) -> Harness<R> {
+        Harness::with_config(n, FrameworkConfig::default(), recipe)
+    }
+
+    /// `n` clients whose framework layers have the settings `config`, each running
+    /// `recipe()`, all connected.
+    pub fn with_config(n: u16, config: FrameworkConfig, recipe: impl Fn() -> R) -> Harness<R> {
         let mut harness = Harness {
             tree: Tree::new(),
             peers: Vec::new(),
             last_session: 0,
         };
         for slot in 0..n {
-            let framework = Framework::new(FrameworkConfig::default(), ClientSlot(slot), 7);
+            let framework = Framework::new(config, ClientSlot(slot), 7);
             harness.peers.push(Peer {
                 client: Client::new(framework, recipe()),
                 session: SessionId(0),

@@ -54,7 +54,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::framework::Framework;
+use crate::framework::{ErrorPolicy, Framework, OnLost};
 use crate::ids::{OpId, TimerId};
 use crate::zk::{CreateMode, OpResult, Path, Request, SessionId, WatchedEvent};
 
@@ -197,6 +197,16 @@ impl<N> Ctx<'_, N> {
     /// Emits a notice to the user.
     pub fn notify(&mut self, notice: N) {
         self.out.push(Effect::Notify(notice));
+    }
+
+    /// The error policy: whether `Suspended` ends holds and leadership.
+    pub fn error_policy(&self) -> ErrorPolicy {
+        self.framework.config().error_policy
+    }
+
+    /// What a lock hold becomes at LOST.
+    pub fn on_lost(&self) -> OnLost {
+        self.framework.config().on_lost
     }
 
     /// The current session, if connected.

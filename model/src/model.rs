@@ -30,11 +30,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use lock::client::Client;
-use lock::framework::{Framework, FrameworkConfig};
+use lock::framework::Framework;
 use lock::ids::{ClientSlot, Owner, TimerId};
 use lock::zk::tree::Tree;
 use lock::zk::{CreateMode, Path, Request, SessionId};
-use scenarios::monitor::{Beliefs, ErrorPolicy};
+use scenarios::monitor::Beliefs;
 use scenarios::recipes::{RecipeDef, Testable};
 use scenarios::spec::MODEL_LOCK_PATH;
 use scenarios::trace::EventKind;
@@ -197,7 +197,7 @@ impl<R: Testable> LockModel<R> {
             used: Used::default(),
             wakes: Default::default(),
             herd: false,
-            beliefs: Beliefs::new(ErrorPolicy::default()),
+            beliefs: Beliefs::new(self.config.framework.error_policy),
         };
         let mut step = Transition {
             model: self,
@@ -214,7 +214,7 @@ impl<R: Testable> LockModel<R> {
 
     /// A client as it starts: a fresh process, not connected yet.
     pub(crate) fn fresh_peer(&self, slot: ClientSlot, restarts: u8, incarnation: u8) -> Peer<R> {
-        let framework = Framework::new(FrameworkConfig::default(), slot, u32::from(restarts));
+        let framework = Framework::new(self.config.framework, slot, u32::from(restarts));
         Peer {
             client: Client::new(
                 framework,

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures::channel::mpsc::{UnboundedSender, unbounded};
 use futures::{FutureExt, StreamExt, select_biased};
-use lock::framework::{Framework, FrameworkConfig};
+use lock::framework::Framework;
 use scenarios::drive::ClientWork;
 use scenarios::record::EventSink;
 use scenarios::rng::SplitMix64;
@@ -83,7 +83,7 @@ fn run() -> Result<ExitCode, String> {
     let timeout = Duration::from_millis(scenario.server.session_timeout_ms);
     let connector = RealConnector::new(spec.connect_string.clone(), timeout);
     let nonce = work.executor.next_u32();
-    let framework = Framework::new(FrameworkConfig::default(), spec.slot, nonce);
+    let framework = Framework::new(spec.scenario.framework, spec.slot, nonce);
     let obey = async {
         while let Some(command) = commands.next().await {
             match command {

@@ -56,7 +56,7 @@ impl Context {
             horizon,
             progress_grace,
             max_leases: scenario.recipe_settings.max_leases,
-            error_policy: ErrorPolicy::default(),
+            error_policy: scenario.framework.error_policy,
         }
     }
 }

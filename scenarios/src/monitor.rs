@@ -16,37 +16,13 @@ use lock::ids::ClientSlot;
 use lock::recipe::{Recipe, SessionEvent};
 use lock::recipes::{Call, Notice};
 use lock::zk::SessionId;
-use serde::{Deserialize, Serialize};
 
 use crate::fault::Fault;
 use crate::trace::{EventKind, ServerSession};
 
-/// Which connection-state changes oblige a holder to give its hold up (Curator's
-/// `ConnectionStateErrorPolicy`). Under both, `Lost` does.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum ErrorPolicy {
-    /// `StandardConnectionStateErrorPolicy`: `Suspended` ends holds and leadership. A
-    /// recipe's `Suspended` notice ends its holder's belief (until `Reconnected`).
-    #[default]
-    Standard,
-    /// `SessionConnectionStateErrorPolicy`: only `Lost` does. A recipe's `Suspended` notice
-    /// is news of the connection, and the holder keeps its belief.
-    SessionBased,
-}
-
-impl ErrorPolicy {
-    /// Whether the client's hearing `event` obliges its holders to have given up.
-    pub fn obliges(self, event: SessionEvent) -> bool {
-        match event {
-            SessionEvent::Lost { .. } => true,
-            SessionEvent::Suspended => self == ErrorPolicy::Standard,
-            SessionEvent::Reconnected { .. } => false,
-        }
-    }
-}
+/// Which connection-state changes oblige a holder to give its hold up: the framework layer's
+/// setting (Curator's `ConnectionStateErrorPolicy`), which the monitor checks recipes obey.
+pub use lock::framework::ErrorPolicy;
 
 /// What a monitor is fed: the few kinds of trace event the properties read, on a client
 /// where they happen on one.

@@ -37,6 +37,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
+use lock::framework::FrameworkConfig;
 use lock::zk::Path;
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +78,10 @@ pub struct Scenario {
     /// The simulated server's settings.
     #[serde(default)]
     pub server: ServerSettings,
+    /// The framework layer's settings (error policy, session-expiration percent); left out
+    /// when they are Curator's defaults.
+    #[serde(default, skip_serializing_if = "FrameworkConfig::is_default")]
+    pub framework: FrameworkConfig,
     /// Simulated time the run lasts at most, in ms.
     pub horizon_ms: u64,
     /// Faults at fixed instants.

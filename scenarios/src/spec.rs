@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use lock::framework::FrameworkConfig;
 use lock::zk::Path;
 use serde::{Deserialize, Serialize};
 
@@ -69,6 +70,10 @@ pub struct ModelSpec {
     /// give up at any moment).
     #[serde(default)]
     pub timeouts: bool,
+    /// The framework layer's settings (the error policy; the model fires the LOST timer at
+    /// any point, so the session-expiration percent changes no state it explores).
+    #[serde(default, skip_serializing_if = "FrameworkConfig::is_default")]
+    pub framework: FrameworkConfig,
 }
 
 impl ModelSpec {
@@ -81,6 +86,7 @@ impl ModelSpec {
             fenced: true,
             settings: RecipeSettings::default(),
             timeouts: false,
+            framework: FrameworkConfig::default(),
         }
     }
 }

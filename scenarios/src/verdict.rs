@@ -67,7 +67,7 @@ pub fn violations_of_model(trace: &Trace, recipe: &RecipeRef, spec: &ModelSpec) 
         horizon,
         progress_grace,
         max_leases: spec.settings.max_leases,
-        error_policy: Default::default(),
+        error_policy: spec.framework.error_policy,
     };
     debug_assert_eq!(trace.meta.source, Source::Model);
     check::check_all(trace, recipe.properties(), &cx)

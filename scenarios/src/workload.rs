@@ -143,6 +143,13 @@ pub enum Phase {
 /// 4. A [`WorkEffect::Read`] is answered with [`WorkInput::ReadDone`] right away, before
 ///    any later effect is carried out.
 ///
+/// A holder is Curator's `acquire(); try { work } finally { release(); }`: connection states
+/// reach a listener, not the thread at work, so a plain holder hears nothing during its hold.
+/// When its hold survives LOST (Curator's [`OnLost`](lock::framework::OnLost) default), it
+/// finishes its hold, writes with its token (fenced) and releases, deleting the old node; when
+/// the recipe ended the hold at LOST, the release answers `Failed { NotHeld }`, also taken as
+/// the answer to the end call.
+///
 /// The grant of a hold (`Acquired`, `IsLeader`) starts the `Hold` timer and, for holds that
 /// use the resource, reads it. A revocable holder asked to release (a
 /// `RevocationRequested` before its grant or during its hold) cuts the hold short: the

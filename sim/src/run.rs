@@ -109,7 +109,7 @@ impl Sim {
             recipe_settings: scenario.recipe_settings,
             lock_path: scenario.lock_path.clone(),
             workload: scenario.workload.clone(),
-            framework: FrameworkConfig::default(),
+            framework: scenario.framework,
             horizon_ms: scenario.horizon_ms,
             faults,
             spec: Some(Box::new(scenario.clone())),
@@ -308,7 +308,7 @@ impl Sim {
                 let node = ClientNode {
                     work,
                     server: self.server,
-                    framework: self.framework.clone(),
+                    framework: self.framework,
                     links: links.clone(),
                     done: done_tx.clone(),
                 };

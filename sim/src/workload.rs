@@ -31,7 +31,7 @@ impl ClientNode {
     /// The node's main: runs the workload to its end, closes the session, reports done.
     pub async fn run(self) {
         let slot = self.work.slot;
-        let framework = Framework::new(self.framework.clone(), slot, madsim::rand::random());
+        let framework = Framework::new(self.framework, slot, madsim::rand::random());
         let connector = SimConnector::new(
             Node::Client(slot.0),
             asked_timeout(&self.server),

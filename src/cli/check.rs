@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use lock::framework::{ErrorPolicy, FrameworkConfig, OnLost};
 use model::check::{Options, Outcome as CheckOutcome, check, shows};
 use model::properties::Kind;
 use model::replay::{actions_from_indices, indices_of, states, trace};
@@ -61,6 +62,19 @@ pub struct Args {
     /// `read-write-lock`: clients `0..writers` write, the others read.
     #[arg(long, default_value_t = RecipeSettings::default().writers)]
     writers: u16,
+    /// The framework's error policy (Curator's `ConnectionStateErrorPolicy`): `standard`
+    /// (SUSPENDED ends holds and leadership) or `session-based` (only LOST does).
+    #[arg(long, default_value = "standard", value_parser = PossibleValuesParser::new(ErrorPolicy::NAMES).map(|name| setting::<ErrorPolicy>(&name)))]
+    error_policy: ErrorPolicy,
+    /// What a lock hold becomes at LOST: `curator` (kept, its node too, until released) or
+    /// `release` (ended, its node deleted at once).
+    #[arg(long, default_value = "curator", value_parser = PossibleValuesParser::new(OnLost::NAMES).map(|name| setting::<OnLost>(&name)))]
+    on_lost: OnLost,
+    /// LOST after this percent of the session timeout disconnected (Curator's
+    /// `sessionExpirationPercent`, 1..=100). The model fires the LOST timer at any point, so
+    /// this changes no state; it is recorded in the traces.
+    #[arg(long, default_value_t = FrameworkConfig::default().lost_after_percent, value_parser = clap::value_parser!(u32).range(1..=100))]
+    session_expiration_percent: u32,
     /// Checker threads (state counts under symmetry are exact with 1).
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -106,6 +120,11 @@ impl Args {
                 revocable: self.revocable,
             },
             timeouts: self.timeouts,
+            framework: FrameworkConfig {
+                error_policy: self.error_policy,
+                on_lost: self.on_lost,
+                lost_after_percent: self.session_expiration_percent,
+            },
         }
     }
 
@@ -127,6 +146,17 @@ impl Args {
         if config.timeouts {
             settings += " --timeouts";
         }
+        let framework = FrameworkConfig::default();
+        if config.framework.error_policy != framework.error_policy {
+            settings += &format!(" --error-policy {}", name_of(config.framework.error_policy));
+        }
+        if config.framework.on_lost != framework.on_lost {
+            settings += &format!(" --on-lost {}", name_of(config.framework.on_lost));
+        }
+        if config.framework.lost_after_percent != framework.lost_after_percent {
+            let percent = config.framework.lost_after_percent;
+            settings += &format!(" --session-expiration-percent {percent}");
+        }
         format!(
             "splitbrain check {} --clients {} {}{fencing}{settings}",
             self.recipe, config.clients, config.budgets
@@ -142,6 +172,20 @@ pub fn run(args: Args) -> Outcome {
         ));
     }
     args.recipe.visit(Run { args: &args })
+}
+
+/// A framework setting named as scenario files name it (`session-based`, `release`); the
+/// parser has already checked that `name` is one of its names.
+fn setting<T: serde::de::DeserializeOwned>(name: &str) -> T {
+    serde_json::from_value(serde_json::Value::from(name)).expect("one of the setting's names")
+}
+
+/// The name scenario files give a framework setting's value.
+fn name_of<T: serde::Serialize>(value: T) -> String {
+    let json = serde_json::to_value(value).expect("a setting serializes");
+    json.as_str()
+        .expect("a setting serializes as its name")
+        .to_owned()
 }
 
 /// The recipe argument: one of the table's names.
@@ -366,6 +410,9 @@ mod tests {
             timeouts: true,
             max_leases: 3,
             writers: 1,
+            error_policy: ErrorPolicy::SessionBased,
+            on_lost: OnLost::Release,
+            session_expiration_percent: 80,
             threads: 1,
             no_symmetry: false,
             timeout: None,
@@ -378,7 +425,8 @@ mod tests {
         assert_eq!(
             args.command(),
             "splitbrain check mutex --clients 3 --cycles 1 --expiries 1 --crashes 0 \
-             --connection-losses 2 --unfenced --max-leases 3 --revocable --timeouts"
+             --connection-losses 2 --unfenced --max-leases 3 --revocable --timeouts \
+             --error-policy session-based --on-lost release --session-expiration-percent 80"
         );
     }
 }

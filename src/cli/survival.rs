@@ -176,6 +176,7 @@ fn survival_run(job: Job) -> Sim {
         .workload(workload)
         .framework(FrameworkConfig {
             lost_after_percent: 1_000,
+            ..FrameworkConfig::default()
         })
         .faults(vec![ScheduledFault { at_ms, fault: cut }])
         .horizon_ms(horizon_ms)

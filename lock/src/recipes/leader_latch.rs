@@ -11,11 +11,13 @@
 //!   not make a leader). Not first → not leader, and a `getData` watch on the node just ahead;
 //!   a `NodeDeleted` event lists again; a `NoNode` answer to that `getData` lists again at
 //!   once. A listing that finds the latch path gone → `reset` (CURATOR-724).
-//! - Connection states, default error policy: `SUSPENDED` drops leadership at once
+//! - Connection states, standard error policy (the default): `SUSPENDED` drops leadership at once
 //!   (`notLeader` if it led); `RECONNECTED` lists again with the same node, so leadership
 //!   comes back only through that check (since CURATOR-644, 5.4; before, it ran `reset`,
 //!   which sent a leader that had merely reconnected to the back of the queue, and could
-//!   livelock); `LOST` drops leadership. We follow 5.4+.
+//!   livelock); `LOST` drops leadership and keeps the node (the reconnect check lists with
+//!   it on the new session, and the ownership check resets it once it is first). We follow 5.4+. Under the session-based policy
+//!   `SUSPENDED` changes nothing: a leader leads on until `LOST`.
 //! - `close(mode)`: state CLOSED, the node gets a guaranteed delete, watchers are removed;
 //!   `NOTIFY_LEADER` tells a leader `notLeader`, `SILENT` does not. `hasLeadership` is false
 //!   from then on; `await` returns false (or throws `EOFException` without a timeout).
@@ -23,11 +25,6 @@
 //!   `IllegalStateException`.
 //!
 //! **What we do**: the same, with these differences (and why):
-//! - `LOST` also resets at once: the node gets a guaranteed delete and a fresh node is
-//!   created (the framework sends it once the new session is up). Curator waits for
-//!   `RECONNECTED` and lists with its old node, which (when the client gave up on a session
-//!   the server still holds) then sits in the queue, owned by a session nobody speaks for,
-//!   until the server expires it; only when that node is first does the ownership check reset.
 //! - The ownership check reads the node's ephemeral owner from the create's reply (the node
 //!   name is unique: it carries the protection id), instead of a `getData` round trip: the
 //!   listing says the node is first, the create said whose it is, and leadership is taken
@@ -79,7 +76,7 @@ use crate::fencing::Token;
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
 use crate::relabel::{ClientMap, Relabel};
-use crate::zk::{OpOk, OpResult, Path, Request, SessionId, WatchedEvent};
+use crate::zk::{OpOk, OpResult, Path, Request, SessionId, WatchedEvent, ZkError};
 
 /// The latch-node name (Curator's `latch-`).
 pub const LATCH_NAME: &str = "latch-";
@@ -248,6 +245,14 @@ impl LeaderLatch {
                 },
                 Ok(OpOk::Children { names }),
             ) => latch.check(owner, path, &names, cx),
+            // A listing of the session that was lost: the Reconnected check lists again.
+            (
+                Stage::Joined {
+                    step: Step::Listing(_),
+                    ..
+                },
+                Err(ZkError::SessionExpired),
+            ) => latch.relist(path, cx),
             // The latch path is gone, and our node with it (CURATOR-724).
             (
                 Stage::Joined {
@@ -294,20 +299,19 @@ impl LeaderLatch {
     fn on_session(&mut self, event: SessionEvent, cx: &mut Ctx<'_, Notice>) {
         for (&owner, latch) in &mut self.latches {
             match event {
-                SessionEvent::Suspended => latch.unlead(owner, cx),
-                SessionEvent::Lost { .. } => {
-                    latch.unlead(owner, cx);
-                    // A create under way carries on in the new session: protection mode
-                    // sorts it out.
-                    if let Stage::Joined { .. } = latch.stage {
-                        latch.reset(owner, &self.path, true, cx);
-                    }
+                SessionEvent::Suspended if cx.error_policy().suspended_ends_holds() => {
+                    latch.unlead(owner, cx)
                 }
+                SessionEvent::Suspended => {}
+                // Curator's handleStateChange: LOST only drops leadership; the node stays, and
+                // the Reconnected check lists again with it on the new session (a create under
+                // way carries on there: protection mode sorts it out).
+                SessionEvent::Lost { .. } => latch.unlead(owner, cx),
                 SessionEvent::Reconnected { .. } => {
-                    if let Stage::Joined { step, .. } = &mut latch.stage
+                    if let Stage::Joined { step, .. } = &latch.stage
                         && !matches!(step, Step::Listing(_))
                     {
-                        *step = Step::Listing(list(&self.path, false, cx));
+                        latch.relist(&self.path, cx);
                     }
                 }
             }
@@ -342,6 +346,13 @@ impl Latch {
                 };
                 self.unlead(owner, cx);
             }
+        }
+    }
+
+    /// Lists the latch path again (Curator's `getChildren`), keeping our node.
+    fn relist(&mut self, path: &Path, cx: &mut Ctx<'_, Notice>) {
+        if let Stage::Joined { step, .. } = &mut self.stage {
+            *step = Step::Listing(list(path, false, cx));
         }
     }
 

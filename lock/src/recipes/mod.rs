@@ -26,6 +26,7 @@ pub use vocab::{Call, FailReason, Mode, Notice};
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::fencing::Token;
+use crate::framework::OnLost;
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, SessionEvent};
 use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, sequence_suffix};
@@ -39,7 +40,20 @@ struct Hold {
     node: Path,
     token: Token,
     count: u32,
-    suspended: bool,
+    standing: Standing,
+}
+
+/// Where a hold stands with the connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Standing {
+    /// Held, as far as the holder knows.
+    #[default]
+    Held,
+    /// Suspended (standard error policy): a reconnect to the same session restores it.
+    Suspended,
+    /// Its session was lost and the holder told so, but the hold is kept until released
+    /// (Curator's behaviour, [`OnLost::Curator`]): it hears of no later connection change.
+    Lost,
 }
 
 /// One owner's acquisition, at `stage`, with the timer of its timeout until it is granted.
@@ -50,41 +64,50 @@ struct Acquisition<S> {
 }
 
 /// Applies a connection-state change to `owner`'s hold, telling the owner. Returns false
-/// when the hold is over (the session is lost; its node gets a guaranteed delete).
+/// when the hold is over (see [`update_holds`]).
 fn update_hold(
     owner: Owner,
     hold: &mut Hold,
     event: SessionEvent,
     cx: &mut Ctx<'_, Notice>,
 ) -> bool {
-    update_holds(owner, &mut hold.suspended, [&hold.node], event, cx)
+    update_holds(owner, &mut hold.standing, [&hold.node], event, cx)
 }
 
 /// Applies a connection-state change to the holds of `owner` on `nodes` (one hold per node,
-/// as a semaphore's leases), telling the owner once. Returns false when they are over (the
-/// session is lost; every node gets a guaranteed delete).
+/// as a semaphore's leases), telling the owner once. `Suspended` ends them for now only
+/// under the standard error policy (a `Reconnected` to the same session restores them).
+/// `Lost` always tells the owner; it ends the holds (returning false, every node getting a
+/// guaranteed delete) only under [`OnLost::Release`]: Curator keeps them until released.
 fn update_holds<'a>(
     owner: Owner,
-    suspended: &mut bool,
+    standing: &mut Standing,
     nodes: impl IntoIterator<Item = &'a Path>,
     event: SessionEvent,
     cx: &mut Ctx<'_, Notice>,
 ) -> bool {
     match event {
+        _ if *standing == Standing::Lost => {}
+        // Under the session-based policy a hold lives through SUSPENDED: not a word.
+        SessionEvent::Suspended if !cx.error_policy().suspended_ends_holds() => {}
         SessionEvent::Suspended => {
-            *suspended = true;
+            *standing = Standing::Suspended;
             cx.notify(Notice::Suspended { owner });
         }
-        SessionEvent::Reconnected { .. } if *suspended => {
-            *suspended = false;
+        SessionEvent::Reconnected { .. } if *standing == Standing::Suspended => {
+            *standing = Standing::Held;
             cx.notify(Notice::Reconnected { owner });
         }
         SessionEvent::Reconnected { .. } => {}
         SessionEvent::Lost { .. } => {
+            cx.notify(Notice::Lost { owner });
+            if cx.on_lost() == OnLost::Curator {
+                *standing = Standing::Lost;
+                return true;
+            }
             for node in nodes {
                 cx.delete_guaranteed(node.clone());
             }
-            cx.notify(Notice::Lost { owner });
             return false;
         }
     }

@@ -46,6 +46,7 @@ use std::time::Duration;
 
 use super::{Call, FailReason, Mode, Mutex, Notice, cancel_timeout, refuse, timed_out};
 use crate::fencing::Token;
+use crate::framework::OnLost;
 use crate::ids::{Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe};
 use crate::zk::Path;
@@ -227,8 +228,12 @@ impl MultiLock {
                 let reason = FailReason::SessionLost;
                 self.give_up(owner, Notice::Failed { owner, reason }, cx)
             }
+            // The locks end their holds at LOST only under `OnLost::Release`; Curator's
+            // keep them (and their nodes) until the owner releases.
             (Stage::Holding { .. }, Notice::Lost { .. }) if index == 0 => {
-                self.owners.remove(&owner);
+                if cx.on_lost() == OnLost::Release {
+                    self.owners.remove(&owner);
+                }
                 cx.notify(notice);
             }
             (Stage::Holding { .. }, Notice::Suspended { .. } | Notice::Reconnected { .. })

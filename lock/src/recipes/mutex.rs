@@ -17,10 +17,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::queue::Queue;
 use super::revocation::Revocation;
 use super::{
-    Acquisition, Call, FailReason, Hold, Mode, Notice, Place, answer_abandoned, cancel_timeout,
-    create_parents, create_sequential, list, refuse, release_hold, timed_out, update_hold,
+    Acquisition, Call, FailReason, Hold, Mode, Notice, Place, Standing, answer_abandoned,
+    cancel_timeout, create_parents, create_sequential, list, refuse, release_hold, timed_out,
+    update_hold,
 };
 use crate::fencing::Token;
+use crate::framework::OnLost;
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
 use crate::zk::{EventKind, OpOk, OpResult, Path, Request, WatchedEvent, ZkError};
@@ -205,7 +207,15 @@ impl Mutex {
             }
             (Stage::Waiting { node, step, .. }, Ok(OpOk::Children { names })) => {
                 match self.queue.place(&names, node.name()) {
-                    Place::Missing => self.fail(owner, FailReason::NodeVanished, cx),
+                    Place::Missing if cx.on_lost() == OnLost::Release => {
+                        self.fail(owner, FailReason::NodeVanished, cx)
+                    }
+                    // Our node is gone (its session expired on the server): Curator's
+                    // attemptLock catches the NoNode and starts over with a new node.
+                    Place::Missing => {
+                        let op = create_sequential(&self.path, self.queue.name(), cx);
+                        acquisition.stage = Stage::Creating(op);
+                    }
                     Place::First => grant(owner, acquisition, cx),
                     Place::Behind(name) => {
                         let predecessor =
@@ -285,8 +295,17 @@ impl Mutex {
                         self.owners.remove(&owner);
                     }
                 }
-                Stage::Waiting { .. } if matches!(event, SessionEvent::Lost { .. }) => {
+                // Curator's wait loop ignores connection state: the waiter keeps its node and
+                // lists again on the new session (its watch went with the old one).
+                // Under `OnLost::Release` it gives up instead, its node deleted at once.
+                Stage::Waiting { .. }
+                    if matches!(event, SessionEvent::Lost { .. })
+                        && cx.on_lost() == OnLost::Release =>
+                {
                     self.fail(owner, FailReason::SessionLost, cx);
+                }
+                Stage::Waiting { step, .. } if matches!(event, SessionEvent::Lost { .. }) => {
+                    *step = Wait::Listing(list(&self.path, false, cx));
                 }
                 // A create carries on in the new session: protection mode sorts it out.
                 _ => {}
@@ -404,7 +423,7 @@ fn grant(owner: Owner, acquisition: &mut Acquisition<Stage>, cx: &mut Ctx<'_, No
         node: node.clone(),
         token,
         count: 1,
-        suspended: false,
+        standing: Standing::Held,
     };
     cancel_timeout(acquisition.timeout.take(), cx);
     acquisition.stage = Stage::Holding(hold);

@@ -13,8 +13,8 @@ use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
 use super::{
-    Call, FailReason, Hold, Mode, Notice, answer_abandoned, cancel_timeout, create_parents, refuse,
-    release_hold, update_hold,
+    Call, FailReason, Hold, Mode, Notice, Standing, answer_abandoned, cancel_timeout,
+    create_parents, refuse, release_hold, update_hold,
 };
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
@@ -165,7 +165,7 @@ impl NaiveHerdMutex {
             node,
             token,
             count: 1,
-            suspended: false,
+            standing: Standing::Held,
         });
         cx.notify(Notice::Acquired {
             owner: head.owner,

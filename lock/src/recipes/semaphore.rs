@@ -49,7 +49,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::{
-    Acquisition, Call, FailReason, Mode, Mutex, Notice, OverMutex, answer_abandoned,
+    Acquisition, Call, FailReason, Mode, Mutex, Notice, OverMutex, Standing, answer_abandoned,
     cancel_timeout, create_parents, create_sequential, list, refuse, timed_out, update_holds,
 };
 use crate::fencing::Token;
@@ -95,7 +95,7 @@ enum Stage {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 struct Leases {
     held: Vec<Lease>,
-    suspended: bool,
+    standing: Standing,
 }
 
 /// One lease: its node and the node's czxid.
@@ -250,7 +250,7 @@ impl Semaphore {
             .entry(owner)
             .or_insert_with(|| Leases {
                 held: Vec::new(),
-                suspended: false,
+                standing: Standing::Held,
             })
             .held
             .push(lease);
@@ -298,7 +298,7 @@ impl Semaphore {
         self.to_lock(Input::Session(event), cx);
         self.holds.retain(|&owner, leases| {
             let nodes = leases.held.iter().map(|lease| &lease.node);
-            update_holds(owner, &mut leases.suspended, nodes, event, cx)
+            update_holds(owner, &mut leases.standing, nodes, event, cx)
         });
     }
 
@@ -418,7 +418,7 @@ impl crate::relabel::Relabel for Semaphore {
         } = self;
         let holds = holds
             .iter()
-            .map(|(owner, Leases { held, suspended })| {
+            .map(|(owner, Leases { held, standing })| {
                 let held = held
                     .iter()
                     .map(|Lease { node, token }| Lease {
@@ -426,8 +426,8 @@ impl crate::relabel::Relabel for Semaphore {
                         token: *token,
                     })
                     .collect();
-                let suspended = *suspended;
-                (*owner, Leases { held, suspended })
+                let standing = *standing;
+                (*owner, Leases { held, standing })
             })
             .collect();
         Semaphore {

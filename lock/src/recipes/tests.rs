@@ -5,6 +5,7 @@ use std::time::Duration;
 use super::{Call, FailReason, Mode, Mutex, NaiveHerdMutex, Notice};
 use crate::client::ClientInput;
 use crate::fencing::Token;
+use crate::framework::{ErrorPolicy, FrameworkConfig, OnLost};
 use crate::harness::Harness;
 use crate::ids::Owner;
 use crate::recipe::{Recipe, SessionEvent};
@@ -53,6 +54,14 @@ const GAVE_UP_THEN_NEW_SESSION: [SessionEvent; 3] = [
         session_changed: true,
     },
 ];
+
+/// Framework settings that end a hold at LOST (`OnLost::Release`, splitbrain's safer choice)
+/// instead of keeping it until released (Curator's).
+pub(super) const RELEASING_AT_LOST: FrameworkConfig = FrameworkConfig {
+    error_policy: ErrorPolicy::Standard,
+    on_lost: OnLost::Release,
+    lost_after_percent: 100,
+};
 
 pub(super) fn last_notice<R: Recipe<Notice = Notice>>(h: &Harness<R>, c: usize) -> Option<Notice> {
     h.peers[c].notices.last().copied()
@@ -421,8 +430,119 @@ fn suspended_and_lost_end_the_hold() {
 }
 
 #[test]
-fn a_waiter_whose_session_is_lost_fails_and_leaves_no_node() {
+fn under_the_session_based_policy_a_hold_lives_through_suspended_until_lost() {
+    let config = FrameworkConfig {
+        error_policy: ErrorPolicy::SessionBased,
+        ..FrameworkConfig::default()
+    };
+    let mut h = Harness::with_config(2, config, || Mutex::new(Path::new("/locks/m").unwrap()));
+    h.call(0, acquire(A));
+    h.settle();
+    let token = acquired(&h, 0);
+    drop_and_reconnect(&mut h, 0, false);
+    assert_eq!(
+        h.peers[0].notices,
+        [Notice::Acquired {
+            owner: A,
+            token: token.unwrap(),
+            mode: Mode::Exclusive
+        }],
+        "neither Suspended nor Reconnected"
+    );
+    assert_eq!(h.peers[0].client.recipe().holding(A), token);
+    h.drop_connection(0, false);
+    h.settle();
+    fire_only_timer(&mut h, 0);
+    assert_eq!(last_notice(&h, 0), Some(Notice::Lost { owner: A }));
+}
+
+#[test]
+fn at_lost_a_hold_and_its_node_stay_until_the_holder_releases() {
     let mut h = mutexes(2);
+    in_turn(&mut h, [acquire(A); 2]);
+    let token = acquired(&h, 0);
+    // c0 gives up its session while the server still holds it.
+    give_up_session(&mut h, 0, false);
+    assert_eq!(last_notice(&h, 0), Some(Notice::Lost { owner: A }));
+    assert_eq!(h.peers[0].client.recipe().holding(A), token, "kept");
+    assert_eq!(h.children("/locks/m").len(), 2, "the node stays");
+    assert_eq!(acquired(&h, 1), None, "c1 still waits behind it");
+    // No later connection change reaches the lost hold.
+    drop_and_reconnect(&mut h, 0, false);
+    assert_eq!(last_notice(&h, 0), Some(Notice::Lost { owner: A }));
+    h.call(0, release(A));
+    h.settle();
+    assert!(matches!(
+        last_notice(&h, 0),
+        Some(Notice::Released { remaining: 0, .. })
+    ));
+    assert!(acquired(&h, 1) > token, "the release deleted the old node");
+}
+
+#[test]
+fn releasing_at_lost_ends_the_hold_and_deletes_its_node_at_once() {
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
+        Mutex::new(Path::new("/locks/m").unwrap())
+    });
+    in_turn(&mut h, [acquire(A); 2]);
+    let token = acquired(&h, 0);
+    give_up_session(&mut h, 0, false);
+    assert_eq!(last_notice(&h, 0), Some(Notice::Lost { owner: A }));
+    assert_eq!(h.peers[0].client.recipe().holding(A), None);
+    assert!(acquired(&h, 1) > token, "c1 holds without any release");
+    h.call(0, release(A));
+    assert_eq!(last_notice(&h, 0), failed(FailReason::NotHeld));
+}
+
+#[test]
+fn a_queued_waiter_keeps_its_node_across_lost_and_acquires_with_it_on_the_new_session() {
+    let mut h = mutexes(2);
+    in_turn(&mut h, [acquire(A); 2]);
+    let old_session = h.peers[1].session;
+    // c1 gives up its session while the server still holds it (and its node).
+    give_up_session(&mut h, 1, false);
+    assert_ne!(h.peers[1].session, old_session);
+    assert!(h.peers[1].notices.is_empty(), "no Failed: the wait goes on");
+    assert_eq!(
+        h.children("/locks/m").len(),
+        2,
+        "the old node keeps its place"
+    );
+    h.call(0, release(A));
+    h.settle();
+    assert!(
+        acquired(&h, 1).is_some(),
+        "c1 acquires, woken on its new session"
+    );
+    let ours = h.tree.ephemerals_of(old_session);
+    assert_eq!(ours.len(), 1, "through the node of its old session");
+}
+
+#[test]
+fn a_waiter_whose_node_vanished_at_lost_starts_over_with_a_new_node() {
+    let mut h = mutexes(2);
+    in_turn(&mut h, [acquire(A); 2]);
+    h.drop_connection(1, false);
+    h.expire(1, true);
+    h.settle();
+    assert!(h.peers[1].notices.is_empty(), "no Failed: the wait goes on");
+    let new_session = h.peers[1].session;
+    assert_eq!(
+        h.tree.ephemerals_of(new_session).len(),
+        1,
+        "a new node, of the new session"
+    );
+    h.call(0, release(A));
+    h.settle();
+    assert!(acquired(&h, 1) > acquired(&h, 0));
+}
+
+#[test]
+fn a_waiter_whose_session_is_lost_fails_and_leaves_no_node() {
+    // Giving up at LOST (`OnLost::Release`); Curator keeps the waiter queued.
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
+        Mutex::new(Path::new("/locks/m").unwrap())
+    });
     in_turn(&mut h, [acquire(A); 2]);
     lose_waiter_session(&mut h, false);
     assert_eq!(
@@ -519,13 +639,14 @@ fn lost_is_declared_after_the_session_timeout_and_a_new_session_follows() {
 fn lost_after_percent_scales_the_lost_timer() {
     use crate::client::Client;
     use crate::coordination::{RawEvent, RawState};
-    use crate::framework::{Framework, FrameworkConfig};
+    use crate::framework::Framework;
     use crate::ids::ClientSlot;
     use crate::recipe::Effect;
     use crate::zk::SessionId;
 
     let config = FrameworkConfig {
         lost_after_percent: 50,
+        ..FrameworkConfig::default()
     };
     let framework = Framework::new(config, ClientSlot(0), 0);
     let mut client = Client::new(framework, Mutex::new(Path::new("/l").unwrap()));
@@ -548,7 +669,10 @@ fn lost_after_percent_scales_the_lost_timer() {
 
 #[test]
 fn a_watch_read_pending_at_lost_is_not_sent_again_on_the_new_session() {
-    let mut h = mutexes(2);
+    // Giving up at LOST (`OnLost::Release`); Curator keeps the waiter queued.
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
+        Mutex::new(Path::new("/locks/m").unwrap())
+    });
     c1_about_to_watch_c0(&mut h, acquire(A));
     give_up_session(&mut h, 1, false);
     let reads = sent(&h, 1, |r| matches!(r, Request::GetData { .. }));

@@ -96,6 +96,49 @@ fn optional_sections_take_their_defaults() {
     assert!(scenario.fault_schedule(1).is_empty());
 }
 
+#[test]
+fn framework_settings_parse_validate_and_are_left_out_when_default() {
+    let mut value = base();
+    let framework = json!({"error_policy": "session-based", "on_lost": "release", "session_expiration_percent": 60});
+    value["framework"] = framework.clone();
+    let scenario = parse(&value).unwrap();
+    assert_eq!(
+        scenario.framework.error_policy,
+        lock::framework::ErrorPolicy::SessionBased
+    );
+    assert_eq!(scenario.framework.lost_after_percent, 60);
+    assert_eq!(
+        serde_json::to_value(&scenario).unwrap()["framework"],
+        framework
+    );
+    let default = parse(&base()).unwrap();
+    let json = serde_json::to_value(&default).unwrap();
+    assert!(
+        json.get("framework").is_none(),
+        "Curator's defaults are left out"
+    );
+    let error = |framework: Value| {
+        let mut value = base();
+        value["framework"] = framework;
+        parse(&value).expect_err("must be rejected").to_string()
+    };
+    assert_eq!(
+        error(json!({"error_policy": "lenient"})),
+        "unit.json: /framework/error_policy: expected `standard` or `session-based`, \
+         found unknown variant `lenient`"
+    );
+    assert_eq!(
+        error(json!({"session_expiration_percent": 0})),
+        "unit.json: /framework/session_expiration_percent: expected a percent of the session \
+         timeout within 1..=100 (Curator's bounds), found 0"
+    );
+    assert_eq!(
+        error(json!({"retries": 3})),
+        "unit.json: /framework/retries: expected one of `error_policy`, `on_lost`, \
+         `session_expiration_percent`, found unknown field `retries`"
+    );
+}
+
 /// Each kind of mistake gives exactly one line naming the file, the pointer and what was
 /// expected instead of what was found.
 #[test]

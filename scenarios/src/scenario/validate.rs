@@ -3,6 +3,8 @@
 //! size bounds below (far above every catalog and benchmark scenario, low enough that one
 //! seed cannot run for minutes without a word).
 
+use lock::framework::FrameworkConfig;
+
 use crate::fault::{Fault, Node, ScheduledFault};
 use crate::property::Expectation;
 
@@ -67,6 +69,7 @@ pub(super) fn validate(s: &Scenario) -> Check {
     require(s.clients <= MAX_CLIENTS, "/clients", &most, s.clients)?;
     check_workload(s)?;
     check_server(s)?;
+    check_framework(s)?;
     positive(s.horizon_ms, "/horizon_ms")?;
     let most = format!("a horizon of at most {MAX_HORIZON_MS} ms (one simulated hour)");
     require(
@@ -178,6 +181,21 @@ fn check_server(s: &Scenario) -> Check {
         "/server/session_timeout_ms",
         &format!("a session timeout within 2 to 20 ticks ({low}..={high} ms)"),
         server.session_timeout_ms,
+    )
+}
+
+fn check_framework(s: &Scenario) -> Check {
+    let percents = FrameworkConfig::SESSION_EXPIRATION_PERCENTS;
+    let percent = s.framework.lost_after_percent;
+    require(
+        percents.contains(&percent),
+        "/framework/session_expiration_percent",
+        &format!(
+            "a percent of the session timeout within {}..={} (Curator's bounds)",
+            percents.start(),
+            percents.end()
+        ),
+        percent,
     )
 }
 

@@ -3,15 +3,19 @@
 //! on, a server restart) on the catalog's leader-latch scenarios, varied per test.
 
 use lock::fencing::Token;
+use lock::framework::FrameworkConfig;
+use lock::recipe::SessionEvent;
 use lock::recipes::Notice;
 use scenarios::fault::{Fault, ScheduledFault};
+use scenarios::property::Property;
 use scenarios::scenario::Scenario;
-use scenarios::trace::Trace;
+use scenarios::trace::{EventKind, Trace};
 
 use crate::elections::{assert_the_paused_leader_is_fenced_off, leader_pause};
 use crate::query::{
-    PAST_READ_TIMEOUT_MS, assert_all_hold, at, catalog_variant, clients_of, cut_off, leaderships,
-    long_sessions, notice, run_scenario,
+    PAST_READ_TIMEOUT_MS, assert_all_hold, at, catalog_scenario, catalog_variant, clients_of,
+    cut_off, first_notice, first_session_expiry, index, leaderships, long_sessions, notice, on,
+    run_scenario, violations,
 };
 use crate::wakeups::woken_by_each_delete;
 
@@ -103,4 +107,49 @@ fn after_a_server_restart_the_same_leader_leads_again() {
     assert_eq!(leaders[..2], [(0, token), (0, token)], "{leaders:?}");
     assert_eq!(clients_of(&leaders[2..]), [1, 2]);
     assert_all_hold(&scenario, &trace);
+}
+
+#[test]
+fn under_the_session_based_policy_a_cut_off_leader_overlaps_its_successor_until_its_lost() {
+    let scenario = catalog_scenario("leader-latch-session-based");
+    let trace = run_scenario(&scenario, 11);
+    let expired = first_session_expiry(&trace, 0, "the server's expiry of c0's session");
+    let successor = first_notice(&trace, 1, "c1's IsLeader", |n| {
+        matches!(n, Notice::IsLeader { .. })
+    });
+    let stepped_down = first_notice(&trace, 0, "c0's NotLeader", |n| {
+        matches!(n, Notice::NotLeader { .. })
+    });
+    let lost = index(&trace, 0, "c0's LOST", |e| {
+        on(e, 0)
+            && matches!(
+                e.kind,
+                EventKind::Session {
+                    event: SessionEvent::Lost { .. }
+                }
+            )
+    });
+    assert!(expired < successor, "c1 leads once c0's session is gone");
+    assert!(
+        successor < stepped_down,
+        "c0 still leads by belief when c1 starts leading"
+    );
+    assert_eq!(
+        stepped_down,
+        lost + 1,
+        "c0 steps down at its LOST, not before"
+    );
+    let belief = violations(&scenario, &trace, Property::LeaderUniqueBelief);
+    assert_eq!(belief, 1, "one overlap by belief");
+    let live = violations(&scenario, &trace, Property::LiveSessionExclusion);
+    assert_eq!(live, 0, "never two leaders on live sessions");
+    // The same run under the standard policy: c0 steps down at SUSPENDED, before the expiry.
+    let mut standard = scenario.clone();
+    standard.framework = FrameworkConfig::default();
+    let trace = run_scenario(&standard, 11);
+    let stepped_down = first_notice(&trace, 0, "c0's NotLeader", |n| {
+        matches!(n, Notice::NotLeader { .. })
+    });
+    assert!(stepped_down < first_session_expiry(&trace, 0, "the expiry"));
+    assert_all_hold(&standard, &trace);
 }

@@ -40,31 +40,30 @@ fn a_trusting_wakeup_passes_the_mutex_scenarios_but_live_session_exclusion() {
             let expected = scenario.expectation(property);
             let found = violated.contains(&property);
             if property == Property::LiveSessionExclusion {
+                // Where Curator's own lock loop breaks it (a waiter holding through its old
+                // session's node), the variant cannot be told apart by it.
+                if expected == Expectation::Violated {
+                    continue;
+                }
                 assert_eq!(expected, Expectation::Holds, "{}", scenario.name);
                 if found {
                     caught.insert(scenario.name.as_str());
                 }
                 continue;
             }
-            match expected {
-                Expectation::Holds => assert!(!found, "{}: {property}", scenario.name),
-                Expectation::Violated => assert!(found, "{}: {property}", scenario.name),
-                Expectation::Unchecked => {}
+            // What the mutex keeps, the variant keeps too (a violation the mutex shows in a
+            // few of its 200 seeds, as connection-loss-create's, need not come up in these).
+            if expected == Expectation::Holds {
+                assert!(!found, "{}: {property}", scenario.name);
             }
         }
     }
-    // The scenarios whose scheduled expiry ends a waiter behind a holder catch it in their
-    // first seeds; `random-faults-mutex` draws its faults, and may or may not in 10 seeds.
-    let scheduled = BTreeSet::from([
-        "mutex-reentrant",
-        "mutex-revocation-session-expiry",
-        "session-expiry-waiter",
-    ]);
-    assert!(caught.is_superset(&scheduled), "{caught:?}");
-    assert!(
-        caught
-            .difference(&scheduled)
-            .all(|name| *name == "random-faults-mutex"),
-        "{caught:?}"
+    assert_eq!(
+        caught,
+        BTreeSet::from([
+            "mutex-reentrant",
+            "mutex-revocation-session-expiry",
+            "session-expiry-waiter"
+        ])
     );
 }

@@ -2,9 +2,9 @@
 //! server restart, through the Mutex recipe and its framework layer.
 
 use lock::coordination::RawState;
-use lock::framework::FrameworkConfig;
+use lock::framework::{FrameworkConfig, OnLost};
 use lock::recipe::SessionEvent;
-use lock::recipes::{Call, Notice};
+use lock::recipes::{Call, FailReason, Notice};
 use lock::zk::{CreateMode, EventKind as WatchKind, OpOk, Path, Request, SessionId, ZkError};
 use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::scenario::ServerSettings;
@@ -13,7 +13,7 @@ use scenarios::trace::{Event, EventKind, ServerSession, Trace};
 use crate::query::{
     LONG_SESSIONS, PAST_READ_TIMEOUT_MS, T_MS, applied_zxids, at, catalog_scenario, count_notices,
     count_server, find, first_notice, grants_of, index, is_acquired, is_release_call, notice_of,
-    on, raw, run, run_checked, server_session, sessions_of, sim, workload,
+    on, raw, run, run_checked, run_scenario, server_session, sessions_of, sim, workload,
 };
 
 fn isolate(client: u16, at_ms: u64, for_ms: u64) -> ScheduledFault {
@@ -39,6 +39,7 @@ fn a_partitioned_client_sees_disconnected_before_expired() {
     // The framework waits 4 T before LOST, so the raw session lives to hear the server.
     let sim = sim("partition-expiry", 1, workload(1, 8_000)).framework(FrameworkConfig {
         lost_after_percent: 400,
+        ..FrameworkConfig::default()
     });
     let trace = run(sim, 3, vec![isolate(0, 500, 3 * T_MS)]);
     let session = sessions_of(&trace, 0)[0];
@@ -459,6 +460,7 @@ fn at_a_one_second_timeout_a_partition_of_0_6_t_costs_most_sessions() {
                 .server(server)
                 .framework(FrameworkConfig {
                     lost_after_percent: 400,
+                    ..FrameworkConfig::default()
                 });
             let trace = run(sim, seed, vec![isolate(0, 1_000, 600)]);
             count_server(&trace, ServerSession::Expired) > 0
@@ -609,7 +611,7 @@ fn a_server_down_longer_than_t_leaves_the_old_session_and_its_node_beside_the_ne
     // holds the old one (restored with a fresh T) and its lock node.
     let scenario = catalog_scenario("server-downtime-old-session");
     for seed in 0..20 {
-        let trace = run_checked(&scenario, seed);
+        let trace = run_scenario(&scenario, seed);
         let context = format!("seed {seed}");
         let back = index(&trace, 0, "the server back", |e| {
             matches!(e.kind, EventKind::FaultEnd { .. })
@@ -658,4 +660,57 @@ fn overlapping_restarts_are_one_downtime_that_ends_with_the_last() {
             .count();
         assert_eq!(disconnects, 1, "c{client}");
     }
+}
+
+#[test]
+fn a_waiter_keeps_its_place_across_lost_and_acquires_on_its_new_session() {
+    // The catalog's mutex-waiter-across-lost: c1 waits behind c0's 4 s hold and is cut off
+    // past its session; it does not fail at LOST but acquires on its new session.
+    let scenario = catalog_scenario("mutex-waiter-across-lost");
+    for seed in 0..10 {
+        let trace = run_checked(&scenario, seed);
+        let context = format!("seed {seed}");
+        let lost = index(&trace, 0, "c1's LOST", |e| {
+            on(e, 1)
+                && matches!(
+                    e.kind,
+                    EventKind::Session {
+                        event: SessionEvent::Lost { .. }
+                    }
+                )
+        });
+        let refused = count_notices(&trace, 1, |n| matches!(n, Notice::Failed { .. }));
+        assert_eq!(refused, 0, "{context}: the wait goes on across LOST");
+        let acquired = first_notice(&trace, 1, "c1's Acquired", |n| {
+            matches!(n, Notice::Acquired { .. })
+        });
+        assert!(lost < acquired, "{context}: acquired after LOST");
+        let [_, new, ..] = sessions_of(&trace, 1)[..] else {
+            panic!("{context}: c1 opened a new session");
+        };
+        let session_at_grant =
+            (trace.events[..acquired].iter().rev()).find_map(|e| match raw(e, 1) {
+                Some(RawState::Connected { session, .. }) => Some(session),
+                _ => None,
+            });
+        assert_eq!(session_at_grant, Some(new), "{context}: on the new session");
+    }
+    // The same run giving up at LOST: c1 fails and never holds.
+    let mut releasing = scenario.clone();
+    releasing.framework.on_lost = OnLost::Release;
+    let trace = run_scenario(&releasing, 0);
+    let failed = |n: &Notice| {
+        matches!(
+            n,
+            Notice::Failed {
+                reason: FailReason::SessionLost,
+                ..
+            }
+        )
+    };
+    assert_eq!(count_notices(&trace, 1, failed), 1);
+    assert_eq!(
+        count_notices(&trace, 1, |n| matches!(n, Notice::Acquired { .. })),
+        0
+    );
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::LeaderLatch;
 use crate::fencing::Token;
+use crate::framework::{ErrorPolicy, FrameworkConfig};
 use crate::harness::Harness;
 use crate::recipes::tests::{
     A, B, assert_each_watches_the_node_ahead, c1_about_to_watch_c0, call_while_disconnected,
@@ -318,6 +319,38 @@ fn suspended_drops_leadership_and_only_the_reconnect_check_gives_it_back() {
 }
 
 #[test]
+fn under_the_session_based_policy_a_leader_leads_through_suspended_until_lost() {
+    let config = FrameworkConfig {
+        error_policy: ErrorPolicy::SessionBased,
+        ..FrameworkConfig::default()
+    };
+    let mut h = Harness::with_config(2, config, || LeaderLatch::new(Path::new(PATH).unwrap()));
+    in_turn(&mut h, [start(A), start(A)]);
+    let token = h.peers[0].client.recipe().leading(A).unwrap();
+    h.drop_connection(0, false);
+    h.settle();
+    assert_eq!(listener(&h, 0), [Some(token)], "no NotLeader at Suspended");
+    assert!(has_leadership(&mut h, 0));
+    h.reconnect(0);
+    h.settle();
+    assert_eq!(listener(&h, 0), [Some(token)], "nothing changed");
+    assert_eq!(leaders(&h), [0]);
+    h.drop_connection(0, false);
+    h.expire(0, false);
+    h.settle();
+    assert_eq!(
+        leaders(&h),
+        [0, 1],
+        "c0 leads on, by belief, beside its successor"
+    );
+    let lost = h.only_timer(0);
+    h.fire(0, lost);
+    h.settle();
+    assert_eq!(listener(&h, 0), [Some(token), None], "NotLeader at LOST");
+    assert_eq!(leaders(&h), [1]);
+}
+
+#[test]
 fn a_suspended_waiter_keeps_its_place() {
     let mut h = started(2);
     drop_and_reconnect(&mut h, 1, false);
@@ -369,6 +402,18 @@ fn a_leader_that_gives_up_its_session_deletes_its_old_node_and_queues_a_fresh_on
     assert_eq!(leaders(&h), [1]);
     assert_eq!(h.children(PATH).len(), 2);
     assert_eq!(listener(&h, 0).len(), 2, "IsLeader, then NotLeader");
+}
+
+#[test]
+fn at_lost_the_latch_keeps_its_node_and_lists_with_it_on_the_new_session() {
+    let mut h = started(2);
+    let before = h.peers[0].sent.len();
+    give_up_session(&mut h, 0, false);
+    assert!(
+        matches!(h.peers[0].sent[before], Request::GetChildren { .. }),
+        "the first request of the new session is the check, not a delete: {:?}",
+        &h.peers[0].sent[before..]
+    );
 }
 
 #[test]

@@ -8,8 +8,8 @@ use crate::fencing::Token;
 use crate::harness::Harness;
 use crate::ids::Owner;
 use crate::recipes::tests::{
-    A, B, drop_and_reconnect, failed, fire_only_timer, give_up_session, in_turn, last_notice,
-    lose_waiter_session,
+    A, B, RELEASING_AT_LOST, drop_and_reconnect, failed, fire_only_timer, give_up_session, in_turn,
+    last_notice, lose_waiter_session,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::Path;
@@ -18,6 +18,14 @@ const PATH: &str = "/election/s";
 
 fn selectors(n: u16, auto_requeue: bool) -> Harness<LeaderSelector> {
     Harness::new(n, || {
+        LeaderSelector::new(Path::new(PATH).unwrap(), auto_requeue)
+    })
+}
+
+/// `selectors` whose internal mutexes give up at LOST (`OnLost::Release`); Curator's keep
+/// their waiters queued.
+fn selectors_releasing_at_lost(n: u16, auto_requeue: bool) -> Harness<LeaderSelector> {
+    Harness::with_config(n, RELEASING_AT_LOST, || {
         LeaderSelector::new(Path::new(PATH).unwrap(), auto_requeue)
     })
 }
@@ -52,7 +60,11 @@ fn close(owner: Owner) -> Call {
 
 /// Two selectors on one client: `A` started first and leads, `B` waits behind it.
 fn two_on_one_client(auto_requeue: bool) -> Harness<LeaderSelector> {
-    let mut h = selectors(1, auto_requeue);
+    two_on_one_client_in(selectors(1, auto_requeue))
+}
+
+/// Two owners of client 0 started on `h` (one client): A leads.
+fn two_on_one_client_in(mut h: Harness<LeaderSelector>) -> Harness<LeaderSelector> {
     h.call(0, start(A));
     h.call(0, start(B));
     h.settle();
@@ -322,7 +334,7 @@ fn a_waiter_keeps_its_place_through_a_suspension() {
 #[test]
 fn a_killed_session_cancels_leadership_then_requeue_elects_one_and_close_passes_it_on() {
     // Two selectors on one client, as Curator's testKillSessionThenCloseShouldElectNewLeader.
-    let mut h = two_on_one_client(false);
+    let mut h = two_on_one_client_in(selectors_releasing_at_lost(1, false));
     h.drop_connection(0, false);
     h.expire(0, true);
     h.settle();
@@ -372,7 +384,7 @@ fn a_server_restart_cancels_leadership_and_auto_requeue_elects_one_again() {
 
 #[test]
 fn a_waiters_lost_session_fails_its_attempt_without_auto_requeue() {
-    let mut h = selectors(2, false);
+    let mut h = selectors_releasing_at_lost(2, false);
     in_turn(&mut h, [start(A); 2]);
     lose_waiter_session(&mut h, false);
     assert!(!h.peers[1].client.recipe().queued(A));
@@ -386,7 +398,7 @@ fn a_waiters_lost_session_fails_its_attempt_without_auto_requeue() {
 
 #[test]
 fn a_waiters_lost_session_requeues_it_on_the_new_session_with_auto_requeue() {
-    let mut h = selectors(2, true);
+    let mut h = selectors_releasing_at_lost(2, true);
     in_turn(&mut h, [start(A); 2]);
     give_up_session(&mut h, 1, false);
     assert!(

@@ -9,8 +9,9 @@ use std::cell::Cell;
 use super::{MultiLock, MultiLockError};
 use crate::harness::Harness;
 use crate::recipes::tests::{
-    A, B, acquire, acquire_within, acquired, assert_swapping_clients_relabels, drop_and_reconnect,
-    failed, heard, in_turn, last_notice, lose_waiter_session, release, step_until, time_out,
+    A, B, RELEASING_AT_LOST, acquire, acquire_within, acquired, assert_swapping_clients_relabels,
+    drop_and_reconnect, failed, heard, in_turn, last_notice, lose_waiter_session, release,
+    step_until, time_out,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::{CreateMode, Path, Request, ZkError};
@@ -319,7 +320,8 @@ fn connection_notices_come_once_per_holder_and_never_to_a_waiter() {
 
 #[test]
 fn a_lost_session_ends_the_hold_with_one_lost_and_the_waiter_gets_every_lock() {
-    let mut h = multi_locks(2);
+    // Releasing at LOST (`OnLost::Release`); Curator keeps the hold until released.
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, both);
     h.call(0, acquire(A));
     h.settle();
     h.drop_connection(0, false);

@@ -8,8 +8,8 @@ use std::time::Duration;
 use super::{READ_NAME, ReadWriteLock, WRITE_NAME};
 use crate::harness::Harness;
 use crate::recipes::tests::{
-    A, B, acquired, assert_swapping_clients_relabels, drop_and_reconnect, failed, in_turn,
-    last_notice, lose_waiter_session, time_out, woken,
+    A, B, RELEASING_AT_LOST, acquired, assert_swapping_clients_relabels, drop_and_reconnect,
+    failed, in_turn, last_notice, lose_waiter_session, time_out, woken,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::{Path, Request};
@@ -386,7 +386,10 @@ fn a_killed_holder_session_frees_the_lock() {
 
 #[test]
 fn connection_states_reach_each_holder_once_also_with_a_downgrade() {
-    let mut h = locks(2);
+    // Releasing at LOST (`OnLost::Release`); Curator keeps the hold until released.
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
+        ReadWriteLock::new(Path::new(PATH).unwrap())
+    });
     h.call(0, acquire(A, Mode::Write));
     h.settle();
     h.call(0, acquire(A, Mode::Read));
@@ -426,7 +429,10 @@ fn connection_states_reach_each_holder_once_also_with_a_downgrade() {
 
 #[test]
 fn a_waiting_reader_whose_session_is_lost_fails_and_leaves_no_node() {
-    let mut h = locks(2);
+    // Giving up at LOST (`OnLost::Release`); Curator keeps the waiter queued.
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
+        ReadWriteLock::new(Path::new(PATH).unwrap())
+    });
     queue_up(&mut h, "WR");
     lose_waiter_session(&mut h, false);
     assert_eq!(kinds(&h), "W");

@@ -13,8 +13,8 @@ use crate::harness::Harness;
 use crate::ids::Owner;
 use crate::recipe::Recipe;
 use crate::recipes::tests::{
-    A, B, acquired, drop_and_reconnect, failed, give_up_session, in_turn, last_notice,
-    lose_waiter_session, sent, step_until, time_out,
+    A, B, RELEASING_AT_LOST, acquired, drop_and_reconnect, failed, give_up_session, in_turn,
+    last_notice, lose_waiter_session, sent, step_until, time_out,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::{Path, Request};
@@ -301,7 +301,10 @@ fn a_killed_session_frees_all_its_leases() {
 
 #[test]
 fn a_failed_listing_leaves_no_orphaned_lease_and_acquires_go_on_after() {
-    let mut h = semaphores(2, 1);
+    // Giving up at LOST (`OnLost::Release`); Curator keeps the waiter queued.
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
+        Semaphore::new(Path::new(PATH).unwrap(), 1)
+    });
     h.call(0, take(A));
     h.settle();
     h.call(1, take(A));
@@ -389,7 +392,10 @@ fn connection_loss_during_the_lease_create_leaves_exactly_one_lease() {
 
 #[test]
 fn holders_hear_each_connection_state_once_and_lost_deletes_every_lease() {
-    let mut h = semaphores(2, 2);
+    // Releasing at LOST (`OnLost::Release`); Curator keeps the hold until released.
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
+        Semaphore::new(Path::new(PATH).unwrap(), 2)
+    });
     for _ in 0..2 {
         h.call(0, take(A));
         h.settle();
@@ -468,7 +474,10 @@ fn release_not_held_second_waiting_acquire_and_other_modes_fail() {
 
 #[test]
 fn a_waiter_queued_for_the_internal_lock_whose_session_is_lost_fails_and_leaves_nothing() {
-    let mut h = semaphores(3, 1);
+    // Giving up at LOST (`OnLost::Release`); Curator keeps the waiter queued.
+    let mut h = Harness::with_config(3, RELEASING_AT_LOST, || {
+        Semaphore::new(Path::new(PATH).unwrap(), 1)
+    });
     h.call(0, take(A));
     h.settle();
     h.call(2, take(A));
