@@ -29,6 +29,12 @@ fn standalone(scenario: &Scenario) -> Target {
 
 /// Runs `name` on a fresh standalone server and checks every expectation of the scenario.
 fn passes(name: &str) -> Trace {
+    checked_run(name, true)
+}
+
+/// Runs `name` on a fresh standalone server and checks what it expects to hold, and, when
+/// `violations_too`, that what it expects violated is violated in this one run.
+fn checked_run(name: &str, violations_too: bool) -> Trace {
     let scenario = scenario(name);
     let target = standalone(&scenario);
     let trace = real::run(&scenario, 0, &target, &launcher()).unwrap_or_else(|e| panic!("{e}"));
@@ -39,7 +45,10 @@ fn passes(name: &str) -> Trace {
         let violated = violations.iter().any(|v| v.property == *property);
         match scenario.expectation(*property) {
             Expectation::Holds => assert!(!violated, "{property}: {violations:?}"),
-            Expectation::Violated => assert!(violated, "{property} is not violated"),
+            Expectation::Violated if violations_too => {
+                assert!(violated, "{property} is not violated")
+            }
+            Expectation::Violated => {}
             Expectation::Unchecked => {}
         }
     }
@@ -236,8 +245,10 @@ fn a_client_process_that_dies_ends_the_run_saying_how_with_the_partial_trace() {
 fn partitions_through_the_proxy_cut_each_client_off_and_pass_on_a_real_server() {
     // Each cut (800, 800 and 600 ms) outlasts the client's read timeout (two thirds of the
     // 1 s session timeout at most): the client hears nothing and drops the connection
-    // itself during its cut, whatever the scheduling.
-    let trace = passes("partition-heal");
+    // itself during its cut, whatever the scheduling. The scenario expects overlaps in some
+    // seeds (Curator's lock loop: a waiter holding through its old session's node, 50 of 200
+    // simulated seeds), which one real run need not show: only what must hold is required.
+    let trace = checked_run("partition-heal", false);
     let mut cuts = Vec::new();
     for event in &trace.events {
         match &event.kind {
