@@ -29,11 +29,6 @@ impl RealClock {
         }
     }
 
-    /// The instant of time zero.
-    pub fn origin(&self) -> Instant {
-        self.start
-    }
-
     /// Time zero in nanoseconds of the system's `CLOCK_MONOTONIC`, which every process of
     /// the machine reads alike: what a client process is given to share this clock
     /// ([`RealClock::from_monotonic_ns`]).
