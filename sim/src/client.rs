@@ -31,8 +31,7 @@
 //! what the client sent during the partition reaches it in time (see [`crate::wire`]).
 
 use std::collections::VecDeque;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+
 use std::time::Duration;
 
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
@@ -48,7 +47,7 @@ use madsim::time::Instant;
 use crate::alarm::Alarm;
 use scenarios::fault::Node;
 
-use crate::links::Links;
+use crate::net::Network;
 use crate::wire::{ConnId, Datagram, Inbox, Resume, ToClient, ToServer, Wire, server_addr};
 
 /// Opens sessions from one client node. Cheap to clone.
@@ -56,14 +55,18 @@ use crate::wire::{ConnId, Datagram, Inbox, Resume, ToClient, ToServer, Wire, ser
 pub struct SimConnector {
     me: Node,
     timeout: Duration,
-    links: Arc<Mutex<Links>>,
+    network: Network,
 }
 
 impl SimConnector {
     /// A connector for the node `me` (call it on that node), asking for session timeout
-    /// `timeout`, sending through the network faults in `links`.
-    pub fn new(me: Node, timeout: Duration, links: Arc<Mutex<Links>>) -> SimConnector {
-        SimConnector { me, timeout, links }
+    /// `timeout`, over the run's `network`.
+    pub fn new(me: Node, timeout: Duration, network: Network) -> SimConnector {
+        SimConnector {
+            me,
+            timeout,
+            network,
+        }
     }
 }
 
@@ -71,10 +74,7 @@ impl Connector for SimConnector {
     type Session = SimSession;
 
     async fn connect(&self) -> SimSession {
-        let any: SocketAddr = ([0, 0, 0, 0], 0).into();
-        let wire = Wire::bind(any, self.me, self.links.clone())
-            .await
-            .expect("a client can always bind an ephemeral port");
+        let wire = Wire::bind(0, self.me, self.network.clone());
         let (commands_tx, commands_rx) = unbounded();
         let (events_tx, events_rx) = unbounded();
         let task = SessionTask {
@@ -204,26 +204,26 @@ struct SessionTask {
 impl SessionTask {
     async fn run(mut self, mut commands: UnboundedReceiver<Command>) {
         // The first attempt is at once.
-        self.attempt().await;
+        self.attempt();
         let mut receive = self.wire.receive::<ToClient>().fuse();
         let mut alarm = Alarm::default();
         while !matches!(self.phase, Phase::Finished) {
             if self.early_ping_due() {
-                self.send(ToServer::Ping).await;
+                self.send(ToServer::Ping);
             }
             let deadline = self.deadline();
             select_biased! {
                 (datagram, _) = receive => {
                     receive = self.wire.receive::<ToClient>().fuse();
-                    self.on_datagram(datagram).await;
+                    self.on_datagram(datagram);
                 }
                 command = commands.next() => match command {
-                    Some(Command::Submit { op, request }) => self.submit(op, request).await,
-                    Some(Command::Close(done)) => self.close(done).await,
+                    Some(Command::Submit { op, request }) => self.submit(op, request),
+                    Some(Command::Close(done)) => self.close(done),
                     // The handle was dropped without a close: just go.
                     None => self.phase = Phase::Finished,
                 },
-                () = alarm.until(deadline).fuse() => self.on_deadline().await,
+                () = alarm.until(deadline).fuse() => self.on_deadline(),
             }
         }
     }
@@ -262,20 +262,21 @@ impl SessionTask {
 
     /// Connected and idle more than a second, within a second of the ping interval.
     fn early_ping_due(&self) -> bool {
+        if !matches!(self.phase, Phase::Connected) {
+            return false;
+        }
         let idle = Instant::now().duration_since(self.conn.last_sent);
-        matches!(self.phase, Phase::Connected)
-            && idle > EARLY_PING
-            && idle + EARLY_PING >= self.read_timeout() / 2
+        idle > EARLY_PING && idle + EARLY_PING >= self.read_timeout() / 2
     }
 
-    async fn on_deadline(&mut self) {
+    fn on_deadline(&mut self) {
         match self.phase {
-            Phase::Waiting { .. } => self.attempt().await,
+            Phase::Waiting { .. } => self.attempt(),
             Phase::Connecting { .. } => self.abandon_attempt(),
             Phase::Connected | Phase::Closing(_) if Instant::now() >= self.silence_limit() => {
                 self.drop_connection();
             }
-            Phase::Connected => self.send(ToServer::Ping).await,
+            Phase::Connected => self.send(ToServer::Ping),
             Phase::Closing(_) | Phase::Expired | Phase::Finished => {}
         }
     }
@@ -292,9 +293,9 @@ impl SessionTask {
         });
     }
 
-    async fn send(&mut self, body: ToServer) {
+    fn send(&mut self, body: ToServer) {
         let datagram = self.next_datagram(body);
-        self.wire.send(Node::Server, server_addr(), datagram).await;
+        self.wire.send(Node::Server, server_addr(), datagram);
     }
 
     fn next_datagram(&mut self, body: ToServer) -> Datagram<ToServer> {
@@ -310,7 +311,7 @@ impl SessionTask {
 
     /// Sends the current connection's `Connect` (its sequence 0), which asks for a new
     /// session or re-attaches the current one.
-    async fn attempt(&mut self) {
+    fn attempt(&mut self) {
         let resume = self.session.map(|(session, _)| Resume {
             session,
             last_zxid: self.last_zxid,
@@ -320,9 +321,7 @@ impl SessionTask {
         self.phase = Phase::Connecting { deadline };
         let timeout = self.asked;
         let connect = self.next_datagram(ToServer::Connect { timeout, resume });
-        (self.wire)
-            .open(Node::Server, server_addr(), connect, deadline)
-            .await;
+        (self.wire).open(Node::Server, server_addr(), connect, deadline);
     }
 
     /// The current connection is given up (an attempt unanswered or refused, or a connection
@@ -340,33 +339,33 @@ impl SessionTask {
         };
     }
 
-    async fn submit(&mut self, op: OpId, request: Request) {
+    fn submit(&mut self, op: OpId, request: Request) {
         match self.phase {
             Phase::Connected => {
                 self.conn.in_flight.push_back((op, request.clone()));
-                self.send(ToServer::Request { op, request }).await;
+                self.send(ToServer::Request { op, request });
             }
             Phase::Expired => self.answer(op, ZkError::SessionExpired),
             _ => self.answer(op, ZkError::ConnectionLoss),
         }
     }
 
-    async fn close(&mut self, done: oneshot::Sender<()>) {
+    fn close(&mut self, done: oneshot::Sender<()>) {
         if let Phase::Connected = self.phase {
             self.phase = Phase::Closing(done);
-            self.send(ToServer::Close).await;
+            self.send(ToServer::Close);
         } else {
             self.phase = Phase::Finished;
         }
     }
 
-    async fn on_datagram(&mut self, datagram: Datagram<ToClient>) {
+    fn on_datagram(&mut self, datagram: Datagram<ToClient>) {
         match datagram {
             Datagram::Seq { conn, seq, body } if conn == self.conn.id => {
                 self.reached = true;
                 for message in self.conn.inbox.accept(seq, body) {
                     self.conn.last_heard = Instant::now();
-                    self.on_message(message).await;
+                    self.on_message(message);
                 }
             }
             Datagram::Reset { conn }
@@ -380,7 +379,7 @@ impl SessionTask {
         }
     }
 
-    async fn on_message(&mut self, message: ToClient) {
+    fn on_message(&mut self, message: ToClient) {
         match message {
             ToClient::Accepted { session, timeout } => {
                 self.session = Some((session, timeout));

@@ -15,7 +15,6 @@
 //!
 //! Instantaneous faults record their start and end at the same instant.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use madsim::runtime::Handle;
@@ -25,6 +24,7 @@ use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::trace::EventKind;
 
 use crate::links::{Effect, End, Links, Rule};
+use crate::net::Network;
 use crate::recorder::Recorder;
 use crate::server::{Control, ServerHandle};
 
@@ -34,7 +34,7 @@ pub(crate) struct Injector {
     pub server_node: NodeId,
     pub client_nodes: Vec<NodeId>,
     pub server: ServerHandle,
-    pub links: Arc<Mutex<Links>>,
+    pub network: Network,
     pub recorder: Recorder,
 }
 
@@ -136,7 +136,7 @@ impl Injector {
     }
 
     fn links(&self) -> std::sync::MutexGuard<'_, Links> {
-        self.links.lock().expect("links lock")
+        self.network.links()
     }
 
     /// Kills the node (which also closes its sockets, so the restarted node can bind them

@@ -19,6 +19,7 @@ mod alarm;
 pub mod client;
 mod faults;
 pub mod links;
+pub mod net;
 pub mod recorder;
 mod registry;
 mod run;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::channel::mpsc::unbounded;
@@ -19,7 +19,7 @@ use scenarios::trace::{EventKind, Meta, Source, Trace};
 use serde::Serialize;
 
 use crate::faults::Injector;
-use crate::links::Links;
+use crate::net::Network;
 use crate::recorder::{Recorder, SimClock, SimExecutor};
 use crate::server::ServerHandle;
 use crate::settings::tick;
@@ -278,8 +278,8 @@ impl Sim {
         let start = Instant::now();
         let handle = Handle::current();
         let recorder = Recorder::new(SimClock::start());
-        let links = Arc::new(Mutex::new(Links::default()));
-        let server = ServerHandle::new(self.server, recorder.clone(), links.clone());
+        let network = Network::default();
+        let server = ServerHandle::new(self.server, recorder.clone(), network.clone());
         let server_node = {
             let server = server.clone();
             handle
@@ -309,7 +309,7 @@ impl Sim {
                     work,
                     server: self.server,
                     framework: self.framework,
-                    links: links.clone(),
+                    network: network.clone(),
                     done: done_tx.clone(),
                 };
                 handle
@@ -326,7 +326,7 @@ impl Sim {
             server_node: server_node.id(),
             client_nodes: client_nodes.clone(),
             server: server.clone(),
-            links,
+            network,
             recorder: recorder.clone(),
         };
         let faults = madsim::task::spawn(injector.run(start, self.faults.clone()));

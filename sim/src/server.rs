@@ -24,10 +24,12 @@ use crate::alarm::Alarm;
 use scenarios::fault::Node;
 use scenarios::trace::{EventKind, ServerSession};
 
-use crate::links::Links;
+use crate::net::Network;
 use crate::recorder::Recorder;
 use crate::settings::{negotiate, tick};
-use crate::wire::{ConnId, Datagram, Inbox, Resume, ToClient, ToServer, Wire, client_of};
+use crate::wire::{
+    ConnId, Datagram, Inbox, Resume, SERVER_PORT, ToClient, ToServer, Wire, client_of,
+};
 use scenarios::scenario::ServerSettings;
 
 /// A command from the environment (the fault injector).
@@ -75,13 +77,13 @@ struct State {
 #[derive(Clone)]
 pub struct ServerHandle {
     state: Arc<Mutex<State>>,
-    links: Arc<Mutex<Links>>,
+    network: Network,
 }
 
 impl ServerHandle {
     /// A fresh server (an empty tree at zxid 0) that records into `recorder` and sends through
-    /// the network faults in `links`.
-    pub fn new(settings: ServerSettings, recorder: Recorder, links: Arc<Mutex<Links>>) -> Self {
+    /// the run's `network`.
+    pub fn new(settings: ServerSettings, recorder: Recorder, network: Network) -> Self {
         let state = State {
             settings,
             tree: Tree::new(),
@@ -94,7 +96,7 @@ impl ServerHandle {
         };
         ServerHandle {
             state: Arc::new(Mutex::new(state)),
-            links,
+            network,
         }
     }
 
@@ -124,9 +126,7 @@ impl ServerHandle {
             let sweep = Duration::from_millis(state.settings.container_sweep_ms);
             (tick(&state.settings), sweep)
         };
-        let wire = Wire::bind(crate::wire::server_addr(), Node::Server, self.links.clone())
-            .await
-            .expect("the server address is free");
+        let wire = Wire::bind(SERVER_PORT, Node::Server, self.network.clone());
         self.serve(wire, control_rx, tick, sweep).await;
     }
 
@@ -148,7 +148,7 @@ impl ServerHandle {
                     Some(Control::Exit) => {
                         let closed = self.lock().exit();
                         for (client, peer, datagram) in closed {
-                            wire.send(Node::Client(client), peer, datagram).await;
+                            wire.send(Node::Client(client), peer, datagram);
                         }
                         return;
                     }
@@ -169,7 +169,7 @@ impl ServerHandle {
                 },
             };
             for (client, peer, datagram) in out {
-                wire.send(Node::Client(client), peer, datagram).await;
+                wire.send(Node::Client(client), peer, datagram);
             }
         }
     }

@@ -1,8 +1,9 @@
-//! The client–server wire: ZooKeeper's protocol carried over madsim datagrams.
+//! The client–server wire: ZooKeeper's protocol carried over the run's datagrams
+//! ([`crate::net`]).
 //!
 //! madsim's reliable connections never lose data and retransmit on a backoff of their own
-//! (1 ms up to 10 s), unlike TCP. So each connection is our own, carried over madsim
-//! datagrams: a random 64-bit id chosen by the client, and per-direction sequence numbers.
+//! (1 ms up to 10 s), unlike TCP. So each connection is our own, carried over datagrams: a
+//! random 64-bit id chosen by the client, and per-direction sequence numbers.
 //! The receiver delivers a direction in sequence order and holds back anything after a gap.
 //!
 //! Retransmission is TCP's (Linux's constants): a datagram lost to a fault is sent again
@@ -20,23 +21,19 @@
 //! as a [`Datagram::Reset`].
 
 use std::collections::BTreeMap;
-use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use lock::ids::OpId;
 use lock::zk::watches::WatchSet;
 use lock::zk::{OpResult, Request, SessionId, WatchedEvent, Zxid};
-use madsim::net::{Endpoint, Payload};
 use madsim::time::Instant;
 use scenarios::fault::Node;
 
-use crate::links::{Links, Verdict};
-
-/// The datagram tag every message of ours uses.
-const TAG: u64 = 0x2181;
+use crate::links::Verdict;
+use crate::net::{Network, Payload, Socket};
 
 /// Linux's minimum retransmission timeout (`TCP_RTO_MIN`): on a LAN, where round trips are
 /// far shorter, every segment's first RTO.
@@ -230,50 +227,42 @@ impl<M> Inbox<M> {
     }
 }
 
-/// The sending side of a node: its endpoint, who it is, and the network faults in force.
+/// A node's end of the wire: its socket (where resets for its datagrams are handed back
+/// too), who it is, and the run's network.
 #[derive(Clone)]
 pub struct Wire {
-    endpoint: Endpoint,
-    /// The endpoint's own address, where resets for its datagrams are handed back.
-    local: SocketAddr,
+    socket: Arc<Socket>,
     me: Node,
-    links: Arc<Mutex<Links>>,
+    network: Network,
 }
 
 impl Wire {
-    /// Binds `addr` on the current node, which is `me`.
-    pub async fn bind(addr: SocketAddr, me: Node, links: Arc<Mutex<Links>>) -> io::Result<Wire> {
-        let endpoint = Endpoint::bind(addr).await?;
-        let port = endpoint.local_addr()?.port();
-        Ok(Wire {
-            endpoint,
-            local: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port),
+    /// Binds `me`'s address at `port` (0: a fresh one) on `network`.
+    pub fn bind(port: u16, me: Node, network: Network) -> Wire {
+        let socket = network.bind(SocketAddr::new(node_ip(me), port));
+        Wire {
+            socket: Arc::new(socket),
             me,
-            links,
-        })
+            network,
+        }
     }
 
     /// Sends `datagram`, a segment of an open connection, to node `to` at `dst`,
     /// retransmitting it from the minimum RTO while faults lose it (also after its sender
     /// has given the connection up, as a closed socket's kernel does).
-    pub async fn send<M: Send + Sync + 'static>(
-        &self,
-        to: Node,
-        dst: SocketAddr,
-        datagram: Datagram<M>,
-    ) {
+    pub fn send<M: Send + Sync + 'static>(&self, to: Node, dst: SocketAddr, datagram: Datagram<M>) {
         let retry = Retry {
             rto: MIN_RTO,
             until: None,
         };
-        self.transmit(to, dst, datagram, retry).await;
+        self.transmit(to, dst, datagram, retry);
     }
 
     /// Sends `datagram`, the opening segment of a connection, to node `to` at `dst`,
     /// retransmitting it from the SYN's initial RTO while faults lose it, but not after
     /// `until`, when its sender abandons the attempt (closing a socket that is still
     /// connecting stops its SYNs).
-    pub async fn open<M: Send + Sync + 'static>(
+    pub fn open<M: Send + Sync + 'static>(
         &self,
         to: Node,
         dst: SocketAddr,
@@ -284,17 +273,18 @@ impl Wire {
             rto: SYN_RTO,
             until: Some(until),
         };
-        self.transmit(to, dst, datagram, retry).await;
+        self.transmit(to, dst, datagram, retry);
     }
 
     fn verdict(&self, to: Node) -> Verdict {
-        let links = self.links.lock().expect("links lock");
-        links.verdict(self.me, to, &mut madsim::rand::thread_rng())
+        self.network
+            .links()
+            .verdict(self.me, to, &mut madsim::rand::thread_rng())
     }
 
     /// Sends at once when nothing is in the way; otherwise a task of its own carries the
     /// datagram to its fate, so the caller is not held up.
-    async fn transmit<M: Send + Sync + 'static>(
+    fn transmit<M: Send + Sync + 'static>(
         &self,
         to: Node,
         dst: SocketAddr,
@@ -302,13 +292,7 @@ impl Wire {
         retry: Retry,
     ) {
         match self.verdict(to) {
-            Verdict::Send(delay) if delay.is_zero() => {
-                // A send fails only when the destination is gone, which is a loss too.
-                let _ = self
-                    .endpoint
-                    .send_to_raw(dst, TAG, Box::new(datagram))
-                    .await;
-            }
+            Verdict::Send(delay) if delay.is_zero() => self.socket.send_to(dst, Box::new(datagram)),
             verdict => {
                 let wire = self.clone();
                 madsim::task::spawn(wire.carry(verdict, to, dst, datagram, retry));
@@ -336,7 +320,7 @@ impl Wire {
                 Verdict::Refused(delay) => {
                     madsim::time::sleep(delay).await;
                     let conn = datagram.conn();
-                    break (self.local, Box::new(Refusal { conn }));
+                    break (self.socket.local_addr(), Box::new(Refusal { conn }));
                 }
                 Verdict::Lost
                     if retransmissions == MAX_RETRANSMISSIONS
@@ -352,20 +336,17 @@ impl Wire {
                 }
             }
         };
-        let _ = self.endpoint.send_to_raw(dst, TAG, payload).await;
+        self.socket.send_to(dst, payload);
     }
 
     /// A future for the next datagram of type `M`, or a reset for one this node sent
     /// (others are dropped). Keep it across `select!` rounds: dropping it may lose a
     /// datagram.
     pub fn receive<M: Send + 'static>(&self) -> BoxFuture<'static, (Datagram<M>, SocketAddr)> {
-        let endpoint = self.endpoint.clone();
+        let socket = self.socket.clone();
         Box::pin(async move {
             loop {
-                let Ok((payload, from)) = endpoint.recv_from_raw(TAG).await else {
-                    // The endpoint is closed: nothing more will ever arrive.
-                    return futures::future::pending().await;
-                };
+                let (payload, from) = socket.recv_from().await;
                 match payload.downcast::<Datagram<M>>() {
                     Ok(datagram) => return (*datagram, from),
                     Err(payload) => {

@@ -2,8 +2,6 @@
 //! with its framework layer, run by the driver, beside the workload) over the simulated
 //! client.
 
-use std::sync::{Arc, Mutex};
-
 use futures::channel::mpsc::UnboundedSender;
 use lock::framework::{Framework, FrameworkConfig};
 use lock::ids::ClientSlot;
@@ -12,7 +10,7 @@ use scenarios::fault::Node;
 use scenarios::scenario::ServerSettings;
 
 use crate::client::SimConnector;
-use crate::links::Links;
+use crate::net::Network;
 use crate::recorder::{SimClock, SimExecutor};
 use crate::settings::asked_timeout;
 
@@ -23,7 +21,7 @@ pub(crate) struct ClientNode {
     pub work: ClientWork<SimClock, SimExecutor>,
     pub server: ServerSettings,
     pub framework: FrameworkConfig,
-    pub links: Arc<Mutex<Links>>,
+    pub network: Network,
     pub done: UnboundedSender<ClientSlot>,
 }
 
@@ -35,7 +33,7 @@ impl ClientNode {
         let connector = SimConnector::new(
             Node::Client(slot.0),
             asked_timeout(&self.server),
-            self.links,
+            self.network,
         );
         if self.work.recipe.built_in().is_some() {
             self.work.run(framework, &connector).await;

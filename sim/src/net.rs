@@ -1,0 +1,176 @@
+//! The run's network: datagram sockets between its nodes, delivered after a LAN latency, and
+//! the fault table every datagram consults ([`Links`]).
+//!
+//! It takes the place of madsim's endpoints, which cost about a quarter of a hunt's CPU
+//! (profiled with `perf` on the bench scenario: `Endpoint::send_to_raw` 14.7 % and
+//! `recv_from_raw` 8.7 % inclusive; each send formats the destination address to a string
+//! for a service lookup, sleeps 0–5 µs on a timer of its own, and goes through hash maps).
+//! What the wire needs is less: a datagram sent now is delivered to whoever is bound at its
+//! address after a latency drawn from the run's seed (madsim's default, 1–10 ms), in the
+//! order of delivery times; a datagram to an address nobody is bound at is lost.
+//!
+//! A socket's mailbox holds the datagrams in flight to it, keyed by delivery time. The
+//! receiving task is woken by one timer per delivery instant, armed with its waker by the
+//! sender (once the receiver has waited) or by the receiver for its earliest delivery.
+
+use std::any::Any;
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use madsim::rand::Rng;
+use madsim::time::{Instant, sleep_until};
+
+use crate::links::Links;
+
+/// What a datagram carries.
+pub type Payload = Box<dyn Any + Send + Sync>;
+
+/// madsim's default LAN latency of one datagram.
+const LATENCY: std::ops::Range<Duration> = Duration::from_millis(1)..Duration::from_millis(10);
+
+/// The first port handed out to a socket bound at port 0.
+const FIRST_EPHEMERAL_PORT: u16 = 32768;
+
+/// The run's network: its fault table and its bound sockets. Clones share both.
+#[derive(Clone, Default)]
+pub struct Network {
+    links: Arc<Mutex<Links>>,
+    sockets: Arc<Mutex<Sockets>>,
+}
+
+impl Network {
+    /// The fault table.
+    pub fn links(&self) -> MutexGuard<'_, Links> {
+        self.links.lock().expect("links lock")
+    }
+
+    /// Binds a socket at `addr`; port 0 takes a fresh port. A node that restarts binds
+    /// its address again before madsim has dropped the killed node's tasks, so the newest
+    /// binding wins.
+    pub fn bind(&self, addr: SocketAddr) -> Socket {
+        let mut sockets = self.sockets();
+        let addr = if addr.port() == 0 {
+            sockets.next_port = sockets.next_port.max(FIRST_EPHEMERAL_PORT);
+            let port = sockets.next_port;
+            sockets.next_port = sockets.next_port.wrapping_add(1);
+            SocketAddr::new(addr.ip(), port)
+        } else {
+            addr
+        };
+        let mailbox = Arc::new(Mutex::new(Mailbox::default()));
+        sockets.bound.insert(addr, mailbox.clone());
+        Socket {
+            addr,
+            mailbox,
+            network: self.clone(),
+        }
+    }
+
+    fn sockets(&self) -> MutexGuard<'_, Sockets> {
+        self.sockets.lock().expect("sockets lock")
+    }
+}
+
+#[derive(Default)]
+struct Sockets {
+    bound: BTreeMap<SocketAddr, Arc<Mutex<Mailbox>>>,
+    next_port: u16,
+}
+
+/// The datagrams in flight to one socket, by delivery time (then sending order).
+#[derive(Default)]
+struct Mailbox {
+    in_flight: BTreeMap<(Instant, u64), (Payload, SocketAddr)>,
+    sent: u64,
+    /// The receiving task, once it has waited.
+    waker: Option<Waker>,
+    /// Delivery instants a timer is armed for.
+    armed: BTreeSet<Instant>,
+}
+
+impl Mailbox {
+    /// Arms a timer that wakes the receiver at `at`, unless one is armed already.
+    fn arm(&mut self, at: Instant) {
+        let Some(waker) = &self.waker else { return };
+        if self.armed.insert(at) {
+            let mut sleep = sleep_until(at);
+            let _ = Pin::new(&mut sleep).poll(&mut Context::from_waker(waker));
+        }
+    }
+}
+
+/// A bound datagram socket. Dropping it unbinds its address (unless a newer socket took it).
+pub struct Socket {
+    addr: SocketAddr,
+    mailbox: Arc<Mutex<Mailbox>>,
+    network: Network,
+}
+
+impl Socket {
+    /// Where the socket is bound.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Sends `payload` to `dst`: it arrives after a LAN latency if a socket is bound there
+    /// then, and is lost otherwise.
+    pub fn send_to(&self, dst: SocketAddr, payload: Payload) {
+        let Some(mailbox) = self.network.sockets().bound.get(&dst).cloned() else {
+            return;
+        };
+        let latency = madsim::rand::thread_rng().gen_range(LATENCY);
+        let at = Instant::now() + latency;
+        let mut mailbox = mailbox.lock().expect("mailbox lock");
+        let sent = mailbox.sent;
+        mailbox.sent += 1;
+        mailbox.in_flight.insert((at, sent), (payload, self.addr));
+        mailbox.arm(at);
+    }
+
+    /// Waits for the next datagram delivered to this socket, with its sender's address.
+    pub fn recv_from(&self) -> impl Future<Output = (Payload, SocketAddr)> + Send + 'static {
+        let mailbox = self.mailbox.clone();
+        std::future::poll_fn(move |cx| {
+            let mut mailbox = mailbox.lock().expect("mailbox lock");
+            let now = Instant::now();
+            mailbox.armed = mailbox.armed.split_off(&now);
+            if let Some(entry) = mailbox.in_flight.first_entry()
+                && entry.key().0 <= now
+            {
+                return Poll::Ready(entry.remove());
+            }
+            if !mailbox
+                .waker
+                .as_ref()
+                .is_some_and(|waker| waker.will_wake(cx.waker()))
+            {
+                // A new receiving task: the timers armed so far wake the old one.
+                mailbox.armed.clear();
+                mailbox.waker = Some(cx.waker().clone());
+            }
+            // Later deliveries are armed once this one is taken.
+            if let Some(&(at, _)) = mailbox.in_flight.keys().next() {
+                mailbox.arm(at);
+            }
+            Poll::Pending
+        })
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        let mut sockets = self.network.sockets();
+        if sockets
+            .bound
+            .get(&self.addr)
+            .is_some_and(|bound| Arc::ptr_eq(bound, &self.mailbox))
+        {
+            sockets.bound.remove(&self.addr);
+        }
+    }
+}
