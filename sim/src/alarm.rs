@@ -9,16 +9,27 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use madsim::time::{Instant, sleep_until};
+use madsim::time::Instant;
+
+use crate::time::SimTime;
 
 /// The deadlines one task has armed a timer for. Use one `Alarm` per task: the timer wakes
 /// the task that polled first.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Alarm {
     armed: BTreeSet<Instant>,
+    time: SimTime,
 }
 
 impl Alarm {
+    /// An alarm with nothing armed, on the simulation's clock `time`.
+    pub fn new(time: SimTime) -> Alarm {
+        Alarm {
+            armed: BTreeSet::new(),
+            time,
+        }
+    }
+
     /// Completes at `deadline`; never, for `None`.
     pub fn until(&mut self, deadline: Option<Instant>) -> impl Future<Output = ()> + '_ {
         std::future::poll_fn(move |cx| self.poll_until(deadline, cx))
@@ -28,7 +39,7 @@ impl Alarm {
         let Some(deadline) = deadline else {
             return Poll::Pending;
         };
-        let now = Instant::now();
+        let now = self.time.now();
         // Timers at or before now have fired (or fire in this instant's round).
         self.armed = self.armed.split_off(&now);
         if deadline <= now {
@@ -36,7 +47,7 @@ impl Alarm {
         }
         if self.armed.insert(deadline) {
             // Polling a fresh sleep once registers its timer with this task's waker.
-            let mut sleep = sleep_until(deadline);
+            let mut sleep = self.time.sleep_until(deadline);
             let _ = Pin::new(&mut sleep).poll(cx);
         }
         Poll::Pending

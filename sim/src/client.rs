@@ -44,7 +44,6 @@ use lock::zk::{Request, SessionId, ZkError, Zxid};
 use madsim::rand::Rng;
 use madsim::time::Instant;
 
-use crate::alarm::Alarm;
 use scenarios::fault::Node;
 
 use crate::net::Network;
@@ -75,6 +74,7 @@ impl Connector for SimConnector {
 
     async fn connect(&self) -> SimSession {
         let wire = Wire::bind(0, self.me, self.network.clone());
+        let now = wire.now();
         let (commands_tx, commands_rx) = unbounded();
         let (events_tx, events_rx) = unbounded();
         let task = SessionTask {
@@ -84,10 +84,8 @@ impl Connector for SimConnector {
             session: None,
             last_zxid: Zxid::default(),
             watches: WatchSet::default(),
-            phase: Phase::Waiting {
-                until: Instant::now(),
-            },
-            conn: Conn::open(),
+            phase: Phase::Waiting { until: now },
+            conn: Conn::open(now),
             reached: false,
         };
         madsim::task::spawn(task.run(commands_rx));
@@ -175,8 +173,7 @@ struct Conn {
 }
 
 impl Conn {
-    fn open() -> Conn {
-        let now = Instant::now();
+    fn open(now: Instant) -> Conn {
         Conn {
             id: madsim::rand::random(),
             sent: 0,
@@ -206,7 +203,7 @@ impl SessionTask {
         // The first attempt is at once.
         self.attempt();
         let mut receive = self.wire.receive::<ToClient>().fuse();
-        let mut alarm = Alarm::default();
+        let mut alarm = self.wire.alarm();
         while !matches!(self.phase, Phase::Finished) {
             if self.early_ping_due() {
                 self.send(ToServer::Ping);
@@ -226,6 +223,10 @@ impl SessionTask {
                 () = alarm.until(deadline).fuse() => self.on_deadline(),
             }
         }
+    }
+
+    fn now(&self) -> Instant {
+        self.wire.now()
     }
 
     /// The negotiated session timeout, or the one asked for until the server answered.
@@ -265,7 +266,7 @@ impl SessionTask {
         if !matches!(self.phase, Phase::Connected) {
             return false;
         }
-        let idle = Instant::now().duration_since(self.conn.last_sent);
+        let idle = self.now().duration_since(self.conn.last_sent);
         idle > EARLY_PING && idle + EARLY_PING >= self.read_timeout() / 2
     }
 
@@ -273,7 +274,7 @@ impl SessionTask {
         match self.phase {
             Phase::Waiting { .. } => self.attempt(),
             Phase::Connecting { .. } => self.abandon_attempt(),
-            Phase::Connected | Phase::Closing(_) if Instant::now() >= self.silence_limit() => {
+            Phase::Connected | Phase::Closing(_) if self.now() >= self.silence_limit() => {
                 self.drop_connection();
             }
             Phase::Connected => self.send(ToServer::Ping),
@@ -305,7 +306,7 @@ impl SessionTask {
             body,
         };
         self.conn.sent += 1;
-        self.conn.last_sent = Instant::now();
+        self.conn.last_sent = self.now();
         datagram
     }
 
@@ -317,7 +318,7 @@ impl SessionTask {
             last_zxid: self.last_zxid,
             watches: self.watches.clone(),
         });
-        let deadline = Instant::now() + self.connect_timeout();
+        let deadline = self.now() + self.connect_timeout();
         self.phase = Phase::Connecting { deadline };
         let timeout = self.asked;
         let connect = self.next_datagram(ToServer::Connect { timeout, resume });
@@ -328,14 +329,14 @@ impl SessionTask {
     /// lost): what still arrives on it is ignored, and the next attempt, on a new
     /// connection, sleeps first.
     fn abandon_attempt(&mut self) {
-        self.conn = Conn::open();
+        self.conn = Conn::open(self.now());
         let mut sleep = WRAP_SLEEP;
         if self.reached {
             let ms = madsim::rand::thread_rng().gen_range(0..RANDOM_SLEEP_MS);
             sleep += Duration::from_millis(ms);
         }
         self.phase = Phase::Waiting {
-            until: Instant::now() + sleep,
+            until: self.now() + sleep,
         };
     }
 
@@ -364,7 +365,7 @@ impl SessionTask {
             Datagram::Seq { conn, seq, body } if conn == self.conn.id => {
                 self.reached = true;
                 for message in self.conn.inbox.accept(seq, body) {
-                    self.conn.last_heard = Instant::now();
+                    self.conn.last_heard = self.now();
                     self.on_message(message);
                 }
             }

@@ -25,6 +25,7 @@ mod registry;
 mod run;
 pub mod server;
 mod settings;
+pub mod time;
 pub mod wire;
 mod workload;
 

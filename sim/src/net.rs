@@ -23,9 +23,10 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use madsim::rand::Rng;
-use madsim::time::{Instant, sleep_until};
+use madsim::time::Instant;
 
 use crate::links::Links;
+use crate::time::SimTime;
 
 /// What a datagram carries.
 pub type Payload = Box<dyn Any + Send + Sync>;
@@ -36,14 +37,29 @@ const LATENCY: std::ops::Range<Duration> = Duration::from_millis(1)..Duration::f
 /// The first port handed out to a socket bound at port 0.
 const FIRST_EPHEMERAL_PORT: u16 = 32768;
 
-/// The run's network: its fault table and its bound sockets. Clones share both.
-#[derive(Clone, Default)]
+/// The run's network: its fault table, its bound sockets and its clock. Clones share them.
+#[derive(Clone)]
 pub struct Network {
     links: Arc<Mutex<Links>>,
     sockets: Arc<Mutex<Sockets>>,
+    time: SimTime,
 }
 
 impl Network {
+    /// A network with no faults and nothing bound, on the simulation's clock `time`.
+    pub fn new(time: SimTime) -> Network {
+        Network {
+            links: Arc::default(),
+            sockets: Arc::default(),
+            time,
+        }
+    }
+
+    /// The simulation's clock.
+    pub fn time(&self) -> &SimTime {
+        &self.time
+    }
+
     /// The fault table.
     pub fn links(&self) -> MutexGuard<'_, Links> {
         self.links.lock().expect("links lock")
@@ -71,6 +87,11 @@ impl Network {
         }
     }
 
+    /// Whether a socket is bound at `addr`.
+    pub fn is_bound(&self, addr: SocketAddr) -> bool {
+        self.sockets().bound.contains_key(&addr)
+    }
+
     fn sockets(&self) -> MutexGuard<'_, Sockets> {
         self.sockets.lock().expect("sockets lock")
     }
@@ -95,10 +116,10 @@ struct Mailbox {
 
 impl Mailbox {
     /// Arms a timer that wakes the receiver at `at`, unless one is armed already.
-    fn arm(&mut self, at: Instant) {
+    fn arm(&mut self, at: Instant, time: &SimTime) {
         let Some(waker) = &self.waker else { return };
         if self.armed.insert(at) {
-            let mut sleep = sleep_until(at);
+            let mut sleep = time.sleep_until(at);
             let _ = Pin::new(&mut sleep).poll(&mut Context::from_waker(waker));
         }
     }
@@ -117,27 +138,30 @@ impl Socket {
         self.addr
     }
 
-    /// Sends `payload` to `dst`: it arrives after a LAN latency if a socket is bound there
-    /// then, and is lost otherwise.
-    pub fn send_to(&self, dst: SocketAddr, payload: Payload) {
+    /// Sends `payload` to `dst`, where it arrives after a LAN latency; false (and nothing
+    /// sent) when no socket is bound there.
+    pub fn send_to(&self, dst: SocketAddr, payload: Payload) -> bool {
         let Some(mailbox) = self.network.sockets().bound.get(&dst).cloned() else {
-            return;
+            return false;
         };
         let latency = madsim::rand::thread_rng().gen_range(LATENCY);
-        let at = Instant::now() + latency;
+        let time = self.network.time();
+        let at = time.now() + latency;
         let mut mailbox = mailbox.lock().expect("mailbox lock");
         let sent = mailbox.sent;
         mailbox.sent += 1;
         mailbox.in_flight.insert((at, sent), (payload, self.addr));
-        mailbox.arm(at);
+        mailbox.arm(at, time);
+        true
     }
 
     /// Waits for the next datagram delivered to this socket, with its sender's address.
     pub fn recv_from(&self) -> impl Future<Output = (Payload, SocketAddr)> + Send + 'static {
         let mailbox = self.mailbox.clone();
+        let time = self.network.time().clone();
         std::future::poll_fn(move |cx| {
             let mut mailbox = mailbox.lock().expect("mailbox lock");
-            let now = Instant::now();
+            let now = time.now();
             mailbox.armed = mailbox.armed.split_off(&now);
             if let Some(entry) = mailbox.in_flight.first_entry()
                 && entry.key().0 <= now
@@ -155,7 +179,7 @@ impl Socket {
             }
             // Later deliveries are armed once this one is taken.
             if let Some(&(at, _)) = mailbox.in_flight.keys().next() {
-                mailbox.arm(at);
+                mailbox.arm(at, &time);
             }
             Poll::Pending
         })

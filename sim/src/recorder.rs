@@ -4,6 +4,8 @@
 use std::time::Duration;
 
 use madsim::time::{Instant, Sleep};
+
+use crate::time::SimTime;
 use scenarios::drive::Executor;
 use scenarios::record::Clock;
 use scenarios::scenario::Span;
@@ -14,23 +16,26 @@ use crate::settings::draw_ms;
 pub type Recorder = scenarios::record::Recorder<SimClock>;
 
 /// Simulated time since the run started.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SimClock {
     start: Instant,
+    time: SimTime,
 }
 
 impl SimClock {
     /// A clock whose time zero is now (simulated time: call it inside the runtime).
     pub fn start() -> SimClock {
+        let time = SimTime::current();
         SimClock {
-            start: Instant::now(),
+            start: time.now(),
+            time,
         }
     }
 }
 
 impl Clock for SimClock {
     fn elapsed(&self) -> Duration {
-        Instant::now().duration_since(self.start)
+        self.time.now().duration_since(self.start)
     }
 }
 

@@ -278,7 +278,7 @@ impl Sim {
         let start = Instant::now();
         let handle = Handle::current();
         let recorder = Recorder::new(SimClock::start());
-        let network = Network::default();
+        let network = Network::new(crate::time::SimTime::current());
         let server = ServerHandle::new(self.server, recorder.clone(), network.clone());
         let server_node = {
             let server = server.clone();
@@ -289,6 +289,10 @@ impl Sim {
                 .init(move || server.clone().run())
                 .build()
         };
+        // The server listens before any client starts.
+        while !network.is_bound(crate::wire::server_addr()) {
+            yield_now().await;
+        }
         let resource: Arc<dyn SharedResource> =
             Arc::new(Recorded::new(self.workload.fenced, recorder.clone()));
         let (done_tx, mut done_rx) = unbounded();
@@ -381,4 +385,18 @@ impl Sim {
             shrunk_from: None,
         }
     }
+}
+
+/// Lets every other ready task run once before the caller goes on.
+async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if std::mem::replace(&mut yielded, true) {
+            std::task::Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+    .await
 }

@@ -20,13 +20,13 @@ use lock::zk::tree::{Fired, Tree};
 use lock::zk::{OpOk, Request, SessionId, Zxid};
 use madsim::time::Instant;
 
-use crate::alarm::Alarm;
 use scenarios::fault::Node;
 use scenarios::trace::{EventKind, ServerSession};
 
 use crate::net::Network;
 use crate::recorder::Recorder;
 use crate::settings::{negotiate, tick};
+use crate::time::SimTime;
 use crate::wire::{
     ConnId, Datagram, Inbox, Resume, SERVER_PORT, ToClient, ToServer, Wire, client_of,
 };
@@ -71,6 +71,7 @@ struct State {
     retired: BTreeSet<ConnId>,
     control: Option<UnboundedSender<Control>>,
     recorder: Recorder,
+    time: SimTime,
 }
 
 /// The server's state, shared by the run and the server node's incarnations. Cheap to clone.
@@ -93,6 +94,7 @@ impl ServerHandle {
             retired: BTreeSet::new(),
             control: None,
             recorder,
+            time: network.time().clone(),
         };
         ServerHandle {
             state: Arc::new(Mutex::new(state)),
@@ -138,9 +140,9 @@ impl ServerHandle {
         sweep: Duration,
     ) {
         let mut receive = wire.receive::<ToServer>().fuse();
-        let mut next_tick = Instant::now() + tick;
-        let mut next_sweep = Instant::now() + sweep;
-        let mut alarm = Alarm::default();
+        let mut next_tick = wire.now() + tick;
+        let mut next_sweep = wire.now() + sweep;
+        let mut alarm = wire.alarm();
         loop {
             let out = select_biased! {
                 command = control.next() => match command {
@@ -182,7 +184,7 @@ impl ServerHandle {
 impl State {
     /// The process starts (again): every session it holds gets its full timeout from now.
     fn restart(&mut self, control: UnboundedSender<Control>) {
-        let now = Instant::now();
+        let now = self.time.now();
         for session in self.sessions.values_mut() {
             session.deadline = now + session.timeout;
         }
@@ -244,7 +246,7 @@ impl State {
         resume: Option<Resume>,
         out: &mut Vec<Out>,
     ) {
-        let now = Instant::now();
+        let now = self.time.now();
         let (session, fired) = match resume {
             None => {
                 self.last_session += 1;
@@ -302,7 +304,7 @@ impl State {
             return;
         };
         if let Some(entry) = self.sessions.get_mut(&session) {
-            entry.deadline = Instant::now() + entry.timeout;
+            entry.deadline = self.time.now() + entry.timeout;
         }
         match message {
             // Only sequence 0 is a Connect, and it was handled when the connection opened.
@@ -386,7 +388,7 @@ impl State {
     }
 
     fn expire_due(&mut self) -> Vec<Out> {
-        let now = Instant::now();
+        let now = self.time.now();
         let due: Vec<SessionId> = (self.sessions.iter())
             .filter(|(_, s)| s.deadline <= now)
             .map(|(id, _)| *id)

@@ -33,7 +33,7 @@ use madsim::time::Instant;
 use scenarios::fault::Node;
 
 use crate::links::Verdict;
-use crate::net::{Network, Payload, Socket};
+use crate::net::{Network, Socket};
 
 /// Linux's minimum retransmission timeout (`TCP_RTO_MIN`): on a LAN, where round trips are
 /// far shorter, every segment's first RTO.
@@ -276,6 +276,16 @@ impl Wire {
         self.transmit(to, dst, datagram, retry);
     }
 
+    /// Now, on the simulation's clock.
+    pub fn now(&self) -> Instant {
+        self.network.time().now()
+    }
+
+    /// An alarm for the task that owns this end of the wire.
+    pub fn alarm(&self) -> crate::alarm::Alarm {
+        crate::alarm::Alarm::new(self.network.time().clone())
+    }
+
     fn verdict(&self, to: Node) -> Verdict {
         self.network
             .links()
@@ -292,7 +302,7 @@ impl Wire {
         retry: Retry,
     ) {
         match self.verdict(to) {
-            Verdict::Send(delay) if delay.is_zero() => self.socket.send_to(dst, Box::new(datagram)),
+            Verdict::Send(delay) if delay.is_zero() => self.deliver(dst, datagram),
             verdict => {
                 let wire = self.clone();
                 madsim::task::spawn(wire.carry(verdict, to, dst, datagram, retry));
@@ -311,20 +321,19 @@ impl Wire {
         Retry { mut rto, until }: Retry,
     ) {
         let mut retransmissions = 0;
-        let (dst, payload): (SocketAddr, Payload) = loop {
+        loop {
             match verdict {
                 Verdict::Send(delay) => {
                     madsim::time::sleep(delay).await;
-                    break (dst, Box::new(datagram));
+                    return self.deliver(dst, datagram);
                 }
                 Verdict::Refused(delay) => {
                     madsim::time::sleep(delay).await;
-                    let conn = datagram.conn();
-                    break (self.socket.local_addr(), Box::new(Refusal { conn }));
+                    return self.refuse(datagram.conn());
                 }
                 Verdict::Lost
                     if retransmissions == MAX_RETRANSMISSIONS
-                        || until.is_some_and(|until| Instant::now() + rto >= until) =>
+                        || until.is_some_and(|until| self.now() + rto >= until) =>
                 {
                     return;
                 }
@@ -335,8 +344,22 @@ impl Wire {
                     verdict = self.verdict(to);
                 }
             }
-        };
-        self.socket.send_to(dst, payload);
+        }
+    }
+
+    /// Hands `datagram` to the network for `dst`; when nothing listens there, the host
+    /// answers with a reset, as TCP's does for a closed port.
+    fn deliver<M: Send + Sync + 'static>(&self, dst: SocketAddr, datagram: Datagram<M>) {
+        let conn = datagram.conn();
+        if !self.socket.send_to(dst, Box::new(datagram)) {
+            self.refuse(conn);
+        }
+    }
+
+    /// Hands this node the reset its datagram of connection `conn` met.
+    fn refuse(&self, conn: ConnId) {
+        self.socket
+            .send_to(self.socket.local_addr(), Box::new(Refusal { conn }));
     }
 
     /// A future for the next datagram of type `M`, or a reset for one this node sent

@@ -248,6 +248,19 @@ impl Mutex {
             ) => {
                 *step = Wait::Listing(list(&self.path, false, cx));
             }
+            // The lock's parent is gone (a container swept once the server expired the
+            // session that held our node): as for our node missing from the listing,
+            // Curator's attemptLock catches the NoNode and starts over with a new node.
+            (
+                Stage::Waiting {
+                    step: Wait::Listing(_),
+                    ..
+                },
+                Err(ZkError::NoNode),
+            ) if cx.on_lost() != OnLost::Release => {
+                let op = create_sequential(&self.path, self.queue.name(), cx);
+                acquisition.stage = Stage::Creating(op);
+            }
             (stage, Err(error)) => {
                 // A failed create has answered: no node will come of it to delete.
                 let answered = matches!(stage, Stage::Creating(_)).then_some(op);

@@ -538,6 +538,34 @@ fn a_waiter_whose_node_vanished_at_lost_starts_over_with_a_new_node() {
 }
 
 #[test]
+fn a_waiter_whose_lock_path_was_reaped_while_it_was_cut_off_starts_over() {
+    let mut h = mutexes(2);
+    in_turn(&mut h, [acquire(A); 2]);
+    // c1 is cut off; the server expires its session (its node goes with it), c0 releases,
+    // and the lock path, a container left empty, is reaped.
+    h.drop_connection(1, false);
+    h.settle();
+    h.expire(1, false);
+    h.call(0, release(A));
+    h.settle();
+    h.tree.reap_containers();
+    assert!(h.tree.get(&Path::new("/locks/m").unwrap()).is_none());
+    // c1 gives up its session at LOST and lists again on a new one: the path is gone.
+    fire_only_timer(&mut h, 1);
+    h.settle();
+    assert!(
+        h.peers[1]
+            .notices
+            .iter()
+            .all(|n| !matches!(n, Notice::Failed { .. }))
+    );
+    assert!(
+        acquired(&h, 1).is_some(),
+        "c1 starts over with a new node (and the path) and acquires"
+    );
+}
+
+#[test]
 fn a_waiter_whose_session_is_lost_fails_and_leaves_no_node() {
     // Giving up at LOST (`OnLost::Release`); Curator keeps the waiter queued.
     let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
