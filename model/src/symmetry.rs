@@ -68,7 +68,7 @@ impl<R: Recipe + Relabel> State<R> {
             while end < clients && summaries[order[end]] == summaries[order[start]] {
                 end += 1;
             }
-            if end - start > 1 && std::env::var_os("SB_NOTIE").is_none() {
+            if end - start > 1 {
                 let keys: Vec<(Peer<R>, usize)> = order[start..end]
                     .iter()
                     .map(|&slot| (self.seen_from(slot), slot))
