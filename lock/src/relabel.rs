@@ -6,9 +6,14 @@
 //! framework layer, the recipes and the data tree, so each type implements [`Relabel`] next
 //! to its definition. The trait is plain data manipulation: no runtime, no model checker.
 //!
-//! What is *not* rewritten: op ids, timer ids and owners (they are per client, so they never
-//! tell clients apart), zxids and tokens (global counters), data bytes.
+//! Op ids and timer ids are per client, so they never tell clients apart; a map may still
+//! renumber them ([`ClientMap::renumber`]): the model checker maps one client's ids, in
+//! order, to 1, 2, 3 … and its counters to the number of ids in use, so that two states
+//! that differ only in how many ids a client has used up are explored once.
+//!
+//! What is *not* rewritten: owners, zxids and tokens (global counters), data bytes.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
 
@@ -26,6 +31,41 @@ use crate::zk::{SessionId, ZkError};
 pub struct ClientMap {
     slots: Vec<(ClientSlot, ClientSlot)>,
     sessions: Vec<(SessionId, SessionId)>,
+    /// The op and timer ids to renumber, if the map renumbers them.
+    ids: Option<Ids>,
+    /// Where a recording map ([`ClientMap::recording`]) notes the ids it meets.
+    recorded: Option<RefCell<Ids>>,
+}
+
+/// One client's op ids and timer ids in use, each set sorted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ids {
+    ops: BTreeSet<u32>,
+    timers: BTreeSet<u32>,
+}
+
+impl Ids {
+    /// The op ids, sorted.
+    pub fn ops(&self) -> impl Iterator<Item = u32> + '_ {
+        self.ops.iter().copied()
+    }
+
+    /// The timer ids, sorted.
+    pub fn timers(&self) -> impl Iterator<Item = u32> + '_ {
+        self.timers.iter().copied()
+    }
+}
+
+/// The image of `id` when the ids in use, `in_use`, are renumbered 1, 2, 3 … in order.
+fn rank(in_use: &BTreeSet<u32>, id: u32) -> u32 {
+    let below = in_use.range(..id).count();
+    u32::try_from(below + 1).unwrap_or(u32::MAX)
+}
+
+/// A counter's image under the renumbering of `in_use`: the number of ids in use (every id
+/// it hands out next is still above every id in use, as before).
+fn count(in_use: &BTreeSet<u32>) -> u32 {
+    u32::try_from(in_use.len()).unwrap_or(u32::MAX)
 }
 
 impl ClientMap {
@@ -42,6 +82,66 @@ impl ClientMap {
     /// Maps session `from` to `to`.
     pub fn map_session(&mut self, from: SessionId, to: SessionId) {
         insert(&mut self.sessions, from, to);
+    }
+
+    /// An identity map that notes every op id and timer id it is asked to map: relabelling
+    /// one client's state with it finds the ids that client has in use
+    /// ([`ClientMap::recorded`]).
+    pub fn recording() -> ClientMap {
+        ClientMap {
+            recorded: Some(RefCell::default()),
+            ..ClientMap::default()
+        }
+    }
+
+    /// The ids a [`ClientMap::recording`] map has met so far.
+    pub fn recorded(&self) -> Ids {
+        self.recorded
+            .as_ref()
+            .map(|ids| ids.borrow().clone())
+            .unwrap_or_default()
+    }
+
+    /// Renumbers one client's ids: the ids in `in_use` (all the client's state holds, as a
+    /// recording map found them) become 1, 2, 3 … in order, and the client's op and timer
+    /// counters become the number of ids in use. Sound because the framework and the recipes
+    /// only compare these ids with each other and only count up from the counters: the
+    /// renumbered client makes the same moves, with ids renamed in the same order.
+    /// Apply the map to that one client's state only.
+    pub fn renumber(&mut self, in_use: Ids) {
+        self.ids = Some(in_use);
+    }
+
+    /// The image of an op id.
+    pub fn op(&self, op: OpId) -> OpId {
+        if let Some(recorded) = &self.recorded {
+            recorded.borrow_mut().ops.insert(op.0);
+        }
+        match &self.ids {
+            Some(ids) => OpId(rank(&ids.ops, op.0)),
+            None => op,
+        }
+    }
+
+    /// The image of a timer id.
+    pub fn timer(&self, timer: TimerId) -> TimerId {
+        if let Some(recorded) = &self.recorded {
+            recorded.borrow_mut().timers.insert(timer.0);
+        }
+        match &self.ids {
+            Some(ids) => TimerId(rank(&ids.timers, timer.0)),
+            None => timer,
+        }
+    }
+
+    /// The image of a client's op counter (the last op id it handed out).
+    pub fn op_counter(&self, counter: u32) -> u32 {
+        self.ids.as_ref().map_or(counter, |ids| count(&ids.ops))
+    }
+
+    /// The image of a client's timer counter (the last timer id it handed out).
+    pub fn timer_counter(&self, counter: u32) -> u32 {
+        self.ids.as_ref().map_or(counter, |ids| count(&ids.timers))
     }
 
     /// The image of a client slot.
@@ -151,9 +251,19 @@ macro_rules! unchanged {
     )*};
 }
 
-unchanged!(
-    bool, u8, u32, u64, Duration, OpId, TimerId, Owner, Token, ZkError
-);
+unchanged!(bool, u8, u32, u64, Duration, Owner, Token, ZkError);
+
+impl Relabel for OpId {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        map.op(*self)
+    }
+}
+
+impl Relabel for TimerId {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        map.timer(*self)
+    }
+}
 
 impl<T: Relabel> Relabel for Option<T> {
     fn relabel(&self, map: &ClientMap) -> Self {

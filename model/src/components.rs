@@ -64,7 +64,7 @@ fn fingerprint<T: Hash>(value: &T) -> u64 {
 }
 
 /// Breadth-first, over symmetry representatives.
-fn reachable<R: Testable>(model: &LockModel<R>, limit: usize) -> Vec<State<R>> {
+pub(crate) fn reachable<R: Testable>(model: &LockModel<R>, limit: usize) -> Vec<State<R>> {
     let init = model.initial(&mut Silent).representative();
     let mut seen = BTreeSet::from([fingerprint(&init)]);
     let mut found = vec![init];
