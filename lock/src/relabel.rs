@@ -56,6 +56,29 @@ impl Ids {
     }
 }
 
+/// The two kinds of per-client ids a map renumbers.
+#[derive(Clone, Copy)]
+enum IdKind {
+    Op,
+    Timer,
+}
+
+impl Ids {
+    fn of(&self, kind: IdKind) -> &BTreeSet<u32> {
+        match kind {
+            IdKind::Op => &self.ops,
+            IdKind::Timer => &self.timers,
+        }
+    }
+
+    fn of_mut(&mut self, kind: IdKind) -> &mut BTreeSet<u32> {
+        match kind {
+            IdKind::Op => &mut self.ops,
+            IdKind::Timer => &mut self.timers,
+        }
+    }
+}
+
 /// The image of `id` when the ids in use, `in_use`, are renumbered 1, 2, 3 … in order.
 fn rank(in_use: &BTreeSet<u32>, id: u32) -> u32 {
     let below = in_use.range(..id).count();
@@ -114,24 +137,20 @@ impl ClientMap {
 
     /// The image of an op id.
     pub fn op(&self, op: OpId) -> OpId {
-        if let Some(recorded) = &self.recorded {
-            recorded.borrow_mut().ops.insert(op.0);
-        }
-        match &self.ids {
-            Some(ids) => OpId(rank(&ids.ops, op.0)),
-            None => op,
-        }
+        OpId(self.id(op.0, IdKind::Op))
     }
 
     /// The image of a timer id.
     pub fn timer(&self, timer: TimerId) -> TimerId {
+        TimerId(self.id(timer.0, IdKind::Timer))
+    }
+
+    /// The image of one id of `kind`, noted if the map records.
+    fn id(&self, id: u32, kind: IdKind) -> u32 {
         if let Some(recorded) = &self.recorded {
-            recorded.borrow_mut().timers.insert(timer.0);
+            recorded.borrow_mut().of_mut(kind).insert(id);
         }
-        match &self.ids {
-            Some(ids) => TimerId(rank(&ids.timers, timer.0)),
-            None => timer,
-        }
+        self.ids.as_ref().map_or(id, |ids| rank(ids.of(kind), id))
     }
 
     /// The image of a client's op counter (the last op id it handed out).
@@ -213,17 +232,18 @@ pub trait Relabel: Sized {
     fn relabel(&self, map: &ClientMap) -> Self;
 }
 
-impl Relabel for ClientSlot {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        map.slot(*self)
-    }
+/// Ids the map sends to their image through one of its methods.
+macro_rules! mapped {
+    ($($ty:ty => $method:ident),*) => {$(
+        impl Relabel for $ty {
+            fn relabel(&self, map: &ClientMap) -> Self {
+                map.$method(*self)
+            }
+        }
+    )*};
 }
 
-impl Relabel for SessionId {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        map.session(*self)
-    }
-}
+mapped!(ClientSlot => slot, SessionId => session, OpId => op, TimerId => timer);
 
 impl Relabel for ProtectionId {
     fn relabel(&self, map: &ClientMap) -> Self {
@@ -252,18 +272,6 @@ macro_rules! unchanged {
 }
 
 unchanged!(bool, u8, u32, u64, Duration, Owner, Token, ZkError);
-
-impl Relabel for OpId {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        map.op(*self)
-    }
-}
-
-impl Relabel for TimerId {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        map.timer(*self)
-    }
-}
 
 impl<T: Relabel> Relabel for Option<T> {
     fn relabel(&self, map: &ClientMap) -> Self {

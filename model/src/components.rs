@@ -14,7 +14,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use stateright::Representative;
 
 use crate::model::{LockModel, Silent};
-use crate::state::State;
+use crate::state::{Peer, State};
 use scenarios::recipes::Testable;
 
 /// One row of the table: a component and what forgetting it leaves.
@@ -226,58 +226,18 @@ fn components<R: Testable>() -> Vec<Component<R>> {
         },
         Component {
             name: "recipe states",
-            render: |s| {
-                format!(
-                    "{:?}",
-                    s.peers
-                        .iter()
-                        .map(|p| p.client.recipe())
-                        .collect::<Vec<_>>()
-                )
-            },
-            forget: |s| {
-                let mut text = whole(s);
-                for peer in &s.peers {
-                    text = text.replace(&format!("recipe: {:?}", peer.client.recipe()), "recipe");
-                }
-                text
-            },
+            render: |s| per_peer(s, |p| p.client.recipe().clone()),
+            forget: |s| without_per_peer(s, "recipe", |p| p.client.recipe().clone()),
         },
         Component {
             name: "framework states",
-            render: |s| {
-                format!(
-                    "{:?}",
-                    s.peers
-                        .iter()
-                        .map(|p| p.client.framework())
-                        .collect::<Vec<_>>()
-                )
-            },
-            forget: |s| {
-                let mut text = whole(s);
-                for peer in &s.peers {
-                    let framework = format!("framework: {:?}", peer.client.framework());
-                    text = text.replace(&framework, "framework");
-                }
-                text
-            },
+            render: |s| per_peer(s, |p| p.client.framework().clone()),
+            forget: |s| without_per_peer(s, "framework", |p| p.client.framework().clone()),
         },
         Component {
             name: "workloads",
-            render: |s| {
-                format!(
-                    "{:?}",
-                    s.peers.iter().map(|p| p.workload).collect::<Vec<_>>()
-                )
-            },
-            forget: |s| {
-                let mut text = whole(s);
-                for peer in &s.peers {
-                    text = text.replace(&format!("workload: {:?}", peer.workload), "workload");
-                }
-                text
-            },
+            render: |s| per_peer(s, |p| p.workload),
+            forget: |s| without_per_peer(s, "workload", |p| p.workload),
         },
         Component {
             name: "monitors (beliefs, wakes, herd)",
@@ -312,6 +272,24 @@ fn components<R: Testable>() -> Vec<Component<R>> {
             forget: |s| mask(&mask(&whole(s), "restarts: "), "incarnation: "),
         },
     ]
+}
+
+/// Every peer's `part`, rendered.
+fn per_peer<R: Testable, T: std::fmt::Debug>(state: &State<R>, part: fn(&Peer<R>) -> T) -> String {
+    format!("{:?}", state.peers.iter().map(part).collect::<Vec<_>>())
+}
+
+/// The state's rendering with every peer's `label: part` left out.
+fn without_per_peer<R: Testable, T: std::fmt::Debug>(
+    state: &State<R>,
+    label: &str,
+    part: fn(&Peer<R>) -> T,
+) -> String {
+    let mut text = whole(state);
+    for peer in &state.peers {
+        text = text.replace(&format!("{label}: {:?}", part(peer)), label);
+    }
+    text
 }
 
 fn ops<R: Testable>(state: &State<R>) -> String {
