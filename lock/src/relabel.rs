@@ -227,6 +227,10 @@ fn lookup<T: PartialEq + Copy>(pairs: &[(T, T)], key: T) -> T {
 }
 
 /// A value whose client identities can be rewritten under a [`ClientMap`].
+///
+/// Every op id and timer id the value holds must go through the map too (`relabel` on it,
+/// or [`ClientMap::op`] / [`ClientMap::timer`]), never be copied: the model checker
+/// renumbers them, and an id left behind could meet a renumbered one.
 pub trait Relabel: Sized {
     /// The value with every client slot, session id and protection id mapped by `map`.
     fn relabel(&self, map: &ClientMap) -> Self;
