@@ -107,7 +107,7 @@ impl Relabel for RawEvent {
     fn relabel(&self, map: &ClientMap) -> Self {
         match self {
             RawEvent::Reply { op, result } => RawEvent::Reply {
-                op: *op,
+                op: map.op(*op),
                 result: result.relabel(map),
             },
             RawEvent::Watch { event } => RawEvent::Watch {

@@ -612,8 +612,8 @@ impl Relabel for Framework {
             client: client.relabel(map),
             nonce: *nonce,
             connection: connection.relabel(map),
-            next_op: *next_op,
-            next_timer: *next_timer,
+            next_op: map.op_counter(*next_op),
+            next_timer: map.timer_counter(*next_timer),
             next_protection: *next_protection,
             pending: pending.relabel(map),
             protected: protected.relabel(map),
@@ -634,7 +634,7 @@ impl Relabel for Connection {
                 lost_timer,
             } => Connection::Suspended {
                 session: map.session(session),
-                lost_timer,
+                lost_timer: map.timer(lost_timer),
             },
         }
     }
@@ -644,7 +644,11 @@ impl Relabel for Pending {
     fn relabel(&self, map: &ClientMap) -> Self {
         Pending {
             request: self.request.relabel(map),
-            ..self.clone()
+            purpose: match self.purpose {
+                Purpose::Protected(op) => Purpose::Protected(map.op(op)),
+                Purpose::Recipe | Purpose::Detached => self.purpose,
+            },
+            sent: self.sent,
         }
     }
 }

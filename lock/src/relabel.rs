@@ -6,9 +6,14 @@
 //! framework layer, the recipes and the data tree, so each type implements [`Relabel`] next
 //! to its definition. The trait is plain data manipulation: no runtime, no model checker.
 //!
-//! What is *not* rewritten: op ids, timer ids and owners (they are per client, so they never
-//! tell clients apart), zxids and tokens (global counters), data bytes.
+//! Op ids and timer ids are per client, so they never tell clients apart; a map may still
+//! renumber them ([`ClientMap::renumber`]): the model checker maps one client's ids, in
+//! order, to 1, 2, 3 … and its counters to the number of ids in use, so that two states
+//! that differ only in how many ids a client has used up are explored once.
+//!
+//! What is *not* rewritten: owners, zxids and tokens (global counters), data bytes.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
 
@@ -26,6 +31,64 @@ use crate::zk::{SessionId, ZkError};
 pub struct ClientMap {
     slots: Vec<(ClientSlot, ClientSlot)>,
     sessions: Vec<(SessionId, SessionId)>,
+    /// The op and timer ids to renumber, if the map renumbers them.
+    ids: Option<Ids>,
+    /// Where a recording map ([`ClientMap::recording`]) notes the ids it meets.
+    recorded: Option<RefCell<Ids>>,
+}
+
+/// One client's op ids and timer ids in use, each set sorted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ids {
+    ops: BTreeSet<u32>,
+    timers: BTreeSet<u32>,
+}
+
+impl Ids {
+    /// The op ids, sorted.
+    pub fn ops(&self) -> impl Iterator<Item = u32> + '_ {
+        self.ops.iter().copied()
+    }
+
+    /// The timer ids, sorted.
+    pub fn timers(&self) -> impl Iterator<Item = u32> + '_ {
+        self.timers.iter().copied()
+    }
+}
+
+/// The two kinds of per-client ids a map renumbers.
+#[derive(Clone, Copy)]
+enum IdKind {
+    Op,
+    Timer,
+}
+
+impl Ids {
+    fn of(&self, kind: IdKind) -> &BTreeSet<u32> {
+        match kind {
+            IdKind::Op => &self.ops,
+            IdKind::Timer => &self.timers,
+        }
+    }
+
+    fn of_mut(&mut self, kind: IdKind) -> &mut BTreeSet<u32> {
+        match kind {
+            IdKind::Op => &mut self.ops,
+            IdKind::Timer => &mut self.timers,
+        }
+    }
+}
+
+/// The image of `id` when the ids in use, `in_use`, are renumbered 1, 2, 3 … in order.
+fn rank(in_use: &BTreeSet<u32>, id: u32) -> u32 {
+    let below = in_use.range(..id).count();
+    u32::try_from(below + 1).unwrap_or(u32::MAX)
+}
+
+/// A counter's image under the renumbering of `in_use`: the number of ids in use (every id
+/// it hands out next is still above every id in use, as before).
+fn count(in_use: &BTreeSet<u32>) -> u32 {
+    u32::try_from(in_use.len()).unwrap_or(u32::MAX)
 }
 
 impl ClientMap {
@@ -42,6 +105,62 @@ impl ClientMap {
     /// Maps session `from` to `to`.
     pub fn map_session(&mut self, from: SessionId, to: SessionId) {
         insert(&mut self.sessions, from, to);
+    }
+
+    /// An identity map that notes every op id and timer id it is asked to map: relabelling
+    /// one client's state with it finds the ids that client has in use
+    /// ([`ClientMap::recorded`]).
+    pub fn recording() -> ClientMap {
+        ClientMap {
+            recorded: Some(RefCell::default()),
+            ..ClientMap::default()
+        }
+    }
+
+    /// The ids a [`ClientMap::recording`] map has met so far.
+    pub fn recorded(&self) -> Ids {
+        self.recorded
+            .as_ref()
+            .map(|ids| ids.borrow().clone())
+            .unwrap_or_default()
+    }
+
+    /// Renumbers one client's ids: the ids in `in_use` (all the client's state holds, as a
+    /// recording map found them) become 1, 2, 3 … in order, and the client's op and timer
+    /// counters become the number of ids in use. Sound because the framework and the recipes
+    /// only compare these ids with each other and only count up from the counters: the
+    /// renumbered client makes the same moves, with ids renamed in the same order.
+    /// Apply the map to that one client's state only.
+    pub fn renumber(&mut self, in_use: Ids) {
+        self.ids = Some(in_use);
+    }
+
+    /// The image of an op id.
+    pub fn op(&self, op: OpId) -> OpId {
+        OpId(self.id(op.0, IdKind::Op))
+    }
+
+    /// The image of a timer id.
+    pub fn timer(&self, timer: TimerId) -> TimerId {
+        TimerId(self.id(timer.0, IdKind::Timer))
+    }
+
+    /// The image of one id of `kind`, noted if the map records.
+    fn id(&self, id: u32, kind: IdKind) -> u32 {
+        if let Some(recorded) = &self.recorded {
+            recorded.borrow_mut().of_mut(kind).insert(id);
+        }
+        self.ids.as_ref().map_or(id, |ids| rank(ids.of(kind), id))
+    }
+
+    /// The image of a client's op counter (the last op id it handed out).
+    pub fn op_counter(&self, counter: u32) -> u32 {
+        self.ids.as_ref().map_or(counter, |ids| count(&ids.ops))
+    }
+
+    /// The image of a client's timer counter (the last timer id it handed out).
+    pub fn timer_counter(&self, counter: u32) -> u32 {
+        self.ids.as_ref().map_or(counter, |ids| count(&ids.timers))
     }
 
     /// The image of a client slot.
@@ -108,22 +227,27 @@ fn lookup<T: PartialEq + Copy>(pairs: &[(T, T)], key: T) -> T {
 }
 
 /// A value whose client identities can be rewritten under a [`ClientMap`].
+///
+/// Every op id and timer id the value holds must go through the map too (`relabel` on it,
+/// or [`ClientMap::op`] / [`ClientMap::timer`]), never be copied: the model checker
+/// renumbers them, and an id left behind could meet a renumbered one.
 pub trait Relabel: Sized {
     /// The value with every client slot, session id and protection id mapped by `map`.
     fn relabel(&self, map: &ClientMap) -> Self;
 }
 
-impl Relabel for ClientSlot {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        map.slot(*self)
-    }
+/// Ids the map sends to their image through one of its methods.
+macro_rules! mapped {
+    ($($ty:ty => $method:ident),*) => {$(
+        impl Relabel for $ty {
+            fn relabel(&self, map: &ClientMap) -> Self {
+                map.$method(*self)
+            }
+        }
+    )*};
 }
 
-impl Relabel for SessionId {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        map.session(*self)
-    }
-}
+mapped!(ClientSlot => slot, SessionId => session, OpId => op, TimerId => timer);
 
 impl Relabel for ProtectionId {
     fn relabel(&self, map: &ClientMap) -> Self {
@@ -151,9 +275,7 @@ macro_rules! unchanged {
     )*};
 }
 
-unchanged!(
-    bool, u8, u32, u64, Duration, OpId, TimerId, Owner, Token, ZkError
-);
+unchanged!(bool, u8, u32, u64, Duration, Owner, Token, ZkError);
 
 impl<T: Relabel> Relabel for Option<T> {
     fn relabel(&self, map: &ClientMap) -> Self {

@@ -18,6 +18,7 @@
 
 pub mod budget;
 pub mod check;
+pub mod components;
 pub mod model;
 pub mod properties;
 pub mod replay;

@@ -212,7 +212,7 @@ impl<R: Relabel> Relabel for Peer<R> {
             handle: self.handle.relabel(map),
             restarts: self.restarts,
             incarnation: self.incarnation,
-            timers: self.timers.clone(),
+            timers: self.timers.relabel(map),
             workload: self.workload.relabel(map),
             woken: self.woken,
             class: self.class,

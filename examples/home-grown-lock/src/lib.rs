@@ -197,9 +197,24 @@ impl Recipe for HomeGrownLock {
 }
 
 /// The lock keeps no client identity (no session id, no protection prefix in its node name),
-/// so relabelling clients leaves it as it is.
+/// so relabelling clients leaves its node as it is; the op id it waits for goes through the
+/// map, which the model checker uses to renumber each client's op ids.
 impl Relabel for HomeGrownLock {
-    fn relabel(&self, _map: &ClientMap) -> HomeGrownLock {
-        self.clone()
+    fn relabel(&self, map: &ClientMap) -> HomeGrownLock {
+        let stage = match &self.stage {
+            Stage::Creating { owner, op } => Stage::Creating {
+                owner: *owner,
+                op: map.op(*op),
+            },
+            Stage::Reading { owner, op } => Stage::Reading {
+                owner: *owner,
+                op: map.op(*op),
+            },
+            Stage::Idle | Stage::Waiting { .. } | Stage::Holding { .. } => self.stage.clone(),
+        };
+        HomeGrownLock {
+            node: self.node.clone(),
+            stage,
+        }
     }
 }

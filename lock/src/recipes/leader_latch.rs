@@ -442,7 +442,7 @@ impl Relabel for LeaderLatch {
         LeaderLatch {
             path: path.relabel(map),
             latches: latches.relabel(map),
-            abandoned: abandoned.clone(),
+            abandoned: abandoned.relabel(map),
         }
     }
 }
@@ -450,7 +450,7 @@ impl Relabel for LeaderLatch {
 impl Relabel for Latch {
     fn relabel(&self, map: &ClientMap) -> Self {
         let stage = match &self.stage {
-            Stage::Creating(_) => self.stage.clone(),
+            Stage::Creating(op) => Stage::Creating(map.op(*op)),
             Stage::Joined { node, step } => Stage::Joined {
                 node: Node {
                     path: node.path.relabel(map),
@@ -458,17 +458,19 @@ impl Relabel for Latch {
                     session: node.session.relabel(map),
                 },
                 step: match step {
-                    Step::Listing(_) | Step::First => step.clone(),
+                    Step::Listing(op) => Step::Listing(map.op(*op)),
+                    Step::First => Step::First,
                     Step::Watching { predecessor, op } => Step::Watching {
                         predecessor: predecessor.relabel(map),
-                        op: *op,
+                        op: op.relabel(map),
                     },
                 },
             },
         };
         Latch {
             stage,
-            ..self.clone()
+            leader: self.leader,
+            waiters: self.waiters.relabel(map),
         }
     }
 }

@@ -267,7 +267,7 @@ impl<S: crate::relabel::Relabel> crate::relabel::Relabel for Acquisition<S> {
     fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
         Acquisition {
             stage: self.stage.relabel(map),
-            timeout: self.timeout,
+            timeout: self.timeout.relabel(map),
         }
     }
 }

@@ -301,8 +301,19 @@ impl crate::relabel::Relabel for MultiLock {
     fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
         MultiLock {
             locks: self.locks.relabel(map),
-            // Owners, indices and timers: nothing that tells clients apart.
-            owners: self.owners.clone(),
+            // Owners and indices tell no clients apart; the timers may be renumbered.
+            owners: (self.owners.iter())
+                .map(|(owner, stage)| {
+                    let stage = match *stage {
+                        Stage::Acquiring { index, timeout } => Stage::Acquiring {
+                            index,
+                            timeout: timeout.relabel(map),
+                        },
+                        Stage::Holding { count } => Stage::Holding { count },
+                    };
+                    (*owner, stage)
+                })
+                .collect(),
         }
     }
 }

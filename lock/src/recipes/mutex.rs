@@ -454,15 +454,15 @@ fn node_of(owners: &BTreeMap<Owner, Acquisition<Stage>>, owner: Owner) -> Option
 impl crate::relabel::Relabel for Stage {
     fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
         match self {
-            Stage::Creating(_) => self.clone(),
+            Stage::Creating(op) => Stage::Creating(map.op(*op)),
             Stage::Waiting { node, token, step } => Stage::Waiting {
                 node: node.relabel(map),
                 token: *token,
                 step: match step {
-                    Wait::Listing(_) => step.clone(),
+                    Wait::Listing(op) => Wait::Listing(map.op(*op)),
                     Wait::Watching { predecessor, op } => Wait::Watching {
                         predecessor: predecessor.relabel(map),
-                        op: *op,
+                        op: op.relabel(map),
                     },
                 },
             },
@@ -485,7 +485,7 @@ impl crate::relabel::Relabel for Mutex {
             path: path.relabel(map),
             queue: *queue,
             owners: owners.relabel(map),
-            abandoned: abandoned.clone(),
+            abandoned: abandoned.relabel(map),
             revocation: revocation.relabel(map),
             trusts_wakeups: *trusts_wakeups,
         }

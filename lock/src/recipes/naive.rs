@@ -296,16 +296,19 @@ impl crate::relabel::Relabel for NaiveHerdMutex {
             .map(|contender| Contender {
                 stage: match &contender.stage {
                     Stage::Holding(hold) => Stage::Holding(hold.relabel(map)),
-                    stage => stage.clone(),
+                    Stage::Creating(op) => Stage::Creating(map.op(*op)),
+                    Stage::Checking(op) => Stage::Checking(map.op(*op)),
+                    Stage::Queued | Stage::Waiting => contender.stage.clone(),
                 },
-                ..contender.clone()
+                owner: contender.owner,
+                timeout: contender.timeout.relabel(map),
             })
             .collect();
         NaiveHerdMutex {
             path: path.relabel(map),
             node: node.relabel(map),
             queue,
-            abandoned: abandoned.clone(),
+            abandoned: abandoned.relabel(map),
         }
     }
 }

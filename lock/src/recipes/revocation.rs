@@ -197,9 +197,13 @@ fn read(node: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
 }
 
 impl crate::relabel::Relabel for Revocation {
-    /// Owners and op ids only: nothing here tells clients apart.
-    fn relabel(&self, _: &crate::relabel::ClientMap) -> Self {
-        self.clone()
+    /// Owners and op ids only: nothing here tells clients apart, but the op ids may be
+    /// renumbered.
+    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
+        Revocation {
+            revocable: self.revocable.relabel(map),
+            attempts: self.attempts.relabel(map),
+        }
     }
 }
 

@@ -390,11 +390,12 @@ impl Recipe for Semaphore {
 impl crate::relabel::Relabel for Stage {
     fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
         match self {
-            Stage::Locking | Stage::Creating(_) => self.clone(),
+            Stage::Locking => self.clone(),
+            Stage::Creating(op) => Stage::Creating(map.op(*op)),
             Stage::Listing { node, token, op } => Stage::Listing {
                 node: node.relabel(map),
                 token: *token,
-                op: *op,
+                op: map.op(*op),
             },
             Stage::Watching { node, token } => Stage::Watching {
                 node: node.relabel(map),
@@ -438,7 +439,7 @@ impl crate::relabel::Relabel for Semaphore {
             lock: lock.relabel(map),
             pending: pending.relabel(map),
             holds,
-            abandoned: abandoned.clone(),
+            abandoned: abandoned.relabel(map),
         }
     }
 }
