@@ -36,8 +36,9 @@ pub enum Checked {
     LeaderUniqueFenced,
     /// A writer believes it holds a read-write lock only while nobody else believes they hold.
     RwExclusion,
-    /// No more leases believed held than the semaphore allows (a client's workload holds one
-    /// lease at a time, so its believers are its leases).
+    /// No more leases believed held than the semaphore allows, each lease counted (the
+    /// belief monitor's [`leases`](scenarios::monitor::Beliefs::leases), which the trace
+    /// checker folds too).
     LeaseBound,
     /// No two clients believe they hold (lead, write) at once while both their sessions are
     /// alive on the server.

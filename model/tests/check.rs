@@ -453,6 +453,8 @@ fn the_trace_checkers_confirm_the_counterexamples() {
         ..Config::new(2)
     };
     confirm(&MUTEX, unfenced, Checked::MutualExclusionFenced);
+    // A waiter that gave up at LOST and was never served, by the same `Waits` monitor.
+    confirm(&SEMAPHORE, Config::new(1), Checked::Progress);
 }
 
 /// The model and the trace checker judge belief with one monitor, so they agree step by step:
