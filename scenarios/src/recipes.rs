@@ -87,7 +87,7 @@ pub fn violated_if(violated: bool) -> Expectation {
 
 /// What every exclusive lock (and election) shares: beliefs overlap (and an unfenced resource
 /// loses an update) once a paused holder's session can expire; a lock loop that gives its
-/// waiter up at LOST (`on_lost = release`) leaves it unserved ([`waiter_gives_up`]);
+/// waiter up at LOST (`on_lost = release`) leaves it unserved (see `waiter_gives_up`);
 /// everything else holds.
 pub fn exclusive_lock(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
