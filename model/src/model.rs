@@ -198,6 +198,7 @@ impl<R: Testable> LockModel<R> {
             wakes: Default::default(),
             herd: false,
             beliefs: Beliefs::new(self.config.framework.error_policy),
+            waits: Default::default(),
         };
         let mut step = Transition {
             model: self,

@@ -27,8 +27,8 @@ pub enum Checked {
     /// Once the workloads are done and everything has settled, no lock node is left.
     NoOrphans,
     /// Nothing can stop short while a client waits: no reachable state has a client waiting
-    /// for the answer to its acquire (start) or release call when only faults could still
-    /// happen.
+    /// to be served (its ask not granted, or failed because of a fault and not granted
+    /// since) or for the answer to its release call when only faults could still happen.
     Progress,
     /// No two participants believe they lead at once.
     LeaderUniqueBelief,
@@ -36,8 +36,9 @@ pub enum Checked {
     LeaderUniqueFenced,
     /// A writer believes it holds a read-write lock only while nobody else believes they hold.
     RwExclusion,
-    /// No more leases believed held than the semaphore allows (a client's workload holds one
-    /// lease at a time, so its believers are its leases).
+    /// No more leases believed held than the semaphore allows, each lease counted (the
+    /// belief monitor's [`leases`](scenarios::monitor::Beliefs::leases), which the trace
+    /// checker folds too).
     LeaseBound,
     /// No two clients believe they hold (lead, write) at once while both their sessions are
     /// alive on the server.
@@ -165,18 +166,18 @@ fn settled<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
     done && quiescent(model, state)
 }
 
-/// A client waits for the answer to a call (an acquire or start, a release or close) and
-/// nothing but a fault can happen any more: no event to handle, no request to apply, no
-/// timer or workload step pending, no orphaned session for the server to expire. The path to
-/// such a state is a waiter left waiting forever (DESIGN's `progress`, on a path).
+/// A client waits and nothing but a fault can happen any more: no event to handle, no
+/// request to apply, no timer or workload step pending, no orphaned session for the server
+/// to expire. The path to such a state is a waiter left waiting forever (DESIGN's
+/// `progress`, on a path). Who waits is the [`Waits`](scenarios::monitor::Waits) monitor's to
+/// say, as in the trace checker: an ask not yet granted, one whose waiter gave up when the
+/// ask failed because of a fault among them. A path can also stop short of the answer to an
+/// end call (a release or close), which the workload knows of.
 fn stuck<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
-    let waiting = state.peers.iter().any(|peer| {
-        matches!(
-            peer.workload.phase(),
-            Phase::Acquiring { .. } | Phase::Ending { .. }
-        )
-    });
-    waiting && quiescent(model, state)
+    let unserved = state.waits.unserved().next().is_some();
+    let ending =
+        (state.peers.iter()).any(|peer| matches!(peer.workload.phase(), Phase::Ending { .. }));
+    (unserved || ending) && quiescent(model, state)
 }
 
 /// Nothing but a fault can happen any more in `state`: the run has come to its end.

@@ -12,7 +12,7 @@ use lock::ids::{ClientSlot, OpId, TimerId};
 use lock::relabel::{ClientMap, Relabel};
 use lock::zk::tree::Tree;
 use lock::zk::{Request, SessionId, ZkError};
-use scenarios::monitor::Beliefs;
+use scenarios::monitor::{Beliefs, Seen, Waits};
 use scenarios::workload::Workload;
 
 /// The session id of `slot`'s `incarnation`-th session: deterministic, so that the same
@@ -52,6 +52,8 @@ pub struct State<R> {
     /// Who believes they hold what: the belief properties' monitor, fed the same observations
     /// the trace records (the trace checkers fold the same monitor over a trace).
     pub beliefs: Beliefs,
+    /// Who waits to be served: `progress`'s monitor, fed as [`State::beliefs`] is.
+    pub waits: Waits,
 }
 
 /// One deletion that woke several waiting clients.
@@ -176,6 +178,12 @@ impl Resource {
 }
 
 impl<R> State<R> {
+    /// Feeds one observation to the property monitors.
+    pub fn observe(&mut self, seen: Seen) {
+        self.beliefs.observe(seen);
+        self.waits.observe(seen);
+    }
+
     /// The peer of `slot`.
     pub fn peer(&self, slot: ClientSlot) -> &Peer<R> {
         &self.peers[usize::from(slot.0)]

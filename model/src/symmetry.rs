@@ -25,7 +25,7 @@ use stateright::Representative;
 
 use lock::recipe::Recipe;
 
-use scenarios::monitor::ClientBeliefs;
+use scenarios::monitor::{ClientBeliefs, ClientWaits};
 use scenarios::workload::Workload;
 
 use crate::state::{Link, Peer, State, session_id};
@@ -57,6 +57,7 @@ impl<R: Recipe + Relabel> Representative for State<R> {
             wakes: self.wakes.clone(),
             herd: self.herd,
             beliefs: self.beliefs.relabel(&map),
+            waits: self.waits.relabel(&map),
         }
     }
 }
@@ -67,7 +68,7 @@ impl<R: Recipe + Relabel> State<R> {
     fn canonical_order(&self, ids: &[Ids]) -> Vec<usize> {
         let clients = self.peers.len();
         let summaries: Vec<Summary> = (self.peers.iter().enumerate())
-            .map(|(slot, peer)| summary(peer, self.beliefs.summary(ClientSlot(slot as u16))))
+            .map(|(slot, peer)| summary(peer, self, ClientSlot(slot as u16)))
             .collect();
         let mut order: Vec<usize> = (0..clients).collect();
         order.sort_by(|&a, &b| summaries[a].cmp(&summaries[b]));
@@ -121,6 +122,7 @@ type Summary = (
     u8,
     Workload,
     ClientBeliefs,
+    ClientWaits,
     u8,
     u8,
     usize,
@@ -128,11 +130,12 @@ type Summary = (
     usize,
 );
 
-fn summary<R: Recipe>(peer: &Peer<R>, beliefs: ClientBeliefs) -> Summary {
+fn summary<R: Recipe>(peer: &Peer<R>, state: &State<R>, slot: ClientSlot) -> Summary {
     (
         peer.class,
         peer.workload,
-        beliefs,
+        state.beliefs.summary(slot),
+        state.waits.summary(slot),
         peer.restarts,
         peer.incarnation,
         peer.timers.len(),

@@ -195,7 +195,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     /// driver observers do ([`client_event`]).
     fn observed(&mut self, slot: ClientSlot, observed: Observed<'_, R>) {
         if let Some(seen) = Seen::of_observed(slot, &observed) {
-            self.state.beliefs.observe(seen);
+            self.state.observe(seen);
         }
         self.rec.record(Some(slot), || {
             client_event(observed).expect("the model records no session handle events")
@@ -360,7 +360,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         }
         let fired = self.state.tree.end_session(session);
         let zxid = Some(self.state.tree.zxid());
-        self.state.beliefs.observe(Seen::SessionEnded(session));
+        self.state.observe(Seen::SessionEnded(session));
         self.rec.record(None, || EventKind::ServerSession {
             session,
             change: ServerSession::Expired,
@@ -385,7 +385,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
             state: RawState::Expired,
         });
         self.state.used.expiries += 1;
-        self.state.beliefs.observe(Seen::Expire(slot));
+        self.state.observe(Seen::Expire(slot));
         self.rec.record(None, || EventKind::FaultStart {
             fault: Fault::ExpireSession { client: slot.0 },
         });
@@ -396,7 +396,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         let budgets = self.model.config().budgets;
         self.budget_left(self.state.used.crashes, budgets.crashes)?;
         self.state.used.crashes += 1;
-        self.state.beliefs.observe(Seen::Crash(slot));
+        self.state.observe(Seen::Crash(slot));
         self.rec.record(None, || EventKind::FaultStart {
             fault: Fault::Crash { client: slot.0 },
         });

@@ -7,8 +7,10 @@
 //! rest of the state does not already tell apart.
 
 mod beliefs;
+mod progress;
 
 pub use beliefs::{Beliefs, ClientBeliefs, Conflict, Holder, Key, Role};
+pub use progress::{ClientWaits, Wait, Waits, fault_failure};
 
 use lock::coordination::{RawEvent, RawState};
 use lock::driver::Observed;

@@ -12,6 +12,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use lock::framework::OnLost;
 use lock::recipe::Recipe;
 use lock::recipes::{
     Call, LeaderLatch, LeaderSelector, MultiLock, Mutex, NaiveHerdMutex, Notice, ReadWriteLock,
@@ -85,7 +86,9 @@ pub fn violated_if(violated: bool) -> Expectation {
 }
 
 /// What every exclusive lock (and election) shares: beliefs overlap (and an unfenced resource
-/// loses an update) once a paused holder's session can expire; everything else holds.
+/// loses an update) once a paused holder's session can expire; a lock loop that gives its
+/// waiter up at LOST (`on_lost = release`) leaves it unserved (see `waiter_gives_up`);
+/// everything else holds.
 pub fn exclusive_lock(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
     let overlap = spec.clients >= 2 && budgets.expiries >= 1 && budgets.cycles >= 1;
@@ -94,7 +97,39 @@ pub fn exclusive_lock(property: Property, spec: &ModelSpec) -> Expectation {
         Property::MutualExclusionFenced | Property::LeaderUniqueFenced => {
             violated_if(overlap && !spec.fenced)
         }
+        Property::Progress => {
+            violated_if(spec.framework.on_lost == OnLost::Release && waiter_gives_up(spec))
+        }
         _ => Expectation::Holds,
+    }
+}
+
+/// As any exclusive lock, but a participant keeps its place in the election across LOST
+/// whatever `on_lost` says (LeaderLatch at LOST only drops leadership): `progress` holds.
+fn latch(property: Property, spec: &ModelSpec) -> Expectation {
+    match property {
+        Property::Progress => Expectation::Holds,
+        _ => exclusive_lock(property, spec),
+    }
+}
+
+/// Whether a waiter can be left unserved by a recipe whose waiters fail their ask when their
+/// session is lost (`Failed { session_lost }`) instead of asking again on the new session as
+/// Curator's lock loop does: once an expiry or a connection loss (and the LOST timer after
+/// it) can reach a waiter, a client can end its last cycle unserved, and `progress` counts
+/// that against the recipe.
+fn waiter_gives_up(spec: &ModelSpec) -> bool {
+    let budgets = &spec.budgets;
+    let lost = budgets.expiries >= 1 || budgets.connection_losses >= 1;
+    spec.clients >= 1 && budgets.cycles >= 1 && lost
+}
+
+/// As any exclusive lock, but a waiter gives up when its session is lost
+/// ([`waiter_gives_up`]): `semaphore-mutex` and `multi-lock`.
+fn giving_up_lock(property: Property, spec: &ModelSpec) -> Expectation {
+    match property {
+        Property::Progress => violated_if(waiter_gives_up(spec)),
+        _ => exclusive_lock(property, spec),
     }
 }
 
@@ -104,13 +139,15 @@ pub fn exclusive_lock(property: Property, spec: &ModelSpec) -> Expectation {
 /// session first, the node it deletes is the next holder's. A third contender (or the same
 /// client's next cycle) then takes the lock beside that holder, both sessions alive
 /// (`live_session_exclusion`, 14 steps with 3 clients and an expiry). A LOST reached through
-/// a connection loss can do the same once the server expires the orphaned old session.
+/// a connection loss can do the same once the server expires the orphaned old session. Its
+/// waiters give up at LOST ([`waiter_gives_up`]).
 fn naive_herd(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
     let third = spec.clients >= 3 || (spec.clients >= 2 && budgets.cycles >= 2);
     let stale_delete = budgets.expiries >= 1 || budgets.connection_losses >= 1;
     match property {
         Property::HerdFree if spec.clients >= 3 && budgets.cycles >= 1 => Expectation::Violated,
+        Property::Progress => violated_if(waiter_gives_up(spec)),
         _ => overlapping_live(property, spec, third && stale_delete && budgets.cycles >= 1),
     }
 }
@@ -148,7 +185,7 @@ fn trusting_wakeup(property: Property, spec: &ModelSpec) -> Expectation {
 /// More clients believe they hold a lease than there are leases once a paused holder's
 /// session can expire (its lease is freed while it still believes) and someone waits for that
 /// lease; only the internal lock's holder watches the leases, so a return wakes at most one
-/// waiter.
+/// waiter. A waiter gives up when its session is lost ([`waiter_gives_up`]).
 fn semaphore(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
     let max = spec.settings.max_leases;
@@ -157,6 +194,7 @@ fn semaphore(property: Property, spec: &ModelSpec) -> Expectation {
         Property::LeaseBound => {
             violated_if(acquires && budgets.expiries >= 1 && u32::from(spec.clients) > max)
         }
+        Property::Progress => violated_if(waiter_gives_up(spec)),
         _ => Expectation::Holds,
     }
 }
@@ -301,7 +339,7 @@ recipe_table! {
         revocable: false,
         build: |path, _| SemaphoreMutex::new(path),
         directories: semaphore_directories,
-        expectation: exclusive_lock,
+        expectation: giving_up_lock,
     };
     /// Curator's InterProcessMultiLock over two mutexes below the lock path
     /// (`lock::recipes::MultiLock::pair`). Every holder holds the first lock throughout, so
@@ -313,7 +351,7 @@ recipe_table! {
         revocable: false,
         build: |path, _| MultiLock::pair(&path),
         directories: |path| MultiLock::pair(path).paths().cloned().collect(),
-        expectation: exclusive_lock,
+        expectation: giving_up_lock,
     };
     /// Curator's InterProcessSemaphoreV2, `max_leases` leases (`lock::recipes::Semaphore`).
     Semaphore => SEMAPHORE: Semaphore = RecipeDef {
@@ -334,7 +372,7 @@ recipe_table! {
         revocable: false,
         build: |path, _| LeaderLatch::new(path),
         directories: none,
-        expectation: exclusive_lock,
+        expectation: latch,
     };
     /// Curator's LeaderSelector, without auto-requeue: the workload requeues
     /// (`lock::recipes::LeaderSelector`). An exclusive lock (its internal mutex): a paused

@@ -13,6 +13,7 @@ use crate::fault::Fault;
 use crate::trace::{Event, EventKind, Meta, ServerSession, Source, Trace};
 
 /// Builds a trace event by event; `t` advances by 1 ms per event unless set.
+#[derive(Clone)]
 pub struct Build {
     trace: Trace,
     t: u64,
@@ -155,8 +156,12 @@ impl Build {
         self.notice(client, Notice::TimedOut { owner: OWNER })
     }
 
+    /// The client's ask failed because its session was lost.
     pub fn failed(self, client: u16) -> Build {
-        let reason = FailReason::SessionLost;
+        self.failed_for(client, FailReason::SessionLost)
+    }
+
+    pub fn failed_for(self, client: u16, reason: FailReason) -> Build {
         self.notice(
             client,
             Notice::Failed {

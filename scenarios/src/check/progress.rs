@@ -1,43 +1,53 @@
 //! `progress`: once every fault has healed, each waiter is served within the grace the
-//! scenario allows; a waiter still waiting at the horizon, after waiting at least the grace
-//! since the faults healed (or since it began waiting, if later), is a violation.
+//! scenario allows; a waiter still unserved at the horizon, after waiting at least the grace
+//! since the faults healed (or since it began waiting, if later), is a violation. Who waits
+//! is the [`Waits`] monitor's to say (the model keeps the same one): a waiter whose ask failed
+//! because of a fault (its session lost, its node vanished) has given up, not been served,
+//! and waits on until a later ask of its is granted.
 
+use std::collections::BTreeMap;
+
+use crate::monitor::{Key, Seen, Waits};
 use crate::property::{Property, Violation};
 use crate::trace::{EventKind, Source, Trace};
 
 use super::Context;
-use super::timeline::{Timeline, healed_at};
+use super::timeline::healed_at;
 use super::{ms, when};
 
-/// Every waiter stuck at the horizon.
+/// Every waiter unserved at the horizon.
 pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
     let Some(healed) = healed_at(&trace.events) else {
         return Vec::new();
     };
     let healed_t = trace.events.get(healed).map_or(0, |e| e.t);
     let horizon = cx.horizon.max(trace.events.last().map_or(0, |e| e.t));
+    let (unserved, gave_up) = fold(trace);
     // Only a violation's message needs it: no scan on the runs that pass.
     let faulted = || (trace.events.iter()).any(|e| matches!(e.kind, EventKind::FaultStart { .. }));
-    let timeline = Timeline::of(trace);
-    timeline
-        .waits
-        .iter()
-        .filter(|wait| wait.end.is_none())
-        .filter_map(|wait| {
-            let since = trace.events[wait.start].t;
+    let mut violations: Vec<Violation> = (unserved.into_iter())
+        .filter_map(|(key, start)| {
+            let since = trace.events[start].t;
             let stuck_from = since.max(healed_t);
             (stuck_from.saturating_add(cx.progress_grace) <= horizon).then(|| {
-                let client = wait.who.0;
+                let client = key.0.0;
+                let failed = gave_up.get(&key).map(|&at| {
+                    format!(
+                        ", gave up when its ask failed at {}, was not granted again",
+                        when(trace, trace.events[at].t),
+                    )
+                });
+                let failed = failed.unwrap_or_default();
                 let message = match trace.meta.source {
                     Source::Model => format!(
-                        "{client} began waiting for the lock at {} and was still waiting when \
-                         nothing but a fault could happen any more ({})",
+                        "{client} began waiting for the lock at {}{failed} and was still \
+                         waiting when nothing but a fault could happen any more ({})",
                         when(trace, since),
                         when(trace, horizon),
                     ),
                     Source::Sim | Source::Real => format!(
-                        "{client} began waiting for the lock at {} and was still waiting at the \
-                         horizon ({}), {}",
+                        "{client} began waiting for the lock at {}{failed} and was still \
+                         waiting at the horizon ({}), {}",
                         ms(since),
                         ms(horizon),
                         if faulted() {
@@ -50,17 +60,45 @@ pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
                         }
                     ),
                 };
+                let mut events = vec![start];
+                events.extend(gave_up.get(&key));
                 Violation {
                     property: Property::Progress,
                     at: since,
                     until: Some(horizon),
                     clients: vec![client],
-                    events: vec![wait.start],
+                    events,
                     message,
                 }
             })
         })
-        .collect()
+        .collect();
+    violations.sort_by(|a, b| a.events.cmp(&b.events));
+    violations
+}
+
+/// Folds the [`Waits`] monitor over `trace`: the waits unserved at its end, each with the
+/// event that began it, and, of those whose waiter gave up, the event at which it did.
+fn fold(trace: &Trace) -> (BTreeMap<Key, usize>, BTreeMap<Key, usize>) {
+    let mut waits = Waits::default();
+    let mut began: BTreeMap<Key, usize> = BTreeMap::new();
+    let mut gave_up: BTreeMap<Key, usize> = BTreeMap::new();
+    for (index, event) in trace.events.iter().enumerate() {
+        let Some(seen) = Seen::of_event(event.client, &event.kind) else {
+            continue;
+        };
+        waits.observe(seen);
+        let unserved: BTreeMap<Key, bool> = waits.unserved().collect();
+        began.retain(|key, _| unserved.contains_key(key));
+        gave_up.retain(|key, _| unserved.get(key) == Some(&true));
+        for (key, given_up) in unserved {
+            began.entry(key).or_insert(index);
+            if given_up {
+                gave_up.entry(key).or_insert(index);
+            }
+        }
+    }
+    (began, gave_up)
 }
 
 #[cfg(test)]
@@ -68,6 +106,7 @@ mod tests {
     use super::*;
     use crate::check::fixtures::{Build, path};
     use crate::fault::Fault;
+    use lock::recipes::FailReason;
 
     fn cx(horizon_ms: u64, grace_ms: u64) -> Context {
         Context {
@@ -98,11 +137,27 @@ mod tests {
         assert_eq!(check(&trace, &cx(100, 10)), []);
         let trace = Build::new()
             .acquire(0)
-            .failed(0)
+            .failed_for(0, FailReason::UpgradeWouldDeadlock)
             .acquire(1)
             .timed_out(1)
             .trace();
-        assert_eq!(check(&trace, &cx(100, 10)), []);
+        assert_eq!(check(&trace, &cx(100, 10)), [], "refusals the run expects");
+    }
+
+    #[test]
+    fn a_waiter_that_gives_up_at_lost_and_never_acquires_is_caught() {
+        let gave_up = Build::new().acquire(0).acquired(0, 5).acquire(1).failed(1);
+        let violations = check(&gave_up.clone().trace(), &cx(100, 10));
+        assert_eq!(violations.len(), 1);
+        assert_eq!(violations[0].events, [2, 3]);
+        assert_eq!(
+            violations[0].message,
+            "c1 began waiting for the lock at 2.000 ms, gave up when its ask failed at 3.000 ms, \
+             was not granted again and was still waiting at the horizon (100.000 ms), in a run \
+             without faults"
+        );
+        let retried = gave_up.release(0).acquire(1).acquired(1, 6).trace();
+        assert_eq!(check(&retried, &cx(100, 10)), [], "a later ask was granted");
     }
 
     #[test]

@@ -1,0 +1,235 @@
+//! [`Waits`]: who waits to be served — `progress`'s monitor.
+//!
+//! A wait (of an owner on a client, per [`Role`]) begins at the user's ask (`Acquire`,
+//! `Start`, `Requeue`, or a `NotLeader` that steps a leader down while it stays in the
+//! election) and ends when the recipe grants it (`Acquired`, `IsLeader`). It also ends when
+//! the ask is refused the way the run may expect (a `TimedOut`, or a `Failed` that answers
+//! the call itself: a refused upgrade, a call the recipe does not serve …), when the user
+//! leaves (`Close`, `Closed`) or when the client's process crashes. An ask that fails
+//! because of what the faults did (`Failed` with a lost session, a vanished node or a server
+//! error, or `Lost` while waiting) serves nobody: the waiter has *given up*, and its wait
+//! goes on until a later ask of the same holder is granted.
+
+use std::collections::BTreeMap;
+
+use lock::ids::{ClientSlot, Owner};
+use lock::recipes::{Call, FailReason, Notice};
+use lock::relabel::{ClientMap, Relabel};
+
+use super::{Holder, Key, Role, Seen};
+
+/// Where one holder stands with one role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Wait {
+    /// It asked and waits for the answer.
+    Asking,
+    /// Its ask failed because of a fault; it has not been served since.
+    GaveUp,
+    /// It leads (a leader steps down into a wait while it stays in the election).
+    Leading,
+}
+
+/// What [`Waits`] knows of one client, without its identity: its waits, by owner and role (a
+/// sort key for the model's symmetry reduction).
+pub type ClientWaits = Vec<(Owner, Role, Wait)>;
+
+/// The progress monitor of [`crate::monitor`]: every wait not yet served.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Waits {
+    waits: BTreeMap<Key, Wait>,
+}
+
+impl Waits {
+    /// Takes in one observation.
+    pub fn observe(&mut self, seen: Seen) {
+        match seen {
+            Seen::Call(client, call) => self.on_call((client, call.owner()), call),
+            Seen::Notice(client, notice) => self.on_notice((client, notice.owner()), notice),
+            Seen::Crash(client) => self.waits.retain(|((c, _), _), _| *c != client),
+            _ => {}
+        }
+    }
+
+    /// The waits not yet served, each with whether its waiter gave up.
+    pub fn unserved(&self) -> impl Iterator<Item = (Key, bool)> + '_ {
+        (self.waits.iter()).filter_map(|(key, wait)| match wait {
+            Wait::Asking => Some((*key, false)),
+            Wait::GaveUp => Some((*key, true)),
+            Wait::Leading => None,
+        })
+    }
+
+    /// What the monitor knows of `client`, without its identity.
+    pub fn summary(&self, client: ClientSlot) -> ClientWaits {
+        (self.waits.iter())
+            .filter(|(((c, _), _), _)| *c == client)
+            .map(|(((_, owner), role), wait)| (*owner, *role, *wait))
+            .collect()
+    }
+
+    fn on_call(&mut self, who: Holder, call: Call) {
+        match call {
+            Call::Acquire { mode, .. } => self.ask((who, Role::Lock(mode))),
+            Call::Start { .. } | Call::Requeue { .. } => self.ask((who, Role::Leader)),
+            Call::Relinquish { .. } | Call::Close { .. } => {
+                self.waits.remove(&(who, Role::Leader));
+            }
+            _ => {}
+        }
+    }
+
+    fn on_notice(&mut self, who: Holder, notice: Notice) {
+        match notice {
+            Notice::Acquired { mode, .. } => {
+                self.waits.remove(&(who, Role::Lock(mode)));
+            }
+            Notice::IsLeader { .. } => {
+                self.waits.insert((who, Role::Leader), Wait::Leading);
+            }
+            Notice::NotLeader { .. } => {
+                let key = (who, Role::Leader);
+                if self.waits.get(&key) == Some(&Wait::Leading) {
+                    self.waits.insert(key, Wait::Asking);
+                }
+            }
+            Notice::Failed { reason, .. } if fault_failure(reason) => self.give_up(who),
+            Notice::Lost { .. } => self.give_up(who),
+            Notice::TimedOut { .. } | Notice::Failed { .. } => {
+                (self.waits).retain(|(w, _), wait| *w != who || *wait == Wait::Leading);
+            }
+            Notice::Closed { .. } => self.waits.retain(|(w, _), _| *w != who),
+            _ => {}
+        }
+    }
+
+    /// `key` asks: it waits, unless it already does (a retry keeps the wait it began).
+    fn ask(&mut self, key: Key) {
+        let wait = self.waits.entry(key).or_insert(Wait::Asking);
+        if *wait == Wait::GaveUp {
+            *wait = Wait::Asking;
+        }
+    }
+
+    /// `who`'s asks failed because of a fault: its waits stay unserved.
+    fn give_up(&mut self, who: Holder) {
+        for ((w, _), wait) in &mut self.waits {
+            if *w == who && *wait == Wait::Asking {
+                *wait = Wait::GaveUp;
+            }
+        }
+    }
+}
+
+/// Whether a call that failed for `reason` failed because of what the faults did (the
+/// session, the node or a request lost), rather than as the answer the call itself asks for
+/// (a refused upgrade, a second start, a call the recipe does not serve …).
+pub fn fault_failure(reason: FailReason) -> bool {
+    match reason {
+        FailReason::SessionLost | FailReason::NodeVanished | FailReason::Zk(_) => true,
+        FailReason::AlreadyAcquiring
+        | FailReason::NotHeld
+        | FailReason::Unsupported
+        | FailReason::UpgradeWouldDeadlock
+        | FailReason::AlreadyStarted
+        | FailReason::NotStarted => false,
+    }
+}
+
+impl Relabel for Waits {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        Waits {
+            waits: (self.waits.iter())
+                .map(|(((client, owner), role), wait)| {
+                    (((map.slot(*client), *owner), *role), *wait)
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lock::fencing::Token;
+    use lock::recipes::Mode;
+
+    const C0: ClientSlot = ClientSlot(0);
+    const OWNER: Owner = Owner(0);
+    const KEY: Key = ((C0, OWNER), Role::Lock(Mode::Exclusive));
+
+    fn run(seen: &[Seen]) -> Vec<(Key, bool)> {
+        let mut waits = Waits::default();
+        for s in seen {
+            waits.observe(*s);
+        }
+        waits.unserved().collect()
+    }
+
+    fn acquire() -> Seen {
+        Seen::Call(C0, Call::acquire(OWNER, None))
+    }
+
+    fn failed(reason: FailReason) -> Seen {
+        Seen::Notice(
+            C0,
+            Notice::Failed {
+                owner: OWNER,
+                reason,
+            },
+        )
+    }
+
+    #[test]
+    fn a_grant_serves_and_an_expected_refusal_ends_the_wait() {
+        let acquired = Seen::Notice(
+            C0,
+            Notice::Acquired {
+                owner: OWNER,
+                token: Token(5),
+                mode: Mode::Exclusive,
+            },
+        );
+        assert_eq!(run(&[acquire()]), [(KEY, false)]);
+        assert_eq!(run(&[acquire(), acquired]), []);
+        let timed_out = Seen::Notice(C0, Notice::TimedOut { owner: OWNER });
+        assert_eq!(run(&[acquire(), timed_out]), []);
+        assert_eq!(
+            run(&[acquire(), failed(FailReason::UpgradeWouldDeadlock)]),
+            []
+        );
+    }
+
+    #[test]
+    fn a_waiter_that_gives_up_at_lost_is_not_served_until_a_later_grant() {
+        let lost = failed(FailReason::SessionLost);
+        assert_eq!(run(&[acquire(), lost]), [(KEY, true)]);
+        assert_eq!(run(&[acquire(), lost, acquire()]), [(KEY, false)]);
+        let lost_notice = Seen::Notice(C0, Notice::Lost { owner: OWNER });
+        assert_eq!(run(&[acquire(), lost_notice]), [(KEY, true)]);
+        assert_eq!(run(&[acquire(), lost, Seen::Crash(C0)]), []);
+    }
+
+    #[test]
+    fn a_leader_that_steps_down_waits_again() {
+        let start = Seen::Call(C0, Call::Start { owner: OWNER });
+        let leads = Seen::Notice(
+            C0,
+            Notice::IsLeader {
+                owner: OWNER,
+                token: Token(5),
+            },
+        );
+        let not_leader = Seen::Notice(C0, Notice::NotLeader { owner: OWNER });
+        let leader = ((C0, OWNER), Role::Leader);
+        assert_eq!(run(&[start, leads]), []);
+        assert_eq!(run(&[start, leads, not_leader]), [(leader, false)]);
+        let close = Seen::Call(
+            C0,
+            Call::Close {
+                owner: OWNER,
+                notify: false,
+            },
+        );
+        assert_eq!(run(&[start, close, not_leader]), []);
+    }
+}
