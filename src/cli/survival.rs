@@ -188,7 +188,12 @@ pub(crate) fn survival_scenario(job: Job) -> Scenario {
         ),
         recipe: RecipeKind::Mutex.into(),
         recipe_settings: Default::default(),
-        lock_path: Path::new("/locks/survival").expect("a valid path"),
+        // A path of its own, so that runs made at once on one real server never contend.
+        lock_path: Path::new(&format!(
+            "/locks/survival-{}-{}-{}",
+            job.t_ms, job.partition_ms, job.seed
+        ))
+        .expect("a valid path"),
         clients: 1,
         workload: Workload {
             acquisitions: 1,

@@ -72,15 +72,16 @@ impl Times {
     }
 }
 
-/// The scenario run on both: two clients on a mutex (T = 1 s, tick 100 ms), c1 queued
-/// behind c0, c0's session expired while it holds.
-pub fn handover_scenario() -> Scenario {
+/// The scenario run on both with `seed`: two clients on a mutex (T = 1 s, tick 100 ms), c1
+/// queued behind c0, c0's session expired while it holds; its lock path is the seed's own,
+/// so that real runs made at once on one server never contend.
+pub fn handover_scenario(seed: u64) -> Scenario {
     Scenario {
         name: "handover".into(),
         description: "c0 holds, c1 waits, c0's session is expired: how soon does c1 hold?".into(),
         recipe: RecipeKind::Mutex.into(),
         recipe_settings: Default::default(),
-        lock_path: Path::new("/locks/handover").expect("a valid path"),
+        lock_path: Path::new(&format!("/locks/handover-{seed}")).expect("a valid path"),
         clients: 2,
         workload: Workload {
             acquisitions: 1,
@@ -128,11 +129,11 @@ fn handover_ms(trace: &Trace) -> Option<f64> {
 /// Measures the hand-over on the simulator (seeds 0..seeds) and on a local server (runs
 /// with seeds 0..runs, in parallel on one server).
 pub fn measure(plan: &Plan, launcher: &ClientLauncher) -> Result<Handover, Failure> {
-    let scenario = handover_scenario();
     let mut sim = Times::default();
     let mut failed = None;
-    let simulate = |seed: &u64| {
-        let run = Sim::from_scenario(&scenario, *seed, scenario.faults.clone());
+    let simulate = |&seed: &u64| {
+        let scenario = handover_scenario(seed);
+        let run = Sim::from_scenario(&scenario, seed, scenario.faults.clone());
         guarded(|| run.run().map_err(|e| RunError::Settings(e.to_string())))
     };
     sweep::in_order(
@@ -152,7 +153,7 @@ pub fn measure(plan: &Plan, launcher: &ClientLauncher) -> Result<Handover, Failu
     if let Some(failed) = failed {
         return Err(Failure(failed));
     }
-    let server = start_server(scenario.server.tick_ms)?;
+    let server = start_server(handover_scenario(0).server.tick_ms)?;
     let mut handover = Handover {
         sim,
         real: Times::default(),
@@ -162,8 +163,9 @@ pub fn measure(plan: &Plan, launcher: &ClientLauncher) -> Result<Handover, Failu
     };
     let total = plan.runs as usize;
     let mut done = 0;
-    let run_real = |seed: &u64| {
-        let trace = real::run(&scenario, *seed, &server, launcher).map_err(|f| f.message)?;
+    let run_real = |&seed: &u64| {
+        let scenario = handover_scenario(seed);
+        let trace = real::run(&scenario, seed, &server, launcher).map_err(|f| f.message)?;
         handover_ms(&trace).ok_or_else(|| "no hand-over in the trace".to_owned())
     };
     sweep::in_order(0..plan.runs, plan.parallel, run_real, |seed, ms| {
