@@ -36,6 +36,8 @@ enum Command {
     Real(cli::real::Args),
     /// Measure how often a session survives a partition, beside ZooKeeper 3.8's rules.
     Survival(cli::survival::Args),
+    /// Measure the simulator against a real ZooKeeper; write fidelity.json and fidelity.md.
+    Fidelity(cli::fidelity::Args),
     /// Measure the simulator and the model checker; write bench.json and bench.md.
     Bench(cli::bench::Args),
     /// One client process of a `real` run (started by `real`, which sends its spec on stdin).
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
         Command::Report(args) => cli::report::run(args),
         Command::Real(args) => cli::real::run(args),
         Command::Survival(args) => cli::survival::run(args),
+        Command::Fidelity(args) => cli::fidelity::run(args),
         Command::Bench(args) => cli::bench::run(args),
         Command::RealClient => return real::client::serve(),
     };

@@ -9,6 +9,7 @@ macro_rules! say {
 
 pub mod bench;
 pub mod check;
+pub mod fidelity;
 pub mod hunt;
 pub mod real;
 pub mod recipes;

@@ -272,7 +272,7 @@ impl Interop {
 }
 
 /// Client processes are this binary, re-executed as `splitbrain real-client`.
-fn client_launcher() -> Result<ClientLauncher, Failure> {
+pub(super) fn client_launcher() -> Result<ClientLauncher, Failure> {
     let program = std::env::current_exe().map_err(|e| {
         Failure(format!(
             "cannot find this program to start client processes: {e}"

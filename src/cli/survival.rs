@@ -6,18 +6,23 @@
 //! instant drawn from the seed within a session timeout, and each seed's run tells whether
 //! the session survived (the server never expired it) and how long after the partition's end
 //! the client re-attached it. The framework layer's LOST is put off (10 T) so that the
-//! ZooKeeper session itself is measured, not Curator's giving up on it.
+//! ZooKeeper session itself is measured, not Curator's giving up on it. The run is a
+//! [`Scenario`] ([`survival_scenario`]) and what it showed is read off its trace as the
+//! client and the server recorded it ([`seen`]), so `splitbrain fidelity` runs the same
+//! scenario on a real server and reads its trace the same way.
 
-mod rules;
+pub(crate) mod rules;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use lock::coordination::RawState;
 use lock::framework::FrameworkConfig;
+use lock::zk::{Path, SessionId};
 use scenarios::fault::{Fault, Node, ScheduledFault};
+use scenarios::recipes::RecipeKind;
 use scenarios::rng::SplitMix64;
-use scenarios::scenario::{ServerSettings, Span, Workload};
+use scenarios::scenario::{Scenario, ServerSettings, Span, Workload};
 use scenarios::trace::{EventKind, ServerSession, Trace};
 use sim::Sim;
 use splitbrain::run::{RunError, guarded};
@@ -27,10 +32,10 @@ use super::hunt::progress::Progress;
 use super::{Failure, Outcome};
 
 /// The session timeouts measured, in ms.
-const TIMEOUTS_MS: [u64; 2] = [1_000, 4_000];
+pub(crate) const TIMEOUTS_MS: [u64; 2] = [1_000, 4_000];
 
 /// The partition lengths, in tenths of T: 0.1·T … 1.5·T.
-const TENTHS: std::ops::RangeInclusive<u64> = 1..=15;
+pub(crate) const TENTHS: std::ops::RangeInclusive<u64> = 1..=15;
 
 /// When the partition may start (ms): after the client holds its lock, within one T.
 const EARLIEST_CUT_MS: u64 = 2_000;
@@ -47,16 +52,24 @@ pub struct Args {
 }
 
 /// One run to make: a session timeout, a partition length and a seed.
-#[derive(Clone, Copy, Debug)]
-struct Job {
-    t_ms: u64,
-    partition_ms: u64,
-    seed: u64,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Job {
+    /// The session timeout T, in ms.
+    pub t_ms: u64,
+    /// How long the partition lasts, in ms.
+    pub partition_ms: u64,
+    /// The seed: when the partition starts, and the simulator's draws.
+    pub seed: u64,
+}
+
+/// The (T, partition length) pairs of the table, in its order.
+pub(crate) fn lengths() -> impl Iterator<Item = (u64, u64)> {
+    (TIMEOUTS_MS.iter()).flat_map(|&t_ms| TENTHS.map(move |tenths| (t_ms, t_ms * tenths / 10)))
 }
 
 /// What one run showed.
 #[derive(Clone, Copy, Debug, Default)]
-struct Seen {
+pub(crate) struct Seen {
     survived: bool,
     stayed_connected: bool,
     /// ms from the partition's end to the re-attachment, if the client re-attached.
@@ -64,17 +77,28 @@ struct Seen {
 }
 
 /// The runs of one partition length, summed.
-#[derive(Clone, Copy, Debug, Default)]
-struct Row {
-    runs: u64,
-    survived: u64,
-    stayed_connected: u64,
-    reattached: u64,
-    reattach_ms: u64,
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct Row {
+    /// Runs made.
+    pub runs: u64,
+    /// Runs whose session the server never expired.
+    pub survived: u64,
+    /// Runs whose client never went Disconnected.
+    pub stayed_connected: u64,
+    /// Surviving runs whose client re-attached the session after the partition's end.
+    pub reattached: u64,
+    /// The re-attachment times of those runs, summed (ms).
+    pub reattach_ms: u64,
 }
 
 impl Row {
-    fn add(&mut self, seen: Seen) {
+    /// The mean re-attachment time (ms), when a run re-attached.
+    pub fn mean_reattach_ms(&self) -> Option<u64> {
+        self.reattach_ms.checked_div(self.reattached)
+    }
+
+    /// Counts one run.
+    pub fn add(&mut self, seen: Seen) {
         self.runs += 1;
         self.survived += u64::from(seen.survived);
         self.stayed_connected += u64::from(seen.stayed_connected);
@@ -91,8 +115,7 @@ pub fn run(args: Args) -> Outcome {
         return Err(Failure("--seeds: expected at least 1 seed, found 0".into()));
     }
     let seeds = args.seeds;
-    let jobs: Vec<Job> = (TIMEOUTS_MS.iter())
-        .flat_map(|&t_ms| TENTHS.map(move |tenths| (t_ms, t_ms * tenths / 10)))
+    let jobs: Vec<Job> = lengths()
         .flat_map(|(t_ms, partition_ms)| {
             (0..seeds).map(move |seed| Job {
                 t_ms,
@@ -135,58 +158,79 @@ pub fn run(args: Args) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs one job and reads what it showed from the trace.
-fn measure(job: &Job) -> Result<Seen, RunError> {
-    let sim = survival_run(*job);
+/// Runs one job on the simulator and reads what it showed from the trace.
+pub(crate) fn measure(job: &Job) -> Result<Seen, RunError> {
+    let scenario = survival_scenario(*job);
+    let sim = Sim::from_scenario(&scenario, job.seed, scenario.faults.clone());
     guarded(|| {
         let trace = sim.run().map_err(|e| RunError::Settings(e.to_string()))?;
         Ok(seen(&trace))
     })
 }
 
-/// The run of `job`: one client holding a lock past the horizon, cut off once.
-fn survival_run(job: Job) -> Sim {
+/// The run of `job`: one client holding a lock past the horizon, cut off from the server
+/// both ways once, at an instant drawn from the seed; the server's tick is T/10.
+pub(crate) fn survival_scenario(job: Job) -> Scenario {
     let mut rng = SplitMix64::for_stream(job.seed, &[job.t_ms, job.partition_ms]);
     let at_ms = EARLIEST_CUT_MS + rng.in_range(0, job.t_ms - 1);
     let horizon_ms = at_ms + job.partition_ms + 4 * job.t_ms + 6_000;
-    let server = ServerSettings {
-        tick_ms: job.t_ms / 10,
-        session_timeout_ms: job.t_ms,
-        container_sweep_ms: 1_000,
-    };
-    let workload = Workload {
-        acquisitions: 1,
-        hold_ms: Span::fixed(horizon_ms),
-        think_ms: Span::fixed(0),
-        acquire_timeout_ms: None,
-        fenced: true,
-        stagger_ms: 0,
-        reentrant: 1,
-    };
     let cut = Fault::Partition {
         a: Node::Client(0),
         b: Node::Server,
         oneway: false,
         for_ms: Some(job.partition_ms),
     };
-    Sim::new("survival")
-        .seed(job.seed)
-        .clients(1)
-        .server(server)
-        .workload(workload)
-        .framework(FrameworkConfig {
+    Scenario {
+        name: "survival".into(),
+        description: format!(
+            "one idle client cut off from the server for {} ms, T = {} ms",
+            job.partition_ms, job.t_ms
+        ),
+        recipe: RecipeKind::Mutex.into(),
+        recipe_settings: Default::default(),
+        // A path of its own, so that runs made at once on one real server never contend.
+        lock_path: Path::new(&format!(
+            "/locks/survival-{}-{}-{}",
+            job.t_ms, job.partition_ms, job.seed
+        ))
+        .expect("a valid path"),
+        clients: 1,
+        workload: Workload {
+            acquisitions: 1,
+            hold_ms: Span::fixed(horizon_ms),
+            think_ms: Span::fixed(0),
+            acquire_timeout_ms: None,
+            fenced: true,
+            stagger_ms: 0,
+            reentrant: 1,
+        },
+        server: ServerSettings {
+            tick_ms: job.t_ms / 10,
+            session_timeout_ms: job.t_ms,
+            container_sweep_ms: 1_000,
+        },
+        framework: FrameworkConfig {
             lost_after_percent: 1_000,
             ..FrameworkConfig::default()
-        })
-        .faults(vec![ScheduledFault { at_ms, fault: cut }])
-        .horizon_ms(horizon_ms)
+        },
+        horizon_ms,
+        faults: vec![ScheduledFault { at_ms, fault: cut }],
+        random_faults: Vec::new(),
+        seeds: Default::default(),
+        properties: Default::default(),
+    }
 }
 
-/// What a survival run's trace shows.
-fn seen(trace: &Trace) -> Seen {
+/// What a survival run's trace shows, as the client saw it (so that a real run's trace,
+/// whose server records only expiries, reads the same): the client's first session
+/// survived unless the server expired it (an expiry the trace records) or the client was
+/// told so; it re-attached when the client was next connected on it after going
+/// Disconnected, timed from the partition's end.
+pub(crate) fn seen(trace: &Trace) -> Seen {
     let healed = (trace.events.iter())
         .find(|e| matches!(e.kind, EventKind::FaultEnd { .. }))
         .map_or(u64::MAX, |e| e.t);
+    let mut first: Option<SessionId> = None;
     let mut seen = Seen {
         survived: true,
         stayed_connected: true,
@@ -195,19 +239,25 @@ fn seen(trace: &Trace) -> Seen {
     for event in &trace.events {
         match &event.kind {
             EventKind::ServerSession {
+                session,
                 change: ServerSession::Expired,
-                ..
-            } => seen.survived = false,
+            } if first == Some(*session) => seen.survived = false,
+            EventKind::RawSession {
+                state: RawState::Expired,
+            } if seen.reattach_ms.is_none() => seen.survived = false,
             EventKind::RawSession {
                 state: RawState::Disconnected,
             } => seen.stayed_connected = false,
-            EventKind::ServerSession {
-                change: ServerSession::Reattached,
-                ..
-            } if seen.reattach_ms.is_none() => {
-                let after = Duration::from_nanos(event.t.saturating_sub(healed));
-                seen.reattach_ms = Some(after.as_millis() as u64);
-            }
+            EventKind::RawSession {
+                state: RawState::Connected { session, .. },
+            } => match first {
+                None => first = Some(*session),
+                Some(first) if first == *session && !seen.stayed_connected => {
+                    let after = Duration::from_nanos(event.t.saturating_sub(healed));
+                    seen.reattach_ms.get_or_insert(after.as_millis() as u64);
+                }
+                Some(_) => {}
+            },
             _ => {}
         }
     }
@@ -223,8 +273,8 @@ fn print_table(rows: &[(Job, Row)]) {
     for (job, row) in rows {
         let expected = rules::expected(job.t_ms, job.t_ms / 10, job.partition_ms);
         let share = |n: u64| 100.0 * n as f64 / row.runs as f64;
-        let sim_reattach = (row.reattach_ms.checked_div(row.reattached))
-            .map_or_else(|| "–".into(), |ms| format!("{ms} ms"));
+        let sim_reattach =
+            (row.mean_reattach_ms()).map_or_else(|| "–".into(), |ms| format!("{ms} ms"));
         let rules_reattach = expected
             .reattach_ms
             .map_or_else(|| "–".into(), |ms| format!("{ms:.0} ms"));
