@@ -26,4 +26,5 @@ pub mod memory;
 pub mod recipe;
 pub mod recipes;
 pub mod relabel;
+pub mod retry;
 pub mod zk;
