@@ -435,12 +435,18 @@ impl Framework {
         timer
     }
 
-    /// The retry count after one more retry: a bounded policy counts, `forever` has no need
-    /// to (which keeps the model's states finite).
-    fn counted(&self, retries: u32) -> u32 {
+    /// Starts the sleep before one more retry of `op` after `retries`, and returns its timer
+    /// and the count after it: a bounded policy counts, `forever` has no need to (which keeps
+    /// the model's states finite). Past the policy's limit, what must go on regardless (a
+    /// guaranteed delete, a background search) starts over, after a first sleep, from 0.
+    fn back_off<N>(&mut self, op: OpId, retries: u32, out: &mut Vec<Effect<N>>) -> (TimerId, u32) {
+        if !self.config.retry.allows(retries) {
+            return (self.sleep(op, 0, out), 0);
+        }
+        let timer = self.sleep(op, retries, out);
         match self.config.retry {
-            RetryPolicy::Forever { .. } => retries,
-            _ => retries + 1,
+            RetryPolicy::Forever { .. } => (timer, retries),
+            _ => (timer, retries + 1),
         }
     }
 
@@ -481,11 +487,8 @@ impl Framework {
             self.pending.remove(&op);
             return self.protected_failed(handle, error, out);
         }
-        let allowed = self.config.retry.allows(retries);
-        if allowed || purpose == Purpose::Detached {
-            // A guaranteed delete out of retries starts over, after one first sleep.
-            let timer = self.sleep(op, if allowed { retries } else { 0 }, out);
-            let retries = if allowed { self.counted(retries) } else { 0 };
+        if self.config.retry.allows(retries) || purpose == Purpose::Detached {
+            let (timer, retries) = self.back_off(op, retries, out);
             let pending = self.pending.get_mut(&op).expect("looked up above");
             pending.attempt = Attempt::Sleeping(timer);
             pending.retries = retries;
@@ -513,9 +516,7 @@ impl Framework {
         };
         let (retries, abandoned) = (protected.retries, protected.abandoned);
         let allowed = self.config.retry.allows(retries);
-        // Out of retries, the background search starts over, after one first sleep.
-        let timer = self.sleep(handle, if allowed { retries } else { 0 }, out);
-        let retries = if allowed { self.counted(retries) } else { 0 };
+        let (timer, retries) = self.back_off(handle, retries, out);
         let protected = self.protected.get_mut(&handle).expect("looked up above");
         protected.step = Step::Backoff(timer);
         protected.retries = retries;

@@ -440,28 +440,22 @@ fn retrying(retry: RetryPolicy) -> Harness<Mutex> {
     h
 }
 
-/// Curator's `ExponentialBackoffRetry(1000, 3)`: a listing that fails with `ConnectionLoss`
-/// four times fails the acquire, and the waiter's node is deleted (`LockInternals` deletes
-/// its path and rethrows). Before the retry policy, requests were retried forever.
-#[test]
-fn a_request_out_of_retries_fails_the_acquire_and_its_node_is_deleted() {
-    let mut h = retrying(RetryPolicy::DEFAULT);
+/// A mutex client under `retry` whose node is created and whose listing is in flight.
+fn listing_in_flight(retry: RetryPolicy) -> Harness<Mutex> {
+    let mut h = retrying(retry);
     h.call(0, acquire(A));
     h.apply_next(0);
     h.deliver_next(0);
+    let created = h.children("/locks/m").len();
+    assert_eq!(created, 1, "created; the listing is in flight");
+    h
+}
+
+/// Client 0's acquire has failed with `ConnectionLoss`; once it reconnects, nothing of it is
+/// left (its node deleted, by path or found by its protection id) and nothing is pending.
+fn assert_failed_and_cleaned_up(h: &mut Harness<Mutex>) {
     assert_eq!(
-        h.children("/locks/m").len(),
-        1,
-        "created; the listing is in flight"
-    );
-    for _ in 0..3 {
-        lose_and_retry(&mut h, 0);
-        assert_eq!(last_notice(&h, 0), None, "retried");
-    }
-    h.drop_connection(0, false);
-    h.settle();
-    assert_eq!(
-        last_notice(&h, 0),
+        last_notice(h, 0),
         failed(FailReason::Zk(ZkError::ConnectionLoss))
     );
     h.reconnect(0);
@@ -470,13 +464,25 @@ fn a_request_out_of_retries_fails_the_acquire_and_its_node_is_deleted() {
     assert_eq!(h.peers[0].client.framework().pending_requests(), 0);
 }
 
+/// Curator's `ExponentialBackoffRetry(1000, 3)`: a listing that fails with `ConnectionLoss`
+/// four times fails the acquire, and the waiter's node is deleted (`LockInternals` deletes
+/// its path and rethrows). Before the retry policy, requests were retried forever.
+#[test]
+fn a_request_out_of_retries_fails_the_acquire_and_its_node_is_deleted() {
+    let mut h = listing_in_flight(RetryPolicy::DEFAULT);
+    for _ in 0..3 {
+        lose_and_retry(&mut h, 0);
+        assert_eq!(last_notice(&h, 0), None, "retried");
+    }
+    h.drop_connection(0, false);
+    h.settle();
+    assert_failed_and_cleaned_up(&mut h);
+}
+
 /// `RetryForever`: the same losses and more never fail the acquire.
 #[test]
 fn retry_forever_never_gives_up() {
-    let mut h = retrying(RetryPolicy::Forever { sleep_ms: 100 });
-    h.call(0, acquire(A));
-    h.apply_next(0);
-    h.deliver_next(0);
+    let mut h = listing_in_flight(RetryPolicy::Forever { sleep_ms: 100 });
     for _ in 0..10 {
         assert_eq!(lose_and_retry(&mut h, 0), Duration::from_millis(100));
     }
@@ -493,25 +499,15 @@ fn a_protected_create_out_of_retries_fails_and_its_node_is_found_and_deleted() {
     h.call(0, acquire(A));
     h.drop_connection(0, true);
     h.settle_without_sleeps();
-    assert_eq!(
-        last_notice(&h, 0),
-        failed(FailReason::Zk(ZkError::ConnectionLoss))
-    );
     assert_eq!(h.children("/locks/m").len(), 1, "applied before the loss");
-    h.reconnect(0);
-    h.settle();
-    assert!(h.children("/locks/m").is_empty(), "found and deleted");
-    assert_eq!(h.peers[0].client.framework().pending_requests(), 0);
+    assert_failed_and_cleaned_up(&mut h);
 }
 
 /// The retry sleeps are the policy's: `ExponentialBackoffRetry(1000, 3)` sleeps a whole
 /// number of seconds within 1..2^(n+1) before retry n.
 #[test]
 fn retry_sleeps_follow_the_policy() {
-    let mut h = retrying(RetryPolicy::DEFAULT);
-    h.call(0, acquire(A));
-    h.apply_next(0);
-    h.deliver_next(0);
+    let mut h = listing_in_flight(RetryPolicy::DEFAULT);
     for retry in 0..3u32 {
         let after = lose_and_retry(&mut h, 0);
         let seconds = after.as_millis() / 1000;
