@@ -7,18 +7,25 @@
 //!   [`FrameworkConfig::lost_after_percent`] of the negotiated session timeout without
 //!   reconnecting, or at once when the server reports `Expired`. Then the old handle is
 //!   closed and a *new* session opened, while the server may still hold the old one.
-//! - Within a session, every request is retried until it gets an answer other than
-//!   `ConnectionLoss` (Curator with a retry-forever policy): requests are held while
-//!   disconnected and re-sent after a reconnect. At LOST, a plain request still pending fails
-//!   with `SessionExpired` (after the recipe has been told `Lost`): it belonged to the old
-//!   session, and re-sending a watch-setting read on the new one would leave a watch nobody
-//!   waits for. Protected creates and detached requests carry on in the new session.
-//! - Protected creates: each gets a fresh [`ProtectionId`], reused by its retries. After an
-//!   interruption the framework lists the parent, and adopts a node carrying the id only if
-//!   its `ephemeral_owner` is the current session; a node of another session gets a
-//!   guaranteed delete and the create is redone.
-//! - Guaranteed deletes (and other detached requests) are retried the same way and their
-//!   replies dropped.
+//! - Requests are retried as Curator's `RetryLoop` does, under
+//!   [`FrameworkConfig::retry`] (a [`RetryPolicy`]): an attempt that fails with
+//!   `ConnectionLoss` sleeps the policy's sleep (a timer) and is tried again, sent at once if
+//!   connected or held until the next connection; when the policy allows no more retries, the
+//!   recipe gets the `ConnectionLoss` (Curator rethrows it). At LOST, a plain request still
+//!   pending fails with `SessionExpired` (after the recipe has been told `Lost`): it belonged
+//!   to the old session, and re-sending a watch-setting read on the new one would leave a
+//!   watch nobody waits for; the recipes re-issue what they need after `Reconnected`.
+//! - Protected creates: each gets a fresh [`ProtectionId`], reused by its retries, and one
+//!   retry count for all its steps. After an interruption the framework sleeps, lists the
+//!   parent, and adopts a node carrying the id only if its `ephemeral_owner` is the current
+//!   session; a node of another session gets a guaranteed delete and the create is redone
+//!   (the outcome of Curator 5's `ProtectedMode.validateFoundNode`, which deletes a found
+//!   ephemeral node whenever the session changed since the create began). When its retries
+//!   run out the create fails to the recipe and the framework looks for its node in the
+//!   background and deletes it (`FindAndDeleteProtectedNodeInBackground`).
+//! - Guaranteed deletes (and other detached requests) are retried the same way, their
+//!   replies dropped; when the policy runs out they start over with a fresh count, as
+//!   Curator's `FailedDeleteManager` re-issues a guaranteed delete in the background.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -29,6 +36,7 @@ use crate::coordination::{RawEvent, RawState};
 use crate::ids::{ClientSlot, OpId, ProtectionId, TimerId};
 use crate::recipe::{Effect, SessionEvent};
 use crate::relabel::{ClientMap, Relabel};
+use crate::retry::{self, RetryPolicy};
 use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, WatchedEvent, ZkError};
 
 /// Curator's `ConnectionStateErrorPolicy`: which connection states end what a client holds
@@ -108,6 +116,10 @@ pub struct FrameworkConfig {
     /// disconnected (Curator's `sessionExpirationPercent`, default 100).
     #[serde(rename = "session_expiration_percent")]
     pub lost_after_percent: u32,
+    /// How failed requests are retried (Curator's `RetryPolicy`; default
+    /// `ExponentialBackoffRetry(1000, 3)`).
+    #[serde(skip_serializing_if = "RetryPolicy::is_default")]
+    pub retry: RetryPolicy,
 }
 
 impl Default for FrameworkConfig {
@@ -116,6 +128,7 @@ impl Default for FrameworkConfig {
             error_policy: ErrorPolicy::Standard,
             on_lost: OnLost::Curator,
             lost_after_percent: 100,
+            retry: RetryPolicy::DEFAULT,
         }
     }
 }
@@ -164,11 +177,24 @@ enum Purpose {
     Protected(OpId),
 }
 
+/// Where one attempt of a request stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Attempt {
+    /// Held until the next connection.
+    Waiting,
+    /// Sent on the current connection, not yet answered.
+    Sent,
+    /// The last attempt failed; the retry policy's sleep ends when this timer fires.
+    Sleeping(TimerId),
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 struct Pending {
     request: Request,
     purpose: Purpose,
-    sent: bool,
+    attempt: Attempt,
+    /// Retries so far (Curator's `retryCount`).
+    retries: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -177,6 +203,8 @@ enum Step {
     Creating,
     /// An attempt was interrupted: the node may exist; list the parent once connected.
     Unknown,
+    /// An attempt was interrupted; the retry policy's sleep ends when this timer fires.
+    Backoff(TimerId),
     /// Listing the parent for a node with our protection id.
     Finding,
     /// Reading the stat of the node found, to check its owner.
@@ -192,6 +220,10 @@ struct Protected {
     data: Vec<u8>,
     mode: CreateMode,
     step: Step,
+    /// Retries so far, all steps together (Curator's one `RetryLoop` per create).
+    retries: u32,
+    /// The create has failed to the recipe; its node is looked for only to be deleted.
+    abandoned: bool,
 }
 
 /// The framework layer's state for one client. Pure, like recipes.
@@ -248,6 +280,20 @@ impl Framework {
         self.pending.len()
     }
 
+    /// The timers of the retry policy's sleeps now running.
+    #[cfg(test)]
+    pub(crate) fn retry_sleeps(&self) -> Vec<TimerId> {
+        let requests = self.pending.values().filter_map(|p| match p.attempt {
+            Attempt::Sleeping(timer) => Some(timer),
+            Attempt::Waiting | Attempt::Sent => None,
+        });
+        let creates = self.protected.values().filter_map(|p| match p.step {
+            Step::Backoff(timer) => Some(timer),
+            _ => None,
+        });
+        requests.chain(creates).collect()
+    }
+
     pub(crate) fn next_timer(&mut self) -> TimerId {
         self.next_timer += 1;
         TimerId(self.next_timer)
@@ -287,6 +333,8 @@ impl Framework {
             data,
             mode,
             step: Step::Creating,
+            retries: 0,
+            abandoned: false,
         };
         let create = protected.create_request();
         self.protected.insert(handle, protected);
@@ -314,12 +362,28 @@ impl Framework {
         timer: TimerId,
         out: &mut Vec<Effect<N>>,
     ) -> Result<Vec<Delivery>, TimerId> {
-        match self.connection {
-            Connection::Suspended { lost_timer, .. } if lost_timer == timer => {
-                Ok(self.declare_lost(false, out))
-            }
-            _ => Err(timer),
+        if let Connection::Suspended { lost_timer, .. } = self.connection
+            && lost_timer == timer
+        {
+            return Ok(self.declare_lost(false, out));
         }
+        let asleep = self
+            .pending
+            .iter()
+            .find(|(_, pending)| pending.attempt == Attempt::Sleeping(timer));
+        if let Some((&op, _)) = asleep {
+            self.attempt(op, out);
+            return Ok(Vec::new());
+        }
+        let backing_off = self
+            .protected
+            .iter()
+            .find(|(_, protected)| protected.step == Step::Backoff(timer));
+        if let Some((&handle, _)) = backing_off {
+            self.find_once_connected(handle, out);
+            return Ok(Vec::new());
+        }
+        Err(timer)
     }
 
     fn next_op_id(&mut self) -> OpId {
@@ -333,22 +397,57 @@ impl Framework {
 
     fn send<N>(&mut self, request: Request, purpose: Purpose, out: &mut Vec<Effect<N>>) -> OpId {
         let op = self.next_op_id();
-        let sent = self.connected();
-        if sent {
-            out.push(Effect::Op {
-                op,
-                request: request.clone(),
-            });
-        }
         self.pending.insert(
             op,
             Pending {
                 request,
                 purpose,
-                sent,
+                attempt: Attempt::Waiting,
+                retries: 0,
             },
         );
+        self.attempt(op, out);
         op
+    }
+
+    /// Makes an attempt at `op`: sends it when connected, or holds it until connected.
+    fn attempt<N>(&mut self, op: OpId, out: &mut Vec<Effect<N>>) {
+        let connected = self.connected();
+        let pending = self.pending.get_mut(&op).expect("a pending request");
+        pending.attempt = if connected {
+            out.push(Effect::Op {
+                op,
+                request: pending.request.clone(),
+            });
+            Attempt::Sent
+        } else {
+            Attempt::Waiting
+        };
+    }
+
+    /// Starts the retry policy's sleep before retry number `retries` of `op` (or of the
+    /// protected create `op`), drawn from the client's nonce.
+    fn sleep<N>(&mut self, op: OpId, retries: u32, out: &mut Vec<Effect<N>>) -> TimerId {
+        let draw = retry::draw(self.nonce, [op.0, retries]);
+        let after = self.config.retry.sleep(retries, draw);
+        let timer = self.next_timer();
+        out.push(Effect::SetTimer { timer, after });
+        timer
+    }
+
+    /// Starts the sleep before one more retry of `op` after `retries`, and returns its timer
+    /// and the count after it: a bounded policy counts, `forever` has no need to (which keeps
+    /// the model's states finite). Past the policy's limit, what must go on regardless (a
+    /// guaranteed delete, a background search) starts over, after a first sleep, from 0.
+    fn back_off<N>(&mut self, op: OpId, retries: u32, out: &mut Vec<Effect<N>>) -> (TimerId, u32) {
+        if !self.config.retry.allows(retries) {
+            return (self.sleep(op, 0, out), 0);
+        }
+        let timer = self.sleep(op, retries, out);
+        match self.config.retry {
+            RetryPolicy::Forever { .. } => (timer, retries),
+            _ => (timer, retries + 1),
+        }
     }
 
     fn on_reply<N>(
@@ -357,12 +456,8 @@ impl Framework {
         result: OpResult,
         out: &mut Vec<Effect<N>>,
     ) -> Vec<Delivery> {
-        if matches!(
-            result,
-            Err(ZkError::ConnectionLoss) | Err(ZkError::SessionExpired)
-        ) {
-            self.interrupt(op);
-            return Vec::new();
+        if let Err(error @ (ZkError::ConnectionLoss | ZkError::SessionExpired)) = result {
+            return self.failed_attempt(op, error, out);
         }
         let Some(pending) = self.pending.remove(&op) else {
             return Vec::new();
@@ -374,20 +469,73 @@ impl Framework {
         }
     }
 
-    /// A sent request got no answer: re-send a plain one later; for a protected create's
-    /// step, forget the step and find out what happened once connected.
-    fn interrupt(&mut self, op: OpId) {
-        let Some(pending) = self.pending.get_mut(&op) else {
-            return;
+    /// A sent request got no answer (`error`), Curator's `RetryLoop.takeException`: while the
+    /// policy allows, sleep and try again. Then a recipe's request fails to the recipe with
+    /// `error`, and a guaranteed delete starts over with a fresh count. A protected create's
+    /// step: see [`Framework::protected_failed`].
+    fn failed_attempt<N>(
+        &mut self,
+        op: OpId,
+        error: ZkError,
+        out: &mut Vec<Effect<N>>,
+    ) -> Vec<Delivery> {
+        let Some(pending) = self.pending.get(&op) else {
+            return Vec::new();
         };
-        match pending.purpose {
-            Purpose::Recipe | Purpose::Detached => pending.sent = false,
-            Purpose::Protected(handle) => {
-                self.pending.remove(&op);
-                if let Some(protected) = self.protected.get_mut(&handle) {
-                    protected.step = Step::Unknown;
-                }
-            }
+        let (purpose, retries) = (pending.purpose, pending.retries);
+        if let Purpose::Protected(handle) = purpose {
+            self.pending.remove(&op);
+            return self.protected_failed(handle, error, out);
+        }
+        if self.config.retry.allows(retries) || purpose == Purpose::Detached {
+            let (timer, retries) = self.back_off(op, retries, out);
+            let pending = self.pending.get_mut(&op).expect("looked up above");
+            pending.attempt = Attempt::Sleeping(timer);
+            pending.retries = retries;
+            return Vec::new();
+        }
+        self.pending.remove(&op);
+        vec![Delivery::Reply {
+            op,
+            result: Err(error),
+        }]
+    }
+
+    /// A step of the protected create `handle` got no answer: while the policy allows, sleep
+    /// and then look for the node. Out of retries, the create fails to the recipe with
+    /// `error` and goes on in the background only to find its node and delete it (Curator's
+    /// `FindAndDeleteProtectedNodeInBackground`, which retries until it has looked).
+    fn protected_failed<N>(
+        &mut self,
+        handle: OpId,
+        error: ZkError,
+        out: &mut Vec<Effect<N>>,
+    ) -> Vec<Delivery> {
+        let Some(protected) = self.protected.get(&handle) else {
+            return Vec::new();
+        };
+        let (retries, abandoned) = (protected.retries, protected.abandoned);
+        let allowed = self.config.retry.allows(retries);
+        let (timer, retries) = self.back_off(handle, retries, out);
+        let protected = self.protected.get_mut(&handle).expect("looked up above");
+        protected.step = Step::Backoff(timer);
+        protected.retries = retries;
+        if allowed || abandoned {
+            return Vec::new();
+        }
+        protected.abandoned = true;
+        vec![Delivery::Reply {
+            op: handle,
+            result: Err(error),
+        }]
+    }
+
+    /// Looks for the protected create's node now if connected, else once connected.
+    fn find_once_connected<N>(&mut self, handle: OpId, out: &mut Vec<Effect<N>>) {
+        if self.connected() {
+            self.start_step(handle, Step::Finding, out);
+        } else if let Some(protected) = self.protected.get_mut(&handle) {
+            protected.step = Step::Unknown;
         }
     }
 
@@ -401,6 +549,10 @@ impl Framework {
             return Vec::new();
         };
         let session = self.session();
+        if protected.abandoned {
+            self.abandoned_step(handle, result, out);
+            return Vec::new();
+        }
         let next = match (&protected.step, result) {
             (Step::Creating, result) => {
                 self.protected.remove(&handle);
@@ -444,6 +596,30 @@ impl Framework {
         Vec::new()
     }
 
+    /// A step of a create that has failed to the recipe: a listing that shows its node has
+    /// it deleted (guaranteed); any answer ends it.
+    fn abandoned_step<N>(&mut self, handle: OpId, result: OpResult, out: &mut Vec<Effect<N>>) {
+        let Some(protected) = self.protected.remove(&handle) else {
+            return;
+        };
+        if let Ok(OpOk::Children { names }) = result {
+            let prefix = protected.protection.prefix();
+            for found in names.iter().filter(|n| n.starts_with(&prefix)) {
+                let path = protected
+                    .parent
+                    .child(found)
+                    .expect("a listed child name is valid");
+                self.submit_detached(
+                    Request::Delete {
+                        path,
+                        version: None,
+                    },
+                    out,
+                );
+            }
+        }
+    }
+
     fn start_step<N>(&mut self, handle: OpId, step: Step, out: &mut Vec<Effect<N>>) {
         let protected = self
             .protected
@@ -459,7 +635,7 @@ impl Framework {
                 path: path.clone(),
                 watch: false,
             },
-            Step::Unknown => unreachable!("Unknown is never started"),
+            Step::Unknown | Step::Backoff(_) => unreachable!("never started: nothing to send"),
         };
         protected.step = step;
         self.send(request, Purpose::Protected(handle), out);
@@ -534,20 +710,28 @@ impl Framework {
             .map(|(op, _)| *op)
             .collect();
         for op in expired {
-            self.pending.remove(&op);
+            if let Some(Pending {
+                attempt: Attempt::Sleeping(timer),
+                ..
+            }) = self.pending.remove(&op)
+            {
+                out.push(Effect::CancelTimer(timer));
+            }
             deliveries.push(Delivery::Reply {
                 op,
                 result: Err(ZkError::SessionExpired),
             });
         }
+        // What was sent on the old session fails there (Curator's `SESSIONEXPIRED`, which
+        // its retry loop retries on the new one).
         let sent: Vec<OpId> = self
             .pending
             .iter()
-            .filter(|(_, pending)| pending.sent)
+            .filter(|(_, pending)| pending.attempt == Attempt::Sent)
             .map(|(op, _)| *op)
             .collect();
         for op in sent {
-            self.interrupt(op);
+            deliveries.extend(self.failed_attempt(op, ZkError::SessionExpired, out));
         }
         out.push(Effect::CloseSession);
         out.push(Effect::OpenSession);
@@ -562,8 +746,9 @@ impl Framework {
 
     /// Connected: send what waited, then find out about interrupted protected creates.
     fn resume<N>(&mut self, out: &mut Vec<Effect<N>>) {
-        for (op, pending) in self.pending.iter_mut().filter(|(_, p)| !p.sent) {
-            pending.sent = true;
+        let waiting = |p: &&mut Pending| p.attempt == Attempt::Waiting;
+        for (op, pending) in self.pending.iter_mut().filter(|(_, p)| waiting(p)) {
+            pending.attempt = Attempt::Sent;
             out.push(Effect::Op {
                 op: *op,
                 request: pending.request.clone(),
@@ -648,7 +833,11 @@ impl Relabel for Pending {
                 Purpose::Protected(op) => Purpose::Protected(map.op(op)),
                 Purpose::Recipe | Purpose::Detached => self.purpose,
             },
-            sent: self.sent,
+            attempt: match self.attempt {
+                Attempt::Sleeping(timer) => Attempt::Sleeping(map.timer(timer)),
+                Attempt::Waiting | Attempt::Sent => self.attempt,
+            },
+            retries: self.retries,
         }
     }
 }
@@ -662,6 +851,8 @@ impl Relabel for Protected {
             data,
             mode,
             step,
+            retries,
+            abandoned,
         } = self;
         Protected {
             parent: parent.relabel(map),
@@ -671,8 +862,11 @@ impl Relabel for Protected {
             mode: *mode,
             step: match step {
                 Step::Checking(path) => Step::Checking(path.relabel(map)),
+                Step::Backoff(timer) => Step::Backoff(map.timer(*timer)),
                 Step::Creating | Step::Unknown | Step::Finding => step.clone(),
             },
+            retries: *retries,
+            abandoned: *abandoned,
         }
     }
 }

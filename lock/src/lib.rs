@@ -5,7 +5,8 @@
 //! - [`zk`]: ZooKeeper's vocabulary and [`zk::tree`], the one pure data tree.
 //! - [`coordination`]: the executor's interface to one raw ZooKeeper session.
 //! - [`recipe`] and [`framework`]: the recipe contract, and Curator's connection-state and
-//!   retry machinery as a sans-IO layer composed into every recipe ([`client::Client`]).
+//!   retry machinery as a sans-IO layer composed into every recipe ([`client::Client`]);
+//!   [`retry`]: Curator's retry policies, which the framework runs.
 //! - [`recipes`]: the lock recipes, good and known-bad; [`fencing`]: tokens and the resource
 //!   that checks them.
 //! - [`driver`]: runs any client over any `Coordination`; [`memory`]: an in-memory,
@@ -26,4 +27,5 @@ pub mod memory;
 pub mod recipe;
 pub mod recipes;
 pub mod relabel;
+pub mod retry;
 pub mod zk;

@@ -25,8 +25,9 @@
 //!     `Start`/`Close` (latches), `Start`/`Requeue`/`Relinquish` (selectors); a call you do
 //!     not serve may be answered with `Notice::Failed`.
 //!   - `Input::Reply`: the final reply to a request you submitted, by the [`OpId`]
-//!     [`Ctx::submit`] returned. Never `ConnectionLoss` (the framework retries it on the same
-//!     or a new session); `SessionExpired` for a plain request still pending at `Lost`.
+//!     [`Ctx::submit`] returned. `ConnectionLoss` only when the framework's retry policy
+//!     gave up on it (Curator rethrows it then); `SessionExpired` for a plain request still
+//!     pending at `Lost`.
 //!   - `Input::Watch`: a one-shot watch fired. ZooKeeper sets a data watch only on a node
 //!     that exists (`GetData`), an exists watch either way (`Exists`); watches die with
 //!     their session.
@@ -84,8 +85,8 @@ pub enum SessionEvent {
 pub enum Input<C> {
     /// A user call.
     Call(C),
-    /// The final reply to one of the recipe's requests: never `ConnectionLoss` (the framework
-    /// retries those); `SessionExpired` for a plain request still pending when the session
+    /// The final reply to one of the recipe's requests: `ConnectionLoss` only once the retry
+    /// policy gave up; `SessionExpired` for a plain request still pending when the session
     /// was lost (it comes right after `Session(Lost)`).
     Reply {
         /// The id `Ctx::submit` returned.
@@ -149,7 +150,7 @@ pub struct Ctx<'a, N> {
 
 impl<N> Ctx<'_, N> {
     /// Sends `request` (now, or once connected); the final reply comes as `Input::Reply`.
-    /// The framework retries it after `ConnectionLoss` and on a new session.
+    /// The framework retries it after `ConnectionLoss` under its retry policy.
     pub fn submit(&mut self, request: Request) -> OpId {
         self.framework.submit_for_recipe(request, self.out)
     }

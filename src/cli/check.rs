@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use lock::framework::{ErrorPolicy, FrameworkConfig, OnLost};
+use lock::retry::RetryPolicy;
 use model::check::{Options, Outcome as CheckOutcome, check, shows};
 use model::properties::Kind;
 use model::replay::{actions_from_indices, indices_of, states, trace};
@@ -75,6 +76,18 @@ pub struct Args {
     /// this changes no state; it is recorded in the traces.
     #[arg(long, default_value_t = FrameworkConfig::default().lost_after_percent, value_parser = clap::value_parser!(u32).range(1..=100))]
     session_expiration_percent: u32,
+    /// The framework's retry policy (Curator's `RetryPolicy`): `exponential-backoff`
+    /// (`ExponentialBackoffRetry`, the default), `n-times` (`RetryNTimes`) or `forever`
+    /// (`RetryForever`). The model fires retry sleeps at any point; the count bounds the states.
+    #[arg(long, default_value = RetryPolicy::DEFAULT.name(), value_parser = PossibleValuesParser::new(RetryPolicy::NAMES))]
+    retry_policy: String,
+    /// Retries before an operation fails (`exponential-backoff`: at most 29; ignored by
+    /// `forever`).
+    #[arg(long, default_value_t = RetryPolicy::DEFAULT.limit_and_sleep_ms().0.unwrap_or(0))]
+    max_retries: u32,
+    /// The (base) sleep before a retry, in ms (recorded in traces; the model ignores it).
+    #[arg(long, default_value_t = RetryPolicy::DEFAULT.limit_and_sleep_ms().1)]
+    retry_sleep_ms: u32,
     /// Checker threads (state counts under symmetry are exact with 1).
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -124,8 +137,15 @@ impl Args {
                 error_policy: self.error_policy,
                 on_lost: self.on_lost,
                 lost_after_percent: self.session_expiration_percent,
+                retry: self.retry(),
             },
         }
+    }
+
+    /// The retry policy the flags name (clap has checked the name).
+    fn retry(&self) -> RetryPolicy {
+        RetryPolicy::named(&self.retry_policy, self.max_retries, self.retry_sleep_ms)
+            .expect("one of the policy names")
     }
 
     /// The command line that reruns this check (for trace names and output).
@@ -157,6 +177,15 @@ impl Args {
             let percent = config.framework.lost_after_percent;
             settings += &format!(" --session-expiration-percent {percent}");
         }
+        let retry = config.framework.retry;
+        if retry != framework.retry {
+            let (limit, sleep_ms) = retry.limit_and_sleep_ms();
+            settings += &format!(" --retry-policy {}", retry.name());
+            if let Some(limit) = limit {
+                settings += &format!(" --max-retries {limit}");
+            }
+            settings += &format!(" --retry-sleep-ms {sleep_ms}");
+        }
         format!(
             "splitbrain check {} --clients {} {}{fencing}{settings}",
             self.recipe, config.clients, config.budgets
@@ -170,6 +199,14 @@ pub fn run(args: Args) -> Outcome {
         return Err(Failure(
             "--clients: expected at least 1 client, found 0".into(),
         ));
+    }
+    let limit = RetryPolicy::MAX_EXPONENTIAL_RETRIES;
+    if matches!(args.retry(), RetryPolicy::ExponentialBackoff { max_retries, .. } if max_retries > limit)
+    {
+        return Err(Failure(format!(
+            "--max-retries: expected at most {limit} for exponential-backoff (Curator's limit), found {}",
+            args.max_retries
+        )));
     }
     args.recipe.visit(Run { args: &args })
 }
@@ -413,6 +450,9 @@ mod tests {
             error_policy: ErrorPolicy::SessionBased,
             on_lost: OnLost::Release,
             session_expiration_percent: 80,
+            retry_policy: "n-times".into(),
+            max_retries: 1,
+            retry_sleep_ms: 500,
             threads: 1,
             no_symmetry: false,
             timeout: None,
@@ -426,7 +466,8 @@ mod tests {
             args.command(),
             "splitbrain check mutex --clients 3 --cycles 1 --expiries 1 --crashes 0 \
              --connection-losses 2 --unfenced --max-leases 3 --revocable --timeouts \
-             --error-policy session-based --on-lost release --session-expiration-percent 80"
+             --error-policy session-based --on-lost release --session-expiration-percent 80 \
+             --retry-policy n-times --max-retries 1 --retry-sleep-ms 500"
         );
     }
 }

@@ -9,7 +9,8 @@ use crate::framework::{ErrorPolicy, FrameworkConfig, OnLost};
 use crate::harness::Harness;
 use crate::ids::Owner;
 use crate::recipe::{Recipe, SessionEvent};
-use crate::zk::{EventKind, Path, Request};
+use crate::retry::RetryPolicy;
+use crate::zk::{CreateMode, EventKind, Path, Request, ZkError};
 
 pub(super) const A: Owner = Owner(1);
 pub(super) const B: Owner = Owner(2);
@@ -61,6 +62,7 @@ pub(super) const RELEASING_AT_LOST: FrameworkConfig = FrameworkConfig {
     error_policy: ErrorPolicy::Standard,
     on_lost: OnLost::Release,
     lost_after_percent: 100,
+    retry: crate::retry::RetryPolicy::DEFAULT,
 };
 
 pub(super) fn last_notice<R: Recipe<Notice = Notice>>(h: &Harness<R>, c: usize) -> Option<Notice> {
@@ -402,6 +404,119 @@ fn a_guaranteed_delete_is_retried_after_connection_loss_until_no_node() {
     assert_eq!(deletes, 2, "sent again after the connection loss");
     assert!(h.children("/locks/m").is_empty());
     assert_eq!(h.peers[0].client.framework().pending_requests(), 0);
+}
+
+/// Client `c`'s request in flight is lost with its connection; the client reconnects within
+/// the session and the retry sleep ends, sending the request again (left in flight). Returns
+/// the sleep's duration.
+fn lose_and_retry<R: Recipe>(h: &mut Harness<R>, c: usize) -> Duration {
+    h.drop_connection(c, false);
+    h.settle_without_sleeps();
+    h.reconnect(c);
+    h.settle_without_sleeps();
+    let sleeps = h.peers[c].client.framework().retry_sleeps();
+    assert_eq!(sleeps.len(), 1, "one retry sleep");
+    let after = h.peers[c].timers[&sleeps[0]];
+    h.fire(c, sleeps[0]);
+    after
+}
+
+/// One mutex client under `retry`, its lock's parents already there (so its first request
+/// is the protected create of its node).
+fn retrying(retry: RetryPolicy) -> Harness<Mutex> {
+    let config = FrameworkConfig {
+        retry,
+        ..FrameworkConfig::default()
+    };
+    let mut h = Harness::with_config(1, config, || Mutex::new(Path::new("/locks/m").unwrap()));
+    for path in ["/locks", "/locks/m"] {
+        let create = Request::Create {
+            path: Path::new(path).unwrap(),
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        };
+        assert!(h.operator(&create).is_ok());
+    }
+    h
+}
+
+/// A mutex client under `retry` whose node is created and whose listing is in flight.
+fn listing_in_flight(retry: RetryPolicy) -> Harness<Mutex> {
+    let mut h = retrying(retry);
+    h.call(0, acquire(A));
+    h.apply_next(0);
+    h.deliver_next(0);
+    let created = h.children("/locks/m").len();
+    assert_eq!(created, 1, "created; the listing is in flight");
+    h
+}
+
+/// Client 0's acquire has failed with `ConnectionLoss`; once it reconnects, nothing of it is
+/// left (its node deleted, by path or found by its protection id) and nothing is pending.
+fn assert_failed_and_cleaned_up(h: &mut Harness<Mutex>) {
+    assert_eq!(
+        last_notice(h, 0),
+        failed(FailReason::Zk(ZkError::ConnectionLoss))
+    );
+    h.reconnect(0);
+    h.settle();
+    assert!(h.children("/locks/m").is_empty(), "the node is deleted");
+    assert_eq!(h.peers[0].client.framework().pending_requests(), 0);
+}
+
+/// Curator's `ExponentialBackoffRetry(1000, 3)`: a listing that fails with `ConnectionLoss`
+/// four times fails the acquire, and the waiter's node is deleted (`LockInternals` deletes
+/// its path and rethrows). Before the retry policy, requests were retried forever.
+#[test]
+fn a_request_out_of_retries_fails_the_acquire_and_its_node_is_deleted() {
+    let mut h = listing_in_flight(RetryPolicy::DEFAULT);
+    for _ in 0..3 {
+        lose_and_retry(&mut h, 0);
+        assert_eq!(last_notice(&h, 0), None, "retried");
+    }
+    h.drop_connection(0, false);
+    h.settle();
+    assert_failed_and_cleaned_up(&mut h);
+}
+
+/// `RetryForever`: the same losses and more never fail the acquire.
+#[test]
+fn retry_forever_never_gives_up() {
+    let mut h = listing_in_flight(RetryPolicy::Forever { sleep_ms: 100 });
+    for _ in 0..10 {
+        assert_eq!(lose_and_retry(&mut h, 0), Duration::from_millis(100));
+    }
+    h.settle();
+    assert!(acquired(&h, 0).is_some());
+}
+
+/// `RetryNTimes(0, ..)`: a protected create whose one attempt is lost (after the server
+/// applied it) fails at once, and its node, found by its protection id, is deleted in the
+/// background (Curator's `FindAndDeleteProtectedNodeInBackground`).
+#[test]
+fn a_protected_create_out_of_retries_fails_and_its_node_is_found_and_deleted() {
+    let mut h = retrying(RetryPolicy::NTimes { n: 0, sleep_ms: 0 });
+    h.call(0, acquire(A));
+    h.drop_connection(0, true);
+    h.settle_without_sleeps();
+    assert_eq!(h.children("/locks/m").len(), 1, "applied before the loss");
+    assert_failed_and_cleaned_up(&mut h);
+}
+
+/// The retry sleeps are the policy's: `ExponentialBackoffRetry(1000, 3)` sleeps a whole
+/// number of seconds within 1..2^(n+1) before retry n.
+#[test]
+fn retry_sleeps_follow_the_policy() {
+    let mut h = listing_in_flight(RetryPolicy::DEFAULT);
+    for retry in 0..3u32 {
+        let after = lose_and_retry(&mut h, 0);
+        let seconds = after.as_millis() / 1000;
+        assert_eq!(after.as_millis() % 1000, 0);
+        assert!(
+            (1..1 << (retry + 1)).contains(&seconds),
+            "{retry}: {after:?}"
+        );
+    }
 }
 
 #[test]

@@ -135,8 +135,44 @@ fn framework_settings_parse_validate_and_are_left_out_when_default() {
     assert_eq!(
         error(json!({"retries": 3})),
         "unit.json: /framework/retries: expected one of `error_policy`, `on_lost`, \
-         `session_expiration_percent`, found unknown field `retries`"
+         `session_expiration_percent`, `retry`, found unknown field `retries`"
     );
+}
+
+#[test]
+fn retry_policies_parse_validate_and_are_left_out_when_default() {
+    let mut value = base();
+    let retry = json!({"policy": "forever", "sleep_ms": 250});
+    value["framework"] = json!({ "retry": retry });
+    let scenario = parse(&value).unwrap();
+    assert_eq!(
+        scenario.framework.retry,
+        lock::retry::RetryPolicy::Forever { sleep_ms: 250 }
+    );
+    assert_eq!(
+        serde_json::to_value(&scenario).unwrap()["framework"]["retry"],
+        retry
+    );
+    let mut value = base();
+    value["framework"] = json!({"retry": {"policy": "exponential-backoff", "base_sleep_ms": 1000, "max_retries": 3}});
+    let json = serde_json::to_value(parse(&value).unwrap()).unwrap();
+    assert!(json.get("framework").is_none(), "the default is left out");
+    let error = |retry: Value| {
+        let mut value = base();
+        value["framework"] = json!({ "retry": retry });
+        parse(&value).expect_err("must be rejected").to_string()
+    };
+    assert_eq!(
+        error(json!({"policy": "exponential-backoff", "base_sleep_ms": 10, "max_retries": 30})),
+        "unit.json: /framework/retry/max_retries: expected at most 29 retries (Curator's limit \
+         for exponential-backoff), found 30"
+    );
+    let unknown = error(json!({"policy": "sometimes"}));
+    assert!(
+        unknown.starts_with("unit.json: /framework/retry") && unknown.contains("n-times"),
+        "{unknown}"
+    );
+    assert!(!unknown.contains('\n'), "{unknown}");
 }
 
 /// Each kind of mistake gives exactly one line naming the file, the pointer and what was

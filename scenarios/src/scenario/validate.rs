@@ -4,6 +4,7 @@
 //! seed cannot run for minutes without a word).
 
 use lock::framework::FrameworkConfig;
+use lock::retry::RetryPolicy;
 
 use crate::fault::{Fault, Node, ScheduledFault};
 use crate::property::Expectation;
@@ -185,6 +186,15 @@ fn check_server(s: &Scenario) -> Check {
 }
 
 fn check_framework(s: &Scenario) -> Check {
+    let limit = RetryPolicy::MAX_EXPONENTIAL_RETRIES;
+    if let RetryPolicy::ExponentialBackoff { max_retries, .. } = s.framework.retry {
+        require(
+            max_retries <= limit,
+            "/framework/retry/max_retries",
+            &format!("at most {limit} retries (Curator's limit for exponential-backoff)"),
+            max_retries,
+        )?;
+    }
     let percents = FrameworkConfig::SESSION_EXPIRATION_PERCENTS;
     let percent = s.framework.lost_after_percent;
     require(
