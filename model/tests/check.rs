@@ -212,9 +212,10 @@ fn multi_lock_with_two_clients() {
         &MULTI_LOCK,
         2,
         Pinned {
-            // 13,639 / 27,272 before the `progress` monitor remembered waiters that gave up.
-            symmetric: 17_226,
-            plain: 71_702,
+            // 13,639 / 27,272 before the progress monitor, renumbered ids and the retry policy;
+            // 17,226 / 71,702 before a waiter kept waiting across LOST (as Curator's does).
+            symmetric: 19_030,
+            plain: 86_146,
         },
     );
     assert!(!outcome.verdict(Checked::MutualExclusionBelief).holds);

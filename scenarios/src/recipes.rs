@@ -125,7 +125,7 @@ fn waiter_gives_up(spec: &ModelSpec) -> bool {
 }
 
 /// As any exclusive lock, but a waiter gives up when its session is lost
-/// ([`waiter_gives_up`]): `semaphore-mutex` and `multi-lock`.
+/// ([`waiter_gives_up`]): `semaphore-mutex`.
 fn giving_up_lock(property: Property, spec: &ModelSpec) -> Expectation {
     match property {
         Property::Progress => violated_if(waiter_gives_up(spec)),
@@ -351,7 +351,7 @@ recipe_table! {
         revocable: false,
         build: |path, _| MultiLock::pair(&path),
         directories: |path| MultiLock::pair(path).paths().cloned().collect(),
-        expectation: giving_up_lock,
+        expectation: exclusive_lock,
     };
     /// Curator's InterProcessSemaphoreV2, `max_leases` leases (`lock::recipes::Semaphore`).
     Semaphore => SEMAPHORE: Semaphore = RecipeDef {

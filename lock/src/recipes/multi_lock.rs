@@ -23,9 +23,9 @@
 //!   owner, and the last `Release` releases them all. What the owner sees is the same.
 //! - **Connection notices once per owner**: `Suspended`, `Reconnected` and `Lost` of a holder
 //!   come from the first lock only (every lock shares the one session, so they all say the
-//!   same). An owner still acquiring hears none, as a `Mutex` waiter hears none; losing the
-//!   session fails its acquire with `SessionLost` once it holds a lock (before that, a create
-//!   in flight carries on in the new session, as `Mutex`'s does).
+//!   same). An owner still acquiring hears none, as a `Mutex` waiter hears none, and goes on
+//!   acquiring across LOST as Curator's does (under `OnLost::Release`, where the held locks
+//!   end at LOST, losing the session fails its acquire with `SessionLost` once it holds one).
 //! - **The paths must be distinct, and at least one**: [`MultiLock::new`] says so instead of
 //!   building a lock that waits for itself (Curator's would) or one with no token.
 //!
@@ -224,7 +224,10 @@ impl MultiLock {
             (Stage::Acquiring { .. }, Notice::Failed { reason, .. }) => {
                 self.give_up(owner, Notice::Failed { owner, reason }, cx)
             }
-            (Stage::Acquiring { .. }, Notice::Lost { .. }) => {
+            // Curator's multi-lock is its mutexes' acquires one after the other: the lock loop
+            // of the one it waits for goes on across LOST, and those it holds keep their holds.
+            // Under `OnLost::Release` the held ones end at LOST, and so does the acquire.
+            (Stage::Acquiring { .. }, Notice::Lost { .. }) if cx.on_lost() == OnLost::Release => {
                 let reason = FailReason::SessionLost;
                 self.give_up(owner, Notice::Failed { owner, reason }, cx)
             }

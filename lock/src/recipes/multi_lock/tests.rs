@@ -7,11 +7,12 @@
 use std::cell::Cell;
 
 use super::{MultiLock, MultiLockError};
+use crate::framework::FrameworkConfig;
 use crate::harness::Harness;
 use crate::recipes::tests::{
     A, B, RELEASING_AT_LOST, acquire, acquire_within, acquired, assert_swapping_clients_relabels,
-    drop_and_reconnect, failed, heard, in_turn, last_notice, lose_waiter_session, release,
-    step_until, time_out,
+    drop_and_reconnect, failed, give_up_session, heard, in_turn, last_notice, lose_waiter_session,
+    release, step_until, time_out,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
 use crate::zk::{CreateMode, Path, Request, ZkError};
@@ -336,11 +337,11 @@ fn a_lost_session_ends_the_hold_with_one_lost_and_the_waiter_gets_every_lock() {
     assert_eq!(nodes(&h), [1, 1]);
 }
 
-#[test]
-fn a_waiter_holding_the_first_lock_whose_session_is_lost_fails_once_and_leaves_nothing() {
+/// Two clients: c0 with a multi-lock over the second path only, c1 with one over both, which
+/// takes the first and waits for the second while c0 holds it.
+fn waiting_for_the_second_lock(config: FrameworkConfig) -> Harness<MultiLock> {
     let slot = Cell::new(0);
-    // c0 holds the second path alone; c1 takes the first and waits for the second.
-    let mut h = Harness::new(2, || {
+    let mut h = Harness::with_config(2, config, || {
         slot.set(slot.get() + 1);
         match slot.get() {
             1 => MultiLock::new(vec![path(LOCK_2)]).unwrap(),
@@ -349,6 +350,25 @@ fn a_waiter_holding_the_first_lock_whose_session_is_lost_fails_once_and_leaves_n
     });
     in_turn(&mut h, [acquire(A); 2]);
     assert_eq!(nodes(&h), [1, 2]);
+    h
+}
+
+/// Curator's multi-lock is its mutexes' acquires in turn: across LOST the held first lock
+/// keeps its hold and the lock loop of the second goes on, on the new session.
+#[test]
+fn a_waiter_holding_the_first_lock_keeps_waiting_across_lost_and_acquires() {
+    let mut h = waiting_for_the_second_lock(FrameworkConfig::default());
+    give_up_session(&mut h, 1, false);
+    assert_eq!(heard(&h, 1, |n| matches!(n, Notice::Failed { .. })), 0);
+    h.call(0, release(A));
+    h.settle();
+    assert!(acquired(&h, 1).is_some(), "c1 holds both locks");
+}
+
+#[test]
+fn a_waiter_holding_the_first_lock_whose_session_is_lost_fails_once_and_leaves_nothing() {
+    // Giving up at LOST (`OnLost::Release`).
+    let mut h = waiting_for_the_second_lock(RELEASING_AT_LOST);
     lose_waiter_session(&mut h, false);
     let failures = heard(&h, 1, |n| matches!(n, Notice::Failed { .. }));
     assert_eq!(failures, 1);
@@ -359,7 +379,7 @@ fn a_waiter_holding_the_first_lock_whose_session_is_lost_fails_once_and_leaves_n
 #[test]
 fn a_session_lost_while_the_second_node_is_created_fails_and_leaves_nothing() {
     for applied in [true, false] {
-        let mut h = multi_locks(2);
+        let mut h = Harness::with_config(2, RELEASING_AT_LOST, both);
         h.call(1, acquire(A));
         step_to_second_create(&mut h, 1);
         lose_waiter_session(&mut h, applied);
