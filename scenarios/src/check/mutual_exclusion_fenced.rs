@@ -3,6 +3,8 @@
 //! holder's read, then its write of the value read plus one) in increasing token order, and
 //! the final counter must equal the number of accepted increments — else an update was lost.
 
+use std::collections::BTreeMap;
+
 use lock::fencing::Token;
 use lock::ids::{ClientSlot, Owner};
 
@@ -67,13 +69,15 @@ pub fn check(trace: &Trace, property: Property) -> Vec<Violation> {
 fn fenced(trace: &Trace) -> Vec<Violation> {
     let accesses = accesses(trace);
     let mut violations = Vec::new();
-    for (i, run) in runs(&accesses).iter().enumerate() {
+    // What the accesses before the current run say, kept as they go by so that the check is
+    // linear in the accesses: the one with the highest token, and each holder's last access
+    // and last read.
+    let mut top: Option<Access> = None;
+    let mut last_access: BTreeMap<Holder, Access> = BTreeMap::new();
+    let mut last_read: BTreeMap<Holder, Access> = BTreeMap::new();
+    let mut before: Option<Access> = None;
+    for run in runs(&accesses) {
         let first = run[0];
-        let earlier = &accesses[..accesses
-            .iter()
-            .position(|a| a.index == first.index)
-            .unwrap_or(0)];
-        let top = earlier.iter().copied().max_by_key(|a| (a.token, a.index));
         if let Some(top) = top.filter(|top| first.token < top.token) {
             let message = format!(
                 "{} accessed the resource with token {} after {} had used the higher token {}",
@@ -83,13 +87,7 @@ fn fenced(trace: &Trace) -> Vec<Violation> {
                 top.token
             );
             violations.push(violation(trace, &[top, first], message));
-        } else if let Some(own) = earlier
-            .iter()
-            .rev()
-            .find(|a| same_holder(a, &first))
-            .filter(|_| i > 0)
-        {
-            let between = earlier.last().copied().unwrap_or(first);
+        } else if let (Some(own), Some(between)) = (last_access.get(&holder(&first)), before) {
             let message = format!(
                 "{}'s read-write block with token {} was interleaved with {}'s access with token {}",
                 who(&first),
@@ -99,11 +97,18 @@ fn fenced(trace: &Trace) -> Vec<Violation> {
             );
             violations.push(violation(trace, &[*own, between, first], message));
         }
-        let own_read = earlier
-            .iter()
-            .rev()
-            .find(|a| same_holder(a, &first) && a.read.is_some());
-        violations.extend(increments(trace, run, own_read.copied()));
+        let own_read = last_read.get(&holder(&first)).copied();
+        violations.extend(increments(trace, run, own_read));
+        for access in run {
+            if top.is_none_or(|top| (access.token, access.index) > (top.token, top.index)) {
+                top = Some(*access);
+            }
+            last_access.insert(holder(access), *access);
+            if access.read.is_some() {
+                last_read.insert(holder(access), *access);
+            }
+            before = Some(*access);
+        }
     }
     violations.extend(lost_update(trace, &accesses));
     violations
@@ -181,8 +186,15 @@ fn lost_update(trace: &Trace, accesses: &[Access]) -> Option<Violation> {
     })
 }
 
+/// Who made an access: a client's owner holding one token.
+type Holder = (Option<ClientSlot>, Owner, Token);
+
+fn holder(access: &Access) -> Holder {
+    (access.client, access.owner, access.token)
+}
+
 fn same_holder(a: &Access, b: &Access) -> bool {
-    (a.client, a.owner, a.token) == (b.client, b.owner, b.token)
+    holder(a) == holder(b)
 }
 
 fn who(access: &Access) -> String {
