@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use madsim::time::Instant;
 
@@ -40,16 +40,22 @@ impl Alarm {
             return Poll::Pending;
         };
         let now = self.time.now();
-        // Timers at or before now have fired (or fire in this instant's round).
-        self.armed = self.armed.split_off(&now);
         if deadline <= now {
             return Poll::Ready(());
         }
-        if self.armed.insert(deadline) {
-            // Polling a fresh sleep once registers its timer with this task's waker.
-            let mut sleep = self.time.sleep_until(deadline);
-            let _ = Pin::new(&mut sleep).poll(cx);
-        }
+        self.arm(deadline, now, cx.waker());
         Poll::Pending
+    }
+
+    /// Arms a timer that wakes `waker`'s task at `deadline` (later than `now`), unless one is
+    /// armed for that deadline already.
+    pub fn arm(&mut self, deadline: Instant, now: Instant, waker: &Waker) {
+        // Timers at or before now have fired (or fire in this instant's round).
+        self.armed = self.armed.split_off(&now);
+        if self.armed.insert(deadline) {
+            // Polling a fresh sleep once registers its timer with the task's waker.
+            let mut sleep = self.time.sleep_until(deadline);
+            let _ = Pin::new(&mut sleep).poll(&mut Context::from_waker(waker));
+        }
     }
 }

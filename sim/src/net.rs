@@ -14,17 +14,17 @@
 //! sender (once the receiver has waited) or by the receiver for its earliest delivery.
 
 use std::any::Any;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll, Waker};
+use std::task::{Poll, Waker};
 use std::time::Duration;
 
 use madsim::rand::Rng;
 use madsim::time::Instant;
 
+use crate::alarm::Alarm;
 use crate::links::Links;
 use crate::time::SimTime;
 
@@ -78,7 +78,7 @@ impl Network {
         } else {
             addr
         };
-        let mailbox = Arc::new(Mutex::new(Mailbox::default()));
+        let mailbox = Arc::new(Mutex::new(Mailbox::new(self.time.clone())));
         sockets.bound.insert(addr, mailbox.clone());
         Socket {
             addr,
@@ -104,23 +104,22 @@ struct Sockets {
 }
 
 /// The datagrams in flight to one socket, by delivery time (then sending order).
-#[derive(Default)]
 struct Mailbox {
     in_flight: BTreeMap<(Instant, u64), (Payload, SocketAddr)>,
     sent: u64,
     /// The receiving task, once it has waited.
     waker: Option<Waker>,
-    /// Delivery instants a timer is armed for.
-    armed: BTreeSet<Instant>,
+    /// The delivery instants a timer is armed for, for the receiving task.
+    alarm: Alarm,
 }
 
 impl Mailbox {
-    /// Arms a timer that wakes the receiver at `at`, unless one is armed already.
-    fn arm(&mut self, at: Instant, time: &SimTime) {
-        let Some(waker) = &self.waker else { return };
-        if self.armed.insert(at) {
-            let mut sleep = time.sleep_until(at);
-            let _ = Pin::new(&mut sleep).poll(&mut Context::from_waker(waker));
+    fn new(time: SimTime) -> Mailbox {
+        Mailbox {
+            in_flight: BTreeMap::new(),
+            sent: 0,
+            waker: None,
+            alarm: Alarm::new(time),
         }
     }
 }
@@ -145,13 +144,17 @@ impl Socket {
             return false;
         };
         let latency = madsim::rand::thread_rng().gen_range(LATENCY);
-        let time = self.network.time();
-        let at = time.now() + latency;
-        let mut mailbox = mailbox.lock().expect("mailbox lock");
-        let sent = mailbox.sent;
+        let now = self.network.time().now();
+        let at = now + latency;
+        let mut guard = mailbox.lock().expect("mailbox lock");
+        let mailbox = &mut *guard;
+        mailbox
+            .in_flight
+            .insert((at, mailbox.sent), (payload, self.addr));
         mailbox.sent += 1;
-        mailbox.in_flight.insert((at, sent), (payload, self.addr));
-        mailbox.arm(at, time);
+        if let Some(waker) = &mailbox.waker {
+            mailbox.alarm.arm(at, now, waker);
+        }
         true
     }
 
@@ -162,7 +165,6 @@ impl Socket {
         std::future::poll_fn(move |cx| {
             let mut mailbox = mailbox.lock().expect("mailbox lock");
             let now = time.now();
-            mailbox.armed = mailbox.armed.split_off(&now);
             if let Some(entry) = mailbox.in_flight.first_entry()
                 && entry.key().0 <= now
             {
@@ -174,12 +176,12 @@ impl Socket {
                 .is_some_and(|waker| waker.will_wake(cx.waker()))
             {
                 // A new receiving task: the timers armed so far wake the old one.
-                mailbox.armed.clear();
+                mailbox.alarm = Alarm::new(time.clone());
                 mailbox.waker = Some(cx.waker().clone());
             }
             // Later deliveries are armed once this one is taken.
             if let Some(&(at, _)) = mailbox.in_flight.keys().next() {
-                mailbox.arm(at, &time);
+                mailbox.alarm.arm(at, now, cx.waker());
             }
             Poll::Pending
         })
