@@ -23,9 +23,8 @@ pub struct SimClock {
 }
 
 impl SimClock {
-    /// A clock whose time zero is now (simulated time: call it inside the runtime).
-    pub fn start() -> SimClock {
-        let time = SimTime::current();
+    /// A clock on the simulation's clock `time` whose time zero is now.
+    pub fn start(time: SimTime) -> SimClock {
         SimClock {
             start: time.now(),
             time,

@@ -277,8 +277,9 @@ impl Sim {
         self.validate()?;
         let start = Instant::now();
         let handle = Handle::current();
-        let recorder = Recorder::new(SimClock::start());
-        let network = Network::new(crate::time::SimTime::current());
+        let time = crate::time::SimTime::current();
+        let recorder = Recorder::new(SimClock::start(time.clone()));
+        let network = Network::new(time);
         let server = ServerHandle::new(self.server, recorder.clone(), network.clone());
         let server_node = {
             let server = server.clone();
