@@ -212,10 +212,7 @@ impl Mutex {
                     }
                     // Our node is gone (its session expired on the server): Curator's
                     // attemptLock catches the NoNode and starts over with a new node.
-                    Place::Missing => {
-                        let op = create_sequential(&self.path, self.queue.name(), cx);
-                        acquisition.stage = Stage::Creating(op);
-                    }
+                    Place::Missing => acquisition.stage = start_over(&self.path, &self.queue, cx),
                     Place::First => grant(owner, acquisition, cx),
                     Place::Behind(name) => {
                         let predecessor =
@@ -258,8 +255,7 @@ impl Mutex {
                 },
                 Err(ZkError::NoNode),
             ) if cx.on_lost() != OnLost::Release => {
-                let op = create_sequential(&self.path, self.queue.name(), cx);
-                acquisition.stage = Stage::Creating(op);
+                acquisition.stage = start_over(&self.path, &self.queue, cx);
             }
             (stage, Err(error)) => {
                 // A failed create has answered: no node will come of it to delete.
@@ -425,7 +421,6 @@ impl Recipe for Mutex {
     }
 }
 
-/// `owner`'s lock node, once created (waiting or holding).
 /// `owner`, waiting, holds now: its timeout is cancelled and it hears `Acquired`.
 fn grant(owner: Owner, acquisition: &mut Acquisition<Stage>, cx: &mut Ctx<'_, Notice>) {
     let Stage::Waiting { node, token, .. } = &acquisition.stage else {
@@ -447,6 +442,13 @@ fn grant(owner: Owner, acquisition: &mut Acquisition<Stage>, cx: &mut Ctx<'_, No
     });
 }
 
+/// A waiter whose node is gone starts over with a new one, as Curator's `attemptLock` does
+/// when it catches a `NoNode`.
+fn start_over(path: &Path, queue: &Queue, cx: &mut Ctx<'_, Notice>) -> Stage {
+    Stage::Creating(create_sequential(path, queue.name(), cx))
+}
+
+/// `owner`'s lock node, once created (waiting or holding).
 fn node_of(owners: &BTreeMap<Owner, Acquisition<Stage>>, owner: Owner) -> Option<Path> {
     owners.get(&owner)?.stage.node().cloned()
 }
