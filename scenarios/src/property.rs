@@ -86,6 +86,17 @@ pub enum Expectation {
     Unchecked,
 }
 
+impl Expectation {
+    /// The expectation as scenario files spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Expectation::Holds => "holds",
+            Expectation::Violated => "violated",
+            Expectation::Unchecked => "unchecked",
+        }
+    }
+}
+
 /// One violation a checker found in a trace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Violation {

@@ -181,6 +181,7 @@ pub fn measure(
 /// The properties `violations` violate, each once.
 fn violated(violations: &[scenarios::property::Violation]) -> Vec<Property> {
     let mut properties: Vec<Property> = violations.iter().map(|v| v.property).collect();
+    properties.sort_unstable();
     properties.dedup();
     properties
 }
@@ -234,7 +235,7 @@ pub fn markdown(rows: &[VerdictRow], plan: &Plan) -> String {
                 format!(
                     "{} ({}): {} · {}",
                     p.property,
-                    expectation(p.expectation),
+                    p.expectation.name(),
                     share(p.sim_violated, p.sim_runs),
                     share(p.real_violated, p.real_runs)
                 )
@@ -264,12 +265,4 @@ pub fn markdown(rows: &[VerdictRow], plan: &Plan) -> String {
         ));
     }
     text
-}
-
-fn expectation(expectation: Expectation) -> &'static str {
-    match expectation {
-        Expectation::Holds => "holds",
-        Expectation::Violated => "violated",
-        Expectation::Unchecked => "unchecked",
-    }
 }

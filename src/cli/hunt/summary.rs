@@ -326,10 +326,7 @@ impl Summary {
                 let first = p
                     .first_violating_seed
                     .map_or("-".to_owned(), |s| s.to_string());
-                let expected = serde_json::to_value(p.expectation)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default();
+                let expected = p.expectation.name();
                 let _ = writeln!(
                     out,
                     "{:width$}  {:23}  {:9}  {:>5}  {:>9}  {:>10}  {}",
