@@ -35,16 +35,19 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// Search and minimize a path for each discovery.
     pub paths: bool,
+    /// Use the partial-order reduction.
+    pub reduction: bool,
 }
 
 impl Default for Options {
-    /// One thread, symmetry, no timeout, paths.
+    /// One thread, symmetry, partial-order reduction, no timeout, paths.
     fn default() -> Self {
         Options {
             threads: 1,
             symmetry: true,
             timeout: None,
             paths: true,
+            reduction: true,
         }
     }
 }
@@ -216,7 +219,7 @@ const EXHAUSTIVE: &str = "(explore everything)";
 
 /// Checks recipe `R` under `config`.
 pub fn check<R: Testable>(def: &'static RecipeDef<R>, config: Config, options: Options) -> Outcome {
-    let model = LockModel::new(def, config);
+    let model = LockModel::new(def, config).with_reduction(options.reduction);
     let cutoff = model.cutoff().clone();
     let mut builder = model
         .checker()

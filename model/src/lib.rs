@@ -15,12 +15,15 @@
 //! - [`mod@check`]: the exhaustive run, verdicts, shortest and minimized counterexamples.
 //! - [`replay`]: action paths, their states and their traces in the simulator's format.
 //! - Symmetry: [`state::State`] implements stateright's `Representative`.
+//! - Partial-order reduction: the search takes one of the interleavings of a client's local,
+//!   invisible event handling (see `reduction.rs` for the soundness argument).
 
 pub mod budget;
 pub mod check;
 pub mod components;
 pub mod model;
 pub mod properties;
+mod reduction;
 pub mod replay;
 pub mod state;
 mod symmetry;

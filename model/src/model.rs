@@ -106,6 +106,7 @@ pub struct LockModel<R: 'static> {
     config: Config,
     lock_path: Path,
     cutoff: Cutoff,
+    reduction: bool,
 }
 
 /// Ends a search on time: once `stop` is set, the model keeps every new state out of bounds
@@ -145,7 +146,20 @@ impl<R: Testable> LockModel<R> {
             config,
             lock_path: Path::new(LOCK_PATH).expect("a valid constant path"),
             cutoff: Cutoff::default(),
+            reduction: true,
         }
+    }
+
+    /// The same model, searched with or without the partial-order reduction (with, unless
+    /// said otherwise; see `reduction.rs`).
+    pub fn with_reduction(mut self, reduction: bool) -> LockModel<R> {
+        self.reduction = reduction;
+        self
+    }
+
+    /// Whether the search takes one interleaving of local, invisible steps only.
+    pub fn reduces(&self) -> bool {
+        self.reduction
     }
 
     /// What stops a search of this model on time.
@@ -332,7 +346,7 @@ impl<R: Testable> Model for LockModel<R> {
     }
 
     fn actions(&self, state: &State<R>, actions: &mut Vec<Action>) {
-        self.enabled(state, actions);
+        self.reduced(state, actions);
     }
 
     fn next_state(&self, state: &State<R>, action: Action) -> Option<State<R>> {

@@ -94,6 +94,9 @@ pub struct Args {
     /// Explore without symmetry reduction.
     #[arg(long)]
     no_symmetry: bool,
+    /// Explore every interleaving (no partial-order reduction).
+    #[arg(long)]
+    no_reduction: bool,
     /// Stop after this many seconds (the result is then incomplete).
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
@@ -256,6 +259,7 @@ fn run_for<R: Testable>(def: &'static RecipeDef<R>, args: &Args) -> Outcome {
         symmetry: !args.no_symmetry,
         timeout: args.timeout.map(Duration::from_secs),
         paths: true,
+        reduction: !args.no_reduction,
     };
     let outcome = check(def, args.config(), options);
     let model = LockModel::new(def, args.config());
@@ -319,11 +323,16 @@ fn print(args: &Args, outcome: &CheckOutcome, written: &[(Checked, Written)]) {
     let config = &outcome.config;
     say!("{}", args.command());
     say!(
-        "  {}, {} thread(s){}",
+        "  {}, {}, {} thread(s){}",
         if args.no_symmetry {
             "no symmetry reduction"
         } else {
             "symmetry reduction"
+        },
+        if args.no_reduction {
+            "every interleaving"
+        } else {
+            "partial-order reduction"
         },
         args.threads.max(1),
         if config.fenced {
@@ -455,6 +464,7 @@ mod tests {
             retry_sleep_ms: 500,
             threads: 1,
             no_symmetry: false,
+            no_reduction: false,
             timeout: None,
             path: None,
             out: "splitbrain-out/check".into(),

@@ -43,6 +43,7 @@ pub fn model_check<R: Testable>(def: &'static RecipeDef<R>, config: Config) -> M
         symmetry: true,
         timeout: None,
         paths: true,
+        reduction: true,
     };
     let outcome = model::check(def, config, options);
     let model = LockModel::new(def, config);

@@ -1,0 +1,263 @@
+//! Partial-order reduction: of the interleavings of steps that do not affect each other, the
+//! exhaustive search explores one.
+//!
+//! In a state where some client's only steps are handling the next event of its session's
+//! stream ([`Action::Deliver`]) — no timer of its own pending, no workload step, no fault on
+//! it still possible — and handling that event is *local and invisible*, the search takes
+//! that one step and leaves every other enabled action to the state after it. A step is
+//! local and invisible when it changes nothing but the client's own recipe and framework
+//! state, its timers and its session's queues (the event taken off the front, requests added
+//! at the back), and the client observes nothing a property monitor reads but that it
+//! handled an input (no call, notice or session event): typically a reply that makes a waiter
+//! send its next read.
+//!
+//! Why this finds every counterexample the full search finds (the persistent-set argument,
+//! with the three conditions of Clarke, Grumberg and Peled's *Model Checking*, ch. 10):
+//!
+//! - **Persistence.** The chosen step `d` of client `c` is independent of every step that can
+//!   happen before it: another client's own steps touch other clients' state; the server's
+//!   application of a request, an orphan's expiry and another client's faults only append to
+//!   `c`'s event stream (`d` takes from its front, which is not empty) or take `c`'s requests
+//!   from the front (`d` only appends), and they read of `c` only its workload phase, its
+//!   wake and its session, which `d` leaves alone. Nothing but `c`'s own steps can make a
+//!   timer of `c` or its workload step pending, and fault budgets only shrink, so no step
+//!   dependent on `d` becomes possible while `d` waits. What `c` does with the event depends
+//!   on `c`'s state and the event alone, so `d` stays local and invisible wherever it is
+//!   taken later.
+//! - **Invisibility.** Every property reads the monitors, the resource, the workloads, the
+//!   tree or what can happen next; `d` changes none of the first four, so a state violates an
+//!   invariant exactly when the state after `d` does. `progress` and `no_orphans` judge only
+//!   states where nothing but a fault can happen, and such a state can never be skipped: a
+//!   path to it must contain `d` (else `d` would still be possible there), and `d` commutes
+//!   to the front of it.
+//! - **No ignoring.** Each reduced step takes one event off a stream and adds none, so
+//!   reduced steps cannot follow each other forever: every action put off is eventually taken
+//!   in a fully expanded state.
+//!
+//! The symmetry reduction combines with it: the argument holds state by state, and a state
+//! skipped because its representative was seen is explored from a symmetric state with the
+//! same properties. The test `the_reduction_finds_what_the_full_search_finds` runs every row
+//! of the recipe table, the known-bad ones included, under several budgets with and without
+//! the reduction and requires the same verdicts.
+
+use lock::ids::ClientSlot;
+
+use crate::model::{Action, LockModel, Recorder};
+use crate::state::{Handle, Peer, State};
+use scenarios::monitor::Seen;
+use scenarios::recipes::Testable;
+use scenarios::trace::EventKind;
+
+impl<R: Testable> LockModel<R> {
+    /// The actions to explore from `state`: one local, invisible event delivery when some
+    /// client has one and nothing else of its own to do, else every enabled action.
+    pub(crate) fn reduced(&self, state: &State<R>, out: &mut Vec<Action>) {
+        self.enabled(state, out);
+        if !self.reduces() {
+            return;
+        }
+        let delivery = (0..state.peers.len())
+            .map(|slot| ClientSlot(slot as u16))
+            .find(|&slot| only_delivers(out, slot) && self.delivery_is_local(state, slot));
+        if let Some(slot) = delivery {
+            out.clear();
+            out.push(Action::Deliver(slot));
+        }
+    }
+
+    /// Whether handling `slot`'s next event changes only `slot`'s own state and queues and
+    /// shows nothing to a property monitor.
+    fn delivery_is_local(&self, state: &State<R>, slot: ClientSlot) -> bool {
+        let mut seen = Sees {
+            client: slot,
+            any: false,
+        };
+        let Some(next) = self.step(state, Action::Deliver(slot), &mut seen) else {
+            return false;
+        };
+        !seen.any && only_own_state_moved(state, &next, usize::from(slot.0))
+    }
+}
+
+/// Whether, of `slot`'s own actions in `enabled`, there is a delivery and nothing else but the
+/// server's application of its requests: no timer of its own, no workload step, no fault.
+fn only_delivers(enabled: &[Action], slot: ClientSlot) -> bool {
+    let mut delivers = false;
+    for action in enabled {
+        match *action {
+            Action::Deliver(client) if client == slot => delivers = true,
+            Action::Work(client)
+            | Action::Fire(client, _)
+            | Action::Expire(client)
+            | Action::Crash(client)
+            | Action::LoseConnection { client, .. }
+                if client == slot =>
+            {
+                return false;
+            }
+            _ => {}
+        }
+    }
+    delivers
+}
+
+/// Whether `next` differs from `state` only in client `index`'s recipe and framework state,
+/// its timers and its session's queues, where one event was taken off the front of the stream
+/// and requests may have been added behind those already queued.
+fn only_own_state_moved<R: PartialEq>(state: &State<R>, next: &State<R>, index: usize) -> bool {
+    let shared = state.tree == next.tree
+        && state.live == next.live
+        && state.resource == next.resource
+        && state.used == next.used
+        && state.wakes == next.wakes
+        && state.herd == next.herd
+        && state.beliefs == next.beliefs
+        && state.waits == next.waits;
+    let others = (state.peers.iter().zip(&next.peers).enumerate())
+        .all(|(at, (before, after))| at == index || before == after);
+    shared && others && own_queues_moved(&state.peers[index], &next.peers[index])
+}
+
+fn own_queues_moved<R>(before: &Peer<R>, after: &Peer<R>) -> bool {
+    let same_role = before.workload == after.workload
+        && before.woken == after.woken
+        && before.restarts == after.restarts
+        && before.incarnation == after.incarnation
+        && before.class == after.class;
+    let queues = match (&before.handle, &after.handle) {
+        (Some(before), Some(after)) => one_taken_some_sent(before, after),
+        _ => false,
+    };
+    same_role && queues
+}
+
+/// The same session and link; the stream without its first event; the requests extended.
+fn one_taken_some_sent(before: &Handle, after: &Handle) -> bool {
+    before.session == after.session
+        && before.link == after.link
+        && before.events.iter().skip(1).eq(after.events.iter())
+        && after.requests.len() >= before.requests.len()
+        && before
+            .requests
+            .iter()
+            .eq(after.requests.iter().take(before.requests.len()))
+}
+
+/// A recorder that notes whether a step of `client` showed a property monitor anything but
+/// that the client handled an input ([`Seen::Input`]). That one only turns what the client
+/// owed at its last session event into overdue, and only its own session events, calls and
+/// notices add to what it owes: so where it changes no monitor state, as
+/// [`only_own_state_moved`] requires, it changes none wherever the step is taken later.
+struct Sees {
+    client: ClientSlot,
+    any: bool,
+}
+
+impl Recorder for Sees {
+    fn record(&mut self, client: Option<ClientSlot>, kind: impl FnOnce() -> EventKind) {
+        let seen = client.and_then(|c| Seen::of_event(Some(c), &kind()));
+        if client != Some(self.client) || seen.is_some_and(|seen| seen != Seen::Input(self.client))
+        {
+            self.any = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use scenarios::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
+
+    use crate::budget::Config;
+    use crate::check::{Options, Outcome, check};
+
+    /// The configurations a row is checked under: the defaults and timeouts for every row;
+    /// for the mutexes, which the faults reach most, a crash, a second cycle, revocation and
+    /// an unfenced resource too, and a connection loss for the smallest of them (a connection
+    /// loss multiplies most rows' spaces past what a test affords without the reduction).
+    fn configs(kind: RecipeKind, clients: u16) -> Vec<Config> {
+        let base = Config::new(clients);
+        let mut timeouts = base;
+        timeouts.timeouts = true;
+        let mut configs = vec![base, timeouts];
+        let mutexes = [
+            RecipeKind::Mutex,
+            RecipeKind::TrustingWakeupMutex,
+            RecipeKind::NaiveHerdMutex,
+        ];
+        if clients == 2 && mutexes.contains(&kind) {
+            let mut crashes = base;
+            crashes.budgets.crashes = 1;
+            let mut cycles = base;
+            cycles.budgets.cycles = 2;
+            let mut unfenced = base;
+            unfenced.fenced = false;
+            let mut revocable = base;
+            revocable.settings.revocable = kind == RecipeKind::Mutex;
+            configs.extend([crashes, cycles, unfenced, revocable]);
+        }
+        if clients == 2 && kind == RecipeKind::NaiveHerdMutex {
+            let mut losses = base;
+            losses.budgets.connection_losses = 1;
+            configs.push(losses);
+        }
+        configs
+    }
+
+    /// Checks a row under every configuration with and without the reduction, and returns
+    /// the unique states of both (summed over the configurations) once the verdicts agree.
+    struct SameVerdicts(RecipeKind, u16);
+
+    impl Visitor for SameVerdicts {
+        type Output = (usize, usize);
+
+        fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> (usize, usize) {
+            let run = |config: Config, reduction: bool| {
+                let options = Options {
+                    paths: false,
+                    reduction,
+                    ..Options::default()
+                };
+                check(def, config, options)
+            };
+            let holds = |outcome: &Outcome| -> Vec<(&'static str, bool)> {
+                (outcome.verdicts.iter())
+                    .map(|v| (v.property.name(), v.holds))
+                    .collect()
+            };
+            let mut states = (0, 0);
+            for config in configs(self.0, self.1) {
+                let reduced = run(config, true);
+                let full = run(config, false);
+                assert!(reduced.complete && full.complete);
+                assert_eq!(holds(&reduced), holds(&full), "{}: {config:?}", def.name);
+                states.0 += reduced.unique_states;
+                states.1 += full.unique_states;
+            }
+            states
+        }
+    }
+
+    #[test]
+    fn the_reduction_finds_what_the_full_search_finds() {
+        let mut reduced = 0;
+        let mut full = 0;
+        for kind in RecipeKind::ALL {
+            let (with, without) = kind.visit(SameVerdicts(*kind, 2));
+            assert!(with <= without, "{kind}: {with} > {without}");
+            reduced += with;
+            full += without;
+        }
+        assert!(
+            reduced < full,
+            "the reduction reduces nothing: {reduced} states"
+        );
+    }
+
+    #[test]
+    fn with_three_clients_the_mutexes_get_the_same_verdicts_with_the_reduction() {
+        for kind in [RecipeKind::Mutex, RecipeKind::TrustingWakeupMutex] {
+            let (with, without) = kind.visit(SameVerdicts(kind, 3));
+            assert!(with < without, "{kind}: {with} !< {without}");
+        }
+    }
+}
