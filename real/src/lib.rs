@@ -12,6 +12,7 @@
 //! This crate never runs inside a madsim runtime: a `--cfg madsim` build is fine (madsim's
 //! libc overrides fall through when no simulation runs), a madsim runtime is not.
 
+pub mod bench;
 pub mod client;
 pub mod clock;
 pub mod curator;

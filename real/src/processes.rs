@@ -41,6 +41,13 @@ impl ClientLauncher {
             args: args.into_iter().map(Into::into).collect(),
         }
     }
+
+    /// The command that starts one client: the program with its arguments.
+    pub(crate) fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args);
+        command
+    }
 }
 
 /// Where a client process is, told to the run.
@@ -96,9 +103,8 @@ impl ClientProcess {
                 launcher.program.display()
             )
         };
-        let mut command = Command::new(&launcher.program);
+        let mut command = launcher.command();
         command
-            .args(&launcher.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
