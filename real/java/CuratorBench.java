@@ -18,12 +18,9 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public final class CuratorBench {
     /** The times of one run's calls and outcomes, in order. */
@@ -61,16 +58,7 @@ public final class CuratorBench {
         int sessionTimeout = Integer.parseInt(args[2]);
         String path = args[3];
         int cycles = Integer.parseInt(args[4]);
-        try (CuratorFramework client = CuratorFrameworkFactory.builder()
-                .connectString(connect)
-                .sessionTimeoutMs(sessionTimeout)
-                .connectionTimeoutMs(Math.max(sessionTimeout, 1000))
-                .retryPolicy(new ExponentialBackoffRetry(100, 10))
-                .build()) {
-            client.start();
-            if (!client.blockUntilConnected(Math.max(sessionTimeout, 10_000), TimeUnit.MILLISECONDS)) {
-                throw new IllegalStateException("no session with " + connect);
-            }
+        try (CuratorFramework client = CuratorContender.connect(connect, sessionTimeout)) {
             InterProcessMutex mutex = new InterProcessMutex(client, path);
             System.out.println(System.nanoTime() + " ready");
             System.out.flush();

@@ -3,15 +3,15 @@
 //! CPU time read from its process CPU clock, and SIGKILLed when dropped if it has not ended by
 //! itself after stdin's end.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::lines::{Line, parse};
-use crate::local::{kill_group, spawn_bound_to_this_process};
+use crate::local::kill_group;
+use crate::processes::{Piped, last_words, spawn_piped};
 
 /// How long a contender may take to close its session and exit once stdin has ended.
 const EXIT_WITHIN: Duration = Duration::from_secs(5);
@@ -27,20 +27,14 @@ pub(crate) struct Running {
 
 impl Running {
     /// Starts `command` as contender `name`.
-    pub(crate) fn spawn(mut command: Command, name: String) -> Result<Running, String> {
-        let failed = |e: std::io::Error| format!("{}: cannot start: {e}", name.clone());
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        let mut child = spawn_bound_to_this_process(command).map_err(failed)?;
-        let (Some(stdin), Some(stdout), Some(mut stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            kill_group(child);
-            return Err(failed(std::io::Error::other("no pipes")));
-        };
+    pub(crate) fn spawn(command: Command, name: String) -> Result<Running, String> {
+        let failed = |e: std::io::Error| format!("{name}: cannot start: {e}");
+        let Piped {
+            child,
+            stdin,
+            stdout,
+            stderr,
+        } = spawn_piped(command).map_err(failed)?;
         let (sender, lines) = channel();
         let reading = std::thread::Builder::new()
             .name(format!("{name}-stdout"))
@@ -52,13 +46,6 @@ impl Running {
                     }
                 }
             });
-        let last_words = std::thread::Builder::new()
-            .name(format!("{name}-stderr"))
-            .spawn(move || {
-                let mut text = String::new();
-                let _ = stderr.read_to_string(&mut text);
-                text
-            });
         let mut running = Running {
             name: name.clone(),
             child: Some(child),
@@ -67,7 +54,7 @@ impl Running {
             stderr: None,
         };
         reading.map_err(failed)?;
-        running.stderr = Some(last_words.map_err(failed)?);
+        running.stderr = Some(last_words(stderr, format!("{name}-stderr")).map_err(failed)?);
         Ok(running)
     }
 
