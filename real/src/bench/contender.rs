@@ -1,7 +1,7 @@
 //! The Rust contender of `splitbrain bench --real` (the hidden `splitbrain bench-client`): one
 //! OS process with its own session, running `cycles` of our `Mutex`, the naive herd lock or
 //! our `LeaderLatch` through `lock::driver::Driver` with no hold or think time, and printing
-//! the same lines as Curator's (`real/java/CuratorBench.java`, see [`super::lines`]), plus
+//! the same lines as Curator's (`real/java/CuratorBench.java`, see `bench::lines`), plus
 //! the watch events its session delivered. Its spec ([`ContenderSpec`]) is the first JSON
 //! line of stdin; it says `ready` once its session is connected, starts on `go`, prints its
 //! lines when every cycle is done, and closes its session when stdin ends.

@@ -4,9 +4,9 @@
 //! own — ours the hidden `splitbrain bench-client` ([`contender`]), Curator's the JVM program
 //! `real/java/CuratorBench.java` — that connects, says `ready`, runs its cycles on `go` with
 //! no hold or think time, and prints the time of each call and outcome
-//! ([`lines`]) once done. [`Bench::measure`] turns one run of them into a [`Sample`]: the
+//! (`bench::lines`) once done. [`Bench::measure`] turns one run of them into a [`Sample`]: the
 //! acquisitions' latencies and wall time, the contenders' CPU time during their cycles
-//! ([`process`]: `/proc/<pid>/stat`, read at `go` and at `done`), the watch events our
+//! (`bench::process`: each process's CPU clock, read at `go` and at `done`), the watch events our
 //! sessions delivered, and, for latches, the failovers (a leader's `close` to the next
 //! leader's being told).
 
