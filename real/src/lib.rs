@@ -7,7 +7,7 @@
 //! an OS process of its own ([`client`]: what such a process runs, [`ClientLauncher`]: how
 //! it is started), and returns its trace; [`run_with_curator`] runs Apache Curator's own
 //! `InterProcessMutex` in Java processes beside them on the same lock path ([`curator`]),
-//! [`wakeups`] counts the waiters each release wakes from the server's side, and [`bench`]
+//! [`wakeups`] counts the waiters each release wakes from the server's side, and [`bench`](mod@bench)
 //! measures our locks and latches beside Curator's (`splitbrain bench --real`).
 //!
 //! This crate never runs inside a madsim runtime: a `--cfg madsim` build is fine (madsim's
