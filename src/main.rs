@@ -43,6 +43,9 @@ enum Command {
     /// One client process of a `real` run (started by `real`, which sends its spec on stdin).
     #[command(hide = true)]
     RealClient,
+    /// One contender process of `bench --real` (its spec comes on stdin).
+    #[command(hide = true)]
+    BenchClient,
 }
 
 fn main() -> ExitCode {
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Command::Fidelity(args) => cli::fidelity::run(args),
         Command::Bench(args) => cli::bench::run(args),
         Command::RealClient => return real::client::serve(),
+        Command::BenchClient => return real::bench::contender::serve(),
     };
     cli::finish(result)
 }

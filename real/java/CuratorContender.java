@@ -147,6 +147,22 @@ public final class CuratorContender {
         log(System.nanoTime(), line);
     }
 
+    /** A started client with its session (CuratorBench connects the same way). */
+    static CuratorFramework connect(String connect, int sessionTimeout) throws Exception {
+        CuratorFramework client = CuratorFrameworkFactory.builder()
+            .connectString(connect)
+            .sessionTimeoutMs(sessionTimeout)
+            .connectionTimeoutMs(Math.max(sessionTimeout, 1000))
+            .retryPolicy(new ExponentialBackoffRetry(100, 10))
+            .build();
+        client.start();
+        if (!client.blockUntilConnected(Math.max(sessionTimeout, 10_000), TimeUnit.MILLISECONDS)) {
+            client.close();
+            throw new IllegalStateException("no session with " + connect);
+        }
+        return client;
+    }
+
     private static long draw(SplittableRandom random, long min, long max) {
         return max > min ? random.nextLong(min, max + 1) : min;
     }
@@ -171,17 +187,8 @@ public final class CuratorContender {
         int port = Integer.parseInt(args[10]);
         int slot = Integer.parseInt(args[11]);
         SplittableRandom random = new SplittableRandom(seed * 31 + slot);
-        try (CuratorFramework client = CuratorFrameworkFactory.builder()
-                .connectString(connect)
-                .sessionTimeoutMs(sessionTimeout)
-                .connectionTimeoutMs(Math.max(sessionTimeout, 1000))
-                .retryPolicy(new ExponentialBackoffRetry(100, 10))
-                .build();
+        try (CuratorFramework client = connect(connect, sessionTimeout);
              Resource resource = new Resource(port, slot)) {
-            client.start();
-            if (!client.blockUntilConnected(Math.max(sessionTimeout, 10_000), TimeUnit.MILLISECONDS)) {
-                throw new IllegalStateException("no session with " + connect);
-            }
             Cycle cycle = isLatch ? latch(client, path) : mutex(client, path);
             String granted = isLatch ? "leader" : "acquired";
             log("ready");

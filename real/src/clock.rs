@@ -71,7 +71,7 @@ impl Clock for RealClock {
 }
 
 /// Now, in nanoseconds of `CLOCK_MONOTONIC`.
-fn monotonic_ns() -> u64 {
+pub(crate) fn monotonic_ns() -> u64 {
     let mut now = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

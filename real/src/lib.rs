@@ -7,11 +7,13 @@
 //! an OS process of its own ([`client`]: what such a process runs, [`ClientLauncher`]: how
 //! it is started), and returns its trace; [`run_with_curator`] runs Apache Curator's own
 //! `InterProcessMutex` in Java processes beside them on the same lock path ([`curator`]),
-//! and [`wakeups`] counts the waiters each release wakes from the server's side.
+//! [`wakeups`] counts the waiters each release wakes from the server's side, and [`bench`](mod@bench)
+//! measures our locks and latches beside Curator's (`splitbrain bench --real`).
 //!
 //! This crate never runs inside a madsim runtime: a `--cfg madsim` build is fine (madsim's
 //! libc overrides fall through when no simulation runs), a madsim runtime is not.
 
+pub mod bench;
 pub mod client;
 pub mod clock;
 pub mod curator;

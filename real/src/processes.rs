@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::io::{BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -19,7 +19,7 @@ use futures::channel::oneshot;
 use lock::ids::ClientSlot;
 
 use crate::clock::Recorder;
-use crate::local::spawn_bound_to_this_process;
+use crate::local::{kill_group, spawn_bound_to_this_process};
 use crate::wire::{self, ClientSpec, Report};
 
 /// How to start a client process: a program and the arguments before nothing else (the spec
@@ -41,6 +41,57 @@ impl ClientLauncher {
             args: args.into_iter().map(Into::into).collect(),
         }
     }
+
+    /// The command that starts one client: the program with its arguments.
+    pub(crate) fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args);
+        command
+    }
+}
+
+/// A child process with pipes to its stdin, stdout and stderr.
+pub(crate) struct Piped {
+    /// The process.
+    pub child: Child,
+    /// Its stdin.
+    pub stdin: ChildStdin,
+    /// Its stdout.
+    pub stdout: ChildStdout,
+    /// Its stderr.
+    pub stderr: ChildStderr,
+}
+
+/// Starts `command` with its stdin, stdout and stderr piped, in a process group of its own
+/// (a terminal's Ctrl-C reaches only this process), SIGKILLed should this process die.
+pub(crate) fn spawn_piped(mut command: Command) -> std::io::Result<Piped> {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = spawn_bound_to_this_process(command)?;
+    match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+        (Some(stdin), Some(stdout), Some(stderr)) => Ok(Piped {
+            child,
+            stdin,
+            stdout,
+            stderr,
+        }),
+        _ => {
+            kill_group(child);
+            Err(std::io::Error::other("no pipes"))
+        }
+    }
+}
+
+/// Reads `stderr` to its end on a thread named `name`: a process's last words, when it dies.
+pub(crate) fn last_words(stderr: ChildStderr, name: String) -> std::io::Result<JoinHandle<String>> {
+    std::thread::Builder::new().name(name).spawn(move || {
+        let mut text = String::new();
+        let _ = BufReader::new(stderr).read_to_string(&mut text);
+        text
+    })
 }
 
 /// Where a client process is, told to the run.
@@ -96,19 +147,12 @@ impl ClientProcess {
                 launcher.program.display()
             )
         };
-        let mut command = Command::new(&launcher.program);
-        command
-            .args(&launcher.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        let mut child = spawn_bound_to_this_process(command).map_err(failed)?;
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            return Err(failed(std::io::Error::other("no pipes")));
-        };
+        let Piped {
+            child,
+            stdin,
+            stdout,
+            stderr,
+        } = spawn_piped(launcher.command()).map_err(failed)?;
         let process = ClientProcess {
             slot,
             pid: libc::pid_t::try_from(child.id()).unwrap_or(libc::pid_t::MAX),
@@ -120,14 +164,7 @@ impl ClientProcess {
         };
         wire::send(&mut *process.stdin.lock().expect("stdin"), spec).map_err(failed)?;
         process.read_reports(stdout, recorder, progress)?;
-        let last_words = std::thread::Builder::new()
-            .name(format!("client-{}-stderr", slot.0))
-            .spawn(move || {
-                let mut text = String::new();
-                let _ = BufReader::new(stderr).read_to_string(&mut text);
-                text
-            })
-            .map_err(failed)?;
+        let last_words = last_words(stderr, format!("client-{}-stderr", slot.0)).map_err(failed)?;
         *process.stderr.lock().expect("stderr") = Some(last_words);
         Ok(process)
     }

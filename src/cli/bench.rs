@@ -4,6 +4,7 @@
 
 mod child;
 mod figures;
+mod real;
 mod results;
 
 use std::path::PathBuf;
@@ -37,12 +38,65 @@ pub struct Args {
     /// Stop each model check after this many seconds [default: 120, quick 15].
     #[arg(long, value_name = "SECONDS")]
     model_cap: Option<u64>,
+    /// Measure lock throughput on a real ZooKeeper instead: our `Mutex` beside Curator's
+    /// `InterProcessMutex` and the naive herd lock, and both LeaderLatches' failover; writes
+    /// bench-real.json and bench-real.md. Needs Debian's zookeeper and Curator packages.
+    #[arg(long)]
+    real: bool,
+    /// `--real`: contender counts [default: 1,2,5,10,20].
+    #[arg(long, value_name = "N,…", value_delimiter = ',')]
+    contenders: Vec<u16>,
+    /// `--real`: acquisitions per run, all contenders together [default: 2000, quick 200].
+    #[arg(long, value_name = "N")]
+    acquisitions: Option<u32>,
+    /// `--real`: leaderships per latch participant per run [default: 30, quick 5].
+    #[arg(long, value_name = "N")]
+    leaderships: Option<u32>,
+    /// `--real`: the server's tickTime.
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    tick_ms: u64,
+    /// `--real`: every contender's session timeout (ZooKeeper allows 2–20 ticks).
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    session_timeout_ms: u64,
     /// Directory for bench.json, bench.md and the runs' own output.
     #[arg(long, value_name = "DIR", default_value = "splitbrain-out/bench")]
     out: PathBuf,
 }
 
 impl Args {
+    fn real_sizes(&self) -> Result<real::RealSizes, Failure> {
+        let sizes = real::RealSizes {
+            contenders: if self.contenders.is_empty() {
+                vec![1, 2, 5, 10, 20]
+            } else {
+                self.contenders.clone()
+            },
+            acquisitions: (self.acquisitions).unwrap_or(if self.quick { 200 } else { 2000 }),
+            runs: self.runs.unwrap_or(if self.quick { 1 } else { 3 }),
+            leaderships: (self.leaderships).unwrap_or(if self.quick { 5 } else { 30 }),
+            tick_ms: self.tick_ms,
+            session_timeout_ms: self.session_timeout_ms,
+        };
+        if sizes.runs == 0 || sizes.acquisitions == 0 || sizes.leaderships == 0 {
+            return Err(Failure(
+                "bench --real: --runs, --acquisitions and --leaderships: expected at least 1"
+                    .into(),
+            ));
+        }
+        if sizes.contenders.contains(&0) {
+            return Err(Failure(
+                "bench --real: --contenders: expected counts of at least 1, found 0".into(),
+            ));
+        }
+        if !(2..=20).contains(&sizes.session_timeout_ms.div_ceil(sizes.tick_ms.max(1))) {
+            return Err(Failure(format!(
+                "bench --real: --session-timeout-ms: expected 2–20 ticks of {} ms, found {} ms",
+                sizes.tick_ms, sizes.session_timeout_ms
+            )));
+        }
+        Ok(sizes)
+    }
+
     fn sizes(&self) -> Result<Sizes, Failure> {
         let pick = |given: Option<u64>, full: u64, quick: u64| {
             given.unwrap_or(if self.quick { quick } else { full })
@@ -80,6 +134,10 @@ impl Args {
 
 /// Runs the command.
 pub fn run(args: Args) -> Outcome {
+    if args.real {
+        real::run(args.real_sizes()?, args.quick, &args.out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let sizes = args.sizes()?;
     let work = Workspace::new(&args.out.join("runs"))?;
     let steps = 5 + 2 * sizes.model_clients.len();

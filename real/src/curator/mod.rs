@@ -48,10 +48,16 @@ const SLF4J_NOP_JAR: &str = "/usr/share/java/slf4j-nop.jar";
 pub const NOT_INSTALLED: &str = "Apache Curator is not installed: run scripts/test or apt-get \
      install libcurator-recipes-java libcurator-framework-java libcurator-client-java";
 
-/// The contender's source.
-const SOURCE: &str = include_str!("../../java/CuratorContender.java");
-/// Its main class.
+/// The programs compiled, each a main class and its source: the contender of a mixed run,
+/// and the contender of `splitbrain bench --real` ([`crate::bench`]).
+const SOURCES: [(&str, &str); 2] = [
+    (MAIN_CLASS, include_str!("../../java/CuratorContender.java")),
+    (BENCH_CLASS, include_str!("../../java/CuratorBench.java")),
+];
+/// The mixed run's contender.
 const MAIN_CLASS: &str = "CuratorContender";
+/// The benchmark's contender.
+const BENCH_CLASS: &str = "CuratorBench";
 
 /// True when Curator's jars, ZooKeeper's and a JDK (`java`, `javac`) are installed.
 pub fn installed() -> bool {
@@ -73,28 +79,32 @@ pub struct Curator {
 }
 
 impl Curator {
-    /// Compiles the contender program with `javac` into a fresh temporary directory.
+    /// Compiles the contender programs with `javac` into a fresh temporary directory.
     pub fn compile(count: u16) -> Result<Curator, HarnessError> {
         if !installed() {
             return Err(HarnessError(NOT_INSTALLED.into()));
         }
         let dir = temp_dir("splitbrain-curator")?;
         let curator = Curator { count, dir };
-        let source = curator.dir.join(format!("{MAIN_CLASS}.java"));
-        std::fs::write(&source, SOURCE)
-            .map_err(|e| io_error(format!("writing {}", source.display()), e))?;
+        let mut sources = Vec::new();
+        for (class, text) in SOURCES {
+            let source = curator.dir.join(format!("{class}.java"));
+            std::fs::write(&source, text)
+                .map_err(|e| io_error(format!("writing {}", source.display()), e))?;
+            sources.push(source);
+        }
         let javac = javac().ok_or_else(|| HarnessError(NOT_INSTALLED.into()))?;
         let output = Command::new(javac)
             .arg("-d")
             .arg(&curator.dir)
             .args(["-cp", CURATOR_RECIPES_JAR])
-            .arg(&source)
+            .args(&sources)
             .output()
             .map_err(|e| io_error("running javac".into(), e))?;
         if !output.status.success() {
             return Err(HarnessError(format!(
-                "javac {} failed ({}): {}",
-                source.display(),
+                "javac in {} failed ({}): {}",
+                curator.dir.display(),
                 output.status,
                 String::from_utf8_lossy(&output.stderr).trim()
             )));
@@ -146,10 +156,9 @@ impl Curator {
         Ok(contenders)
     }
 
-    /// The command line of the contender of `slot`.
-    fn command(&self, run: &ContenderRun<'_>, slot: ClientSlot, port: u16) -> Command {
+    /// `java` with the contenders' JVM settings and class path, running `class`.
+    fn java(&self, class: &str) -> Command {
         let mut command = Command::new(local::java().unwrap_or_else(|| "java".into()));
-        let workload = run.workload;
         command
             .args([
                 "-Xmx128m",
@@ -158,7 +167,36 @@ impl Curator {
                 "-cp",
             ])
             .arg(self.class_path())
-            .arg(MAIN_CLASS)
+            .arg(class);
+        command
+    }
+
+    /// The command line of a benchmark contender (`real/java/CuratorBench.java`): `cycles`
+    /// of `recipe` on `lock_path` with no hold or think time, over its own session of
+    /// `session_timeout_ms` with the server at `connect_string`.
+    pub(crate) fn bench_command(
+        &self,
+        recipe: CuratorRecipe,
+        connect_string: &str,
+        session_timeout_ms: u64,
+        lock_path: &ZkPath,
+        cycles: u32,
+    ) -> Command {
+        let mut command = self.java(BENCH_CLASS);
+        command
+            .arg(recipe.argument())
+            .arg(connect_string)
+            .arg(session_timeout_ms.to_string())
+            .arg(lock_path.as_str())
+            .arg(cycles.to_string());
+        command
+    }
+
+    /// The command line of the contender of `slot`.
+    fn command(&self, run: &ContenderRun<'_>, slot: ClientSlot, port: u16) -> Command {
+        let mut command = self.java(MAIN_CLASS);
+        let workload = run.workload;
+        command
             .arg(run.recipe.argument())
             .arg(run.connect_string)
             .arg(run.session_timeout_ms.to_string())
