@@ -122,7 +122,7 @@ type Summary = (
     Workload,
     ClientBeliefs,
     ClientWaits,
-    (Option<u8>, bool),
+    (Option<u16>, bool),
     u8,
     u8,
     usize,

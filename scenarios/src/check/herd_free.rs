@@ -68,7 +68,7 @@ struct Fold<'a> {
     herds: Herds,
     /// Each wake of several clients still open: its zxid, and the clients it woke, each with
     /// the event of the watch that woke it.
-    wakes: BTreeMap<u8, (Zxid, BTreeMap<ClientSlot, usize>)>,
+    wakes: BTreeMap<u16, (Zxid, BTreeMap<ClientSlot, usize>)>,
     /// The watches fired by the zxid under way, each with its node and event.
     fired: Vec<(Zxid, Path, (SessionId, ZkEventKind, usize))>,
     violations: Vec<Violation>,

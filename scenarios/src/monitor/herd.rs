@@ -25,9 +25,9 @@ use super::{Seen, Waits};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Wake {
     /// How many waiting clients it woke.
-    pub woken: u8,
+    pub woken: u16,
     /// How many of them then acquired (before another change woke them).
-    pub acquired: u8,
+    pub acquired: u16,
 }
 
 impl Wake {
@@ -39,7 +39,7 @@ impl Wake {
 }
 
 /// A wake that broke the rule, by the id [`Herds::wake`] gave it.
-pub type Herd = (u8, Wake);
+pub type Herd = (u16, Wake);
 
 /// The herd monitor of [`crate::monitor`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -48,10 +48,10 @@ pub struct Herds {
     sessions: BTreeMap<ClientSlot, SessionId>,
     /// The wake each woken client belongs to, until it acquires, stops waiting or is woken
     /// again.
-    woken: BTreeMap<ClientSlot, u8>,
+    woken: BTreeMap<ClientSlot, u16>,
     /// Wakes of several clients whose clients are not all done with them, by id (the lowest
     /// free one).
-    wakes: BTreeMap<u8, Wake>,
+    wakes: BTreeMap<u16, Wake>,
     /// A wake has broken the rule already, whatever its clients still do (sticky).
     herd: bool,
 }
@@ -84,7 +84,7 @@ impl Herds {
         &mut self,
         fired: impl IntoIterator<Item = (SessionId, ZkEventKind, T)>,
         waits: &Waits,
-    ) -> (BTreeMap<ClientSlot, T>, Option<u8>, Vec<Herd>) {
+    ) -> (BTreeMap<ClientSlot, T>, Option<u16>, Vec<Herd>) {
         let mut woken: BTreeMap<ClientSlot, T> = BTreeMap::new();
         for (session, kind, tag) in fired {
             let client = (self.sessions.iter()).find(|(_, s)| **s == session);
@@ -99,10 +99,10 @@ impl Herds {
         }
         let herds = self.settle();
         let id = (woken.len() > 1).then(|| {
-            let id = (0..=u8::MAX)
-                .find(|id| !self.wakes.contains_key(id))
-                .expect("fewer wakes than clients");
-            let count = u8::try_from(woken.len()).unwrap_or(u8::MAX);
+            // Each open wake holds two clients or more, so fewer than 2^15 are open: a free id
+            // is found by counting.
+            let id = (0..).find(|id| !self.wakes.contains_key(id)).unwrap_or(0);
+            let count = u16::try_from(woken.len()).unwrap_or(u16::MAX);
             let wake = Wake {
                 woken: count,
                 acquired: 0,
@@ -137,7 +137,7 @@ impl Herds {
 
     /// What the monitor knows of `client`, without its identity: the wake it belongs to and
     /// whether it has a current session.
-    pub fn summary(&self, client: ClientSlot) -> (Option<u8>, bool) {
+    pub fn summary(&self, client: ClientSlot) -> (Option<u16>, bool) {
         let wake = self.woken.get(&client).copied();
         (wake, self.sessions.contains_key(&client))
     }
@@ -157,7 +157,7 @@ impl Herds {
     fn settle(&mut self) -> Vec<Herd> {
         let mut herds = Vec::new();
         let woken = &self.woken;
-        let pending = |id: u8| woken.values().filter(|w| **w == id).count();
+        let pending = |id: u16| woken.values().filter(|w| **w == id).count();
         self.wakes.retain(|&id, wake| {
             let pending = pending(id);
             self.herd |= wake.herd(pending);
@@ -211,7 +211,9 @@ impl Relabel for Herds {
     fn relabel(&self, map: &ClientMap) -> Self {
         Herds {
             sessions: self.sessions.relabel(map),
-            woken: self.woken.relabel(map),
+            woken: (self.woken.iter())
+                .map(|(c, id)| (map.slot(*c), *id))
+                .collect(),
             wakes: self.wakes.clone(),
             herd: self.herd,
         }
