@@ -240,23 +240,19 @@ fn components<R: Testable>() -> Vec<Component<R>> {
             forget: |s| without_per_peer(s, "workload", |p| p.workload),
         },
         Component {
-            name: "monitors (beliefs, wakes, herd)",
-            render: |s| format!("{:?} {:?} {}", s.beliefs, s.wakes, s.herd),
+            name: "monitors (beliefs, herds)",
+            render: |s| format!("{:?} {:?}", s.beliefs, s.herds),
             forget: |s| {
                 without(s, |s| {
                     s.beliefs = scenarios::monitor::Beliefs::new(Default::default());
-                    s.wakes.clear();
-                    s.herd = false;
-                    for peer in &mut s.peers {
-                        peer.woken = None;
-                    }
+                    s.herds = Default::default();
                 })
             },
         },
         Component {
             name: "resource",
             render: |s| format!("{:?}", s.resource),
-            forget: |s| mask(&mask(&whole(s), "accepted_writes: "), "Token("),
+            forget: |s| mask(&mask(&whole(s), "writes: "), "Token("),
         },
         Component {
             name: "restarts and incarnations",

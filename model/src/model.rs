@@ -209,10 +209,9 @@ impl<R: Testable> LockModel<R> {
             peers,
             resource: Resource::new(self.config.fenced),
             used: Used::default(),
-            wakes: Default::default(),
-            herd: false,
             beliefs: Beliefs::new(self.config.framework.error_policy),
             waits: Default::default(),
+            herds: Default::default(),
         };
         let mut step = Transition {
             model: self,
@@ -240,7 +239,6 @@ impl<R: Testable> LockModel<R> {
             handle: None,
             timers: Default::default(),
             workload: self.workload(slot),
-            woken: None,
             class: u8::from(!self.writes(slot)),
         }
     }

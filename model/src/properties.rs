@@ -1,6 +1,6 @@
 //! The properties the model checks, named as everywhere else (`scenarios::property`), plus
 //! one reachability check. Each is a predicate on one state; the history a property needs
-//! (the resource's ledger, whether a herd happened) is kept in the state.
+//! (the property monitors shared with the trace checkers) is kept in the state.
 
 use std::fmt;
 
@@ -19,10 +19,13 @@ use scenarios::recipes::Testable;
 pub enum Checked {
     /// No two clients believe they hold the lock at once.
     MutualExclusionBelief,
-    /// The resource's accepted accesses come in increasing token order and no accepted
-    /// increment is lost.
+    /// The resource's accepted accesses come in non-interleaved blocks in increasing token
+    /// order, each write an increment of its own read, and no accepted increment is lost (the
+    /// [`Fenced`](scenarios::monitor::Fenced) monitor, which the trace checker folds too).
     MutualExclusionFenced,
-    /// No deletion wakes more than one waiting client.
+    /// No change wakes more waiting clients than max(1, those that then acquire), a client
+    /// still waiting when nothing more can happen counted as one that did not (the
+    /// [`Herds`](scenarios::monitor::Herds) monitor, which the trace checker folds too).
     HerdFree,
     /// Once the workloads are done and everything has settled, no lock node is left.
     NoOrphans,
@@ -133,10 +136,12 @@ impl Checked {
                 no_conflict(state, self) && state.beliefs.kept_too_long().next().is_none()
             }
             Checked::MutualExclusionFenced | Checked::LeaderUniqueFenced => {
-                let resource = &state.resource;
-                !resource.out_of_order && resource.counter.value() == resource.accepted_writes
+                state.resource.fenced.holds()
             }
-            Checked::HerdFree => !state.herd,
+            Checked::HerdFree => {
+                let herds = &state.herds;
+                herds.holds() && (herds.holds_at_end() || !quiescent(model, state))
+            }
             Checked::NoOrphans => !settled(model, state) || !has_lock_nodes(model, state),
             Checked::Progress => !stuck(model, state),
             Checked::SomeoneAcquires => state.beliefs.believed().next().is_some(),

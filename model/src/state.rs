@@ -3,16 +3,16 @@
 //! resource. Everything is `Clone + Eq + Hash` and holds no history: a trace is rebuilt by
 //! replaying the actions of a path.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 use lock::client::Client;
 use lock::coordination::{RawEvent, RawState};
 use lock::fencing::{FencedResource, Token};
-use lock::ids::{ClientSlot, OpId, TimerId};
+use lock::ids::{ClientSlot, OpId, Owner, TimerId};
 use lock::relabel::{ClientMap, Relabel};
 use lock::zk::tree::Tree;
 use lock::zk::{Request, SessionId, ZkError};
-use scenarios::monitor::{Beliefs, Seen, Waits};
+use scenarios::monitor::{Access, Beliefs, Fenced, Herds, Seen, Waits};
 use scenarios::workload::Workload;
 
 /// The session id of `slot`'s `incarnation`-th session: deterministic, so that the same
@@ -43,26 +43,14 @@ pub struct State<R> {
     pub resource: Resource,
     /// Faults injected so far.
     pub used: Used,
-    /// Deletions that woke several waiting clients at once, by wake id, until every one of
-    /// those clients has acquired or stopped waiting for that wake-up (see [`Peer::woken`]).
-    pub wakes: BTreeMap<u8, Wake>,
-    /// A deletion has woken more waiting clients than then acquired, and more than one
-    /// (DESIGN's herd rule: woken ≤ max(1, those that then acquire); sticky).
-    pub herd: bool,
     /// Who believes they hold what: the belief properties' monitor, fed the same observations
     /// the trace records (the trace checkers fold the same monitor over a trace).
     pub beliefs: Beliefs,
     /// Who waits to be served: `progress`'s monitor, fed as [`State::beliefs`] is.
     pub waits: Waits,
-}
-
-/// One deletion that woke several waiting clients.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Wake {
-    /// How many waiting clients it woke.
-    pub woken: u8,
-    /// How many of them then acquired (before another deletion woke them).
-    pub acquired: u8,
+    /// Who the changes to the tree woke: `herd_free`'s monitor, fed as [`State::beliefs`] is
+    /// and with the watches each change fires.
+    pub herds: Herds,
 }
 
 /// Faults injected so far, against the budgets.
@@ -92,9 +80,6 @@ pub struct Peer<R> {
     /// The client's workload: the same state machine the simulator runs. Its pending timer
     /// (at most one) is what [`Action::Work`](crate::Action::Work) fires.
     pub workload: Workload,
-    /// The wake (a deletion that woke several waiting clients) this waiting client belongs
-    /// to, until it acquires, stops waiting or is woken again.
-    pub woken: Option<u8>,
     /// The client's workload class: 0 for clients that use the resource, 1 for the others (a
     /// read-write lock's readers, a semaphore's holders). Symmetry permutes clients only
     /// within a class: the workload gives a client its role by its slot (a read-write lock's
@@ -144,17 +129,14 @@ pub enum Link {
     Dead,
 }
 
-/// The protected counter, and a ledger of the accesses it accepted.
+/// The protected counter, and the fenced-access monitor of the accesses it accepted.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Resource {
     /// The counter (fenced or not).
     pub counter: FencedResource,
-    /// Writes the counter accepted.
-    pub accepted_writes: u64,
-    /// The token of the last accepted access.
-    pub last_token: Option<Token>,
-    /// An accepted access carried a token below an earlier accepted one (sticky).
-    pub out_of_order: bool,
+    /// The accepted accesses as `mutual_exclusion_fenced` judges them (the trace checker
+    /// folds the same monitor over a trace).
+    pub fenced: Fenced,
 }
 
 impl Resource {
@@ -162,18 +144,13 @@ impl Resource {
     pub fn new(fenced: bool) -> Resource {
         Resource {
             counter: FencedResource::new(fenced),
-            accepted_writes: 0,
-            last_token: None,
-            out_of_order: false,
+            fenced: Fenced::default(),
         }
     }
 
-    /// Notes an accepted access with `token`.
-    pub fn accepted(&mut self, token: Token) {
-        if self.last_token.is_some_and(|last| token < last) {
-            self.out_of_order = true;
-        }
-        self.last_token = Some(token);
+    /// Notes an accepted `access` with `token` by `owner` on `slot`.
+    pub fn accepted(&mut self, slot: ClientSlot, owner: Owner, token: Token, access: Access) {
+        self.fenced.observe((Some(slot), owner, token), access);
     }
 }
 
@@ -182,6 +159,7 @@ impl<R> State<R> {
     pub fn observe(&mut self, seen: Seen) {
         self.beliefs.observe(seen);
         self.waits.observe(seen);
+        self.herds.observe(seen, &self.waits);
     }
 
     /// The peer of `slot`.
@@ -199,6 +177,15 @@ impl<R> State<R> {
         let (slot, _) = session_owner(session);
         let peer = self.peers.get(usize::from(slot.0))?;
         (peer.handle.as_ref()?.session == session).then_some(slot)
+    }
+}
+
+impl Relabel for Resource {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        Resource {
+            counter: self.counter.clone(),
+            fenced: self.fenced.relabel(map),
+        }
     }
 }
 
@@ -222,7 +209,6 @@ impl<R: Relabel> Relabel for Peer<R> {
             incarnation: self.incarnation,
             timers: self.timers.relabel(map),
             workload: self.workload.relabel(map),
-            woken: self.woken,
             class: self.class,
         }
     }

@@ -52,12 +52,11 @@ impl<R: Recipe + Relabel> Representative for State<R> {
                 .iter()
                 .map(|&old| self.peers[old].relabel(&renumbered(&map, &ids[old])))
                 .collect(),
-            resource: self.resource.clone(),
+            resource: self.resource.relabel(&map),
             used: self.used,
-            wakes: self.wakes.clone(),
-            herd: self.herd,
             beliefs: self.beliefs.relabel(&map),
             waits: self.waits.relabel(&map),
+            herds: self.herds.relabel(&map),
         }
     }
 }
@@ -123,6 +122,7 @@ type Summary = (
     Workload,
     ClientBeliefs,
     ClientWaits,
+    (Option<u16>, bool),
     u8,
     u8,
     usize,
@@ -136,6 +136,7 @@ fn summary<R: Recipe>(peer: &Peer<R>, state: &State<R>, slot: ClientSlot) -> Sum
         peer.workload,
         state.beliefs.summary(slot),
         state.waits.summary(slot),
+        state.herds.summary(slot),
         peer.restarts,
         peer.incarnation,
         peer.timers.len(),

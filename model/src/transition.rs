@@ -2,8 +2,6 @@
 //! effects, the server's application of requests and the faults. Every trace event is
 //! reported to the [`Recorder`] as it happens.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use lock::client::ClientInput;
 use lock::coordination::{RawEvent, RawState};
 use lock::driver::Observed;
@@ -12,15 +10,14 @@ use lock::ids::{ClientSlot, OpId, Owner, TimerId};
 use lock::recipe::Effect;
 use lock::recipes::{Call, Notice};
 use lock::zk::tree::Fired;
-use lock::zk::{OpResult, Path, SessionId, ZkError, Zxid};
-use scenarios::check::{counts_as_acquired, wakes_waiters};
+use lock::zk::{OpResult, SessionId, ZkError, Zxid};
 use scenarios::fault::{Fault, Node};
-use scenarios::monitor::Seen;
+use scenarios::monitor::{Access, Seen, changes};
 use scenarios::trace::{EventKind, ServerSession, client_event};
-use scenarios::workload::{Phase, WorkEffect, WorkInput, WorkTimer};
+use scenarios::workload::{WorkEffect, WorkInput, WorkTimer};
 
 use crate::model::{LockModel, Recorder, SESSION_TIMEOUT};
-use crate::state::{Handle, Link, State, Wake, session_id};
+use crate::state::{Handle, Link, State, session_id};
 use scenarios::recipes::Testable;
 
 /// One action being carried out on a copy of the state.
@@ -93,9 +90,10 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
 
     /// Reads the resource with `token`: the value, unless refused.
     fn read(&mut self, slot: ClientSlot, owner: Owner, token: Token) -> Option<u64> {
-        let read = self.state.resource.counter.read(token);
-        if read.is_ok() {
-            self.state.resource.accepted(token);
+        let resource = &mut self.state.resource;
+        let read = resource.counter.read(token);
+        if let Ok(value) = read {
+            resource.accepted(slot, owner, token, Access::Read(value));
         }
         self.rec.record(Some(slot), || EventKind::ResourceRead {
             owner,
@@ -111,8 +109,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         let resource = &mut self.state.resource;
         let accepted = resource.counter.write(token, value).is_ok();
         if accepted {
-            resource.accepted(token);
-            resource.accepted_writes += 1;
+            resource.accepted(slot, owner, token, Access::Write(value));
         }
         self.rec.record(Some(slot), || EventKind::ResourceWrite {
             owner,
@@ -202,21 +199,9 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         });
     }
 
-    /// The workload hears `notice` (the belief monitor has seen it as it was emitted).
+    /// The workload hears `notice` (the monitors have seen it as it was emitted).
     fn notice(&mut self, slot: ClientSlot, notice: Notice) {
-        let waited = matches!(
-            self.state.peer(slot).workload.phase(),
-            Phase::Acquiring { .. }
-        );
         self.feed_work(slot, WorkInput::Notice(notice));
-        let waiting = matches!(
-            self.state.peer(slot).workload.phase(),
-            Phase::Acquiring { .. }
-        );
-        if waited && !waiting {
-            self.leave_wake(slot, counts_as_acquired(&notice));
-            self.settle_wakes();
-        }
     }
 
     /// The server opens the client's session of its current incarnation; `Connected` is the
@@ -272,84 +257,28 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         }
     }
 
-    /// Sends fired watches to the sessions' streams and notes a wake of several waiting
-    /// clients by one change (a herd, unless they then all acquire): the whole of a request's
-    /// change, or, with `per_node` (an expiry deleting its ephemerals), each node's.
+    /// Sends fired watches to the sessions' streams, and shows the herd monitor who each
+    /// change woke: the whole of a request's change, or, with `per_node` (an expiry deleting
+    /// its ephemerals), each node's.
     fn route(&mut self, fired: Vec<Fired>, zxid: Option<Zxid>, per_node: bool) {
-        let mut changes: BTreeMap<Option<Path>, BTreeSet<ClientSlot>> = BTreeMap::new();
+        let mut watches = Vec::new();
         for Fired { session, event } in fired {
             self.rec.record(None, || EventKind::WatchFired {
                 session,
                 event: event.clone(),
                 zxid,
             });
+            watches.push((event.path.clone(), (session, event.kind, ())));
             let Some(slot) = self.state.attached(session) else {
                 continue;
             };
             let peer = self.state.peer_mut(slot);
-            if wakes_waiters(event.kind) && matches!(peer.workload.phase(), Phase::Acquiring { .. })
-            {
-                let node = per_node.then(|| event.path.clone());
-                changes.entry(node).or_default().insert(slot);
-            }
             if let Some(handle) = peer.handle.as_mut().filter(|h| h.link == Link::Up) {
                 handle.events.push_back(RawEvent::Watch { event });
             }
         }
-        for woken in changes.into_values() {
-            self.wake(woken);
-        }
-        self.settle_wakes();
-    }
-
-    /// Notes that one change woke the waiting clients `woken`.
-    fn wake(&mut self, woken: BTreeSet<ClientSlot>) {
-        for &slot in &woken {
-            self.leave_wake(slot, false);
-        }
-        if woken.len() > 1 {
-            let id = (0..=u8::MAX)
-                .find(|id| !self.state.wakes.contains_key(id))
-                .expect("fewer wakes than clients");
-            let count = u8::try_from(woken.len()).unwrap_or(u8::MAX);
-            let wake = Wake {
-                woken: count,
-                acquired: 0,
-            };
-            self.state.wakes.insert(id, wake);
-            for slot in woken {
-                self.state.peer_mut(slot).woken = Some(id);
-            }
-        }
-    }
-
-    /// `slot` is done with its wake-up: it acquired (as `counts_as_acquired` says), or not.
-    fn leave_wake(&mut self, slot: ClientSlot, acquired: bool) {
-        let Some(id) = self.state.peer_mut(slot).woken.take() else {
-            return;
-        };
-        if let Some(wake) = self.state.wakes.get_mut(&id).filter(|_| acquired) {
-            wake.acquired += 1;
-        }
-    }
-
-    /// Notes a herd once a wake has woken more than max(1, those that acquired or may still
-    /// acquire), and forgets wakes whose clients are all done.
-    fn settle_wakes(&mut self) {
-        let peers = &self.state.peers;
-        let pending = |id: u8| peers.iter().filter(|p| p.woken == Some(id)).count();
-        let mut done = Vec::new();
-        for (&id, wake) in &self.state.wakes {
-            let pending = pending(id);
-            if usize::from(wake.woken) > (usize::from(wake.acquired) + pending).max(1) {
-                self.state.herd = true;
-            }
-            if pending == 0 {
-                done.push(id);
-            }
-        }
-        for id in done {
-            self.state.wakes.remove(&id);
+        for change in changes(watches, per_node) {
+            self.state.herds.wake(change, &self.state.waits);
         }
     }
 
@@ -406,7 +335,6 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
             .fresh_peer(slot, old.restarts + 1, old.incarnation + 1);
         fresh.workload = old.workload.restarted();
         *self.state.peer_mut(slot) = fresh;
-        self.settle_wakes();
         self.open_session(slot);
         Some(())
     }

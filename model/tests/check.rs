@@ -34,6 +34,20 @@ fn run<R: Testable>(def: &'static RecipeDef<R>, config: Config, symmetry: bool) 
     check(def, config, options)
 }
 
+/// What the trace checkers need to judge a path of `model` as a whole (no time bound).
+fn checker_context<R: Testable>(
+    model: &LockModel<R>,
+    max_leases: u32,
+) -> scenarios::check::Context {
+    scenarios::check::Context {
+        lock_path: model.lock_path().clone(),
+        horizon: u64::MAX,
+        progress_grace: 0,
+        max_leases,
+        error_policy: Default::default(),
+    }
+}
+
 /// Checks `R` with `clients` both ways: pinned counts, identical verdicts, all met.
 fn pinned<R: Testable>(def: &'static RecipeDef<R>, clients: u16, expected: Pinned) -> Outcome {
     pinned_in(def, Config::new(clients), expected)
@@ -426,13 +440,7 @@ fn the_trace_checkers_confirm_the_counterexamples() {
             .clone()
             .expect("a counterexample");
         let trace = trace(&model, &path, property.name()).unwrap();
-        let cx = scenarios::check::Context {
-            lock_path: model.lock_path().clone(),
-            horizon: u64::MAX,
-            progress_grace: 0,
-            max_leases: 1,
-            error_policy: Default::default(),
-        };
+        let cx = checker_context(&model, 1);
         let shared = property.shared().expect("a shared property");
         let found = scenarios::check::check(&trace, shared, &cx);
         assert!(!found.is_empty(), "{property} not confirmed: {trace:#?}");
@@ -471,13 +479,7 @@ fn model_and_trace_checker_agree_on_belief_at_every_step_of_a_counterexample() {
         let outcome = check(def, config, Options::default());
         let path = (outcome.verdict(property).path.clone()).expect("a counterexample");
         let visited = states(&model, &path).unwrap();
-        let cx = scenarios::check::Context {
-            lock_path: model.lock_path().clone(),
-            horizon: u64::MAX,
-            progress_grace: 0,
-            max_leases: config.settings.max_leases,
-            error_policy: Default::default(),
-        };
+        let cx = checker_context(&model, config.settings.max_leases);
         let shared = property.shared().expect("a shared property");
         let mut held_so_far = true;
         for (steps, state) in visited.iter().enumerate() {
@@ -496,6 +498,64 @@ fn model_and_trace_checker_agree_on_belief_at_every_step_of_a_counterexample() {
         Config::new(3),
         Checked::LiveSessionExclusion,
     );
+}
+
+/// `mutual_exclusion_fenced` is one monitor: the model and the trace checker judge the same
+/// accesses alike. The model's own rule before (tokens in order, counter equal to the writes)
+/// passed a write without a read and a block interleaved by a stale read, which the trace
+/// checker flags.
+#[test]
+fn model_and_trace_checker_agree_on_fenced_accesses() {
+    use lock::fencing::Token;
+    use lock::ids::Owner;
+    use scenarios::monitor::Access;
+    let model = LockModel::new(&MUTEX, Config::new(2));
+    let start = states(&model, &[]).unwrap().pop().unwrap();
+    let blank = trace(&model, &[], "fenced").unwrap();
+    let (c0, c1) = (ClientSlot(0), ClientSlot(1));
+    let cases: [&[(ClientSlot, u64, Access)]; 4] = [
+        &[(c0, 5, Access::Read(0)), (c0, 5, Access::Write(1))],
+        &[(c0, 5, Access::Write(1))],
+        &[
+            (c1, 7, Access::Read(0)),
+            (c0, 5, Access::Read(0)),
+            (c1, 7, Access::Write(1)),
+        ],
+        &[(c0, 5, Access::Read(0)), (c0, 5, Access::Write(2))],
+    ];
+    let mut verdicts = Vec::new();
+    for accesses in cases {
+        let mut state = start.clone();
+        let mut judged = blank.clone();
+        for &(slot, token, access) in accesses {
+            let (owner, token) = (Owner(0), Token(token));
+            state.resource.accepted(slot, owner, token, access);
+            let kind = match access {
+                Access::Read(value) => EventKind::ResourceRead {
+                    owner,
+                    token,
+                    accepted: true,
+                    value: Some(value),
+                },
+                Access::Write(value) => EventKind::ResourceWrite {
+                    owner,
+                    token,
+                    value,
+                    accepted: true,
+                },
+            };
+            let t = judged.events.len() as u64;
+            let client = Some(slot);
+            (judged.events).push(scenarios::trace::Event { t, client, kind });
+        }
+        let holds = Checked::MutualExclusionFenced.holds_in(&model, &state);
+        let shared = scenarios::property::Property::MutualExclusionFenced;
+        let cx = checker_context(&model, 1);
+        let passes = scenarios::check::check(&judged, shared, &cx).is_empty();
+        assert_eq!(holds, passes, "{accesses:?}");
+        verdicts.push(holds);
+    }
+    assert_eq!(verdicts, [true, false, false, false]);
 }
 
 /// A mutex whose woken waiter holds without listing again gives every verdict the mutex

@@ -11,8 +11,6 @@ mod no_orphans;
 mod progress;
 pub mod timeline;
 
-pub use herd_free::{counts_as_acquired, wakes_waiters};
-
 #[cfg(test)]
 pub(crate) mod fixtures;
 

@@ -7,9 +7,13 @@
 //! rest of the state does not already tell apart.
 
 mod beliefs;
+mod fenced;
+mod herd;
 mod progress;
 
 pub use beliefs::{Beliefs, ClientBeliefs, Conflict, Holder, Key, Role};
+pub use fenced::{Access, Accessor, Breach, Fenced};
+pub use herd::{Herd, Herds, Wake, changes, counts_as_acquired, wakes_waiters};
 pub use progress::{ClientWaits, Wait, Waits, fault_failure};
 
 use lock::coordination::{RawEvent, RawState};

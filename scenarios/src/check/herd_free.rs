@@ -1,40 +1,24 @@
-//! `herd_free`: per change, the server's watch events that wake a waiter (`NodeDeleted` and
-//! `NodeChildrenChanged`) reach at most max(1, n) clients that are waiting at that moment,
-//! where n is how many of them then acquire (DESIGN's rule, made for read-write locks: one
-//! writer's release may rightly wake every reader queued behind it; for exclusive locks and
-//! elections n ≤ 1, so at most one). A change is one request (one zxid), or one node an expiry
-//! deletes: an expiry deletes all its session's ephemerals in one zxid, and each deletion
-//! wakes its own waiter (there, a child watch counts with the changes of the node it watches).
-//! Waiting: an acquire (or start) outstanding, without its grant, `TimedOut` or `Failed` yet.
-//! A woken client "then acquires" when its wait ends in a grant before another change wakes
-//! it, or ends because its session was lost (`Failed { SessionLost }`) before one does: a
-//! fault kept it from acting on the wake, which is no sign that it could not acquire (a reader
-//! woken by a writer's release while cut off from the server). Watches fired by a reconnect's
-//! SetWatches (no zxid), watches fired for a session its client has given up (after its
-//! `Lost`, before its next `Connected`: the client never hears them, as in the model) and
-//! events of other kinds do not count.
+//! `herd_free`: per change, the server's watch events that wake a waiter reach at most
+//! max(1, n) clients that are waiting at that moment, where n is how many of them then
+//! acquire. The rule, what a change is, who is woken and who "then acquires" are the
+//! [`Herds`] monitor's to say (the model keeps the same one); this checker folds it over the
+//! trace, with the [`Waits`] monitor for who is waiting. A change is one request (one zxid),
+//! or one node an expiry deletes (a zxid no request has). Watches fired by a reconnect's
+//! SetWatches (no zxid) do not count.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use lock::coordination::RawState;
 use lock::ids::ClientSlot;
-use lock::recipe::SessionEvent;
-use lock::recipes::{FailReason, Notice};
 use lock::zk::{EventKind as ZkEventKind, Path, SessionId, Zxid};
 
+use crate::monitor::{Herd, Herds, Seen, Waits, changes};
 use crate::property::{Property, Violation};
 use crate::trace::{EventKind, Trace};
 
-use super::timeline::Timeline;
 use super::{list, when};
-
-/// One change to the tree: the zxid of a request, or the zxid of an expiry with the node
-/// whose watches fired.
-type Change = (Zxid, Option<Path>);
 
 /// Every change that woke more waiting clients than could then acquire (and more than one).
 pub fn check(trace: &Trace) -> Vec<Violation> {
-    let timeline = Timeline::of(trace);
     // The zxids of requests, each one change (the others are expiries').
     let requests: BTreeSet<Zxid> = (trace.events.iter())
         .filter_map(|event| match &event.kind {
@@ -42,113 +26,84 @@ pub fn check(trace: &Trace) -> Vec<Violation> {
             _ => None,
         })
         .collect();
-    // Each client's current session: from its `Connected` until the client gives it up
-    // (`Lost`); a watch fired for a session its client has abandoned wakes nobody.
-    let mut current: BTreeMap<ClientSlot, SessionId> = BTreeMap::new();
-    // Per change: the waiting clients woken, each with the watch event that woke it.
-    let mut woken: BTreeMap<Change, BTreeMap<ClientSlot, usize>> = BTreeMap::new();
+    let mut fold = Fold {
+        trace,
+        waits: Waits::default(),
+        herds: Herds::default(),
+        wakes: BTreeMap::new(),
+        fired: Vec::new(),
+        violations: Vec::new(),
+    };
     for (index, event) in trace.events.iter().enumerate() {
-        match (&event.kind, event.client) {
-            (
-                EventKind::RawSession {
-                    state: RawState::Connected { session, .. },
-                },
-                Some(client),
-            ) => {
-                current.insert(client, *session);
-            }
-            (
-                EventKind::Session {
-                    event: SessionEvent::Lost { .. },
-                },
-                Some(client),
-            ) => {
-                current.remove(&client);
-            }
-            _ => {}
-        }
-        let EventKind::WatchFired {
+        if let EventKind::WatchFired {
             session,
-            event,
+            event: watched,
             zxid: Some(zxid),
         } = &event.kind
-        else {
-            continue;
-        };
-        if !wakes_waiters(event.kind) {
+        {
+            if fold.fired.last().is_some_and(|(z, ..)| z != zxid) {
+                fold.flush(&requests);
+            }
+            let watch = (*session, watched.kind, index);
+            fold.fired.push((*zxid, watched.path.clone(), watch));
             continue;
         }
-        let node = (!requests.contains(zxid)).then(|| event.path.clone());
-        let Some(client) = current
-            .iter()
-            .find(|(_, s)| *s == session)
-            .map(|(client, _)| *client)
-        else {
-            continue;
-        };
-        if timeline.waiting_at(index).any(|w| w.who.0 == client) {
-            woken
-                .entry((*zxid, node))
-                .or_default()
-                .entry(client)
-                .or_insert(index);
+        fold.flush(&requests);
+        if let Some(seen) = Seen::of_event(event.client, &event.kind) {
+            fold.waits.observe(seen);
+            let herds = fold.herds.observe(seen, &fold.waits);
+            fold.report(herds);
         }
     }
-    let wakes: Vec<(ClientSlot, usize)> = woken
-        .values()
-        .flat_map(|clients| clients.iter().map(|(c, i)| (*c, *i)))
-        .collect();
-    let acquires_then = |client: ClientSlot, at: usize| {
-        let Some(end) = timeline
-            .waiting_at(at)
-            .find(|w| w.who.0 == client)
-            .and_then(|w| w.end)
-        else {
-            return false;
-        };
-        let woken_again = wakes.iter().any(|&(c, i)| c == client && at < i && i < end);
-        let ended_well = match &trace.events[end].kind {
-            EventKind::Notice { notice } => counts_as_acquired(notice),
-            _ => false,
-        };
-        ended_well && !woken_again
-    };
-    woken
-        .into_iter()
-        .filter_map(|((zxid, _), clients)| {
-            let acquired = clients
-                .iter()
-                .filter(|&(&c, &i)| acquires_then(c, i))
-                .count();
-            (clients.len() > acquired.max(1)).then(|| herd(trace, zxid, &clients, acquired))
-        })
-        .collect()
+    fold.flush(&requests);
+    let unfinished: Vec<Herd> = fold.herds.unfinished().collect();
+    fold.report(unfinished);
+    fold.violations
 }
 
-/// Whether a watch event of `kind` wakes a waiter (its node or its siblings changed), as
-/// opposed to a data change (a revocation request). The model's herd rule uses the same test.
-pub fn wakes_waiters(kind: ZkEventKind) -> bool {
-    matches!(
-        kind,
-        ZkEventKind::NodeDeleted | ZkEventKind::NodeChildrenChanged
-    )
+/// The monitors folded over a trace so far.
+struct Fold<'a> {
+    trace: &'a Trace,
+    waits: Waits,
+    herds: Herds,
+    /// Each wake of several clients still open: its zxid, and the clients it woke, each with
+    /// the event of the watch that woke it.
+    wakes: BTreeMap<u16, (Zxid, BTreeMap<ClientSlot, usize>)>,
+    /// The watches fired by the zxid under way, each with its node and event.
+    fired: Vec<(Zxid, Path, (SessionId, ZkEventKind, usize))>,
+    violations: Vec<Violation>,
 }
 
-/// Whether a woken waiter whose wait ends with `notice` counts as one that then acquired: a
-/// grant, or its session lost first (a fault kept it from acting on the wake-up). The model's
-/// herd rule uses the same test.
-pub fn counts_as_acquired(notice: &Notice) -> bool {
-    notice.granted().is_some()
-        || matches!(
-            notice,
-            Notice::Failed {
-                reason: FailReason::SessionLost,
-                ..
+impl Fold<'_> {
+    /// The zxid under way has fired all its watches: the monitor takes in its changes.
+    fn flush(&mut self, requests: &BTreeSet<Zxid>) {
+        let Some(&(zxid, ..)) = self.fired.first() else {
+            return;
+        };
+        let fired = std::mem::take(&mut self.fired);
+        let per_node = !requests.contains(&zxid);
+        let watches = fired.into_iter().map(|(_, node, watch)| (node, watch));
+        for change in changes(watches, per_node) {
+            let (woken, id, herds) = self.herds.wake(change, &self.waits);
+            self.report(herds);
+            if let Some(id) = id {
+                self.wakes.insert(id, (zxid, woken));
             }
-        )
+        }
+    }
+
+    /// The wakes the monitor found to be herds, as violations.
+    fn report(&mut self, herds: Vec<Herd>) {
+        for (id, wake) in herds {
+            if let Some((zxid, clients)) = self.wakes.remove(&id) {
+                let violation = herd(self.trace, zxid, &clients, usize::from(wake.acquired));
+                self.violations.push(violation);
+            }
+        }
+    }
 }
 
-/// The violation of the deletion `zxid` waking `clients`, of which `acquired` then acquired.
+/// The violation of the change `zxid` waking `clients`, of which `acquired` then acquired.
 fn herd(
     trace: &Trace,
     zxid: Zxid,

@@ -1,216 +1,125 @@
 //! `mutual_exclusion_fenced`, computed from the resource accesses in the trace, independently
-//! of the resource's own logic: the accepted accesses must form non-interleaved blocks (one
-//! holder's read, then its write of the value read plus one) in increasing token order, and
-//! the final counter must equal the number of accepted increments — else an update was lost.
+//! of the resource's own logic: the [`Fenced`] monitor (the model keeps the same one) judges
+//! each accepted access, and the final counter must equal the number of accepted increments —
+//! else an update was lost.
 
 use std::collections::BTreeMap;
 
 use lock::fencing::Token;
-use lock::ids::{ClientSlot, Owner};
 
+use crate::monitor::{Access, Accessor, Breach, Fenced};
 use crate::property::{Property, Violation};
 use crate::trace::{EventKind, Trace};
 
 use super::when;
 
-/// One accepted access.
-#[derive(Clone, Copy, Debug)]
-struct Access {
-    index: usize,
-    client: Option<ClientSlot>,
-    owner: Owner,
-    token: Token,
-    /// `Some(value read)` for a read, `None` for a write.
-    read: Option<u64>,
-    written: Option<u64>,
-}
-
-fn accesses(trace: &Trace) -> Vec<Access> {
-    let mut out = Vec::new();
+/// Every out-of-order or interleaved block, every write that is not an increment of its own
+/// read, and a lost update, as violations of `property` (`mutual_exclusion_fenced`, or
+/// `leader_unique_fenced` for an election: the same check on the leaders' accesses).
+pub fn check(trace: &Trace, property: Property) -> Vec<Violation> {
+    let mut fenced = Fenced::default();
+    let mut violations = Vec::new();
+    // Event bookkeeping for the messages: each accessor's last access and last read, the
+    // latest accessor of each token, and every accepted write.
+    let mut last_access: BTreeMap<Accessor, usize> = BTreeMap::new();
+    let mut of_token: BTreeMap<Token, Accessor> = BTreeMap::new();
+    let mut last_read: BTreeMap<Accessor, usize> = BTreeMap::new();
+    let mut writes = Vec::new();
     for (index, event) in trace.events.iter().enumerate() {
-        let access = |owner, token, read, written| Access {
-            index,
-            client: event.client,
-            owner,
-            token,
-            read,
-            written,
-        };
-        match event.kind {
+        let (who, access) = match event.kind {
             EventKind::ResourceRead {
                 owner,
                 token,
                 accepted: true,
                 value,
-            } => out.push(access(owner, token, Some(value.unwrap_or(0)), None)),
+            } => (
+                (event.client, owner, token),
+                Access::Read(value.unwrap_or(0)),
+            ),
             EventKind::ResourceWrite {
                 owner,
                 token,
                 value,
                 accepted: true,
-            } => out.push(access(owner, token, None, Some(value))),
-            _ => {}
+            } => ((event.client, owner, token), Access::Write(value)),
+            _ => continue,
+        };
+        if let Some(breach) = fenced.observe(who, access) {
+            let (involved, message) = match (breach, access) {
+                (Breach::OutOfOrder { top }, _) => (
+                    vec![last_access[&of_token[&top]], index],
+                    format!(
+                        "{} accessed the resource with token {} after {} had used the higher \
+                         token {}",
+                        name(who),
+                        who.2,
+                        name(of_token[&top]),
+                        top
+                    ),
+                ),
+                (Breach::Interleaved { between }, _) => (
+                    vec![last_access[&who], last_access[&between], index],
+                    format!(
+                        "{}'s read-write block with token {} was interleaved with {}'s access \
+                         with token {}",
+                        name(who),
+                        who.2,
+                        name(between),
+                        between.2
+                    ),
+                ),
+                (Breach::NotIncrement { read }, Access::Write(written)) => (
+                    vec![last_read[&who], index],
+                    format!(
+                        "{} read {read} and wrote {written}, not an increment",
+                        name(who)
+                    ),
+                ),
+                (_, _) => (
+                    vec![index],
+                    format!(
+                        "{} wrote with token {} without reading first",
+                        name(who),
+                        who.2
+                    ),
+                ),
+            };
+            violations.push(violation(trace, property, involved, message));
+        }
+        last_access.insert(who, index);
+        of_token.insert(who.2, who);
+        match access {
+            Access::Read(_) => {
+                last_read.insert(who, index);
+            }
+            Access::Write(_) => writes.push(index),
         }
     }
-    out
-}
-
-/// Every out-of-order or interleaved block, every write that is not an increment of its own
-/// read, and a lost update, as violations of `property` (`mutual_exclusion_fenced`, or
-/// `leader_unique_fenced` for an election: the same check on the leaders' accesses).
-pub fn check(trace: &Trace, property: Property) -> Vec<Violation> {
-    let mut violations = fenced(trace);
-    for violation in &mut violations {
-        violation.property = property;
-    }
-    violations
-}
-
-fn fenced(trace: &Trace) -> Vec<Violation> {
-    let accesses = accesses(trace);
-    let mut violations = Vec::new();
-    // What the accesses before the current run say, kept as they go by so that the check is
-    // linear in the accesses: the one with the highest token, and each holder's last access
-    // and last read.
-    let mut top: Option<Access> = None;
-    let mut last_access: BTreeMap<Holder, Access> = BTreeMap::new();
-    let mut last_read: BTreeMap<Holder, Access> = BTreeMap::new();
-    let mut before: Option<Access> = None;
-    for run in runs(&accesses) {
-        let first = run[0];
-        if let Some(top) = top.filter(|top| first.token < top.token) {
-            let message = format!(
-                "{} accessed the resource with token {} after {} had used the higher token {}",
-                who(&first),
-                first.token,
-                who(&top),
-                top.token
-            );
-            violations.push(violation(trace, &[top, first], message));
-        } else if let (Some(own), Some(between)) = (last_access.get(&holder(&first)), before) {
-            let message = format!(
-                "{}'s read-write block with token {} was interleaved with {}'s access with token {}",
-                who(&first),
-                first.token,
-                who(&between),
-                between.token
-            );
-            violations.push(violation(trace, &[*own, between, first], message));
-        }
-        let own_read = last_read.get(&holder(&first)).copied();
-        violations.extend(increments(trace, run, own_read));
-        for access in run {
-            if top.is_none_or(|top| (access.token, access.index) > (top.token, top.index)) {
-                top = Some(*access);
-            }
-            last_access.insert(holder(access), *access);
-            if access.read.is_some() {
-                last_read.insert(holder(access), *access);
-            }
-            before = Some(*access);
-        }
-    }
-    violations.extend(lost_update(trace, &accesses));
-    violations
-}
-
-/// The accesses cut into maximal runs of one holder (an owner with one token).
-fn runs(accesses: &[Access]) -> Vec<&[Access]> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    for i in 1..=accesses.len() {
-        if i == accesses.len() || !same_holder(&accesses[i - 1], &accesses[i]) {
-            if start < i {
-                out.push(&accesses[start..i]);
-            }
-            start = i;
-        }
-    }
-    out
-}
-
-/// Within one holder's run (its read possibly before an interleaving, `read`), each write
-/// must write its read's value plus one.
-fn increments(trace: &Trace, run: &[Access], mut read: Option<Access>) -> Vec<Violation> {
-    let mut out = Vec::new();
-    for access in run {
-        match (access.read, access.written, read) {
-            (Some(_), _, _) => read = Some(*access),
-            (None, Some(written), Some(r)) => {
-                let value = r.read.unwrap_or(0);
-                if written != value + 1 {
-                    let message = format!(
-                        "{} read {value} and wrote {written}, not an increment",
-                        who(access)
-                    );
-                    out.push(violation(trace, &[r, *access], message));
-                }
-                read = None;
-            }
-            (None, _, None) => {
-                let message = format!(
-                    "{} wrote with token {} without reading first",
-                    who(access),
-                    access.token
-                );
-                out.push(violation(trace, &[*access], message));
-            }
-            (None, None, Some(_)) => {}
-        }
-    }
-    out
-}
-
-/// The final counter against the number of accepted increments.
-fn lost_update(trace: &Trace, accesses: &[Access]) -> Option<Violation> {
-    let writes: Vec<Access> = accesses
-        .iter()
-        .filter(|a| a.written.is_some())
-        .copied()
-        .collect();
-    let last = *writes.last()?;
-    let value = last.written.unwrap_or(0);
-    let increments = writes.len() as u64;
-    (value != increments).then(|| {
+    if let Some((value, increments)) = fenced.lost_update() {
+        let lost = increments.abs_diff(value);
         let message = format!(
-            "the counter ends at {value} but {increments} increments were accepted: {} update{} \
-             lost",
-            increments.abs_diff(value),
-            if increments.abs_diff(value) == 1 {
-                " was"
-            } else {
-                "s were"
-            }
+            "the counter ends at {value} but {increments} increments were accepted: {lost} \
+             update{} lost",
+            if lost == 1 { " was" } else { "s were" }
         );
-        violation(trace, &writes, message)
-    })
+        violations.push(violation(trace, property, writes, message));
+    }
+    violations
 }
 
-/// Who made an access: a client's owner holding one token.
-type Holder = (Option<ClientSlot>, Owner, Token);
-
-fn holder(access: &Access) -> Holder {
-    (access.client, access.owner, access.token)
+/// An accessor for messages: its client, or its owner when the trace names no client.
+fn name((client, owner, _): Accessor) -> String {
+    client.map_or_else(|| format!("owner {}", owner.0), |c| c.to_string())
 }
 
-fn same_holder(a: &Access, b: &Access) -> bool {
-    holder(a) == holder(b)
-}
-
-fn who(access: &Access) -> String {
-    access
-        .client
-        .map_or_else(|| format!("owner {}", access.owner.0), |c| c.to_string())
-}
-
-fn violation(trace: &Trace, involved: &[Access], message: String) -> Violation {
-    let mut clients: Vec<ClientSlot> = involved.iter().filter_map(|a| a.client).collect();
+fn violation(trace: &Trace, property: Property, events: Vec<usize>, message: String) -> Violation {
+    let involved = events.iter().filter_map(|&i| trace.events[i].client);
+    let mut clients: Vec<_> = involved.collect();
     clients.sort_unstable();
     clients.dedup();
-    let events: Vec<usize> = involved.iter().map(|a| a.index).collect();
     let at = trace.events[*events.last().expect("an access")].t;
     Violation {
-        property: Property::MutualExclusionFenced,
+        property,
         at,
         until: None,
         clients,
@@ -223,6 +132,7 @@ fn violation(trace: &Trace, involved: &[Access], message: String) -> Violation {
 mod tests {
     use super::*;
     use crate::check::fixtures::Build;
+    use lock::ids::ClientSlot;
 
     #[test]
     fn serial_increments_in_token_order_pass() {

@@ -37,11 +37,6 @@ pub struct Interval {
 }
 
 impl Interval {
-    /// True when event `index` falls strictly inside the interval (after its start).
-    pub fn covers(&self, index: usize) -> bool {
-        self.start < index && self.end.is_none_or(|end| index <= end)
-    }
-
     /// The end as an index, `len` when open.
     pub fn end_or(&self, len: usize) -> usize {
         self.end.unwrap_or(len)
@@ -127,11 +122,6 @@ impl Timeline {
             token,
             count,
         });
-    }
-
-    /// The clients waiting at event `index`.
-    pub fn waiting_at(&self, index: usize) -> impl Iterator<Item = &Interval> {
-        self.waits.iter().filter(move |w| w.covers(index))
     }
 }
 

@@ -59,6 +59,11 @@ impl Waits {
         })
     }
 
+    /// Whether `client` waits for an answer to an ask (has not given up).
+    pub fn asking(&self, client: ClientSlot) -> bool {
+        (self.waits.iter()).any(|(((c, _), _), wait)| *c == client && *wait == Wait::Asking)
+    }
+
     /// What the monitor knows of `client`, without its identity.
     pub fn summary(&self, client: ClientSlot) -> ClientWaits {
         (self.waits.iter())
