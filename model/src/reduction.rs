@@ -18,8 +18,8 @@
 //!   happen before it: another client's own steps touch other clients' state; the server's
 //!   application of a request, an orphan's expiry and another client's faults only append to
 //!   `c`'s event stream (`d` takes from its front, which is not empty) or take `c`'s requests
-//!   from the front (`d` only appends), and they read of `c` only its workload phase, its
-//!   wake and its session, which `d` leaves alone. Nothing but `c`'s own steps can make a
+//!   from the front (`d` only appends), and they read of `c` only its session and what the
+//!   monitors hold of it, which `d` leaves alone. Nothing but `c`'s own steps can make a
 //!   timer of `c` or its workload step pending, and fault budgets only shrink, so no step
 //!   dependent on `d` becomes possible while `d` waits. What `c` does with the event depends
 //!   on `c`'s state and the event alone, so `d` stays local and invisible wherever it is
@@ -109,10 +109,9 @@ fn only_own_state_moved<R: PartialEq>(state: &State<R>, next: &State<R>, index: 
         && state.live == next.live
         && state.resource == next.resource
         && state.used == next.used
-        && state.wakes == next.wakes
-        && state.herd == next.herd
         && state.beliefs == next.beliefs
-        && state.waits == next.waits;
+        && state.waits == next.waits
+        && state.herds == next.herds;
     let others = (state.peers.iter().zip(&next.peers).enumerate())
         .all(|(at, (before, after))| at == index || before == after);
     shared && others && own_queues_moved(&state.peers[index], &next.peers[index])
@@ -120,7 +119,6 @@ fn only_own_state_moved<R: PartialEq>(state: &State<R>, next: &State<R>, index: 
 
 fn own_queues_moved<R>(before: &Peer<R>, after: &Peer<R>) -> bool {
     let same_role = before.workload == after.workload
-        && before.woken == after.woken
         && before.restarts == after.restarts
         && before.incarnation == after.incarnation
         && before.class == after.class;
