@@ -54,6 +54,10 @@ pub struct Args {
     /// the revocation calls with `Failed`, which the workload takes as a refused acquire.
     #[arg(long)]
     revocable: bool,
+    /// `leader-latch`: each cycle waits in `Await` after `Start` and leads only when it
+    /// answers `true`, then asks `HasLeadership` before writing (Curator's canonical use).
+    #[arg(long)]
+    awaits: bool,
     /// Each acquire carries a timeout, which may expire at any point.
     #[arg(long)]
     timeouts: bool,
@@ -131,6 +135,7 @@ impl Args {
                 max_leases: self.max_leases,
                 writers: self.writers,
                 revocable: self.revocable,
+                awaits: self.awaits,
             },
             timeouts: self.timeouts,
             framework: FrameworkConfig {
@@ -162,6 +167,9 @@ impl Args {
         }
         if config.settings.revocable {
             settings += " --revocable";
+        }
+        if config.settings.awaits {
+            settings += " --awaits";
         }
         if config.timeouts {
             settings += " --timeouts";

@@ -135,7 +135,7 @@ pub fn wakes_waiters(kind: ZkEventKind) -> bool {
 }
 
 /// Whether a woken waiter whose wait ends with `notice` counts as one that then acquired: a
-/// grant, or its session lost first (a fault kept it from acting on the wake-up). The model's
+/// grant (or `Await`'s `true`, which ends an awaiting latch user's wait), or its session lost first (a fault kept it from acting on the wake-up). The model's
 /// herd rule uses the same test.
 pub fn counts_as_acquired(notice: &Notice) -> bool {
     notice.granted().is_some()
@@ -144,7 +144,7 @@ pub fn counts_as_acquired(notice: &Notice) -> bool {
             Notice::Failed {
                 reason: FailReason::SessionLost,
                 ..
-            }
+            } | Notice::Awaited { leader: true, .. }
         )
 }
 
