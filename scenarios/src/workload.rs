@@ -784,6 +784,112 @@ mod tests {
         ));
     }
 
+    fn awaiting_latch() -> Workload {
+        let settings = RecipeSettings {
+            awaits: true,
+            ..RecipeSettings::default()
+        };
+        Workload::new(Family::Latch, ClientSlot(0), &settings, 2)
+            .with_timeout(Some(Duration::from_millis(700)))
+    }
+
+    fn awaited(leader: bool) -> Notice {
+        Notice::Awaited {
+            owner: OWNER,
+            leader,
+        }
+    }
+
+    fn is_leader() -> Notice {
+        Notice::IsLeader {
+            owner: OWNER,
+            token: TOKEN,
+        }
+    }
+
+    #[test]
+    fn an_awaiting_latch_user_leads_at_await_true_after_is_leader_and_confirms_before_writing() {
+        let mut w = awaiting_latch();
+        let timeout = Some(Duration::from_millis(700));
+        assert_eq!(
+            fire(&mut w, WorkTimer::Start),
+            [
+                call(Call::Start { owner: OWNER }),
+                call(Call::Await {
+                    owner: OWNER,
+                    timeout
+                }),
+            ]
+        );
+        // IsLeader alone is not the grant: the user waits in `await`.
+        assert!(hear(&mut w, is_leader()).is_empty());
+        assert!(w.listening());
+        let grant = hear(&mut w, awaited(true));
+        assert_eq!(grant[0], WorkEffect::SetTimer(WorkTimer::Hold));
+        feed(&mut w, WorkInput::ReadDone(Some(4)));
+        let confirm = fire(&mut w, WorkTimer::Hold);
+        assert_eq!(confirm, [call(Call::HasLeadership { owner: OWNER })]);
+        assert!(w.listening(), "it waits for the answer");
+        let end = hear(
+            &mut w,
+            Notice::Leadership {
+                owner: OWNER,
+                leader: true,
+            },
+        );
+        let close = call(Call::Close {
+            owner: OWNER,
+            notify: false,
+        });
+        let write = WorkEffect::Write {
+            owner: OWNER,
+            token: TOKEN,
+            value: 5,
+        };
+        assert_eq!(end, [write, close]);
+    }
+
+    #[test]
+    fn an_awaiting_latch_user_ignores_a_true_it_was_not_told_of_and_writes_nothing_unled() {
+        let mut w = awaiting_latch();
+        fire(&mut w, WorkTimer::Start);
+        // `true` before any IsLeader (or after a NotLeader) is not believed.
+        assert!(hear(&mut w, awaited(true)).is_empty());
+        hear(&mut w, is_leader());
+        hear(&mut w, Notice::NotLeader { owner: OWNER });
+        assert!(hear(&mut w, awaited(true)).is_empty());
+        assert!(matches!(w.phase(), Phase::Acquiring { token: None, .. }));
+        hear(&mut w, is_leader());
+        hear(&mut w, awaited(true));
+        feed(&mut w, WorkInput::ReadDone(Some(0)));
+        fire(&mut w, WorkTimer::Hold);
+        let unled = Notice::Leadership {
+            owner: OWNER,
+            leader: false,
+        };
+        let close = call(Call::Close {
+            owner: OWNER,
+            notify: false,
+        });
+        assert_eq!(hear(&mut w, unled), [close], "no write without leadership");
+    }
+
+    #[test]
+    fn an_await_that_times_out_closes_the_latch_and_the_user_thinks() {
+        let mut w = awaiting_latch();
+        fire(&mut w, WorkTimer::Start);
+        let close = call(Call::Close {
+            owner: OWNER,
+            notify: false,
+        });
+        assert_eq!(hear(&mut w, awaited(false)), [close]);
+        let closed = Notice::Closed { owner: OWNER };
+        assert_eq!(
+            hear(&mut w, closed),
+            [WorkEffect::SetTimer(WorkTimer::Think)]
+        );
+    }
+
     #[test]
     fn a_timer_that_is_not_pending_is_ignored() {
         let mut w = mutex(1);
