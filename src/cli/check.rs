@@ -452,6 +452,7 @@ mod tests {
             connection_losses: 2,
             unfenced: true,
             revocable: true,
+            awaits: true,
             timeouts: true,
             max_leases: 3,
             writers: 1,
@@ -473,8 +474,8 @@ mod tests {
         assert_eq!(
             args.command(),
             "splitbrain check mutex --clients 3 --cycles 1 --expiries 1 --crashes 0 \
-             --connection-losses 2 --unfenced --max-leases 3 --revocable --timeouts \
-             --error-policy session-based --on-lost release --session-expiration-percent 80 \
+             --connection-losses 2 --unfenced --max-leases 3 --revocable --awaits \
+             --timeouts --error-policy session-based --on-lost release --session-expiration-percent 80 \
              --retry-policy n-times --max-retries 1 --retry-sleep-ms 500"
         );
     }
