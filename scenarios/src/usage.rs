@@ -39,6 +39,13 @@ pub struct RecipeSettings {
     /// each acquire a client makes its lock revocable and asks the current holder to release;
     /// a holder asked cuts its hold short (it still writes, then releases).
     pub revocable: bool,
+    /// `leader-latch`: Curator's canonical use of a latch, `start(); while (!await(t)) {}`, then
+    /// `if (hasLeadership()) work; close()`. Each cycle calls `Await` after `Start` (with the
+    /// workload's acquire timeout; a `false` answer waits again) and takes the hold only when
+    /// `Await` answers `true` after the recipe said `IsLeader`; when the hold ends it asks
+    /// `HasLeadership` and writes only if the answer is `true`. A latch whose `Await` or
+    /// `HasLeadership` answers wrongly or not at all leaves its client waiting for ever.
+    pub awaits: bool,
 }
 
 impl Default for RecipeSettings {
@@ -47,6 +54,7 @@ impl Default for RecipeSettings {
             max_leases: 2,
             writers: 1,
             revocable: false,
+            awaits: false,
         }
     }
 }
@@ -69,6 +77,9 @@ pub struct Usage {
     pub end: Call,
     /// Whether the holder reads and writes the fenced resource.
     pub writes: bool,
+    /// Whether the hold is taken at `Await`'s `true` and confirmed by `HasLeadership` before
+    /// the write ([`RecipeSettings::awaits`]).
+    pub awaits: bool,
 }
 
 impl Family {
@@ -90,6 +101,7 @@ impl Family {
             },
             end: Call::Release { owner, mode },
             writes: matches!(mode, Mode::Exclusive | Mode::Write),
+            awaits: false,
         };
         match self {
             Family::Lock => lock(Mode::Exclusive),
@@ -103,6 +115,7 @@ impl Family {
                     notify: false,
                 },
                 writes: true,
+                awaits: settings.awaits,
             },
             Family::Selector => Usage {
                 begin: if cycle == 0 {
@@ -112,6 +125,7 @@ impl Family {
                 },
                 end: Call::Relinquish { owner },
                 writes: true,
+                awaits: false,
             },
         }
     }

@@ -94,6 +94,14 @@ pub enum Phase {
         /// Holds granted.
         holds: u32,
     },
+    /// Asked `HasLeadership` at the end of its hold ([`Usage::awaits`]) and waits for the
+    /// answer: it writes `write` only if the answer says it still leads.
+    Confirming {
+        /// The write the hold ends with, as in [`Phase::Holding`].
+        write: Option<(Token, u64)>,
+        /// Holds granted.
+        holds: u32,
+    },
     /// Holds until its [`WorkTimer::Hold`] timer fires (or a revocation request comes).
     Holding {
         /// The write the hold ends with: the token and the value read plus one; `None` for
@@ -168,6 +176,8 @@ pub struct Workload {
     revocable: bool,
     /// Acquires per hold (reentrant holds); 1 for calls that are not acquires.
     nested: u32,
+    /// The timeout of an acquire, and of an `Await` ([`Usage::awaits`]).
+    timeout: Option<Duration>,
     /// Cycles not begun yet (across restarts).
     cycles_left: u32,
     /// Whether this process has begun a cycle.
@@ -193,6 +203,7 @@ impl Workload {
             later: usage(1),
             revocable: settings.revocable,
             nested: 1,
+            timeout: None,
             cycles_left: cycles,
             begun: false,
             asked: false,
@@ -200,8 +211,10 @@ impl Workload {
         }
     }
 
-    /// The same workload whose acquires give up after `timeout` (`None`: wait forever).
+    /// The same workload whose acquires (and `Await`s) give up after `timeout` (`None`: wait
+    /// forever).
     pub fn with_timeout(mut self, timeout: Option<Duration>) -> Workload {
+        self.timeout = timeout;
         for usage in [&mut self.first, &mut self.later] {
             if let Call::Acquire { timeout: t, .. } = &mut usage.begin {
                 *t = timeout;
@@ -246,7 +259,10 @@ impl Workload {
             Phase::Starting => Some(WorkTimer::Start),
             Phase::Holding { .. } => Some(WorkTimer::Hold),
             Phase::Thinking => Some(WorkTimer::Think),
-            Phase::Acquiring { .. } | Phase::Reading { .. } | Phase::Ending { .. } => None,
+            Phase::Acquiring { .. }
+            | Phase::Reading { .. }
+            | Phase::Confirming { .. }
+            | Phase::Ending { .. } => None,
             Phase::Done => None,
         }
     }
@@ -256,7 +272,7 @@ impl Workload {
     /// holds.
     pub fn listening(&self) -> bool {
         match self.phase {
-            Phase::Acquiring { .. } | Phase::Ending { .. } => true,
+            Phase::Acquiring { .. } | Phase::Confirming { .. } | Phase::Ending { .. } => true,
             Phase::Holding { .. } => self.revocable,
             _ => false,
         }
@@ -325,11 +341,20 @@ impl Workload {
             token: None,
         };
         out.push(WorkEffect::Call(usage.begin));
+        if usage.awaits {
+            out.push(WorkEffect::Call(Call::Await {
+                owner: OWNER,
+                timeout: self.timeout,
+            }));
+        }
     }
 
     fn notice(&mut self, notice: Notice, out: &mut Vec<WorkEffect>) {
         let requested = matches!(notice, Notice::RevocationRequested { .. });
         match self.phase {
+            Phase::Acquiring { token, .. } if self.usage().awaits => {
+                self.awaiting(notice, token, out)
+            }
             Phase::Acquiring { holds, token } => {
                 if let Some(token) = notice.granted() {
                     self.granted(token, holds + 1, out);
@@ -350,6 +375,11 @@ impl Workload {
                 out.push(WorkEffect::CancelTimer(WorkTimer::Hold));
                 self.end_hold(out);
             }
+            Phase::Confirming { write, holds } => {
+                if let Notice::Leadership { leader, .. } = notice {
+                    self.give_back(write.filter(|_| leader), holds, out);
+                }
+            }
             Phase::Ending { left } => match notice {
                 Notice::Released { remaining, .. } if remaining > 0 && left > 0 => {
                     self.phase = Phase::Ending { left: left - 1 };
@@ -359,6 +389,38 @@ impl Workload {
                 _ => {}
             },
             Phase::Starting | Phase::Thinking if requested && self.revocable => self.asked = true,
+            _ => {}
+        }
+    }
+
+    /// A latch user waiting in `Await` ([`Usage::awaits`]), with the token of the leadership
+    /// the recipe announced (`IsLeader`, taken back by `NotLeader`): `Await`'s `true` begins
+    /// the hold with it (a `true` without a leadership announced is not believed: the user
+    /// waits on), its `false` (the timeout) closes the latch, as a refused acquire thinks.
+    fn awaiting(&mut self, notice: Notice, token: Option<Token>, out: &mut Vec<WorkEffect>) {
+        match notice {
+            Notice::IsLeader { token, .. } => {
+                self.phase = Phase::Acquiring {
+                    holds: 0,
+                    token: Some(token),
+                }
+            }
+            Notice::NotLeader { .. } => {
+                self.phase = Phase::Acquiring {
+                    holds: 0,
+                    token: None,
+                }
+            }
+            Notice::Awaited { leader: true, .. } => {
+                if let Some(token) = token {
+                    self.granted_all(token, 1, out);
+                }
+            }
+            Notice::Awaited { leader: false, .. } => {
+                self.phase = Phase::Ending { left: 0 };
+                out.push(WorkEffect::Call(self.usage().end));
+            }
+            _ if notice.refused() => self.think(out),
             _ => {}
         }
     }
@@ -397,11 +459,22 @@ impl Workload {
         }
     }
 
-    /// The hold is over: write back what was read plus one, then give the first hold back.
+    /// The hold is over: a latch user that awaits asks whether it still leads first;
+    /// otherwise [`give_back`](Self::give_back).
     fn end_hold(&mut self, out: &mut Vec<WorkEffect>) {
         let Phase::Holding { write, holds } = self.phase else {
             return;
         };
+        if self.usage().awaits {
+            self.phase = Phase::Confirming { write, holds };
+            out.push(WorkEffect::Call(Call::HasLeadership { owner: OWNER }));
+            return;
+        }
+        self.give_back(write, holds, out);
+    }
+
+    /// Writes back what was read plus one (`write`), then gives the first hold back.
+    fn give_back(&mut self, write: Option<(Token, u64)>, holds: u32, out: &mut Vec<WorkEffect>) {
         if let Some((token, value)) = write {
             out.push(WorkEffect::Write {
                 owner: OWNER,
@@ -709,6 +782,112 @@ mod tests {
             fire(&mut fresh, WorkTimer::Start)[..],
             [WorkEffect::Call(Call::Start { .. })]
         ));
+    }
+
+    fn awaiting_latch() -> Workload {
+        let settings = RecipeSettings {
+            awaits: true,
+            ..RecipeSettings::default()
+        };
+        Workload::new(Family::Latch, ClientSlot(0), &settings, 2)
+            .with_timeout(Some(Duration::from_millis(700)))
+    }
+
+    fn awaited(leader: bool) -> Notice {
+        Notice::Awaited {
+            owner: OWNER,
+            leader,
+        }
+    }
+
+    fn is_leader() -> Notice {
+        Notice::IsLeader {
+            owner: OWNER,
+            token: TOKEN,
+        }
+    }
+
+    #[test]
+    fn an_awaiting_latch_user_leads_at_await_true_after_is_leader_and_confirms_before_writing() {
+        let mut w = awaiting_latch();
+        let timeout = Some(Duration::from_millis(700));
+        assert_eq!(
+            fire(&mut w, WorkTimer::Start),
+            [
+                call(Call::Start { owner: OWNER }),
+                call(Call::Await {
+                    owner: OWNER,
+                    timeout
+                }),
+            ]
+        );
+        // IsLeader alone is not the grant: the user waits in `await`.
+        assert!(hear(&mut w, is_leader()).is_empty());
+        assert!(w.listening());
+        let grant = hear(&mut w, awaited(true));
+        assert_eq!(grant[0], WorkEffect::SetTimer(WorkTimer::Hold));
+        feed(&mut w, WorkInput::ReadDone(Some(4)));
+        let confirm = fire(&mut w, WorkTimer::Hold);
+        assert_eq!(confirm, [call(Call::HasLeadership { owner: OWNER })]);
+        assert!(w.listening(), "it waits for the answer");
+        let end = hear(
+            &mut w,
+            Notice::Leadership {
+                owner: OWNER,
+                leader: true,
+            },
+        );
+        let close = call(Call::Close {
+            owner: OWNER,
+            notify: false,
+        });
+        let write = WorkEffect::Write {
+            owner: OWNER,
+            token: TOKEN,
+            value: 5,
+        };
+        assert_eq!(end, [write, close]);
+    }
+
+    #[test]
+    fn an_awaiting_latch_user_ignores_a_true_it_was_not_told_of_and_writes_nothing_unled() {
+        let mut w = awaiting_latch();
+        fire(&mut w, WorkTimer::Start);
+        // `true` before any IsLeader (or after a NotLeader) is not believed.
+        assert!(hear(&mut w, awaited(true)).is_empty());
+        hear(&mut w, is_leader());
+        hear(&mut w, Notice::NotLeader { owner: OWNER });
+        assert!(hear(&mut w, awaited(true)).is_empty());
+        assert!(matches!(w.phase(), Phase::Acquiring { token: None, .. }));
+        hear(&mut w, is_leader());
+        hear(&mut w, awaited(true));
+        feed(&mut w, WorkInput::ReadDone(Some(0)));
+        fire(&mut w, WorkTimer::Hold);
+        let unled = Notice::Leadership {
+            owner: OWNER,
+            leader: false,
+        };
+        let close = call(Call::Close {
+            owner: OWNER,
+            notify: false,
+        });
+        assert_eq!(hear(&mut w, unled), [close], "no write without leadership");
+    }
+
+    #[test]
+    fn an_await_that_times_out_closes_the_latch_and_the_user_thinks() {
+        let mut w = awaiting_latch();
+        fire(&mut w, WorkTimer::Start);
+        let close = call(Call::Close {
+            owner: OWNER,
+            notify: false,
+        });
+        assert_eq!(hear(&mut w, awaited(false)), [close]);
+        let closed = Notice::Closed { owner: OWNER };
+        assert_eq!(
+            hear(&mut w, closed),
+            [WorkEffect::SetTimer(WorkTimer::Think)]
+        );
     }
 
     #[test]

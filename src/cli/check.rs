@@ -54,6 +54,10 @@ pub struct Args {
     /// the revocation calls with `Failed`, which the workload takes as a refused acquire.
     #[arg(long)]
     revocable: bool,
+    /// `leader-latch`: each cycle waits in `Await` after `Start` and leads only when it
+    /// answers `true`, then asks `HasLeadership` before writing (Curator's canonical use).
+    #[arg(long)]
+    awaits: bool,
     /// Each acquire carries a timeout, which may expire at any point.
     #[arg(long)]
     timeouts: bool,
@@ -134,6 +138,7 @@ impl Args {
                 max_leases: self.max_leases,
                 writers: self.writers,
                 revocable: self.revocable,
+                awaits: self.awaits,
             },
             timeouts: self.timeouts,
             framework: FrameworkConfig {
@@ -165,6 +170,9 @@ impl Args {
         }
         if config.settings.revocable {
             settings += " --revocable";
+        }
+        if config.settings.awaits {
+            settings += " --awaits";
         }
         if config.timeouts {
             settings += " --timeouts";
@@ -453,6 +461,7 @@ mod tests {
             connection_losses: 2,
             unfenced: true,
             revocable: true,
+            awaits: true,
             timeouts: true,
             max_leases: 3,
             writers: 1,
@@ -475,8 +484,8 @@ mod tests {
         assert_eq!(
             args.command(),
             "splitbrain check mutex --clients 3 --cycles 1 --expiries 1 --crashes 0 \
-             --connection-losses 2 --unfenced --max-leases 3 --revocable --timeouts \
-             --error-policy session-based --on-lost release --session-expiration-percent 80 \
+             --connection-losses 2 --unfenced --max-leases 3 --revocable --awaits \
+             --timeouts --error-policy session-based --on-lost release --session-expiration-percent 80 \
              --retry-policy n-times --max-retries 1 --retry-sleep-ms 500"
         );
     }

@@ -180,8 +180,9 @@ pub fn wakes_waiters(kind: ZkEventKind) -> bool {
 }
 
 /// Whether a woken waiter whose wait ends with `notice` counts as one that then acquired: a
-/// grant, or its session lost first (a fault kept it from acting on the wake-up, which is no
-/// sign that it could not acquire: a reader woken by a writer's release while cut off).
+/// grant (or `Await`'s `true`, which ends an awaiting latch user's wait), or its session lost
+/// first (a fault kept it from acting on the wake-up, which is no sign that it could not
+/// acquire: a reader woken by a writer's release while cut off).
 pub fn counts_as_acquired(notice: &Notice) -> bool {
     notice.granted().is_some()
         || matches!(
@@ -189,7 +190,7 @@ pub fn counts_as_acquired(notice: &Notice) -> bool {
             Notice::Failed {
                 reason: FailReason::SessionLost,
                 ..
-            }
+            } | Notice::Awaited { leader: true, .. }
         )
 }
 

@@ -303,6 +303,11 @@ fn malformed_files_give_one_line_errors() {
              mutex or trusting-wakeup-mutex, found revocable with semaphore-mutex",
         ),
         (
+            error_after("", |v| v["recipe_settings"] = json!({"awaits": true})),
+            "unit.json: /recipe_settings/awaits: expected awaits only with the recipe \
+             leader-latch, found awaits with mutex",
+        ),
+        (
             set("/clients", json!(65535)),
             "unit.json: /clients: expected at most 64 clients, found 65535",
         ),

@@ -150,6 +150,12 @@ fn check_workload(s: &Scenario) -> Check {
         "/recipe_settings/revocable",
         &format!("revocable only with the recipe {}", revocable.join(" or ")),
         format!("revocable with {}", s.recipe),
+    )?;
+    require(
+        !settings.awaits || s.recipe.family() == crate::usage::Family::Latch,
+        "/recipe_settings/awaits",
+        "awaits only with the recipe leader-latch",
+        format!("awaits with {}", s.recipe),
     )
 }
 
