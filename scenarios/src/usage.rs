@@ -125,6 +125,7 @@ impl Family {
                 Property::MutualExclusionFenced,
                 Property::HerdFree,
                 Property::Progress,
+                Property::AnsweredByDeadline,
                 Property::NoOrphans,
             ],
             Family::ReadWrite => &[
@@ -133,12 +134,14 @@ impl Family {
                 Property::MutualExclusionFenced,
                 Property::HerdFree,
                 Property::Progress,
+                Property::AnsweredByDeadline,
                 Property::NoOrphans,
             ],
             Family::Semaphore => &[
                 Property::LeaseBound,
                 Property::HerdFree,
                 Property::Progress,
+                Property::AnsweredByDeadline,
                 Property::NoOrphans,
             ],
             Family::Latch | Family::Selector => &[
