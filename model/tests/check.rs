@@ -476,8 +476,16 @@ fn the_trace_checkers_confirm_the_counterexamples() {
         ..Config::new(2)
     };
     confirm(&MUTEX, unfenced, Checked::MutualExclusionFenced);
-    // A waiter that gave up at LOST and was never served, by the same `Waits` monitor.
-    confirm(&SEMAPHORE, Config::new(1), Checked::Progress);
+    // A waiter that gave up at LOST (`on_lost = release`) and was never served, by the same
+    // `Waits` monitor.
+    let releasing = Config {
+        framework: lock::framework::FrameworkConfig {
+            on_lost: lock::framework::OnLost::Release,
+            ..Default::default()
+        },
+        ..Config::new(1)
+    };
+    confirm(&SEMAPHORE, releasing, Checked::Progress);
 }
 
 /// The model and the trace checker judge belief with one monitor, so they agree step by step:
@@ -635,7 +643,8 @@ fn the_json_summary_has_the_agreed_shape() {
     assert_eq!(belief["counterexample_steps"], 7);
     assert_eq!(belief["report"], "mutual_exclusion_belief.report.html");
     assert_eq!(json["properties"][5]["name"], "progress");
-    assert_eq!(json["properties"][6]["kind"], "sometimes");
+    assert_eq!(json["properties"][6]["name"], "answered_by_deadline");
+    assert_eq!(json["properties"][7]["kind"], "sometimes");
     assert_eq!(json["all_met"], true);
 }
 
