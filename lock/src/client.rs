@@ -61,6 +61,12 @@ impl<R: Recipe> Client<R> {
         }
     }
 
+    /// Whether `timer` is the recipe's (the timeout of an acquire, or of a leader latch's
+    /// await) rather than the framework layer's own (the LOST timer, a retry's sleep).
+    pub fn is_recipe_timer(&self, timer: TimerId) -> bool {
+        self.framework.own_timer(timer).is_none()
+    }
+
     fn deliver(&mut self, input: Input<R::Call>, out: &mut Vec<Effect<R::Notice>>) {
         let mut cx = Ctx {
             framework: &mut self.framework,

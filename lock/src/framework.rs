@@ -103,6 +103,17 @@ impl OnLost {
     pub const NAMES: [&'static str; 2] = ["curator", "release"];
 }
 
+/// A timer of the framework's own, and what it is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OwnTimer {
+    /// The LOST timer of a suspended connection.
+    Lost,
+    /// The retry policy's sleep before the next attempt of this request.
+    RetrySleep(OpId),
+    /// The back-off of this protected create before it looks for its node.
+    Backoff(OpId),
+}
+
 /// Settings of the framework layer, Curator's defaults unless set (a scenario's `framework`
 /// object, `check --error-policy … --session-expiration-percent …`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -362,28 +373,36 @@ impl Framework {
         timer: TimerId,
         out: &mut Vec<Effect<N>>,
     ) -> Result<Vec<Delivery>, TimerId> {
+        match self.own_timer(timer) {
+            Some(OwnTimer::Lost) => Ok(self.declare_lost(false, out)),
+            Some(OwnTimer::RetrySleep(op)) => {
+                self.attempt(op, out);
+                Ok(Vec::new())
+            }
+            Some(OwnTimer::Backoff(handle)) => {
+                self.find_once_connected(handle, out);
+                Ok(Vec::new())
+            }
+            None => Err(timer),
+        }
+    }
+
+    /// What `timer` is for, when it is the framework's own (else the recipe's).
+    pub(crate) fn own_timer(&self, timer: TimerId) -> Option<OwnTimer> {
         if let Connection::Suspended { lost_timer, .. } = self.connection
             && lost_timer == timer
         {
-            return Ok(self.declare_lost(false, out));
+            return Some(OwnTimer::Lost);
         }
-        let asleep = self
-            .pending
-            .iter()
-            .find(|(_, pending)| pending.attempt == Attempt::Sleeping(timer));
-        if let Some((&op, _)) = asleep {
-            self.attempt(op, out);
-            return Ok(Vec::new());
-        }
-        let backing_off = self
-            .protected
-            .iter()
-            .find(|(_, protected)| protected.step == Step::Backoff(timer));
-        if let Some((&handle, _)) = backing_off {
-            self.find_once_connected(handle, out);
-            return Ok(Vec::new());
-        }
-        Err(timer)
+        let asleep = (self.pending.iter())
+            .find(|(_, pending)| pending.attempt == Attempt::Sleeping(timer))
+            .map(|(&op, _)| OwnTimer::RetrySleep(op));
+        let backing_off = || {
+            (self.protected.iter())
+                .find(|(_, protected)| protected.step == Step::Backoff(timer))
+                .map(|(&handle, _)| OwnTimer::Backoff(handle))
+        };
+        asleep.or_else(backing_off)
     }
 
     fn next_op_id(&mut self) -> OpId {

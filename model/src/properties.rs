@@ -46,6 +46,9 @@ pub enum Checked {
     /// No two clients believe they hold (lead, write) at once while both their sessions are
     /// alive on the server.
     LiveSessionExclusion,
+    /// No acquire still waits once its timeout timer has fired (the
+    /// [`Waits`](scenarios::monitor::Waits) monitor's late waiters, as the trace checker's).
+    AnsweredByDeadline,
     /// Some client acquires the lock (a `sometimes` property: an example must exist).
     SomeoneAcquires,
 }
@@ -62,7 +65,7 @@ pub enum Kind {
 
 impl Checked {
     /// Every property, in the order they are reported.
-    pub const ALL: [Checked; 11] = [
+    pub const ALL: [Checked; 12] = [
         Checked::MutualExclusionBelief,
         Checked::LeaderUniqueBelief,
         Checked::RwExclusion,
@@ -73,6 +76,7 @@ impl Checked {
         Checked::HerdFree,
         Checked::NoOrphans,
         Checked::Progress,
+        Checked::AnsweredByDeadline,
         Checked::SomeoneAcquires,
     ];
 
@@ -107,6 +111,7 @@ impl Checked {
             Checked::RwExclusion => Some(Shared::RwExclusion),
             Checked::LeaseBound => Some(Shared::LeaseBound),
             Checked::LiveSessionExclusion => Some(Shared::LiveSessionExclusion),
+            Checked::AnsweredByDeadline => Some(Shared::AnsweredByDeadline),
             Checked::SomeoneAcquires => None,
         }
     }
@@ -144,6 +149,7 @@ impl Checked {
             }
             Checked::NoOrphans => !settled(model, state) || !has_lock_nodes(model, state),
             Checked::Progress => !stuck(model, state),
+            Checked::AnsweredByDeadline => state.waits.late().next().is_none(),
             Checked::SomeoneAcquires => state.beliefs.believed().next().is_some(),
         }
     }
@@ -230,6 +236,7 @@ fn property<R: Testable>(checked: Checked) -> Property<LockModel<R>> {
         Checked::HerdFree => property!(Always, Checked::HerdFree),
         Checked::NoOrphans => property!(Always, Checked::NoOrphans),
         Checked::Progress => property!(Always, Checked::Progress),
+        Checked::AnsweredByDeadline => property!(Always, Checked::AnsweredByDeadline),
         Checked::SomeoneAcquires => property!(Sometimes, Checked::SomeoneAcquires),
     }
 }

@@ -12,7 +12,7 @@ use lock::recipes::{Call, Notice};
 use lock::zk::tree::Fired;
 use lock::zk::{OpResult, SessionId, ZkError, Zxid};
 use scenarios::fault::{Fault, Node};
-use scenarios::monitor::{Access, Seen, changes};
+use scenarios::monitor::{Access, Seen, Wait, changes};
 use scenarios::trace::{EventKind, ServerSession, client_event};
 use scenarios::workload::{WorkEffect, WorkInput, WorkTimer};
 
@@ -135,8 +135,25 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         if !self.state.peer_mut(slot).timers.remove(&timer) {
             return None;
         }
+        let timeout = self.state.peer(slot).client.is_recipe_timer(timer);
         self.feed(slot, ClientInput::Timer(timer));
+        if timeout {
+            self.deadline_passed(slot);
+        }
         Some(())
+    }
+
+    /// A timeout timer of `slot`'s recipe fired and the client handled it: the deadline of
+    /// an acquire of `slot` that still waits with a timeout has passed (the model's workload
+    /// has one owner per client, so the timer is that owner's).
+    fn deadline_passed(&mut self, slot: ClientSlot) {
+        let waits = self.state.waits.summary(slot);
+        let timed = waits.iter().filter(|(_, _, wait)| *wait == Wait::Timed);
+        for &(owner, _, _) in timed {
+            self.rec
+                .record(Some(slot), || EventKind::DeadlinePassed { owner });
+            self.state.observe(Seen::DeadlinePassed(slot, owner));
+        }
     }
 
     /// Runs the client on `input` and carries out its effects in order.

@@ -32,6 +32,7 @@ pub(crate) fn kind_name(kind: &EventKind) -> &'static str {
         EventKind::ResourceRead { .. } => "resource_read",
         EventKind::ResourceWrite { .. } => "resource_write",
         EventKind::TreeSnapshot { .. } => "tree_snapshot",
+        EventKind::DeadlinePassed { .. } => "deadline_passed",
     }
 }
 
@@ -205,6 +206,9 @@ pub(crate) fn event(run: &Run, event: &Event) -> String {
                 ephemeral.len(),
                 some(&ephemeral)
             )
+        }
+        EventKind::DeadlinePassed { owner } => {
+            format!("the timeout of owner {}'s acquire is up", owner.0)
         }
         EventKind::FaultStart { fault: f } => format!("fault begins: {}", fault(f)),
         EventKind::FaultEnd { fault: f } => format!("fault ends: {}", fault(f)),

@@ -62,6 +62,9 @@ pub(crate) fn headline(violation: &Violation, clock: Clock) -> String {
         Property::HerdFree => format!("Herd effect: one change woke {who}"),
         Property::Progress => format!("No progress: {who} still waiting when the run ended"),
         Property::NoOrphans => "Orphaned lock nodes left after every session closed".to_owned(),
+        Property::AnsweredByDeadline => {
+            format!("Missed deadline: {who} still waited when its acquire's timeout was up")
+        }
     }
 }
 
@@ -84,6 +87,7 @@ pub(crate) fn label(violation: &Violation, clock: Clock) -> String {
             Property::HerdFree => "herd",
             Property::Progress => "no progress",
             Property::NoOrphans => "orphaned node",
+            Property::AnsweredByDeadline => "missed deadline",
             overlap => overlap.name(),
         };
         format!("⚠ {what}{lasting}")

@@ -4,6 +4,7 @@
 //! events involved, with one readable sentence.
 
 mod belief;
+mod deadline;
 mod herd_free;
 mod lease_bound;
 mod mutual_exclusion_fenced;
@@ -73,6 +74,7 @@ pub fn check(trace: &Trace, property: Property, cx: &Context) -> Vec<Violation> 
         Property::Progress => progress::check(trace, cx),
         Property::NoOrphans => no_orphans::check(trace, cx),
         Property::LeaseBound => lease_bound::check(trace, cx.max_leases, cx.error_policy),
+        Property::AnsweredByDeadline => deadline::check(trace),
     }
 }
 

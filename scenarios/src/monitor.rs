@@ -18,7 +18,7 @@ pub use progress::{ClientWaits, Wait, Waits, fault_failure};
 
 use lock::coordination::{RawEvent, RawState};
 use lock::driver::Observed;
-use lock::ids::ClientSlot;
+use lock::ids::{ClientSlot, Owner};
 use lock::recipe::{Recipe, SessionEvent};
 use lock::recipes::{Call, Notice};
 use lock::zk::SessionId;
@@ -50,6 +50,11 @@ pub enum Seen {
     Expire(ClientSlot),
     /// The client's process crashed.
     Crash(ClientSlot),
+    /// The deadline of the acquire of `Owner` on the client passed: its instant plus its
+    /// timeout (the simulator's and the real executor's traces, by their times), or the
+    /// acquire's timeout timer fired and was handled (the model, which records it as
+    /// [`EventKind::DeadlinePassed`]).
+    DeadlinePassed(ClientSlot, Owner),
 }
 
 impl Seen {
@@ -61,6 +66,7 @@ impl Seen {
             (EventKind::Session { event }, Some(c)) => Seen::Session(c, *event),
             (EventKind::RawSession { state }, Some(c)) => raw_state(c, *state),
             (EventKind::Reply { .. } | EventKind::WatchDelivered { .. }, Some(c)) => Seen::Input(c),
+            (EventKind::DeadlinePassed { owner }, Some(c)) => Seen::DeadlinePassed(c, *owner),
             (EventKind::ServerSession { session, change }, _) => match change {
                 ServerSession::Expired | ServerSession::Closed => Seen::SessionEnded(*session),
                 ServerSession::Created | ServerSession::Reattached => return None,

@@ -34,11 +34,15 @@ pub enum Property {
     /// on the server: the overlap no correct recipe shows under any fault, unlike the belief
     /// overlap of a holder whose session the server has already expired.
     LiveSessionExclusion,
+    /// An acquire with a timeout is answered (granted or refused) by its deadline: the call's
+    /// instant plus its timeout in simulated time (moved to the end of a pause of the client
+    /// that covers it); in the model, by the time the acquire's timeout timer has fired.
+    AnsweredByDeadline,
 }
 
 impl Property {
     /// Every property, in declaration order.
-    pub const ALL: [Property; 10] = [
+    pub const ALL: [Property; 11] = [
         Property::MutualExclusionBelief,
         Property::MutualExclusionFenced,
         Property::HerdFree,
@@ -49,6 +53,7 @@ impl Property {
         Property::RwExclusion,
         Property::LeaseBound,
         Property::LiveSessionExclusion,
+        Property::AnsweredByDeadline,
     ];
 
     /// The property's name as it appears in files and output.
@@ -64,6 +69,7 @@ impl Property {
             Property::RwExclusion => "rw_exclusion",
             Property::LeaseBound => "lease_bound",
             Property::LiveSessionExclusion => "live_session_exclusion",
+            Property::AnsweredByDeadline => "answered_by_deadline",
         }
     }
 }

@@ -97,9 +97,7 @@ pub fn exclusive_lock(property: Property, spec: &ModelSpec) -> Expectation {
         Property::MutualExclusionFenced | Property::LeaderUniqueFenced => {
             violated_if(overlap && !spec.fenced)
         }
-        Property::Progress => {
-            violated_if(spec.framework.on_lost == OnLost::Release && waiter_gives_up(spec))
-        }
+        Property::Progress => violated_if(released_at_lost(spec)),
         _ => Expectation::Holds,
     }
 }
@@ -124,11 +122,41 @@ fn waiter_gives_up(spec: &ModelSpec) -> bool {
     spec.clients >= 1 && budgets.cycles >= 1 && lost
 }
 
-/// As any exclusive lock, but a waiter gives up when its session is lost
-/// ([`waiter_gives_up`]): `semaphore-mutex`.
-fn giving_up_lock(property: Property, spec: &ModelSpec) -> Expectation {
+/// Whether a lock loop that keeps its waiters across LOST gives them up there all the same,
+/// under `on_lost = release` ([`waiter_gives_up`]).
+fn released_at_lost(spec: &ModelSpec) -> bool {
+    spec.framework.on_lost == OnLost::Release && waiter_gives_up(spec)
+}
+
+/// Whether Curator's lease loop can deadlock with `max_leases` leases: a client past the
+/// internal lock whose session expires (or is orphaned and then expired) re-creates its lease
+/// node on its new session and waits on, while the server has deleted its internal-lock node
+/// and let the next client in. Once `max_leases` such breaks have put more lease nodes than
+/// leases in the directory, every one a waiter's, each waiter sees too many children and
+/// waits for a change that nobody makes (`check semaphore --max-leases 1`: 25 steps). Curator's
+/// `internalAcquire1Lease` does the same; an acquire timeout ends it.
+fn lease_loop_deadlocks(spec: &ModelSpec, max_leases: u32) -> bool {
+    let budgets = &spec.budgets;
+    let breaks = u32::from(budgets.expiries) + u32::from(budgets.connection_losses);
+    spec.framework.on_lost == OnLost::Curator
+        && max_leases >= 1
+        && u32::from(spec.clients) > max_leases
+        && breaks >= max_leases
+        && budgets.cycles >= 1
+}
+
+/// `progress` of a semaphore of `max_leases` leases: a waiter gives up at LOST under
+/// `on_lost = release` ([`released_at_lost`]); Curator's lease loop can deadlock instead
+/// ([`lease_loop_deadlocks`]).
+fn lease_progress(spec: &ModelSpec, max_leases: u32) -> Expectation {
+    violated_if(released_at_lost(spec) || lease_loop_deadlocks(spec, max_leases))
+}
+
+/// As any exclusive lock, with the progress of a semaphore of one lease
+/// ([`lease_progress`]): `semaphore-mutex`.
+fn one_lease_lock(property: Property, spec: &ModelSpec) -> Expectation {
     match property {
-        Property::Progress => violated_if(waiter_gives_up(spec)),
+        Property::Progress => lease_progress(spec, 1),
         _ => exclusive_lock(property, spec),
     }
 }
@@ -185,7 +213,7 @@ fn trusting_wakeup(property: Property, spec: &ModelSpec) -> Expectation {
 /// More clients believe they hold a lease than there are leases once a paused holder's
 /// session can expire (its lease is freed while it still believes) and someone waits for that
 /// lease; only the internal lock's holder watches the leases, so a return wakes at most one
-/// waiter. A waiter gives up when its session is lost ([`waiter_gives_up`]).
+/// waiter. Its progress is [`lease_progress`]'s.
 fn semaphore(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
     let max = spec.settings.max_leases;
@@ -194,7 +222,7 @@ fn semaphore(property: Property, spec: &ModelSpec) -> Expectation {
         Property::LeaseBound => {
             violated_if(acquires && budgets.expiries >= 1 && u32::from(spec.clients) > max)
         }
-        Property::Progress => violated_if(waiter_gives_up(spec)),
+        Property::Progress => lease_progress(spec, max),
         _ => Expectation::Holds,
     }
 }
@@ -339,7 +367,7 @@ recipe_table! {
         revocable: false,
         build: |path, _| SemaphoreMutex::new(path),
         directories: semaphore_directories,
-        expectation: giving_up_lock,
+        expectation: one_lease_lock,
     };
     /// Curator's InterProcessMultiLock over two mutexes below the lock path
     /// (`lock::recipes::MultiLock::pair`). Every holder holds the first lock throughout, so

@@ -199,6 +199,13 @@ pub enum EventKind {
         /// Whether the resource accepted the token.
         accepted: bool,
     },
+    /// Client side, recorded by the model only: the timeout timer of the owner's acquire fired
+    /// and the client handled it (`answered_by_deadline` reads it; the simulator's and the
+    /// real executor's traces tell a deadline by their times).
+    DeadlinePassed {
+        /// The acquiring owner.
+        owner: Owner,
+    },
     /// Server side: the data tree's nodes at this instant, each with its ephemeral owner (the
     /// simulator records one at the end of a run; `no_orphans` reads the last one).
     TreeSnapshot {

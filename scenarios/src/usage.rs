@@ -139,6 +139,7 @@ impl Family {
                 Property::MutualExclusionFenced,
                 Property::HerdFree,
                 Property::Progress,
+                Property::AnsweredByDeadline,
                 Property::NoOrphans,
             ],
             Family::ReadWrite => &[
@@ -147,12 +148,14 @@ impl Family {
                 Property::MutualExclusionFenced,
                 Property::HerdFree,
                 Property::Progress,
+                Property::AnsweredByDeadline,
                 Property::NoOrphans,
             ],
             Family::Semaphore => &[
                 Property::LeaseBound,
                 Property::HerdFree,
                 Property::Progress,
+                Property::AnsweredByDeadline,
                 Property::NoOrphans,
             ],
             Family::Latch | Family::Selector => &[

@@ -24,20 +24,34 @@
 //!   thread blocks in `acquire`, so it cannot ask twice at once).
 //! - `max_leases` is fixed at construction (no `SharedCountReader`). With 0 every acquire
 //!   waits until its timeout, as Curator's does.
-//! - A waiter whose own lease node is missing from the listing (its session expired on the
-//!   server) fails with `NodeVanished`, its internal-lock node and lease node deleted, as
-//!   `Mutex`'s waiters do; Curator retries the whole acquire under its retry policy. The
-//!   failure is explicit and the caller may acquire again (a retry policy is time-based,
-//!   which a recipe that never sees time cannot apply).
 //! - Holders hear the framework's connection states (`Suspended`, `Reconnected`, `Lost`,
 //!   once per owner whatever its number of leases), as every recipe here does; Curator's
-//!   semaphore leaves that to a connection-state listener. At `Lost` the owner's lease nodes
-//!   get a guaranteed delete: the client gave up, and the server may still hold the old
-//!   session (and its ephemerals) for a while.
-//! - A lease wait past the internal lock whose session is lost fails with `SessionLost` (a
-//!   failed listing with `Zk(error)`), deleting its lease node; a wait for the internal lock
-//!   goes as the internal `Mutex`'s does: a create in flight carries on in the new session
-//!   (protection mode sorts it out), a queued node fails the acquire with `SessionLost`.
+//!   semaphore leaves that to a connection-state listener. At `Lost` the leases are kept
+//!   until released, as Curator keeps them.
+//! - Across `Lost` the acquire goes on as Curator's does: a wait for the internal lock as the
+//!   internal `Mutex`'s waiters do, a create in flight in the new session (protection mode
+//!   sorts it out), and a lease wait lists again on the new session with the lease node it
+//!   has (its watch went with the old session), holding through that node when it is listed
+//!   among few enough. A lease node missing from a listing (its session expired on the
+//!   server) is Curator's `RETRY_DUE_TO_MISSING_NODE`: the lease is returned, the internal
+//!   lock released and the acquire starts over from the internal lock. Curator stops after
+//!   its retry policy's count; ours starts over as often as it must, as our `Mutex` does
+//!   (the acquire's timeout, if any, still bounds it).
+//! - Under `on_lost = release` a lease wait past the internal lock fails at `Lost` with
+//!   `SessionLost` (a failed listing with `Zk(error)`), a missing lease node with
+//!   `NodeVanished`, and held leases end at `Lost` with a guaranteed delete of their nodes.
+//!
+//! Three consequences of Curator's lease loop that the checks find (see the README). A lease
+//! wait that holds through its old session's node overlaps the next holder once the server
+//! expires that session, both clients' current sessions alive (as the mutex's lock loop
+//! does). The listing that finds the lease node missing leaves its child watch behind, and a
+//! later change of the leases wakes the client while it queues for the internal lock: a
+//! wasted wake-up (`herd_free`). And the internal lock does not keep the lease takers to one at a time across a
+//! session expiry: a client past it whose session expires re-creates its lease node on its
+//! new session while the server, having deleted its internal-lock node, lets the next client
+//! in; with more lease nodes than leases, all of them waiters', every waiter waits for a
+//! change nobody makes — a deadlock without acquire timeouts (`check semaphore --max-leases
+//! 1`: 25 steps).
 //!
 //! The fencing token of a lease is its node's czxid. Only the internal lock's holder watches
 //! the leases, so a returned lease wakes at most one waiter. [`SemaphoreMutex`] is this
@@ -53,6 +67,7 @@ use super::{
     cancel_timeout, create_parents, create_sequential, list, refuse, timed_out, update_holds,
 };
 use crate::fencing::Token;
+use crate::framework::OnLost;
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
 use crate::zk::{OpOk, OpResult, Path, WatchedEvent, ZkError};
@@ -223,7 +238,7 @@ impl Semaphore {
             }
             (Stage::Listing { node, token, .. }, Ok(OpOk::Children { names })) => {
                 if !names.iter().any(|name| name == node.name()) {
-                    return self.fail(owner, FailReason::NodeVanished, cx);
+                    return self.lease_vanished(owner, cx);
                 }
                 let lease = Lease {
                     node: node.clone(),
@@ -284,15 +299,27 @@ impl Semaphore {
 
     fn on_session(&mut self, event: SessionEvent, cx: &mut Ctx<'_, Notice>) {
         if matches!(event, SessionEvent::Lost { .. }) {
-            // Past the internal lock, the acquisition belonged to the session that is gone.
-            let leasing: Vec<Owner> = self
-                .pending
-                .iter()
-                .filter(|(_, a)| a.stage != Stage::Locking)
-                .map(|(owner, _)| *owner)
-                .collect();
-            for owner in leasing {
-                self.fail(owner, FailReason::SessionLost, cx);
+            if cx.on_lost() == OnLost::Release {
+                // Past the internal lock, the acquisition belonged to the session that is gone.
+                let leasing: Vec<Owner> = self
+                    .pending
+                    .iter()
+                    .filter(|(_, a)| a.stage != Stage::Locking)
+                    .map(|(owner, _)| *owner)
+                    .collect();
+                for owner in leasing {
+                    self.fail(owner, FailReason::SessionLost, cx);
+                }
+            } else {
+                // Curator's lease loop ignores connection state: its `getChildren` is retried
+                // on the new session, with the lease node it has (its watch went with the old
+                // session). A create in flight carries on: protection mode sorts it out.
+                for acquisition in self.pending.values_mut() {
+                    if let Some((node, token)) = acquisition.stage.lease() {
+                        let op = list(&self.leases, true, cx);
+                        acquisition.stage = Stage::Listing { node, token, op };
+                    }
+                }
             }
         }
         self.to_lock(Input::Session(event), cx);
@@ -300,6 +327,22 @@ impl Semaphore {
             let nodes = leases.held.iter().map(|lease| &lease.node);
             update_holds(owner, &mut leases.standing, nodes, event, cx)
         });
+    }
+
+    /// `owner`'s lease node is gone (its session expired on the server): Curator's
+    /// `RETRY_DUE_TO_MISSING_NODE` returns the lease, releases the internal lock and takes the
+    /// whole acquire again; under [`OnLost::Release`] the acquire fails with `NodeVanished`.
+    fn lease_vanished(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
+        if cx.on_lost() == OnLost::Release {
+            return self.fail(owner, FailReason::NodeVanished, cx);
+        }
+        let acquisition = self.pending.get_mut(&owner).expect("a pending acquisition");
+        if let Some((node, _)) = acquisition.stage.lease() {
+            cx.delete_guaranteed(node);
+        }
+        acquisition.stage = Stage::Locking;
+        self.lock.abandon(owner, cx);
+        self.to_lock(Input::Call(Call::acquire(owner, None)), cx);
     }
 
     /// Ends `owner`'s acquisition with a failure notice.
@@ -343,9 +386,13 @@ impl OverMutex for Semaphore {
                 }
             }
             Notice::Failed { owner, reason } => self.fail(owner, reason, cx),
-            Notice::Lost { owner } => self.fail(owner, FailReason::SessionLost, cx),
+            // Curator's internal lock keeps its hold across LOST, the lease loop goes on.
+            Notice::Lost { owner } if cx.on_lost() == OnLost::Release => {
+                self.fail(owner, FailReason::SessionLost, cx)
+            }
             // No timeout is given to the internal lock; its connection notices are ours too.
             Notice::TimedOut { .. }
+            | Notice::Lost { .. }
             | Notice::Released { .. }
             | Notice::Suspended { .. }
             | Notice::Reconnected { .. } => {}
@@ -356,6 +403,16 @@ impl OverMutex for Semaphore {
 }
 
 impl Stage {
+    /// The lease node and its token, once created.
+    fn lease(&self) -> Option<(Path, Token)> {
+        match self {
+            Stage::Listing { node, token, .. } | Stage::Watching { node, token } => {
+                Some((node.clone(), *token))
+            }
+            Stage::Locking | Stage::Creating(_) => None,
+        }
+    }
+
     fn waits_for(&self, op: OpId) -> bool {
         match self {
             Stage::Creating(pending) | Stage::Listing { op: pending, .. } => *pending == op,

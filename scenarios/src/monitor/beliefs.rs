@@ -126,6 +126,8 @@ impl Beliefs {
                 }
             }
             Seen::Crash(client) => self.end_where(|((c, _), _)| *c == client),
+            // A timer, which the simulator's traces do not record either.
+            Seen::DeadlinePassed(..) => {}
         }
         // Only a hold still believed is owed, so that a step that met its obligation leaves
         // no trace of it in the state.

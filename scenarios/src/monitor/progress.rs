@@ -9,8 +9,13 @@
 //! because of what the faults did (`Failed` with a lost session, a vanished node or a server
 //! error, or `Lost` while waiting) serves nobody: the waiter has *given up*, and its wait
 //! goes on until a later ask of the same holder is granted.
+//!
+//! The same monitor judges `answered_by_deadline`: an acquire with a timeout waits
+//! [`Wait::Timed`]; when its deadline passes ([`Seen::DeadlinePassed`]) while it still waits,
+//! the waiter is [`late`](Waits::late) for good, which that property forbids whatever comes
+//! after (a late grant or refusal, or nothing).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use lock::ids::{ClientSlot, Owner};
 use lock::recipes::{Call, FailReason, Notice};
@@ -23,6 +28,8 @@ use super::{Holder, Key, Role, Seen};
 pub enum Wait {
     /// It asked and waits for the answer.
     Asking,
+    /// It asked with a timeout and waits for the answer, its deadline not passed yet.
+    Timed,
     /// Its ask failed because of a fault; it has not been served since.
     GaveUp,
     /// It leads (a leader steps down into a wait while it stays in the election).
@@ -37,6 +44,8 @@ pub type ClientWaits = Vec<(Owner, Role, Wait)>;
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Waits {
     waits: BTreeMap<Key, Wait>,
+    /// The waiters that missed a deadline (`answered_by_deadline`): kept for good.
+    late: BTreeSet<Key>,
 }
 
 impl Waits {
@@ -46,6 +55,13 @@ impl Waits {
             Seen::Call(client, call) => self.on_call((client, call.owner()), call),
             Seen::Notice(client, notice) => self.on_notice((client, notice.owner()), notice),
             Seen::Crash(client) => self.waits.retain(|((c, _), _), _| *c != client),
+            Seen::DeadlinePassed(client, owner) => {
+                let timed = (self.waits.iter()).filter(|(((c, o), _), wait)| {
+                    (*c, *o) == (client, owner) && **wait == Wait::Timed
+                });
+                let late: Vec<Key> = timed.map(|(key, _)| *key).collect();
+                self.late.extend(late);
+            }
             _ => {}
         }
     }
@@ -53,7 +69,7 @@ impl Waits {
     /// The waits not yet served, each with whether its waiter gave up.
     pub fn unserved(&self) -> impl Iterator<Item = (Key, bool)> + '_ {
         (self.waits.iter()).filter_map(|(key, wait)| match wait {
-            Wait::Asking => Some((*key, false)),
+            Wait::Asking | Wait::Timed => Some((*key, false)),
             Wait::GaveUp => Some((*key, true)),
             Wait::Leading => None,
         })
@@ -62,6 +78,12 @@ impl Waits {
     /// Whether `client` waits for an answer to an ask (has not given up).
     pub fn asking(&self, client: ClientSlot) -> bool {
         (self.waits.iter()).any(|(((c, _), _), wait)| *c == client && *wait == Wait::Asking)
+    }
+
+    /// The waiters whose deadline passed before their acquire was answered
+    /// (`answered_by_deadline`).
+    pub fn late(&self) -> impl Iterator<Item = Key> + '_ {
+        self.late.iter().copied()
     }
 
     /// What the monitor knows of `client`, without its identity.
@@ -74,8 +96,15 @@ impl Waits {
 
     fn on_call(&mut self, who: Holder, call: Call) {
         match call {
-            Call::Acquire { mode, .. } => self.ask((who, Role::Lock(mode))),
-            Call::Start { .. } | Call::Requeue { .. } => self.ask((who, Role::Leader)),
+            Call::Acquire {
+                mode,
+                timeout: Some(_),
+                ..
+            } => self.ask((who, Role::Lock(mode)), Wait::Timed),
+            Call::Acquire { mode, .. } => self.ask((who, Role::Lock(mode)), Wait::Asking),
+            Call::Start { .. } | Call::Requeue { .. } => {
+                self.ask((who, Role::Leader), Wait::Asking)
+            }
             Call::Relinquish { .. } | Call::Close { .. } => {
                 self.waits.remove(&(who, Role::Leader));
             }
@@ -107,18 +136,19 @@ impl Waits {
         }
     }
 
-    /// `key` asks: it waits, unless it already does (a retry keeps the wait it began).
-    fn ask(&mut self, key: Key) {
-        let wait = self.waits.entry(key).or_insert(Wait::Asking);
+    /// `key` asks (`Asking`, or `Timed` with a timeout): it waits, unless it already does (a
+    /// retry keeps the wait it began).
+    fn ask(&mut self, key: Key, asking: Wait) {
+        let wait = self.waits.entry(key).or_insert(asking);
         if *wait == Wait::GaveUp {
-            *wait = Wait::Asking;
+            *wait = asking;
         }
     }
 
     /// `who`'s asks failed because of a fault: its waits stay unserved.
     fn give_up(&mut self, who: Holder) {
         for ((w, _), wait) in &mut self.waits {
-            if *w == who && *wait == Wait::Asking {
+            if *w == who && matches!(wait, Wait::Asking | Wait::Timed) {
                 *wait = Wait::GaveUp;
             }
         }
@@ -147,6 +177,9 @@ impl Relabel for Waits {
                 .map(|(((client, owner), role), wait)| {
                     (((map.slot(*client), *owner), *role), *wait)
                 })
+                .collect(),
+            late: (self.late.iter())
+                .map(|((client, owner), role)| ((map.slot(*client), *owner), *role))
                 .collect(),
         }
     }

@@ -154,7 +154,9 @@ fn a_crashed_holders_lease_frees_up_when_its_session_expires() {
 fn expired_sessions_free_their_leases_and_everyone_is_served() {
     let scenario = semaphore("session-expiry");
     for seed in 0..5 {
-        let trace = run_checked(&scenario, seed);
+        // Not run_checked: herd_free is a finding of this scenario since the lease loop (see its
+        // description); what this test pins is that every waiter is served.
+        let trace = run_scenario(&scenario, seed);
         // The expiry at 2 s finds no session when c0 is done by then (c1 and c3 spent
         // a second each without a session, reconnecting, and left it the leases).
         let expired = count_server(&trace, ServerSession::Expired);

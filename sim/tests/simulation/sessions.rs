@@ -7,7 +7,8 @@ use lock::recipe::SessionEvent;
 use lock::recipes::{Call, FailReason, Notice};
 use lock::zk::{CreateMode, EventKind as WatchKind, OpOk, Path, Request, SessionId, ZkError};
 use scenarios::fault::{Fault, Node, ScheduledFault};
-use scenarios::scenario::ServerSettings;
+use scenarios::recipes::SEMAPHORE_MUTEX;
+use scenarios::scenario::{RecipeRef, Scenario, ServerSettings};
 use scenarios::trace::{Event, EventKind, ServerSession, Trace};
 
 use crate::query::{
@@ -666,10 +667,26 @@ fn overlapping_restarts_are_one_downtime_that_ends_with_the_last() {
 fn a_waiter_keeps_its_place_across_lost_and_acquires_on_its_new_session() {
     // The catalog's mutex-waiter-across-lost: c1 waits behind c0's 4 s hold and is cut off
     // past its session; it does not fail at LOST but acquires on its new session.
-    let scenario = catalog_scenario("mutex-waiter-across-lost");
+    waits_across_lost_and_acquires_on_its_new_session(catalog_scenario("mutex-waiter-across-lost"));
+}
+
+#[test]
+fn a_lease_waiter_starts_over_across_lost_and_acquires_on_its_new_session() {
+    // The same run on semaphore-mutex: c1 waits for the lease past the internal lock, and its
+    // lease node goes with its old session; Curator's lease loop returns the lease and starts
+    // over from the internal lock on the new session (RETRY_DUE_TO_MISSING_NODE).
+    let mut scenario = catalog_scenario("mutex-waiter-across-lost");
+    scenario.recipe = RecipeRef::of(&SEMAPHORE_MUTEX);
+    waits_across_lost_and_acquires_on_its_new_session(scenario);
+}
+
+/// c1 of `scenario` waits across LOST and acquires on its new session, every expectation of
+/// the scenario met, in seeds 0..10; under `on_lost = release` it fails with `session_lost`
+/// and never holds.
+fn waits_across_lost_and_acquires_on_its_new_session(scenario: Scenario) {
     for seed in 0..10 {
         let trace = run_checked(&scenario, seed);
-        let context = format!("seed {seed}");
+        let context = format!("{} seed {seed}", scenario.recipe.name());
         let lost = index(&trace, 0, "c1's LOST", |e| {
             on(e, 1)
                 && matches!(

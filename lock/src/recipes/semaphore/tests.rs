@@ -323,22 +323,45 @@ fn a_failed_listing_leaves_no_orphaned_lease_and_acquires_go_on_after() {
     assert_empty(&h);
 }
 
-#[test]
-fn a_waiter_whose_lease_node_vanishes_fails_and_can_acquire_again() {
-    let mut h = semaphores(2, 1);
-    in_turn(&mut h, [take(A); 2]);
+/// Deletes client 1's lease node (it waits behind client 0's lease) behind every client's
+/// back, as Curator's testNoOrphanedNodes does.
+fn delete_the_waiters_lease(h: &mut Harness<Semaphore>) {
     let waiter = h.children(LEASES)[1].clone();
     let path = Path::new(LEASES).unwrap().child(&waiter).unwrap();
-    // Curator's testNoOrphanedNodes deletes the waiter's node; Curator retries the acquire,
-    // we fail it (documented) and leave nothing of it behind.
-    assert!(
-        h.operator(&Request::Delete {
-            path,
-            version: None
-        })
-        .is_ok()
-    );
+    let request = Request::Delete {
+        path,
+        version: None,
+    };
+    assert!(h.operator(&request).is_ok());
     h.settle();
+}
+
+#[test]
+fn a_waiter_whose_lease_node_vanishes_starts_over_and_acquires() {
+    let mut h = semaphores(2, 1);
+    in_turn(&mut h, [take(A); 2]);
+    delete_the_waiters_lease(&mut h);
+    // Curator's RETRY_DUE_TO_MISSING_NODE: the lease goes back, the acquire starts over.
+    assert!(
+        h.peers[1].notices.is_empty(),
+        "no Failed: the acquire goes on"
+    );
+    assert_eq!(h.children(LEASES).len(), 2, "c0's lease and c1's new one");
+    h.call(0, give_back(A));
+    h.settle();
+    assert!(acquired(&h, 1) > acquired(&h, 0));
+    h.call(1, give_back(A));
+    h.settle();
+    assert_empty(&h);
+}
+
+#[test]
+fn under_release_at_lost_a_waiter_whose_lease_node_vanishes_fails_and_can_acquire_again() {
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
+        Semaphore::new(Path::new(PATH).unwrap(), 1)
+    });
+    in_turn(&mut h, [take(A); 2]);
+    delete_the_waiters_lease(&mut h);
     assert_eq!(last_notice(&h, 1), failed(FailReason::NodeVanished));
     assert_eq!(h.children(LEASES).len(), 1);
     assert!(h.children(LOCKS).is_empty());
@@ -350,6 +373,86 @@ fn a_waiter_whose_lease_node_vanishes_fails_and_can_acquire_again() {
     h.call(1, give_back(A));
     h.settle();
     assert_empty(&h);
+}
+
+#[test]
+fn a_lease_waiter_keeps_its_lease_node_across_lost_and_acquires_on_its_new_session() {
+    let mut h = semaphores(2, 1);
+    in_turn(&mut h, [take(A); 2]);
+    let old_session = h.peers[1].session;
+    // c1, past the internal lock, gives up its session while the server still holds it.
+    give_up_session(&mut h, 1, false);
+    assert_ne!(h.peers[1].session, old_session);
+    assert!(h.peers[1].notices.is_empty(), "no Failed: the wait goes on");
+    assert_eq!(h.children(LEASES).len(), 2, "its old lease node is listed");
+    h.call(0, give_back(A));
+    h.settle();
+    assert!(acquired(&h, 1).is_some(), "woken on its new session");
+    let ours = h.tree.ephemerals_of(old_session);
+    assert_eq!(
+        ours.len(),
+        1,
+        "it holds through its old session's lease node"
+    );
+}
+
+#[test]
+fn a_lease_waiter_whose_session_expired_starts_over_from_the_internal_lock() {
+    let mut h = semaphores(2, 1);
+    in_turn(&mut h, [take(A); 2]);
+    h.drop_connection(1, false);
+    h.expire(1, true);
+    h.settle();
+    assert!(
+        h.peers[1].notices.is_empty(),
+        "no Failed: the acquire goes on"
+    );
+    let new_session = h.peers[1].session;
+    assert_eq!(
+        h.tree.ephemerals_of(new_session).len(),
+        2,
+        "a new internal-lock node and a new lease node, of the new session"
+    );
+    h.call(0, give_back(A));
+    h.settle();
+    assert!(acquired(&h, 1) > acquired(&h, 0));
+}
+
+/// The finding of `check semaphore --max-leases 1` (`progress`, 25 steps), which Curator's
+/// `internalAcquire1Lease` shares: the internal lock does not keep lease takers to one at a
+/// time across a session expiry, and two waiters with one lease wait for each other.
+#[test]
+fn an_expiry_past_the_internal_lock_lets_a_second_lease_taker_in_and_both_wait_for_ever() {
+    let mut h = semaphores(2, 1);
+    let lease_listing = |r: &Request| matches!(r, Request::GetChildren { path, watch: true } if path.as_str() == LEASES);
+    // c0 holds the internal lock, its lease create in flight, when the server expires it.
+    h.call(0, take(A));
+    step_to_lease_create(&mut h, 0);
+    h.expire(0, true);
+    // Its create is redone on the new session (after a retry sleep); its internal-lock node
+    // went with the old one.
+    while !h.peers[0]
+        .inflight
+        .front()
+        .is_some_and(|(_, r)| lease_listing(r))
+    {
+        if !(h.apply_next(0) | h.deliver_next(0)) {
+            let sleep = h.only_timer(0);
+            h.fire(0, sleep);
+        }
+    }
+    assert!(h.children(LOCKS).is_empty());
+    // So c1 takes the internal lock and a lease node of its own before c0 lists the leases.
+    h.call(1, take(A));
+    step_until(&mut h, 1, lease_listing);
+    h.settle();
+    assert_eq!(h.children(LEASES).len(), 2, "two lease nodes for one lease");
+    assert!(acquired(&h, 0).is_none() && acquired(&h, 1).is_none());
+    assert!(
+        h.peers
+            .iter()
+            .all(|p| p.notices.is_empty() && p.inflight.is_empty())
+    );
 }
 
 #[test]

@@ -6,8 +6,8 @@ use super::SemaphoreMutex;
 use crate::harness::Harness;
 use crate::recipes::semaphore::tests::{LEASES, LOCKS, PATH, assert_empty, step_to_lease_create};
 use crate::recipes::tests::{
-    A, B, acquire, acquire_within, acquired, drop_and_reconnect, failed, in_turn, last_notice,
-    lose_waiter_session, release, sent, time_out,
+    A, B, RELEASING_AT_LOST, acquire, acquire_within, acquired, drop_and_reconnect, failed,
+    in_turn, last_notice, lose_waiter_session, release, sent, time_out,
 };
 use crate::recipes::{FailReason, Mode, Notice};
 use crate::zk::{Path, Request};
@@ -191,8 +191,10 @@ fn suspended_and_lost_end_the_hold_and_the_next_waiter_gets_it() {
 }
 
 #[test]
-fn a_lease_waiter_whose_session_is_lost_fails_and_leaves_nothing_behind() {
-    let mut h = semaphores(2);
+fn under_release_at_lost_a_lease_waiter_whose_session_is_lost_fails_and_leaves_nothing_behind() {
+    let mut h = Harness::with_config(2, RELEASING_AT_LOST, || {
+        SemaphoreMutex::new(Path::new(PATH).unwrap())
+    });
     in_turn(&mut h, [acquire(A); 2]);
     lose_waiter_session(&mut h, false);
     assert_eq!(h.children(LEASES).len(), 1);
