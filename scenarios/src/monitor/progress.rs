@@ -77,7 +77,8 @@ impl Waits {
 
     /// Whether `client` waits for an answer to an ask (has not given up).
     pub fn asking(&self, client: ClientSlot) -> bool {
-        (self.waits.iter()).any(|(((c, _), _), wait)| *c == client && *wait == Wait::Asking)
+        (self.waits.iter())
+            .any(|(((c, _), _), wait)| *c == client && matches!(wait, Wait::Asking | Wait::Timed))
     }
 
     /// The waiters whose deadline passed before their acquire was answered
