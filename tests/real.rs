@@ -10,6 +10,7 @@ use std::process::Output;
 
 use lock::framework::OnLost;
 use scenarios::catalog::Catalog;
+use scenarios::property::{Expectation, Property};
 use serde_json::{Value, json};
 use support::{scratch, splitbrain};
 
@@ -59,6 +60,13 @@ fn two_client_mutex(
 fn releasing_at_lost(name: &str, test: &str) -> PathBuf {
     let mut scenario = Catalog::builtin().unwrap().get(name).unwrap().clone();
     scenario.framework.on_lost = OnLost::Release;
+    // Under `on_lost = release` a waiter that the restarts cut off past LOST fails its
+    // acquire, and `progress` counts that as a waiter never served when it was its last
+    // cycle. Whether LOST comes depends on how long the real servers take to come back (a CI
+    // run: c2 lost its session 1 s into the second restart), so it is not asserted here.
+    scenario
+        .properties
+        .insert(Property::Progress, Expectation::Unchecked);
     let file = scratch(test).join(format!("{name}.json"));
     std::fs::write(&file, serde_json::to_string(&scenario).unwrap()).unwrap();
     file
