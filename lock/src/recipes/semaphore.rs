@@ -46,12 +46,12 @@
 //! expires that session, both clients' current sessions alive (as the mutex's lock loop
 //! does). The listing that finds the lease node missing leaves its child watch behind, and a
 //! later change of the leases wakes the client while it queues for the internal lock: a
-//! wasted wake-up (`herd_free`). And the internal lock does not keep the lease takers to one at a time across a
-//! session expiry: a client past it whose session expires re-creates its lease node on its
-//! new session while the server, having deleted its internal-lock node, lets the next client
-//! in; with more lease nodes than leases, all of them waiters', every waiter waits for a
-//! change nobody makes — a deadlock without acquire timeouts (`check semaphore --max-leases
-//! 1`: 25 steps).
+//! wasted wake-up (`herd_free`). And the internal lock does not keep the lease takers to one
+//! at a time across a session expiry: a client past it whose session expires re-creates its
+//! lease node on its new session while the server, having deleted its internal-lock node,
+//! lets the next client in; with more lease nodes than leases, all of them waiters', every
+//! waiter waits for a change nobody makes — a deadlock without acquire timeouts (`check
+//! semaphore --max-leases 1`: 25 steps).
 //!
 //! The fencing token of a lease is its node's czxid. Only the internal lock's holder watches
 //! the leases, so a returned lease wakes at most one waiter. [`SemaphoreMutex`] is this
