@@ -36,6 +36,15 @@ pub enum Wait {
     Leading,
 }
 
+impl Wait {
+    /// Whether the waiter still asks for an answer (with or without a timeout): it has
+    /// neither given up nor is it leading. `asking` and `give_up` must agree on this (the
+    /// herd monitor missed timed asks when they did not).
+    fn asks(self) -> bool {
+        matches!(self, Wait::Asking | Wait::Timed)
+    }
+}
+
 /// What [`Waits`] knows of one client, without its identity: its waits, by owner and role (a
 /// sort key for the model's symmetry reduction).
 pub type ClientWaits = Vec<(Owner, Role, Wait)>;
@@ -77,8 +86,7 @@ impl Waits {
 
     /// Whether `client` waits for an answer to an ask (has not given up).
     pub fn asking(&self, client: ClientSlot) -> bool {
-        (self.waits.iter())
-            .any(|(((c, _), _), wait)| *c == client && matches!(wait, Wait::Asking | Wait::Timed))
+        (self.waits.iter()).any(|(((c, _), _), wait)| *c == client && wait.asks())
     }
 
     /// The waiters whose deadline passed before their acquire was answered
@@ -149,7 +157,7 @@ impl Waits {
     /// `who`'s asks failed because of a fault: its waits stay unserved.
     fn give_up(&mut self, who: Holder) {
         for ((w, _), wait) in &mut self.waits {
-            if *w == who && matches!(wait, Wait::Asking | Wait::Timed) {
+            if *w == who && wait.asks() {
                 *wait = Wait::GaveUp;
             }
         }
