@@ -2,26 +2,24 @@
 //! every request, reply, watch and session change delivered by hand, so that unit tests can
 //! drive the exact interleaving they are about (quinn-proto's `Pair` in spirit).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::client::{Client, ClientInput};
-use crate::coordination::{RawEvent, RawState};
+use crate::coordination::RawEvent;
 use crate::framework::{Framework, FrameworkConfig};
-use crate::ids::{ClientSlot, OpId, TimerId};
+use crate::ids::{ClientSlot, TimerId};
 use crate::recipe::{Effect, Recipe, SessionEvent};
-use crate::zk::tree::{Fired, Tree};
-use crate::zk::{Path, Request, SessionId, WatchedEvent, ZkError};
+use crate::world::{Handle, Link, Server};
+use crate::zk::tree::Fired;
+use crate::zk::{Path, Request, SessionId, WatchedEvent};
 
 pub const TIMEOUT: Duration = Duration::from_secs(6);
 
 pub struct Peer<R: Recipe> {
     pub client: Client<R>,
-    pub session: SessionId,
-    /// Requests sent and not yet applied, in order.
-    pub inflight: VecDeque<(OpId, Request)>,
-    /// Events the server has produced for the client and it has not handled yet.
-    pub events: VecDeque<RawEvent>,
+    /// The current session handle: its session, connection and queues.
+    pub handle: Handle,
     pub timers: BTreeMap<TimerId, Duration>,
     pub notices: Vec<R::Notice>,
     pub sessions: Vec<SessionEvent>,
@@ -29,14 +27,12 @@ pub struct Peer<R: Recipe> {
     pub watched: Vec<WatchedEvent>,
     /// Every request the client sent, in order.
     pub sent: Vec<Request>,
-    /// Whether the client's connection is up (requests reach the server).
-    pub connected: bool,
     /// Set when the client asked for a new session.
     pub wants_session: bool,
 }
 
 pub struct Harness<R: Recipe> {
-    pub tree: Tree,
+    pub server: Server,
     pub peers: Vec<Peer<R>>,
     last_session: u64,
 }
@@ -51,7 +47,7 @@ impl<R: Recipe> Harness<R> {
     /// `recipe()`, all connected.
     pub fn with_config(n: u16, config: FrameworkConfig, recipe: impl Fn() -> R) -> Harness<R> {
         let mut harness = Harness {
-            tree: Tree::new(),
+            server: Server::default(),
             peers: Vec::new(),
             last_session: 0,
         };
@@ -59,15 +55,12 @@ impl<R: Recipe> Harness<R> {
             let framework = Framework::new(config, ClientSlot(slot), 7);
             harness.peers.push(Peer {
                 client: Client::new(framework, recipe()),
-                session: SessionId(0),
-                inflight: VecDeque::new(),
-                events: VecDeque::new(),
+                handle: Handle::open(SessionId(0), TIMEOUT),
                 timers: BTreeMap::new(),
                 notices: Vec::new(),
                 sessions: Vec::new(),
                 watched: Vec::new(),
                 sent: Vec::new(),
-                connected: false,
                 wants_session: true,
             });
             harness.open_session(slot as usize);
@@ -78,18 +71,11 @@ impl<R: Recipe> Harness<R> {
 
     fn open_session(&mut self, c: usize) {
         self.last_session += 1;
+        let session = SessionId(self.last_session);
+        self.server.open(session);
         let peer = &mut self.peers[c];
-        peer.session = SessionId(self.last_session);
-        peer.connected = true;
+        peer.handle = Handle::open(session, TIMEOUT);
         peer.wants_session = false;
-        peer.inflight.clear();
-        peer.events.clear();
-        peer.events.push_back(RawEvent::State {
-            state: RawState::Connected {
-                session: peer.session,
-                timeout: TIMEOUT,
-            },
-        });
     }
 
     /// Feeds `input` to client `c` and carries out its effects.
@@ -99,17 +85,11 @@ impl<R: Recipe> Harness<R> {
         for effect in out {
             let peer = &mut self.peers[c];
             match effect {
-                // Sent on a connection already gone, before the client has heard: answered
-                // `ConnectionLoss` at once, as the simulated client does.
-                Effect::Op { op, .. } if !peer.connected => {
-                    peer.events.push_back(RawEvent::Reply {
-                        op,
-                        result: Err(ZkError::ConnectionLoss),
-                    });
-                }
                 Effect::Op { op, request } => {
-                    peer.sent.push(request.clone());
-                    peer.inflight.push_back((op, request));
+                    if peer.handle.link != Link::Down {
+                        peer.sent.push(request.clone());
+                    }
+                    peer.handle.send(op, request);
                 }
                 Effect::SetTimer { timer, after } => {
                     peer.timers.insert(timer, after);
@@ -117,7 +97,7 @@ impl<R: Recipe> Harness<R> {
                 Effect::CancelTimer(timer) => {
                     peer.timers.remove(&timer);
                 }
-                Effect::CloseSession => peer.connected = false,
+                Effect::CloseSession => peer.handle.link = Link::Down,
                 Effect::OpenSession => peer.wants_session = true,
                 Effect::Session(event) => peer.sessions.push(event),
                 Effect::Notify(notice) => peer.notices.push(notice),
@@ -134,21 +114,23 @@ impl<R: Recipe> Harness<R> {
 
     /// Applies client `c`'s oldest in-flight request; returns false if there was none.
     pub fn apply_next(&mut self, c: usize) -> bool {
-        let Some((op, request)) = self.peers[c].inflight.pop_front() else {
+        self.apply_and_answer(c, false)
+    }
+
+    /// Applies client `c`'s oldest in-flight request, routes the watches it fired, then
+    /// answers it (`ConnectionLoss` if `lost`); false if there was none.
+    fn apply_and_answer(&mut self, c: usize, lost: bool) -> bool {
+        let Some(mut applied) = self.server.apply_next(&mut self.peers[c].handle) else {
             return false;
         };
-        let applied = self.tree.apply(self.peers[c].session, &request);
-        self.route(applied.fired);
-        self.peers[c].events.push_back(RawEvent::Reply {
-            op,
-            result: applied.result,
-        });
+        self.route(std::mem::take(&mut applied.fired));
+        self.peers[c].handle.answer(&applied, lost);
         true
     }
 
     /// Delivers client `c`'s next event; returns false if there was none.
     pub fn deliver_next(&mut self, c: usize) -> bool {
-        let Some(event) = self.peers[c].events.pop_front() else {
+        let Some(event) = self.peers[c].handle.next_event() else {
             return false;
         };
         if let RawEvent::Watch { event } = &event {
@@ -181,10 +163,8 @@ impl<R: Recipe> Harness<R> {
         loop {
             let mut progressed = false;
             for c in 0..self.peers.len() {
-                if self.peers[c].connected {
-                    while self.apply_next(c) {
-                        progressed = true;
-                    }
+                while self.apply_next(c) {
+                    progressed = true;
                 }
                 while self.deliver_next(c) {
                     progressed = true;
@@ -206,67 +186,41 @@ impl<R: Recipe> Harness<R> {
     }
 
     /// The connection of client `c` drops. Its oldest in-flight request is applied first if
-    /// `apply_first`; every request in flight gets ConnectionLoss, then Disconnected.
+    /// `apply_first` (its reply lost); every request in flight gets ConnectionLoss, then
+    /// Disconnected.
     pub fn drop_connection(&mut self, c: usize, apply_first: bool) {
         if apply_first {
-            let (op, request) = self.peers[c]
-                .inflight
-                .pop_front()
-                .expect("a request in flight");
-            let applied = self.tree.apply(self.peers[c].session, &request);
-            self.route(applied.fired);
-            self.peers[c].inflight.push_front((op, request));
+            assert!(self.apply_and_answer(c, true), "a request in flight");
         }
-        let peer = &mut self.peers[c];
-        peer.connected = false;
-        for (op, _) in peer.inflight.drain(..) {
-            peer.events.push_back(RawEvent::Reply {
-                op,
-                result: Err(ZkError::ConnectionLoss),
-            });
-        }
-        peer.events.push_back(RawEvent::State {
-            state: RawState::Disconnected,
-        });
+        self.peers[c].handle.drop_connection();
     }
 
     /// Client `c` reconnects to its session (which must still be alive).
     pub fn reconnect(&mut self, c: usize) {
-        let peer = &mut self.peers[c];
-        peer.connected = true;
-        peer.events.push_back(RawEvent::State {
-            state: RawState::Connected {
-                session: peer.session,
-                timeout: TIMEOUT,
-            },
-        });
+        self.peers[c].handle.reconnect(TIMEOUT);
     }
 
     /// The server expires client `c`'s session; the client hears of it only when `tell`.
     pub fn expire(&mut self, c: usize, tell: bool) {
-        let fired = self.tree.end_session(self.peers[c].session);
-        self.route(fired);
+        let fired = self.server.end(self.peers[c].handle.session);
+        self.route(fired.unwrap_or_default());
         if tell {
-            let peer = &mut self.peers[c];
-            peer.inflight.clear();
-            peer.events.push_back(RawEvent::State {
-                state: RawState::Expired,
-            });
+            self.peers[c].handle.expire();
         }
     }
 
     /// Applies `request` behind every client's back (an operator or another process, on no
     /// client's session), delivering the watches it fires.
     pub fn operator(&mut self, request: &Request) -> crate::zk::OpResult {
-        let applied = self.tree.apply(SessionId(0), request);
+        let applied = self.server.tree.apply(SessionId(0), request);
         self.route(applied.fired);
         applied.result
     }
 
     fn route(&mut self, fired: Vec<Fired>) {
         for Fired { session, event } in fired {
-            if let Some(peer) = self.peers.iter_mut().find(|p| p.session == session) {
-                peer.events.push_back(RawEvent::Watch { event });
+            if let Some(peer) = self.peers.iter_mut().find(|p| p.handle.session == session) {
+                peer.handle.watch(event);
             }
         }
     }
@@ -274,7 +228,7 @@ impl<R: Recipe> Harness<R> {
     /// The names of the children of `path`, in lock order of their sequence suffix.
     pub fn children(&self, path: &str) -> Vec<String> {
         let path = Path::new(path).unwrap();
-        let Some(node) = self.tree.get(&path) else {
+        let Some(node) = self.server.tree.get(&path) else {
             return Vec::new();
         };
         let mut names: Vec<String> = node.children().map(str::to_owned).collect();

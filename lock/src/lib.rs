@@ -10,7 +10,9 @@
 //! - [`recipes`]: the lock recipes, good and known-bad; [`fencing`]: tokens and the resource
 //!   that checks them.
 //! - [`driver`]: runs any client over any `Coordination`; [`memory`]: an in-memory,
-//!   fault-free `Coordination` for tests.
+//!   fault-free `Coordination` for tests; [`world`]: the step world (the server over the
+//!   shared tree and each session's ordered queues) that the model checker and the recipe
+//!   unit tests step by hand.
 //!
 //! Nothing here reads a clock, draws a random number or does I/O except through the
 //! `Coordination` the driver is given.
@@ -28,4 +30,5 @@ pub mod recipe;
 pub mod recipes;
 pub mod relabel;
 pub mod retry;
+pub mod world;
 pub mod zk;

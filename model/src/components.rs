@@ -151,22 +151,22 @@ fn components<R: Testable>() -> Vec<Component<R>> {
         },
         Component {
             name: "tree",
-            render: |s| format!("{:?}", s.tree),
-            forget: |s| without(s, |s| s.tree = Default::default()),
+            render: |s| format!("{:?}", s.server.tree),
+            forget: |s| without(s, |s| s.server.tree = Default::default()),
         },
         Component {
             name: "zxids, versions, cversions",
-            render: |s| format!("{:?}", s.tree.zxid()),
+            render: |s| format!("{:?}", s.server.tree.zxid()),
             forget: |s| masked(s, ZXIDS),
         },
         Component {
             name: "sequence numbers and protection ids in names",
-            render: |s| mask(&format!("{:?}", s.tree), "Zxid("),
+            render: |s| mask(&format!("{:?}", s.server.tree), "Zxid("),
             forget: |s| mask_names(&whole(s)),
         },
         Component {
             name: "session ids",
-            render: |s| format!("{:?}", s.live),
+            render: |s| format!("{:?}", s.server.live),
             forget: |s| masked(s, &["SessionId("]),
         },
         Component {

@@ -32,6 +32,7 @@ use std::time::Duration;
 use lock::client::Client;
 use lock::framework::Framework;
 use lock::ids::{ClientSlot, Owner, TimerId};
+use lock::world::{Link, Server};
 use lock::zk::tree::Tree;
 use lock::zk::{CreateMode, Path, Request, SessionId};
 use scenarios::monitor::Beliefs;
@@ -43,7 +44,7 @@ use stateright::{Model, Property};
 
 use crate::budget::Config;
 use crate::properties;
-use crate::state::{Link, Peer, Resource, State, Used};
+use crate::state::{Peer, Resource, State, Used};
 use crate::transition::Transition;
 
 /// The path every client locks.
@@ -204,8 +205,7 @@ impl<R: Testable> LockModel<R> {
             .map(|slot| self.fresh_peer(ClientSlot(slot), 0, 0))
             .collect();
         let mut state = State {
-            tree,
-            live: Default::default(),
+            server: Server::new(tree),
             peers,
             resource: Resource::new(self.config.fenced),
             used: Used::default(),
@@ -301,7 +301,7 @@ impl<R: Testable> LockModel<R> {
                 }
             }
         }
-        for &session in &state.live {
+        for &session in &state.server.live {
             if state.attached(session).is_none() {
                 out.push(Action::ExpireOrphan(session));
             }

@@ -208,6 +208,7 @@ pub fn quiescent<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
 fn has_lock_nodes<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
     let path = model.lock_path();
     state
+        .server
         .tree
         .nodes()
         .any(|(node, n)| !n.container && node.ancestors().contains(path))

@@ -42,8 +42,10 @@
 
 use lock::ids::ClientSlot;
 
+use lock::world::Handle;
+
 use crate::model::{Action, LockModel, Recorder};
-use crate::state::{Handle, Peer, State};
+use crate::state::{Peer, State};
 use scenarios::monitor::Seen;
 use scenarios::recipes::Testable;
 use scenarios::trace::EventKind;
@@ -105,8 +107,7 @@ fn only_delivers(enabled: &[Action], slot: ClientSlot) -> bool {
 /// its timers and its session's queues, where one event was taken off the front of the stream
 /// and requests may have been added behind those already queued.
 fn only_own_state_moved<R: PartialEq>(state: &State<R>, next: &State<R>, index: usize) -> bool {
-    let shared = state.tree == next.tree
-        && state.live == next.live
+    let shared = state.server == next.server
         && state.resource == next.resource
         && state.used == next.used
         && state.beliefs == next.beliefs

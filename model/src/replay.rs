@@ -187,7 +187,7 @@ pub fn trace<R: Testable>(
     if quiescent(model, &state) {
         // The run ends here: nothing but a fault can happen any more. The tree as it is
         // left says so, as a simulated run's last snapshot does (`progress` reads it).
-        rec.record(None, || EventKind::tree_snapshot(&state.tree));
+        rec.record(None, || EventKind::tree_snapshot(&state.server.tree));
     }
     let events = rec.events;
     let config = model.config();

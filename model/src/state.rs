@@ -1,17 +1,16 @@
-//! The model's state: the abstract ZooKeeper server (the shared data tree and the live
-//! sessions), each client's connection, queues, timers and workload, and the protected
-//! resource. Everything is `Clone + Eq + Hash` and holds no history: a trace is rebuilt by
+//! The model's state: the step world's server (the shared data tree and the live sessions,
+//! [`lock::world::Server`]) and each client's session handle (its connection and queues,
+//! [`lock::world::Handle`]), timers and workload, and the protected resource. Everything is `Clone + Eq + Hash` and holds no history: a trace is rebuilt by
 //! replaying the actions of a path.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 
 use lock::client::Client;
-use lock::coordination::{RawEvent, RawState};
 use lock::fencing::{FencedResource, Token};
-use lock::ids::{ClientSlot, OpId, Owner, TimerId};
+use lock::ids::{ClientSlot, Owner, TimerId};
 use lock::relabel::{ClientMap, Relabel};
-use lock::zk::tree::Tree;
-use lock::zk::{Request, SessionId, ZkError};
+use lock::world::{Handle, Server};
+use lock::zk::SessionId;
 use scenarios::monitor::{Access, Beliefs, Fenced, Herds, Seen, Waits};
 use scenarios::workload::Workload;
 
@@ -33,10 +32,8 @@ pub fn session_owner(session: SessionId) -> (ClientSlot, u8) {
 /// One whole state of the model.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct State<R> {
-    /// The server's data tree.
-    pub tree: Tree,
-    /// Sessions the server holds (not expired, not closed).
-    pub live: BTreeSet<SessionId>,
+    /// The server: the data tree and the sessions it holds (not expired, not closed).
+    pub server: Server,
     /// The clients, by slot.
     pub peers: Vec<Peer<R>>,
     /// The protected counter and what the accesses to it looked like.
@@ -85,48 +82,6 @@ pub struct Peer<R> {
     /// within a class: the workload gives a client its role by its slot (a read-write lock's
     /// writers are the lowest slots), so a writer must never take a reader's slot.
     pub class: u8,
-}
-
-/// A session handle: the connection to the server and its two FIFO queues.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Handle {
-    /// The session.
-    pub session: SessionId,
-    /// The state of the connection.
-    pub link: Link,
-    /// Requests sent and not yet applied, in order.
-    pub requests: VecDeque<(OpId, Request)>,
-    /// Replies, watch events and raw states not yet handled: one ordered stream.
-    pub events: VecDeque<RawEvent>,
-}
-
-impl Handle {
-    /// The connection drops: every request not yet applied gets `ConnectionLoss`, then the
-    /// stream says `Disconnected` (the order the `Coordination` contract promises).
-    pub(crate) fn drop_connection(&mut self) {
-        let lost: Vec<RawEvent> = self
-            .requests
-            .drain(..)
-            .map(|(op, _)| RawEvent::Reply {
-                op,
-                result: Err(ZkError::ConnectionLoss),
-            })
-            .collect();
-        self.events.extend(lost);
-        self.events.push_back(RawEvent::State {
-            state: RawState::Disconnected,
-        });
-    }
-}
-
-/// The state of a handle's connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Link {
-    /// Requests reach the server.
-    Up,
-    /// The server has expired the session; `Disconnected` and `Expired` are queued on the
-    /// stream, and nothing more is applied on this handle.
-    Dead,
 }
 
 /// The protected counter, and the fenced-access monitor of the accesses it accepted.
@@ -185,17 +140,6 @@ impl Relabel for Resource {
         Resource {
             counter: self.counter.clone(),
             fenced: self.fenced.relabel(map),
-        }
-    }
-}
-
-impl Relabel for Handle {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        Handle {
-            session: map.session(self.session),
-            link: self.link,
-            requests: self.requests.relabel(map),
-            events: self.events.relabel(map),
         }
     }
 }

@@ -21,6 +21,7 @@
 
 use lock::ids::ClientSlot;
 use lock::relabel::{ClientMap, Ids, Relabel};
+use lock::world::Link;
 use stateright::Representative;
 
 use lock::recipe::Recipe;
@@ -28,7 +29,7 @@ use lock::recipe::Recipe;
 use scenarios::monitor::{ClientBeliefs, ClientWaits};
 use scenarios::workload::Workload;
 
-use crate::state::{Link, Peer, State, session_id};
+use crate::state::{Peer, State, session_id};
 
 /// The slot every other client becomes in a client's sort key.
 const PLACEHOLDER: ClientSlot = ClientSlot(u16::MAX - 1);
@@ -46,8 +47,7 @@ impl<R: Recipe + Relabel> Representative for State<R> {
             ClientSlot(position[slot] as u16)
         });
         State {
-            tree: self.tree.relabel(&map),
-            live: self.live.relabel(&map),
+            server: self.server.relabel(&map),
             peers: order
                 .iter()
                 .map(|&old| self.peers[old].relabel(&renumbered(&map, &ids[old])))

@@ -3,21 +3,21 @@
 //! reported to the [`Recorder`] as it happens.
 
 use lock::client::ClientInput;
-use lock::coordination::{RawEvent, RawState};
 use lock::driver::Observed;
 use lock::fencing::Token;
-use lock::ids::{ClientSlot, OpId, Owner, TimerId};
+use lock::ids::{ClientSlot, Owner, TimerId};
 use lock::recipe::Effect;
 use lock::recipes::{Call, Notice};
+use lock::world::{Handle, Link};
 use lock::zk::tree::Fired;
-use lock::zk::{OpResult, SessionId, ZkError, Zxid};
+use lock::zk::{SessionId, Zxid};
 use scenarios::fault::{Fault, Node};
 use scenarios::monitor::{Access, Seen, Wait, changes};
 use scenarios::trace::{EventKind, ServerSession, client_event};
 use scenarios::workload::{WorkEffect, WorkInput, WorkTimer};
 
 use crate::model::{LockModel, Recorder, SESSION_TIMEOUT};
-use crate::state::{Handle, Link, State, session_id};
+use crate::state::{State, session_id};
 use scenarios::recipes::Testable;
 
 /// One action being carried out on a copy of the state.
@@ -181,7 +181,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
                 };
                 self.observed(slot, sent);
                 if let Some(handle) = self.handle_mut(slot) {
-                    handle.requests.push_back((op, request));
+                    handle.send(op, request);
                 }
             }
             Effect::SetTimer { timer, .. } => {
@@ -225,53 +225,31 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     /// first event on the new handle.
     pub(crate) fn open_session(&mut self, slot: ClientSlot) {
         let session = session_id(slot, self.state.peer(slot).incarnation);
-        self.state.live.insert(session);
+        self.state.server.open(session);
         self.rec.record(None, || EventKind::ServerSession {
             session,
             change: ServerSession::Created,
         });
-        let connected = RawEvent::State {
-            state: RawState::Connected {
-                session,
-                timeout: SESSION_TIMEOUT,
-            },
-        };
-        self.state.peer_mut(slot).handle = Some(Handle {
-            session,
-            link: Link::Up,
-            requests: Default::default(),
-            events: [connected].into(),
-        });
+        self.state.peer_mut(slot).handle = Some(Handle::open(session, SESSION_TIMEOUT));
     }
 
     /// Applies the client's next request; with `lost`, its reply is replaced by
     /// `ConnectionLoss`.
     pub(crate) fn apply(&mut self, slot: ClientSlot, lost: bool) -> Option<()> {
-        let handle = self.up_handle(slot)?;
+        let State { server, peers, .. } = &mut *self.state;
+        let handle = peers[usize::from(slot.0)].handle.as_mut()?;
         let session = handle.session;
-        let (op, request) = handle.requests.pop_front()?;
-        let applied = self.state.tree.apply(session, &request);
+        let mut applied = server.apply_next(handle)?;
         self.rec.record(None, || EventKind::OpApplied {
             session,
-            op,
-            request: request.clone(),
+            op: applied.op,
+            request: applied.request.clone(),
             result: applied.result.clone(),
             zxid: applied.zxid,
         });
-        self.route(applied.fired, applied.zxid, false);
-        let result = if lost {
-            Err(ZkError::ConnectionLoss)
-        } else {
-            applied.result
-        };
-        self.reply(slot, op, result);
+        self.route(std::mem::take(&mut applied.fired), applied.zxid, false);
+        self.handle_mut(slot)?.answer(&applied, lost);
         Some(())
-    }
-
-    fn reply(&mut self, slot: ClientSlot, op: OpId, result: OpResult) {
-        if let Some(handle) = self.handle_mut(slot) {
-            handle.events.push_back(RawEvent::Reply { op, result });
-        }
     }
 
     /// Sends fired watches to the sessions' streams, and shows the herd monitor who each
@@ -289,9 +267,8 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
             let Some(slot) = self.state.attached(session) else {
                 continue;
             };
-            let peer = self.state.peer_mut(slot);
-            if let Some(handle) = peer.handle.as_mut().filter(|h| h.link == Link::Up) {
-                handle.events.push_back(RawEvent::Watch { event });
+            if let Some(handle) = self.handle_mut(slot) {
+                handle.watch(event);
             }
         }
         for change in changes(watches, per_node) {
@@ -301,11 +278,8 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
 
     /// Ends `session` on the server: watches dropped, ephemerals deleted in one zxid.
     fn end_session(&mut self, session: SessionId) -> Option<()> {
-        if !self.state.live.remove(&session) {
-            return None;
-        }
-        let fired = self.state.tree.end_session(session);
-        let zxid = Some(self.state.tree.zxid());
+        let fired = self.state.server.end(session)?;
+        let zxid = Some(self.state.server.tree.zxid());
         self.state.observe(Seen::SessionEnded(session));
         self.rec.record(None, || EventKind::ServerSession {
             session,
@@ -325,11 +299,8 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         self.budget_left(self.state.used.expiries, budgets.expiries)?;
         let handle = self.up_handle(slot)?;
         let session = handle.session;
-        handle.link = Link::Dead;
         handle.drop_connection();
-        handle.events.push_back(RawEvent::State {
-            state: RawState::Expired,
-        });
+        handle.expire();
         self.state.used.expiries += 1;
         self.state.observe(Seen::Expire(slot));
         self.rec.record(None, || EventKind::FaultStart {
@@ -360,7 +331,6 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         let budgets = self.model.config().budgets;
         self.budget_left(self.state.used.connection_losses, budgets.connection_losses)?;
         let handle = self.up_handle(slot)?;
-        let session = handle.session;
         if applied && handle.requests.is_empty() {
             return None;
         }
@@ -377,12 +347,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         }
         let handle = self.up_handle(slot)?;
         handle.drop_connection();
-        handle.events.push_back(RawEvent::State {
-            state: RawState::Connected {
-                session,
-                timeout: SESSION_TIMEOUT,
-            },
-        });
+        handle.reconnect(SESSION_TIMEOUT);
         self.rec.record(None, || EventKind::FaultEnd { fault });
         Some(())
     }

@@ -654,7 +654,7 @@ fn a_lock_node_left_after_the_workload_is_an_orphan() {
     };
     // A container holding lock nodes (as `semaphore-mutex`'s `leases`) is not one itself.
     let mut nested = settled.clone();
-    nested.tree.apply(
+    nested.server.tree.apply(
         session,
         &create("/lock/leases", lock::zk::CreateMode::Container),
     );
@@ -663,9 +663,9 @@ fn a_lock_node_left_after_the_workload_is_an_orphan() {
         "/lock/leases/lease-",
         lock::zk::CreateMode::EphemeralSequential,
     );
-    nested.tree.apply(session, &lease);
+    nested.server.tree.apply(session, &lease);
     assert!(!Checked::NoOrphans.holds_in(&model, &nested));
-    settled.tree.apply(session, &stray);
+    settled.server.tree.apply(session, &stray);
     assert!(!Checked::NoOrphans.holds_in(&model, &settled));
 }
 

@@ -133,7 +133,7 @@ pub(super) fn call_while_disconnected<R: Recipe>(h: &mut Harness<R>, c: usize, c
     h.settle();
     h.call(c, call);
     assert!(
-        h.peers[c].inflight.is_empty(),
+        h.peers[c].handle.requests.is_empty(),
         "nothing sent while disconnected"
     );
 }
@@ -145,7 +145,7 @@ pub(super) fn step_until<R: Recipe>(
     wanted: impl Fn(&Request) -> bool,
 ) {
     loop {
-        if let Some((_, request)) = h.peers[c].inflight.front()
+        if let Some((_, request)) = h.peers[c].handle.requests.front()
             && wanted(request)
         {
             return;
@@ -271,7 +271,7 @@ pub(super) fn c1_about_to_watch_c0<R: Recipe<Call = Call>>(h: &mut Harness<R>, c
         assert!(h.deliver_next(1));
     }
     assert!(matches!(
-        h.peers[1].inflight.front(),
+        h.peers[1].handle.requests.front(),
         Some((_, Request::GetData { watch: true, .. }))
     ));
 }
@@ -375,17 +375,18 @@ fn connection_loss_during_create_leaves_exactly_one_node() {
 fn a_protected_node_of_an_older_session_is_deleted_not_adopted() {
     let mut h = mutexes(1);
     h.call(0, acquire(A));
-    let old_session = h.peers[0].session;
+    let old_session = h.peers[0].handle.session;
     h.drop_connection(0, true);
     h.settle();
     // The client gives up on the session (the LOST timer) while the server still holds it.
     fire_only_timer(&mut h, 0);
-    let new_session = h.peers[0].session;
+    let new_session = h.peers[0].handle.session;
     assert_ne!(old_session, new_session);
     assert_eq!(h.peers[0].sessions, GAVE_UP_THEN_NEW_SESSION);
     let names = h.children("/locks/m");
     assert_eq!(names.len(), 1);
     let node = h
+        .server
         .tree
         .get(&Path::new("/locks/m").unwrap().child(&names[0]).unwrap())
         .unwrap();
@@ -613,10 +614,10 @@ fn releasing_at_lost_ends_the_hold_and_deletes_its_node_at_once() {
 fn a_queued_waiter_keeps_its_node_across_lost_and_acquires_with_it_on_the_new_session() {
     let mut h = mutexes(2);
     in_turn(&mut h, [acquire(A); 2]);
-    let old_session = h.peers[1].session;
+    let old_session = h.peers[1].handle.session;
     // c1 gives up its session while the server still holds it (and its node).
     give_up_session(&mut h, 1, false);
-    assert_ne!(h.peers[1].session, old_session);
+    assert_ne!(h.peers[1].handle.session, old_session);
     assert!(h.peers[1].notices.is_empty(), "no Failed: the wait goes on");
     assert_eq!(
         h.children("/locks/m").len(),
@@ -629,7 +630,7 @@ fn a_queued_waiter_keeps_its_node_across_lost_and_acquires_with_it_on_the_new_se
         acquired(&h, 1).is_some(),
         "c1 acquires, woken on its new session"
     );
-    let ours = h.tree.ephemerals_of(old_session);
+    let ours = h.server.tree.ephemerals_of(old_session);
     assert_eq!(ours.len(), 1, "through the node of its old session");
 }
 
@@ -641,9 +642,9 @@ fn a_waiter_whose_node_vanished_at_lost_starts_over_with_a_new_node() {
     h.expire(1, true);
     h.settle();
     assert!(h.peers[1].notices.is_empty(), "no Failed: the wait goes on");
-    let new_session = h.peers[1].session;
+    let new_session = h.peers[1].handle.session;
     assert_eq!(
-        h.tree.ephemerals_of(new_session).len(),
+        h.server.tree.ephemerals_of(new_session).len(),
         1,
         "a new node, of the new session"
     );
@@ -663,8 +664,8 @@ fn a_waiter_whose_lock_path_was_reaped_while_it_was_cut_off_starts_over() {
     h.expire(1, false);
     h.call(0, release(A));
     h.settle();
-    h.tree.reap_containers();
-    assert!(h.tree.get(&Path::new("/locks/m").unwrap()).is_none());
+    h.server.tree.reap_containers();
+    assert!(h.server.tree.get(&Path::new("/locks/m").unwrap()).is_none());
     // c1 gives up its session at LOST and lists again on a new one: the path is gone.
     fire_only_timer(&mut h, 1);
     h.settle();
@@ -711,8 +712,8 @@ fn a_reaped_lock_path_is_created_again() {
     h.settle();
     h.call(0, release(A));
     h.settle();
-    h.tree.reap_containers();
-    assert!(h.tree.get(&Path::new("/locks/m").unwrap()).is_none());
+    h.server.tree.reap_containers();
+    assert!(h.server.tree.get(&Path::new("/locks/m").unwrap()).is_none());
     h.call(0, acquire(A));
     h.settle();
     assert_eq!(

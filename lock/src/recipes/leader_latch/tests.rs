@@ -309,7 +309,7 @@ fn suspended_drops_leadership_and_only_the_reconnect_check_gives_it_back() {
     assert!(h.deliver_next(0));
     assert!(leaders(&h).is_empty());
     assert!(matches!(
-        h.peers[0].inflight.back(),
+        h.peers[0].handle.requests.back(),
         Some((_, Request::GetChildren { .. }))
     ));
     h.settle();
@@ -391,12 +391,12 @@ fn a_killed_session_passes_leadership_and_the_old_leader_never_regains_it() {
 #[test]
 fn a_leader_that_gives_up_its_session_deletes_its_old_node_and_queues_a_fresh_one() {
     let mut h = started(2);
-    let old_session = h.peers[0].session;
+    let old_session = h.peers[0].handle.session;
     give_up_session(&mut h, 0, false);
-    assert_ne!(h.peers[0].session, old_session);
-    assert!(h.tree.get(&Path::new(PATH).unwrap()).is_some());
+    assert_ne!(h.peers[0].handle.session, old_session);
+    assert!(h.server.tree.get(&Path::new(PATH).unwrap()).is_some());
     assert!(
-        h.tree.ephemerals_of(old_session).is_empty(),
+        h.server.tree.ephemerals_of(old_session).is_empty(),
         "the old session's node is deleted while the server still holds the session"
     );
     assert_eq!(leaders(&h), [1]);
@@ -446,7 +446,7 @@ fn a_participant_whose_node_vanished_creates_a_new_one() {
         path: c1_node,
         version: None,
     };
-    assert!(h.tree.apply(SessionId(99), &delete).result.is_ok());
+    assert!(h.server.tree.apply(SessionId(99), &delete).result.is_ok());
     h.call(0, close(A, false));
     h.settle();
     assert_eq!(leaders(&h), [1], "c1 found its node missing and reset");
@@ -467,9 +467,9 @@ fn a_latch_path_gone_on_reconnect_is_created_again() {
         path: node,
         version: None,
     };
-    assert!(h.tree.apply(SessionId(99), &delete).result.is_ok());
-    h.tree.reap_containers();
-    assert!(h.tree.get(&Path::new(PATH).unwrap()).is_none());
+    assert!(h.server.tree.apply(SessionId(99), &delete).result.is_ok());
+    h.server.tree.reap_containers();
+    assert!(h.server.tree.get(&Path::new(PATH).unwrap()).is_none());
     h.reconnect(0);
     h.settle();
     assert_eq!(leaders(&h), [0]);
@@ -481,19 +481,20 @@ fn a_first_node_of_an_older_session_does_not_make_a_leader() {
     // CURATOR-696: the client comes back on a new session while the old one (and its node)
     // lives on; the old node is first, but it is not ours any more.
     let mut h = started(1);
-    let old_session = h.peers[0].session;
+    let old_session = h.peers[0].handle.session;
     h.drop_connection(0, false);
     h.settle();
-    h.peers[0].session = SessionId(77);
+    h.peers[0].handle.session = SessionId(77);
     h.reconnect(0);
     h.settle();
     assert!(
-        h.tree.ephemerals_of(old_session).is_empty(),
+        h.server.tree.ephemerals_of(old_session).is_empty(),
         "old node deleted"
     );
     let names = h.children(PATH);
     assert_eq!(names.len(), 1);
     let node = h
+        .server
         .tree
         .get(&Path::new(PATH).unwrap().child(&names[0]).unwrap())
         .unwrap();
@@ -532,12 +533,15 @@ fn a_create_cut_off_by_a_lost_session_carries_on_in_the_new_one() {
     h.call(1, start(A));
     h.settle();
     h.call(0, start(A));
-    let old_session = h.peers[0].session;
+    let old_session = h.peers[0].handle.session;
     give_up_session(&mut h, 0, true);
     let creates = sent(&h, 0, |r| matches!(r, Request::Create { .. }));
     assert_eq!(creates, 2, "the create, redone once on the new session");
-    assert!(h.tree.ephemerals_of(old_session).is_empty());
-    assert_eq!(h.tree.ephemerals_of(h.peers[0].session).len(), 1);
+    assert!(h.server.tree.ephemerals_of(old_session).is_empty());
+    assert_eq!(
+        h.server.tree.ephemerals_of(h.peers[0].handle.session).len(),
+        1
+    );
     assert_eq!(h.children(PATH).len(), 2);
     h.call(1, close(A, false));
     h.settle();

@@ -413,8 +413,8 @@ fn a_waiters_lost_session_requeues_it_on_the_new_session_with_auto_requeue() {
     assert_eq!(names.len(), 2);
     let node = Path::new(PATH).unwrap().child(&names[1]).unwrap();
     assert_eq!(
-        h.tree.get(&node).unwrap().stat.ephemeral_owner,
-        Some(h.peers[1].session),
+        h.server.tree.get(&node).unwrap().stat.ephemeral_owner,
+        Some(h.peers[1].handle.session),
         "queued again on the new session"
     );
     h.call(0, relinquish(A));

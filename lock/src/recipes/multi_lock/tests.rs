@@ -93,7 +93,7 @@ fn acquires_every_lock_then_releases_them_in_reverse_order() {
     let first = path(LOCK_1).child(&h.children(LOCK_1)[0]).unwrap();
     assert_eq!(
         token,
-        h.tree.get(&first).unwrap().stat.czxid.into(),
+        h.server.tree.get(&first).unwrap().stat.czxid.into(),
         "the token is the first lock's"
     );
     h.call(0, release(A));
@@ -109,7 +109,8 @@ fn the_locks_are_taken_in_order_one_after_the_other() {
     let mut h = multi_locks(1);
     h.call(0, acquire(A));
     let creates: Vec<Path> = h.peers[0]
-        .inflight
+        .handle
+        .requests
         .iter()
         .filter_map(|(_, request)| match request {
             Request::Create { path, .. } => path.parent(),
@@ -158,7 +159,11 @@ fn a_lock_that_fails_to_lock_releases_the_ones_taken_before_it() {
         },
         ephemeral,
     ] {
-        h.tree.apply(h.peers[1].session, &request).result.unwrap();
+        h.server
+            .tree
+            .apply(h.peers[1].handle.session, &request)
+            .result
+            .unwrap();
     }
     h.call(0, acquire(A));
     step_to_second_create(&mut h, 0);

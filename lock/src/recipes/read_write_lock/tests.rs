@@ -237,7 +237,10 @@ fn a_downgrade_is_granted_at_once_and_keeps_a_queued_writer_out_until_the_read_r
         }),
         "granted without a round trip"
     );
-    assert!(h.peers[0].inflight.is_empty(), "no node for a downgrade");
+    assert!(
+        h.peers[0].handle.requests.is_empty(),
+        "no node for a downgrade"
+    );
     h.call(0, release(A, Mode::Write));
     h.settle();
     assert_eq!(last_notice(&h, 0), released(A, Mode::Write, 0));

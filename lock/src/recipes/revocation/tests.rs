@@ -53,12 +53,13 @@ fn requests(h: &Harness<Mutex>, c: usize) -> usize {
 
 /// The reads client `c` sent with a watch on one of its own lock nodes.
 fn own_node_reads(h: &Harness<Mutex>, c: usize) -> usize {
-    let session = h.peers[c].session;
+    let session = h.peers[c].handle.session;
     h.peers[c]
         .sent
         .iter()
         .filter(|request| match request {
             Request::GetData { path, watch: true } => h
+                .server
                 .tree
                 .get(path)
                 .is_none_or(|node| node.stat.ephemeral_owner == Some(session)),
@@ -103,7 +104,7 @@ fn the_request_marks_the_holder_s_node_which_is_the_first() {
     let names = h.children(LOCK);
     let data = |name: &str| {
         let node = Path::new(LOCK).unwrap().child(name).unwrap();
-        h.tree.get(&node).unwrap().data.clone()
+        h.server.tree.get(&node).unwrap().data.clone()
     };
     assert_eq!(data(&names[0]), REVOKE_MESSAGE);
     assert!(data(&names[1]).is_empty(), "the waiter's node is untouched");
@@ -253,7 +254,7 @@ fn a_request_read_after_the_owner_gave_up_its_node_is_not_heard() {
     // c1 hears of both (it lists again and reads its node again), then times out before
     // the answers arrive.
     assert!(h.deliver_next(1) && h.deliver_next(1));
-    assert_eq!(h.peers[1].inflight.len(), 2);
+    assert_eq!(h.peers[1].handle.requests.len(), 2);
     time_out(&mut h, 1, A);
     assert_eq!(requests(&h, 1), 0);
     assert!(h.children(LOCK).is_empty());

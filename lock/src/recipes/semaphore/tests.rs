@@ -379,16 +379,16 @@ fn under_release_at_lost_a_waiter_whose_lease_node_vanishes_fails_and_can_acquir
 fn a_lease_waiter_keeps_its_lease_node_across_lost_and_acquires_on_its_new_session() {
     let mut h = semaphores(2, 1);
     in_turn(&mut h, [take(A); 2]);
-    let old_session = h.peers[1].session;
+    let old_session = h.peers[1].handle.session;
     // c1, past the internal lock, gives up its session while the server still holds it.
     give_up_session(&mut h, 1, false);
-    assert_ne!(h.peers[1].session, old_session);
+    assert_ne!(h.peers[1].handle.session, old_session);
     assert!(h.peers[1].notices.is_empty(), "no Failed: the wait goes on");
     assert_eq!(h.children(LEASES).len(), 2, "its old lease node is listed");
     h.call(0, give_back(A));
     h.settle();
     assert!(acquired(&h, 1).is_some(), "woken on its new session");
-    let ours = h.tree.ephemerals_of(old_session);
+    let ours = h.server.tree.ephemerals_of(old_session);
     assert_eq!(
         ours.len(),
         1,
@@ -407,9 +407,9 @@ fn a_lease_waiter_whose_session_expired_starts_over_from_the_internal_lock() {
         h.peers[1].notices.is_empty(),
         "no Failed: the acquire goes on"
     );
-    let new_session = h.peers[1].session;
+    let new_session = h.peers[1].handle.session;
     assert_eq!(
-        h.tree.ephemerals_of(new_session).len(),
+        h.server.tree.ephemerals_of(new_session).len(),
         2,
         "a new internal-lock node and a new lease node, of the new session"
     );
@@ -432,7 +432,8 @@ fn an_expiry_past_the_internal_lock_lets_a_second_lease_taker_in_and_both_wait_f
     // Its create is redone on the new session (after a retry sleep); its internal-lock node
     // went with the old one.
     while !h.peers[0]
-        .inflight
+        .handle
+        .requests
         .front()
         .is_some_and(|(_, r)| lease_listing(r))
     {
@@ -451,7 +452,7 @@ fn an_expiry_past_the_internal_lock_lets_a_second_lease_taker_in_and_both_wait_f
     assert!(
         h.peers
             .iter()
-            .all(|p| p.notices.is_empty() && p.inflight.is_empty())
+            .all(|p| p.notices.is_empty() && p.handle.requests.is_empty())
     );
 }
 
