@@ -374,10 +374,10 @@ recipe_table! {
     /// the multi-lock overlaps exactly when its first lock does.
     MultiLock => MULTI_LOCK: MultiLock = RecipeDef {
         name: "multi-lock",
-        about: "Curator's InterProcessMultiLock: two mutexes, all or nothing, one timeout",
+        about: "Curator's InterProcessMultiLock: two mutexes, all or nothing",
         family: Family::Lock,
         revocable: false,
-        build: |path, _| MultiLock::pair(&path),
+        build: |path, settings| MultiLock::pair(&path).with_timeout_scope(settings.timeout_scope),
         directories: |path| MultiLock::pair(path).paths().cloned().collect(),
         expectation: exclusive_lock,
     };

@@ -4,7 +4,7 @@
 //! cycle makes, whether the hold writes the fenced resource, and which properties apply.
 
 use lock::ids::{ClientSlot, Owner};
-use lock::recipes::{Call, Mode};
+use lock::recipes::{Call, Mode, TimeoutScope};
 use serde::{Deserialize, Serialize};
 
 use crate::property::Property;
@@ -46,6 +46,10 @@ pub struct RecipeSettings {
     /// `HasLeadership` and writes only if the answer is `true`. A latch whose `Await` or
     /// `HasLeadership` answers wrongly or not at all leaves its client waiting for ever.
     pub awaits: bool,
+    /// `multi-lock`: what an acquire's timeout bounds — `each-lock` (Curator's: every lock's
+    /// acquire gets the whole timeout in turn) or `whole` (one timer for the whole acquire).
+    #[serde(skip_serializing_if = "is_default_scope")]
+    pub timeout_scope: TimeoutScope,
 }
 
 impl Default for RecipeSettings {
@@ -55,8 +59,13 @@ impl Default for RecipeSettings {
             writers: 1,
             revocable: false,
             awaits: false,
+            timeout_scope: TimeoutScope::EachLock,
         }
     }
+}
+
+fn is_default_scope(scope: &TimeoutScope) -> bool {
+    *scope == TimeoutScope::default()
 }
 
 impl RecipeSettings {

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use lock::framework::{ErrorPolicy, FrameworkConfig, OnLost};
+use lock::recipes::TimeoutScope;
 use lock::retry::RetryPolicy;
 use model::check::{Options, Outcome as CheckOutcome, check, shows};
 use model::properties::Kind;
@@ -61,6 +62,10 @@ pub struct Args {
     /// Each acquire carries a timeout, which may expire at any point.
     #[arg(long)]
     timeouts: bool,
+    /// `multi-lock`: what an acquire's timeout bounds, `each-lock` (Curator's: each lock's
+    /// acquire in turn) or `whole` (one timer for the whole acquire).
+    #[arg(long, default_value = "each-lock", value_parser = PossibleValuesParser::new(TimeoutScope::NAMES).map(|name| setting::<TimeoutScope>(&name)))]
+    timeout_scope: TimeoutScope,
     /// `semaphore`: leases out at once at most.
     #[arg(long, default_value_t = RecipeSettings::default().max_leases)]
     max_leases: u32,
@@ -139,6 +144,7 @@ impl Args {
                 writers: self.writers,
                 revocable: self.revocable,
                 awaits: self.awaits,
+                timeout_scope: self.timeout_scope,
             },
             timeouts: self.timeouts,
             framework: FrameworkConfig {
@@ -173,6 +179,12 @@ impl Args {
         }
         if config.settings.awaits {
             settings += " --awaits";
+        }
+        if config.settings.timeout_scope != defaults.timeout_scope {
+            settings += &format!(
+                " --timeout-scope {}",
+                name_of(config.settings.timeout_scope)
+            );
         }
         if config.timeouts {
             settings += " --timeouts";
@@ -463,6 +475,7 @@ mod tests {
             revocable: true,
             awaits: true,
             timeouts: true,
+            timeout_scope: TimeoutScope::Whole,
             max_leases: 3,
             writers: 1,
             error_policy: ErrorPolicy::SessionBased,
@@ -484,7 +497,7 @@ mod tests {
         assert_eq!(
             args.command(),
             "splitbrain check mutex --clients 3 --cycles 1 --expiries 1 --crashes 0 \
-             --connection-losses 2 --unfenced --max-leases 3 --revocable --awaits \
+             --connection-losses 2 --unfenced --max-leases 3 --revocable --awaits --timeout-scope whole \
              --timeouts --error-policy session-based --on-lost release --session-expiration-percent 80 \
              --retry-policy n-times --max-retries 1 --retry-sleep-ms 500"
         );

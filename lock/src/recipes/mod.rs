@@ -14,7 +14,7 @@ mod vocab;
 
 pub use leader_latch::{LATCH_NAME, LeaderLatch};
 pub use leader_selector::LeaderSelector;
-pub use multi_lock::{MultiLock, MultiLockError};
+pub use multi_lock::{MultiLock, MultiLockError, TimeoutScope};
 pub use mutex::Mutex;
 pub use naive::NaiveHerdMutex;
 pub use read_write_lock::{READ_NAME, ReadWriteLock, WRITE_NAME};

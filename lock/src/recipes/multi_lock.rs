@@ -12,11 +12,14 @@
 //! lock (their notices are ours to act on, never the user's). An `Acquire` takes the locks in
 //! order, each only once the one before is held, and says `Acquired` once all are held. All
 //! or nothing: when a lock's acquire fails (`Failed` from that mutex, or `Lost` of the held
-//! ones), or the timeout fires, the locks taken so far and the one being waited for are given
-//! up in reverse order (their nodes get guaranteed deletes) and the owner hears `Failed` or
-//! `TimedOut` once. `Release` releases in reverse order. Where we differ, and why:
-//! - **One timeout for the whole acquire**, not one per lock: a caller who says "within 3 s"
-//!   means the whole acquire; Curator's per-lock budget can make it wait n times as long.
+//! ones), or times out, the locks taken so far and the one being waited for are given up in
+//! reverse order (their nodes get guaranteed deletes) and the owner hears `Failed` or
+//! `TimedOut` once. `Release` releases in reverse order.
+//!
+//! The acquire's timeout is Curator's by default, [`TimeoutScope::EachLock`]: each lock's
+//! acquire gets the whole timeout, so an acquire of n locks can wait up to n times it.
+//! [`TimeoutScope::Whole`] is the safer setting: one timer bounds the whole acquire, as a
+//! caller who says "within 3 s" means it. Other differences, and why:
 //! - **A failure stops at once**: Curator's going on after an exception only takes locks to
 //!   give them back.
 //! - **Reentrancy is counted here**, per owner, not in each mutex: the mutexes hold once per
@@ -44,6 +47,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use super::{Call, FailReason, Mode, Mutex, Notice, cancel_timeout, refuse, timed_out};
 use crate::fencing::Token;
 use crate::framework::OnLost;
@@ -58,14 +63,38 @@ pub struct MultiLock {
     locks: Vec<Mutex>,
     /// The owners acquiring or holding.
     owners: BTreeMap<Owner, Stage>,
+    /// What an acquire's timeout bounds.
+    scope: TimeoutScope,
+}
+
+/// What the timeout of a multi-lock's acquire bounds.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum TimeoutScope {
+    /// Each lock's acquire, one after the other, as Curator's `InterProcessMultiLock.acquire`
+    /// passes its time to every mutex: an acquire of n locks can wait n times the timeout.
+    #[default]
+    EachLock,
+    /// The whole acquire: one timer from the call on.
+    Whole,
+}
+
+impl TimeoutScope {
+    /// The names scenario files and `check --timeout-scope` give the scopes.
+    pub const NAMES: [&'static str; 2] = ["each-lock", "whole"];
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Stage {
-    /// Holding the locks before `index`, acquiring lock `index`; `timeout` bounds it all.
+    /// Holding the locks before `index`, acquiring lock `index`. Under
+    /// [`TimeoutScope::Whole`], `timeout` bounds it all; under [`TimeoutScope::EachLock`],
+    /// each lock is asked with `each` as its own timeout.
     Acquiring {
         index: usize,
         timeout: Option<TimerId>,
+        each: Option<Duration>,
     },
     /// Holding every lock, `count` times (reentrant).
     Holding { count: u32 },
@@ -107,7 +136,13 @@ impl MultiLock {
         Ok(MultiLock {
             locks: paths.into_iter().map(Mutex::new).collect(),
             owners: BTreeMap::new(),
+            scope: TimeoutScope::default(),
         })
+    }
+
+    /// The same multi-lock with its acquires' timeouts bounding `scope`.
+    pub fn with_timeout_scope(self, scope: TimeoutScope) -> MultiLock {
+        MultiLock { scope, ..self }
     }
 
     /// Two locks below `path`, `<path>/1` then `<path>/2`: how the simulator and the model
@@ -142,10 +177,17 @@ impl MultiLock {
                 reason: FailReason::AlreadyAcquiring,
             }),
             None => {
-                let timeout = timeout.map(|after| cx.set_timer(after));
-                self.owners
-                    .insert(owner, Stage::Acquiring { index: 0, timeout });
-                self.with_lock(0, Input::Call(Call::acquire(owner, None)), cx);
+                let (timeout, each) = match self.scope {
+                    TimeoutScope::Whole => (timeout.map(|after| cx.set_timer(after)), None),
+                    TimeoutScope::EachLock => (None, timeout),
+                };
+                let stage = Stage::Acquiring {
+                    index: 0,
+                    timeout,
+                    each,
+                };
+                self.owners.insert(owner, stage);
+                self.with_lock(0, Input::Call(Call::acquire(owner, each)), cx);
             }
         }
     }
@@ -204,16 +246,23 @@ impl MultiLock {
             return;
         };
         match (stage, notice) {
-            (Stage::Acquiring { index: waiting, .. }, Notice::Acquired { .. })
-                if *waiting == index && index + 1 < self.locks.len() =>
-            {
+            (
+                Stage::Acquiring {
+                    index: waiting,
+                    each,
+                    ..
+                },
+                Notice::Acquired { .. },
+            ) if *waiting == index && index + 1 < self.locks.len() => {
                 *waiting = index + 1;
-                self.with_lock(index + 1, Input::Call(Call::acquire(owner, None)), cx);
+                let each = *each;
+                self.with_lock(index + 1, Input::Call(Call::acquire(owner, each)), cx);
             }
             (
                 Stage::Acquiring {
                     index: waiting,
                     timeout,
+                    ..
                 },
                 Notice::Acquired { .. },
             ) if *waiting == index => {
@@ -223,6 +272,11 @@ impl MultiLock {
             }
             (Stage::Acquiring { .. }, Notice::Failed { reason, .. }) => {
                 self.give_up(owner, Notice::Failed { owner, reason }, cx)
+            }
+            // Under `TimeoutScope::EachLock` the lock being acquired timed out (it has given
+            // its node up): Curator's acquire returns false, after releasing the ones it holds.
+            (Stage::Acquiring { .. }, Notice::TimedOut { .. }) => {
+                self.give_up(owner, Notice::TimedOut { owner }, cx)
             }
             // Curator's multi-lock is its mutexes' acquires one after the other: the lock loop
             // of the one it waits for goes on across LOST, and those it holds keep their holds.
@@ -245,7 +299,7 @@ impl MultiLock {
                 cx.notify(notice);
             }
             // The other locks say the same as the first; `Released` answers our own release
-            // (we tell the owner ourselves); the mutexes get no timeouts and say nothing else.
+            // (we tell the owner ourselves); the mutexes say nothing else to an owner here.
             _ => {}
         }
     }
@@ -255,15 +309,16 @@ impl MultiLock {
             Stage::Acquiring { timeout, .. } => *timeout,
             Stage::Holding { .. } => None,
         };
-        if let Some(owner) = timed_out(&self.owners, timer, timeout) {
-            self.give_up(owner, Notice::TimedOut { owner }, cx);
+        match timed_out(&self.owners, timer, timeout) {
+            Some(owner) => self.give_up(owner, Notice::TimedOut { owner }, cx),
+            None => self.with_every_lock(Input::Timer(timer), cx),
         }
     }
 
     /// Ends `owner`'s acquisition: the lock being acquired and the ones held are given up in
     /// reverse order (their nodes get guaranteed deletes), then the owner hears `notice`.
     fn give_up(&mut self, owner: Owner, notice: Notice, cx: &mut Ctx<'_, Notice>) {
-        let Some(Stage::Acquiring { index, timeout }) = self.owners.remove(&owner) else {
+        let Some(Stage::Acquiring { index, timeout, .. }) = self.owners.remove(&owner) else {
             return;
         };
         cancel_timeout(timeout, cx);
@@ -291,8 +346,9 @@ impl Recipe for MultiLock {
             }) => self.release(owner, cx),
             Input::Call(other) => refuse(other, cx),
             Input::Timer(timer) => self.on_timer(timer, cx),
-            // Replies, watches and session changes are the mutexes' business: each takes the
-            // ones about its own requests and paths.
+            // Replies, watches, session changes and their own timeouts (`TimeoutScope::EachLock`)
+            // are the mutexes' business: each takes the ones about its own requests, paths and
+            // timers.
             input @ (Input::Reply { .. } | Input::Watch(_) | Input::Session(_)) => {
                 self.with_every_lock(input, cx)
             }
@@ -308,15 +364,21 @@ impl crate::relabel::Relabel for MultiLock {
             owners: (self.owners.iter())
                 .map(|(owner, stage)| {
                     let stage = match *stage {
-                        Stage::Acquiring { index, timeout } => Stage::Acquiring {
+                        Stage::Acquiring {
+                            index,
+                            timeout,
+                            each,
+                        } => Stage::Acquiring {
                             index,
                             timeout: timeout.relabel(map),
+                            each,
                         },
                         Stage::Holding { count } => Stage::Holding { count },
                     };
                     (*owner, stage)
                 })
                 .collect(),
+            scope: self.scope,
         }
     }
 }

@@ -308,6 +308,21 @@ fn malformed_files_give_one_line_errors() {
              leader-latch, found awaits with mutex",
         ),
         (
+            error_after("", |v| {
+                v["recipe_settings"] = json!({"timeout_scope": "whole"})
+            }),
+            "unit.json: /recipe_settings/timeout_scope: expected timeout_scope only with the \
+             recipe multi-lock, found timeout_scope with mutex",
+        ),
+        (
+            error_after("", |v| {
+                v["recipe"] = json!("multi-lock");
+                v["recipe_settings"] = json!({"timeout_scope": "each_lock"});
+            }),
+            "unit.json: /recipe_settings/timeout_scope: unknown variant `each_lock`, expected \
+             `each-lock` or `whole`",
+        ),
+        (
             set("/clients", json!(65535)),
             "unit.json: /clients: expected at most 64 clients, found 65535",
         ),

@@ -4,14 +4,15 @@
 //! seed cannot run for minutes without a word).
 
 use lock::framework::FrameworkConfig;
+use lock::recipes::TimeoutScope;
 use lock::retry::RetryPolicy;
 
 use crate::fault::{Fault, Node, ScheduledFault};
 use crate::property::Expectation;
 
-use super::Scenario;
 use super::parse::Invalid;
 use super::random::{ClientPick, FaultTemplate, NodePick};
+use super::{RecipeKind, Scenario};
 
 type Check = Result<(), Invalid>;
 
@@ -141,7 +142,7 @@ fn check_workload(s: &Scenario) -> Check {
         &expected,
         writers,
     )?;
-    let revocable: Vec<&str> = (super::RecipeKind::ALL.iter())
+    let revocable: Vec<&str> = (RecipeKind::ALL.iter())
         .filter(|kind| kind.revocable())
         .map(|kind| kind.name())
         .collect();
@@ -156,6 +157,12 @@ fn check_workload(s: &Scenario) -> Check {
         "/recipe_settings/awaits",
         "awaits only with the recipe leader-latch",
         format!("awaits with {}", s.recipe),
+    )?;
+    require(
+        settings.timeout_scope == TimeoutScope::default() || s.recipe == RecipeKind::MultiLock,
+        "/recipe_settings/timeout_scope",
+        "timeout_scope only with the recipe multi-lock",
+        format!("timeout_scope with {}", s.recipe),
     )
 }
 

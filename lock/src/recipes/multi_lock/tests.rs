@@ -2,13 +2,16 @@
 //! TestInterProcessMultiMutex checks (a lock that fails to lock releases the ones taken before
 //! it; releases go in reverse order) and what it inherits from TestInterProcessMutexBase
 //! (two clients, reentrancy, a second owner, killed sessions, connection loss), plus the
-//! shared timeout that leaves nothing held.
+//! timeout (each lock's in turn, or one for the whole acquire) that leaves nothing held.
 
 use std::cell::Cell;
 
-use super::{MultiLock, MultiLockError};
+use std::time::Duration;
+
+use super::{MultiLock, MultiLockError, TimeoutScope};
 use crate::framework::FrameworkConfig;
 use crate::harness::Harness;
+use crate::ids::TimerId;
 use crate::recipes::tests::{
     A, B, RELEASING_AT_LOST, acquire, acquire_within, acquired, assert_swapping_clients_relabels,
     drop_and_reconnect, failed, give_up_session, heard, in_turn, last_notice, lose_waiter_session,
@@ -200,21 +203,49 @@ fn a_timeout_releases_the_held_locks_in_reverse_order_and_leaves_nothing_held() 
     assert_eq!(last_notice(&h, 0), failed(FailReason::NotHeld));
 }
 
-#[test]
-fn one_timeout_bounds_the_whole_acquire_and_goes_once_it_holds() {
-    let mut h = with_second_lock_alone();
+/// c0's timers while its acquire (timeout 3 s) holds the first lock and waits for the
+/// second: the one set at the call, and the one it waits with. c1 holds the second lock alone
+/// until then, and then releases it to c0.
+fn timers_of_an_acquire_with(scope: TimeoutScope) -> (Vec<TimerId>, Vec<TimerId>) {
+    let slot = Cell::new(0);
+    let mut h = Harness::new(2, || {
+        slot.set(slot.get() + 1);
+        match slot.get() {
+            1 => both().with_timeout_scope(scope),
+            _ => MultiLock::new(vec![path(LOCK_2)]).unwrap(),
+        }
+    });
     h.call(1, acquire(B));
     h.settle();
     h.call(0, acquire_within(A, 3));
+    let at_call: Vec<TimerId> = h.peers[0].timers.keys().copied().collect();
     h.settle();
-    let timer = h.only_timer(0);
+    let waiting: Vec<TimerId> = h.peers[0].timers.keys().copied().collect();
+    assert_eq!(
+        h.peers[0].timers.values().collect::<Vec<_>>(),
+        [&Duration::from_secs(3)],
+        "the whole timeout"
+    );
     h.call(1, release(B));
     h.settle();
     assert!(acquired(&h, 0).is_some());
-    assert!(
-        h.peers[0].timers.is_empty(),
-        "timer {timer:?} was cancelled"
-    );
+    assert!(h.peers[0].timers.is_empty(), "cancelled once it holds");
+    (at_call, waiting)
+}
+
+#[test]
+fn one_timeout_bounds_the_whole_acquire_and_goes_once_it_holds() {
+    let (at_call, waiting) = timers_of_an_acquire_with(TimeoutScope::Whole);
+    assert_eq!(at_call.len(), 1);
+    assert_eq!(waiting, at_call, "the timer set at the call still runs");
+}
+
+#[test]
+fn by_default_each_lock_gets_the_whole_timeout_in_turn_as_curators_does() {
+    let (at_call, waiting) = timers_of_an_acquire_with(TimeoutScope::default());
+    assert_eq!(at_call.len(), 1, "the first lock's");
+    assert_eq!(waiting.len(), 1, "the second lock's");
+    assert_ne!(waiting, at_call, "a fresh timer for the second lock");
 }
 
 #[test]
