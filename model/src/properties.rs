@@ -230,3 +230,17 @@ fn property<R: Testable>(checked: Checked) -> stateright::Property<LockModel<R>>
 pub fn all<R: Testable>(family: Family) -> Vec<stateright::Property<LockModel<R>>> {
     Checked::of(family).into_iter().map(property).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shared_property_has_one_place_in_the_report_order() {
+        for property in Property::ALL {
+            let places = (Checked::ALL.iter()).filter(|&&p| p == Checked::Shared(property));
+            assert_eq!(places.count(), 1, "{property}");
+        }
+        assert_eq!(Checked::ALL.last(), Some(&Checked::SomeoneAcquires));
+    }
+}
