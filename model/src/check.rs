@@ -112,8 +112,9 @@ impl Outcome {
         }
     }
 
-    /// The verdict on `property`.
-    pub fn verdict(&self, property: Checked) -> &Verdict {
+    /// The verdict on `property` (a shared one, or `someone_acquires`).
+    pub fn verdict(&self, property: impl Into<Checked>) -> &Verdict {
+        let property = property.into();
         self.verdicts
             .iter()
             .find(|v| v.property == property)

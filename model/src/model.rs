@@ -24,6 +24,9 @@
 //!   and until then acts on its stale belief),
 //!   [`Action::Crash`], [`Action::LoseConnection`] (the in-flight request applied or not);
 //!   and [`Action::ExpireOrphan`]: the server expires a session no client uses any more.
+//!
+//! After any action, a client whose workload is done and whose requests have all been applied
+//! closes its session and stops, as the simulator's clients do.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -331,6 +334,7 @@ impl<R: Testable> LockModel<R> {
             Action::LoseConnection { client, applied } => step.lose_connection(client, applied),
             Action::ExpireOrphan(session) => step.expire_orphan(session),
         };
+        step.close_finished();
         done.map(|()| next)
     }
 }

@@ -4,53 +4,31 @@
 
 use std::fmt;
 
-use scenarios::property::Property as Shared;
+use scenarios::monitor::{TreeNode, orphaned};
+use scenarios::property::Property;
 use scenarios::usage::Family;
 use scenarios::workload::Phase;
 use serde::Serialize;
-use stateright::{Expectation, Property};
+use stateright::Expectation;
 
 use crate::model::{Action, LockModel};
 use crate::state::State;
 use scenarios::recipes::Testable;
 
-/// A property the model checks.
+/// A property the model checks: one of the shared vocabulary's, or the model's one
+/// reachability check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Checked {
-    /// No two clients believe they hold the lock at once.
-    MutualExclusionBelief,
-    /// The resource's accepted accesses come in non-interleaved blocks in increasing token
-    /// order, each write an increment of its own read, and no accepted increment is lost (the
-    /// [`Fenced`](scenarios::monitor::Fenced) monitor, which the trace checker folds too).
-    MutualExclusionFenced,
-    /// No change wakes more waiting clients than max(1, those that then acquire), a client
-    /// still waiting when nothing more can happen counted as one that did not (the
-    /// [`Herds`](scenarios::monitor::Herds) monitor, which the trace checker folds too).
-    HerdFree,
-    /// Once the workloads are done and everything has settled, no lock node is left.
-    NoOrphans,
-    /// Nothing can stop short while a client waits: no reachable state has a client waiting
-    /// to be served (its ask not granted, or failed because of a fault and not granted
-    /// since) or for the answer to its release call when only faults could still happen.
-    Progress,
-    /// No two participants believe they lead at once.
-    LeaderUniqueBelief,
-    /// The leaders' accesses to the resource are fenced (as `MutualExclusionFenced`).
-    LeaderUniqueFenced,
-    /// A writer believes it holds a read-write lock only while nobody else believes they hold.
-    RwExclusion,
-    /// No more leases believed held than the semaphore allows, each lease counted (the
-    /// belief monitor's [`leases`](scenarios::monitor::Beliefs::leases), which the trace
-    /// checker folds too).
-    LeaseBound,
-    /// No two clients believe they hold (lead, write) at once while both their sessions are
-    /// alive on the server.
-    LiveSessionExclusion,
-    /// No acquire still waits once its timeout timer has fired (the
-    /// [`Waits`](scenarios::monitor::Waits) monitor's late waiters, as the trace checker's).
-    AnsweredByDeadline,
+    /// A property of the shared vocabulary, as [`Checked::holds_in`] judges it in a state.
+    Shared(Property),
     /// Some client acquires the lock (a `sometimes` property: an example must exist).
     SomeoneAcquires,
+}
+
+impl From<Property> for Checked {
+    fn from(property: Property) -> Checked {
+        Checked::Shared(property)
+    }
 }
 
 /// Whether a property must hold in every state or be met in some state.
@@ -64,19 +42,21 @@ pub enum Kind {
 }
 
 impl Checked {
-    /// Every property, in the order they are reported.
-    pub const ALL: [Checked; 12] = [
-        Checked::MutualExclusionBelief,
-        Checked::LeaderUniqueBelief,
-        Checked::RwExclusion,
-        Checked::LeaseBound,
-        Checked::LiveSessionExclusion,
-        Checked::MutualExclusionFenced,
-        Checked::LeaderUniqueFenced,
-        Checked::HerdFree,
-        Checked::NoOrphans,
-        Checked::Progress,
-        Checked::AnsweredByDeadline,
+    /// Every property, in the order they are reported: the belief properties, the fenced
+    /// ones, then those about the run as a whole, and `someone_acquires` last. One more than
+    /// the shared properties, each listed once (a new one must take its place here).
+    pub const ALL: [Checked; Property::ALL.len() + 1] = [
+        Checked::Shared(Property::MutualExclusionBelief),
+        Checked::Shared(Property::LeaderUniqueBelief),
+        Checked::Shared(Property::RwExclusion),
+        Checked::Shared(Property::LeaseBound),
+        Checked::Shared(Property::LiveSessionExclusion),
+        Checked::Shared(Property::MutualExclusionFenced),
+        Checked::Shared(Property::LeaderUniqueFenced),
+        Checked::Shared(Property::HerdFree),
+        Checked::Shared(Property::NoOrphans),
+        Checked::Shared(Property::Progress),
+        Checked::Shared(Property::AnsweredByDeadline),
         Checked::SomeoneAcquires,
     ];
 
@@ -92,26 +72,16 @@ impl Checked {
 
     /// The property's name in output and in stateright's discoveries.
     pub fn name(self) -> &'static str {
-        match self.shared() {
-            Some(shared) => shared.name(),
-            None => "someone_acquires",
+        match self {
+            Checked::Shared(shared) => shared.name(),
+            Checked::SomeoneAcquires => "someone_acquires",
         }
     }
 
     /// The shared vocabulary's property, if it is one.
-    pub fn shared(self) -> Option<Shared> {
+    pub fn shared(self) -> Option<Property> {
         match self {
-            Checked::MutualExclusionBelief => Some(Shared::MutualExclusionBelief),
-            Checked::MutualExclusionFenced => Some(Shared::MutualExclusionFenced),
-            Checked::HerdFree => Some(Shared::HerdFree),
-            Checked::NoOrphans => Some(Shared::NoOrphans),
-            Checked::Progress => Some(Shared::Progress),
-            Checked::LeaderUniqueBelief => Some(Shared::LeaderUniqueBelief),
-            Checked::LeaderUniqueFenced => Some(Shared::LeaderUniqueFenced),
-            Checked::RwExclusion => Some(Shared::RwExclusion),
-            Checked::LeaseBound => Some(Shared::LeaseBound),
-            Checked::LiveSessionExclusion => Some(Shared::LiveSessionExclusion),
-            Checked::AnsweredByDeadline => Some(Shared::AnsweredByDeadline),
+            Checked::Shared(shared) => Some(shared),
             Checked::SomeoneAcquires => None,
         }
     }
@@ -119,8 +89,8 @@ impl Checked {
     /// Always or sometimes.
     pub fn kind(self) -> Kind {
         match self {
+            Checked::Shared(_) => Kind::Always,
             Checked::SomeoneAcquires => Kind::Sometimes,
-            _ => Kind::Always,
         }
     }
 
@@ -132,25 +102,36 @@ impl Checked {
     /// Whether `state` satisfies the property's condition (for `always`: is not a
     /// counterexample; for `sometimes`: is an example).
     pub fn holds_in<R: Testable>(self, model: &LockModel<R>, state: &State<R>) -> bool {
-        match self {
-            Checked::MutualExclusionBelief | Checked::LeaderUniqueBelief | Checked::RwExclusion => {
-                no_conflict(state, self)
+        let Checked::Shared(shared) = self else {
+            return state.beliefs.believed().next().is_some();
+        };
+        match shared {
+            Property::MutualExclusionBelief
+            | Property::LeaderUniqueBelief
+            | Property::RwExclusion => no_conflict(state, shared),
+            // Each lease counted by the belief monitor's
+            // [`leases`](scenarios::monitor::Beliefs::leases), as the trace checker's.
+            Property::LeaseBound => state.beliefs.leases() <= model.config().settings.max_leases,
+            Property::LiveSessionExclusion => {
+                no_conflict(state, shared) && state.beliefs.kept_too_long().next().is_none()
             }
-            Checked::LeaseBound => state.beliefs.leases() <= model.config().settings.max_leases,
-            Checked::LiveSessionExclusion => {
-                no_conflict(state, self) && state.beliefs.kept_too_long().next().is_none()
-            }
-            Checked::MutualExclusionFenced | Checked::LeaderUniqueFenced => {
+            // The accesses' [`Fenced`](scenarios::monitor::Fenced) monitor, which the trace
+            // checker folds too.
+            Property::MutualExclusionFenced | Property::LeaderUniqueFenced => {
                 state.resource.fenced.holds()
             }
-            Checked::HerdFree => {
+            // No change wakes more waiting clients than max(1, those that then acquire), a
+            // client still waiting when nothing more can happen counted as one that did not
+            // (the [`Herds`](scenarios::monitor::Herds) monitor, as the trace checker's).
+            Property::HerdFree => {
                 let herds = &state.herds;
                 herds.holds() && (herds.holds_at_end() || !quiescent(model, state))
             }
-            Checked::NoOrphans => !settled(model, state) || !has_lock_nodes(model, state),
-            Checked::Progress => !stuck(model, state),
-            Checked::AnsweredByDeadline => state.waits.late().next().is_none(),
-            Checked::SomeoneAcquires => state.beliefs.believed().next().is_some(),
+            Property::NoOrphans => !has_orphans(model, state) || !quiescent(model, state),
+            Property::Progress => !stuck(model, state),
+            // The [`Waits`](scenarios::monitor::Waits) monitor's late waiters, as the trace
+            // checker's: no acquire still waits once its timeout timer has fired.
+            Property::AnsweredByDeadline => state.waits.late().next().is_none(),
         }
     }
 }
@@ -161,20 +142,10 @@ impl fmt::Display for Checked {
     }
 }
 
-/// No two believed holds that `checked` forbids at once, as the belief monitor (the trace
+/// No two believed holds that `property` forbids at once, as the belief monitor (the trace
 /// checkers' too) judges them.
-fn no_conflict<R>(state: &State<R>, checked: Checked) -> bool {
-    let shared = checked.shared().expect("a belief property");
-    state.beliefs.conflicts(shared).next().is_none()
-}
-
-/// Every workload is done and the run has come to its end (see [`quiescent`]).
-fn settled<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
-    let done = state
-        .peers
-        .iter()
-        .all(|p| p.workload.phase() == Phase::Done);
-    done && quiescent(model, state)
+fn no_conflict<R>(state: &State<R>, property: Property) -> bool {
+    state.beliefs.conflicts(property).next().is_none()
 }
 
 /// A client waits and nothing but a fault can happen any more: no event to handle, no
@@ -203,46 +174,73 @@ pub fn quiescent<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
     })
 }
 
-/// Whether a lock node is left: any node below the lock path but the containers a recipe
-/// creates to hold its nodes (`semaphore-mutex`'s `locks` and `leases`).
-fn has_lock_nodes<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
-    let path = model.lock_path();
-    state
-        .server
-        .tree
-        .nodes()
-        .any(|(node, n)| !n.container && node.ancestors().contains(path))
+/// Whether the tree holds a lock node that no live session owns, by the rule the trace
+/// checker applies ([`orphaned`]). A client closes its session once its workload is done, so
+/// where every workload is done this is any lock node at all.
+fn has_orphans<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
+    state.server.tree.nodes().any(|(path, node)| {
+        let view = TreeNode {
+            path,
+            owner: node.stat.ephemeral_owner,
+            container: node.container,
+        };
+        orphaned(view, model.lock_path(), |session| {
+            state.server.live.contains(&session)
+        })
+    })
 }
 
-macro_rules! property {
-    ($expectation:ident, $checked:expr) => {
-        Property {
-            expectation: Expectation::$expectation,
-            name: $checked.name(),
-            condition: |model, state| $checked.holds_in(model, state),
-        }
-    };
+/// The condition of the `AT`-th property of [`Checked::ALL`]: stateright takes a plain `fn`
+/// as a property's condition, so each property's is an instance of this one by its place.
+fn condition<R: Testable, const AT: usize>(model: &LockModel<R>, state: &State<R>) -> bool {
+    Checked::ALL[AT].holds_in(model, state)
 }
 
 /// The stateright property of `checked`.
-fn property<R: Testable>(checked: Checked) -> Property<LockModel<R>> {
-    match checked {
-        Checked::MutualExclusionBelief => property!(Always, Checked::MutualExclusionBelief),
-        Checked::MutualExclusionFenced => property!(Always, Checked::MutualExclusionFenced),
-        Checked::LeaderUniqueBelief => property!(Always, Checked::LeaderUniqueBelief),
-        Checked::LeaderUniqueFenced => property!(Always, Checked::LeaderUniqueFenced),
-        Checked::RwExclusion => property!(Always, Checked::RwExclusion),
-        Checked::LeaseBound => property!(Always, Checked::LeaseBound),
-        Checked::LiveSessionExclusion => property!(Always, Checked::LiveSessionExclusion),
-        Checked::HerdFree => property!(Always, Checked::HerdFree),
-        Checked::NoOrphans => property!(Always, Checked::NoOrphans),
-        Checked::Progress => property!(Always, Checked::Progress),
-        Checked::AnsweredByDeadline => property!(Always, Checked::AnsweredByDeadline),
-        Checked::SomeoneAcquires => property!(Sometimes, Checked::SomeoneAcquires),
+fn property<R: Testable>(checked: Checked) -> stateright::Property<LockModel<R>> {
+    type Condition<R> = fn(&LockModel<R>, &State<R>) -> bool;
+    let conditions: [Condition<R>; Checked::ALL.len()] = [
+        condition::<R, 0>,
+        condition::<R, 1>,
+        condition::<R, 2>,
+        condition::<R, 3>,
+        condition::<R, 4>,
+        condition::<R, 5>,
+        condition::<R, 6>,
+        condition::<R, 7>,
+        condition::<R, 8>,
+        condition::<R, 9>,
+        condition::<R, 10>,
+        condition::<R, 11>,
+    ];
+    let at = (Checked::ALL.iter())
+        .position(|&p| p == checked)
+        .expect("every property is in Checked::ALL");
+    stateright::Property {
+        expectation: match checked.kind() {
+            Kind::Always => Expectation::Always,
+            Kind::Sometimes => Expectation::Sometimes,
+        },
+        name: checked.name(),
+        condition: conditions[at],
     }
 }
 
 /// The stateright properties of a recipe of `family`, in [`Checked::of`] order.
-pub fn all<R: Testable>(family: Family) -> Vec<Property<LockModel<R>>> {
+pub fn all<R: Testable>(family: Family) -> Vec<stateright::Property<LockModel<R>>> {
     Checked::of(family).into_iter().map(property).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shared_property_has_one_place_in_the_report_order() {
+        for property in Property::ALL {
+            let places = (Checked::ALL.iter()).filter(|&&p| p == Checked::Shared(property));
+            assert_eq!(places.count(), 1, "{property}");
+        }
+        assert_eq!(Checked::ALL.last(), Some(&Checked::SomeoneAcquires));
+    }
 }

@@ -16,10 +16,12 @@
 //!
 //! - **Persistence.** The chosen step `d` of client `c` is independent of every step that can
 //!   happen before it: another client's own steps touch other clients' state; the server's
-//!   application of a request, an orphan's expiry and another client's faults only append to
-//!   `c`'s event stream (`d` takes from its front, which is not empty) or take `c`'s requests
-//!   from the front (`d` only appends), and they read of `c` only its session and what the
-//!   monitors hold of it, which `d` leaves alone. Nothing but `c`'s own steps can make a
+//!   application of a request, the close of another client's session when its workload is
+//!   done, an orphan's expiry and another client's faults only append to `c`'s event stream
+//!   (`d` takes from its front, which is not empty) or take `c`'s requests from the front
+//!   (`d` only appends), and they read of `c` only its session and what the monitors hold of
+//!   it, which `d` leaves alone. (`c`'s own workload is not done: the application of a done
+//!   client's last request closes its session and drops its stream, `d`'s event with it.) Nothing but `c`'s own steps can make a
 //!   timer of `c` or its workload step pending, and fault budgets only shrink, so no step
 //!   dependent on `d` becomes possible while `d` waits. What `c` does with the event depends
 //!   on `c`'s state and the event alone, so `d` stays local and invisible wherever it is
@@ -49,6 +51,7 @@ use crate::state::{Peer, State};
 use scenarios::monitor::Seen;
 use scenarios::recipes::Testable;
 use scenarios::trace::EventKind;
+use scenarios::workload::Phase;
 
 impl<R: Testable> LockModel<R> {
     /// The actions to explore from `state`: one local, invisible event delivery when some
@@ -68,8 +71,13 @@ impl<R: Testable> LockModel<R> {
     }
 
     /// Whether handling `slot`'s next event changes only `slot`'s own state and queues and
-    /// shows nothing to a property monitor.
+    /// shows nothing to a property monitor. Never for a client whose workload is done: the
+    /// server's application of its last request closes its session and drops the events
+    /// still queued for it, so that application and the delivery do not commute.
     fn delivery_is_local(&self, state: &State<R>, slot: ClientSlot) -> bool {
+        if state.peer(slot).workload.phase() == Phase::Done {
+            return false;
+        }
         let mut seen = Sees {
             client: slot,
             any: false,

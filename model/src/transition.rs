@@ -14,7 +14,7 @@ use lock::zk::{SessionId, Zxid};
 use scenarios::fault::{Fault, Node};
 use scenarios::monitor::{Access, Seen, Wait, changes};
 use scenarios::trace::{EventKind, ServerSession, client_event};
-use scenarios::workload::{WorkEffect, WorkInput, WorkTimer};
+use scenarios::workload::{Phase, WorkEffect, WorkInput, WorkTimer};
 
 use crate::model::{LockModel, Recorder, SESSION_TIMEOUT};
 use crate::state::{State, session_id};
@@ -74,17 +74,39 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
                 token,
                 value,
             } => self.write(slot, owner, token, value),
-            // A think with no cycle left only ends the workload, and nothing in the model
-            // can tell when it does (its clients never close their sessions): it fires at
-            // once, which spares every final state a twin that still thinks.
+            // A think with no cycle left only ends the workload, and all the end does is
+            // close a session that holds nothing any more: it fires at once, which spares
+            // every final state a twin that still thinks.
             WorkEffect::SetTimer(WorkTimer::Think)
                 if self.state.peer(slot).workload.cycles_left() == 0 =>
             {
                 self.feed_work(slot, WorkInput::Timer(WorkTimer::Think));
             }
             // Any other pending timer is the workload's own (`Workload::pending_timer`), which
-            // `Action::Work` fires; `Done` leaves the session as it is.
+            // `Action::Work` fires. Once `Done`, the client closes its session when its
+            // requests are applied ([`Transition::close_finished`]).
             WorkEffect::SetTimer(_) | WorkEffect::CancelTimer(_) | WorkEffect::Done => {}
+        }
+    }
+
+    /// Closes the session of each client whose workload is done once the server has applied
+    /// every request it sent, as the simulator's and the real executor's drivers close it
+    /// when the workload lets the client go (the server applies what came before the close):
+    /// the client stops — what is still queued for it goes with the handle, no timer of its
+    /// fires any more — and the server ends the session. So `no_orphans` judges a tree whose
+    /// sessions have all closed, as in the simulator's traces. Called after every step; only a
+    /// step of or on the client itself can bring it there.
+    pub(crate) fn close_finished(&mut self) {
+        for index in 0..self.state.peers.len() {
+            let peer = &mut self.state.peers[index];
+            let sent = (peer.handle.as_ref()).is_some_and(|handle| !handle.requests.is_empty());
+            if peer.workload.phase() != Phase::Done || sent {
+                continue;
+            }
+            peer.timers.clear();
+            if let Some(handle) = peer.handle.take() {
+                self.end_session(handle.session, ServerSession::Closed);
+            }
         }
     }
 
@@ -276,15 +298,14 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         }
     }
 
-    /// Ends `session` on the server: watches dropped, ephemerals deleted in one zxid.
-    fn end_session(&mut self, session: SessionId) -> Option<()> {
+    /// Ends `session` on the server (`change`: expired or closed): watches dropped, ephemerals
+    /// deleted in one zxid.
+    fn end_session(&mut self, session: SessionId, change: ServerSession) -> Option<()> {
         let fired = self.state.server.end(session)?;
         let zxid = Some(self.state.server.tree.zxid());
         self.state.observe(Seen::SessionEnded(session));
-        self.rec.record(None, || EventKind::ServerSession {
-            session,
-            change: ServerSession::Expired,
-        });
+        self.rec
+            .record(None, || EventKind::ServerSession { session, change });
         self.route(fired, zxid, true);
         Some(())
     }
@@ -306,7 +327,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         self.rec.record(None, || EventKind::FaultStart {
             fault: Fault::ExpireSession { client: slot.0 },
         });
-        self.end_session(session)
+        self.end_session(session, ServerSession::Expired)
     }
 
     pub(crate) fn crash(&mut self, slot: ClientSlot) -> Option<()> {
@@ -356,6 +377,6 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         if self.state.attached(session).is_some() {
             return None;
         }
-        self.end_session(session)
+        self.end_session(session, ServerSession::Expired)
     }
 }

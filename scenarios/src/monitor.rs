@@ -5,15 +5,20 @@
 //! is `Clone + Eq + Ord + Hash`, holds no op ids, zxids or tokens (an order will do), and
 //! relabels with the clients ([`lock::relabel`]), so that it splits no model state that the
 //! rest of the state does not already tell apart.
+//!
+//! `no_orphans` needs no history, only the tree at a run's end and which sessions are alive
+//! ([`orphaned`]): the model's state holds both, the trace checker rebuilds them.
 
 mod beliefs;
 mod fenced;
 mod herd;
+mod orphans;
 mod progress;
 
 pub use beliefs::{Beliefs, ClientBeliefs, Conflict, Holder, Key, Role};
 pub use fenced::{Access, Accessor, Breach, Fenced};
 pub use herd::{Herd, Herds, Wake, changes, counts_as_acquired, wakes_waiters};
+pub use orphans::{TreeNode, orphaned};
 pub use progress::{ClientWaits, Wait, Waits, fault_failure};
 
 use lock::coordination::{RawEvent, RawState};

@@ -79,8 +79,9 @@ pub fn model_check<R: Testable>(def: &'static RecipeDef<R>, config: Config) -> M
 }
 
 impl ModelChecked {
-    /// The path found for `property`, if any.
-    pub fn path(&self, property: Checked) -> Option<&Counterexample> {
+    /// The path found for `property` (a shared one, or `someone_acquires`), if any.
+    pub fn path(&self, property: impl Into<Checked>) -> Option<&Counterexample> {
+        let property = property.into();
         self.paths.iter().find(|p| p.property == property)
     }
 

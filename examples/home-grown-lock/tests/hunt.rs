@@ -1,7 +1,7 @@
 //! The home-grown lock under splitbrain: a hunt and a model check find its two bugs.
 
 use home_grown_lock::HOME_GROWN_LOCK;
-use splitbrain::model::{Checked, Config};
+use splitbrain::model::Config;
 use splitbrain::scenarios::property::Property;
 use splitbrain::scenarios::scenario::Scenario;
 use splitbrain::testing;
@@ -49,7 +49,7 @@ fn a_failing_hunt_says_how_to_replay_it() {
 fn the_model_finds_the_waiter_left_waiting_with_two_clients() {
     let checked = testing::model_check(&HOME_GROWN_LOCK, Config::new(2));
     let hang = checked
-        .path(Checked::Progress)
+        .path(Property::Progress)
         .expect("a counterexample of progress");
     assert!(hang.report.exists());
     let unmet = checked.unmet();

@@ -1,16 +1,14 @@
-//! `no_orphans`: no lock node (any node below the lock path but the containers a recipe
-//! creates to hold its nodes, such as `semaphore-mutex`'s `locks` and `leases`) is left that
-//! no live session owns —
-//! a persistent lock node, or an ephemeral one whose session has closed or expired. Once all
-//! sessions have closed, that means no lock node at all. The tree is read from the trace's
-//! last `tree_snapshot` when there is one, else rebuilt from the applied creates and deletes
-//! and the ends of sessions.
+//! `no_orphans` on a trace: the rule of [`orphaned`] (shared with the model) applied to the
+//! tree at the trace's end — read from its last `tree_snapshot` when there is one, else
+//! rebuilt from the applied creates and deletes and the ends of sessions — with the sessions
+//! that had ended by then.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use lock::ids::ClientSlot;
 use lock::zk::{CreateMode, OpOk, Path, Request, SessionId};
 
+use crate::monitor::{TreeNode, orphaned};
 use crate::property::{Property, Violation};
 use crate::trace::{EventKind, ServerSession, Trace};
 
@@ -89,10 +87,17 @@ pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
     let (nodes, at_index, ended) = final_tree(trace);
     let owners = session_owners(trace);
     let at = trace.events.get(at_index).map_or(0, |e| e.t);
+    let alive = |session| !ended.contains(&session);
     nodes
         .iter()
-        .filter(|(path, node)| !node.container && path.ancestors().contains(&cx.lock_path))
-        .filter(|(_, node)| node.owner.is_none_or(|s| ended.contains(&s)))
+        .filter(|(path, node)| {
+            let view = TreeNode {
+                path,
+                owner: node.owner,
+                container: node.container,
+            };
+            orphaned(view, &cx.lock_path, alive)
+        })
         .map(|(path, node)| {
             let client: Option<ClientSlot> = node.owner.and_then(|s| owners.get(&s).copied());
             let whose = match (node.owner, client) {
