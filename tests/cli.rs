@@ -391,7 +391,7 @@ fn hunt_over_the_catalog_meets_every_expectation() {
     let table = stdout(&output);
     assert!(output.status.success(), "{table}{}", stderr(&output));
     assert!(
-        table.contains("every expectation met: 53 scenario(s), 10800 runs"),
+        table.contains("every expectation met: 54 scenario(s), 11000 runs"),
         "{table}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

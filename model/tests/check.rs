@@ -672,8 +672,8 @@ fn a_lock_node_left_after_the_workload_is_an_orphan() {
 /// left (a live session's too) and the trace checker only those no live session owned.
 #[test]
 fn model_and_trace_checker_agree_on_orphans() {
-    use lock::zk::{CreateMode, Path, Request, SessionId};
     use lock::world::Handle;
+    use lock::zk::{CreateMode, Path, Request, SessionId};
     use model::state::session_id;
     use scenarios::trace::{Event, ServerSession};
     let model = LockModel::new(&MUTEX, Config::new(1));

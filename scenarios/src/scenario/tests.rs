@@ -319,8 +319,8 @@ fn malformed_files_give_one_line_errors() {
                 v["recipe"] = json!("multi-lock");
                 v["recipe_settings"] = json!({"timeout_scope": "each_lock"});
             }),
-            "unit.json: /recipe_settings/timeout_scope: unknown variant `each_lock`, expected \
-             `each-lock` or `whole`",
+            "unit.json: /recipe_settings/timeout_scope: expected `each-lock` or `whole`, found \
+             unknown variant `each_lock`",
         ),
         (
             set("/clients", json!(65535)),
