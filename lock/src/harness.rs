@@ -53,29 +53,28 @@ impl<R: Recipe> Harness<R> {
         };
         for slot in 0..n {
             let framework = Framework::new(config, ClientSlot(slot), 7);
+            let handle = harness.new_session();
             harness.peers.push(Peer {
                 client: Client::new(framework, recipe()),
-                handle: Handle::open(SessionId(0), TIMEOUT),
+                handle,
                 timers: BTreeMap::new(),
                 notices: Vec::new(),
                 sessions: Vec::new(),
                 watched: Vec::new(),
                 sent: Vec::new(),
-                wants_session: true,
+                wants_session: false,
             });
-            harness.open_session(slot as usize);
         }
         harness.settle();
         harness
     }
 
-    fn open_session(&mut self, c: usize) {
+    /// The server opens the next session; its handle.
+    fn new_session(&mut self) -> Handle {
         self.last_session += 1;
         let session = SessionId(self.last_session);
         self.server.open(session);
-        let peer = &mut self.peers[c];
-        peer.handle = Handle::open(session, TIMEOUT);
-        peer.wants_session = false;
+        Handle::open(session, TIMEOUT)
     }
 
     /// Feeds `input` to client `c` and carries out its effects.
@@ -86,10 +85,9 @@ impl<R: Recipe> Harness<R> {
             let peer = &mut self.peers[c];
             match effect {
                 Effect::Op { op, request } => {
-                    if peer.handle.link != Link::Down {
-                        peer.sent.push(request.clone());
+                    if peer.handle.send(op, request.clone()) {
+                        peer.sent.push(request);
                     }
-                    peer.handle.send(op, request);
                 }
                 Effect::SetTimer { timer, after } => {
                     peer.timers.insert(timer, after);
@@ -104,7 +102,10 @@ impl<R: Recipe> Harness<R> {
             }
         }
         if self.peers[c].wants_session {
-            self.open_session(c);
+            let handle = self.new_session();
+            let peer = &mut self.peers[c];
+            peer.handle = handle;
+            peer.wants_session = false;
         }
     }
 

@@ -144,16 +144,18 @@ impl Handle {
         });
     }
 
-    /// The client sends `request` as `op`.
-    pub fn send(&mut self, op: OpId, request: Request) {
+    /// The client sends `request` as `op`: true when it is queued for the server, false when
+    /// the connection is down and it is answered `ConnectionLoss` at once.
+    pub fn send(&mut self, op: OpId, request: Request) -> bool {
         if self.link == Link::Down {
             self.events.push_back(RawEvent::Reply {
                 op,
                 result: Err(ZkError::ConnectionLoss),
             });
-        } else {
-            self.requests.push_back((op, request));
+            return false;
         }
+        self.requests.push_back((op, request));
+        true
     }
 
     /// The client's next event, taken off the stream.
@@ -242,7 +244,7 @@ mod tests {
         }
     }
 
-    fn states(handle: &Handle) -> Vec<&RawEvent> {
+    fn stream(handle: &Handle) -> Vec<&RawEvent> {
         handle.events.iter().collect()
     }
 
@@ -293,7 +295,7 @@ mod tests {
             state: RawState::Disconnected,
         };
         assert_eq!(
-            states(&handle),
+            stream(&handle),
             [&lost(OpId(1)), &disconnected, &lost(OpId(2))]
         );
         handle.reconnect(T);

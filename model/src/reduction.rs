@@ -21,8 +21,8 @@
 //!   (`d` takes from its front, which is not empty) or take `c`'s requests from the front
 //!   (`d` only appends), and they read of `c` only its session and what the monitors hold of
 //!   it, which `d` leaves alone. (`c`'s own workload is not done: the application of a done
-//!   client's last request closes its session and drops its stream, `d`'s event with it.) Nothing but `c`'s own steps can make a
-//!   timer of `c` or its workload step pending, and fault budgets only shrink, so no step
+//!   client's last request closes its session and drops its stream, `d`'s event with it.)
+//!   Nothing but `c`'s own steps can make a timer of `c` or its workload step pending, and fault budgets only shrink, so no step
 //!   dependent on `d` becomes possible while `d` waits. What `c` does with the event depends
 //!   on `c`'s state and the event alone, so `d` stays local and invisible wherever it is
 //!   taken later.
@@ -43,7 +43,6 @@
 //! the reduction and requires the same verdicts.
 
 use lock::ids::ClientSlot;
-
 use lock::world::Handle;
 
 use crate::model::{Action, LockModel, Recorder};

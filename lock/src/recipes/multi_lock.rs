@@ -88,16 +88,39 @@ impl TimeoutScope {
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Stage {
-    /// Holding the locks before `index`, acquiring lock `index`. Under
-    /// [`TimeoutScope::Whole`], `timeout` bounds it all; under [`TimeoutScope::EachLock`],
-    /// each lock is asked with `each` as its own timeout.
-    Acquiring {
-        index: usize,
-        timeout: Option<TimerId>,
-        each: Option<Duration>,
-    },
+    /// Holding the locks before `index`, acquiring lock `index`, within `bound`.
+    Acquiring { index: usize, bound: Bound },
     /// Holding every lock, `count` times (reentrant).
     Holding { count: u32 },
+}
+
+/// What bounds an acquire in time, by the multi-lock's [`TimeoutScope`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Bound {
+    /// No timeout.
+    Unbounded,
+    /// [`TimeoutScope::Whole`]: this timer bounds it all.
+    Whole(TimerId),
+    /// [`TimeoutScope::EachLock`]: each lock is asked with this as its own timeout.
+    EachLock(Duration),
+}
+
+impl Bound {
+    /// The multi-lock's own timer, if it set one.
+    fn timer(self) -> Option<TimerId> {
+        match self {
+            Bound::Whole(timer) => Some(timer),
+            Bound::Unbounded | Bound::EachLock(_) => None,
+        }
+    }
+
+    /// The timeout each lock's acquire gets.
+    fn each_lock(self) -> Option<Duration> {
+        match self {
+            Bound::EachLock(timeout) => Some(timeout),
+            Bound::Unbounded | Bound::Whole(_) => None,
+        }
+    }
 }
 
 /// Why [`MultiLock::new`] refused its paths.
@@ -177,16 +200,14 @@ impl MultiLock {
                 reason: FailReason::AlreadyAcquiring,
             }),
             None => {
-                let (timeout, each) = match self.scope {
-                    TimeoutScope::Whole => (timeout.map(|after| cx.set_timer(after)), None),
-                    TimeoutScope::EachLock => (None, timeout),
+                let bound = match (timeout, self.scope) {
+                    (None, _) => Bound::Unbounded,
+                    (Some(after), TimeoutScope::Whole) => Bound::Whole(cx.set_timer(after)),
+                    (Some(after), TimeoutScope::EachLock) => Bound::EachLock(after),
                 };
-                let stage = Stage::Acquiring {
-                    index: 0,
-                    timeout,
-                    each,
-                };
-                self.owners.insert(owner, stage);
+                self.owners
+                    .insert(owner, Stage::Acquiring { index: 0, bound });
+                let each = bound.each_lock();
                 self.with_lock(0, Input::Call(Call::acquire(owner, each)), cx);
             }
         }
@@ -249,24 +270,22 @@ impl MultiLock {
             (
                 Stage::Acquiring {
                     index: waiting,
-                    each,
-                    ..
+                    bound,
                 },
                 Notice::Acquired { .. },
             ) if *waiting == index && index + 1 < self.locks.len() => {
                 *waiting = index + 1;
-                let each = *each;
+                let each = bound.each_lock();
                 self.with_lock(index + 1, Input::Call(Call::acquire(owner, each)), cx);
             }
             (
                 Stage::Acquiring {
                     index: waiting,
-                    timeout,
-                    ..
+                    bound,
                 },
                 Notice::Acquired { .. },
             ) if *waiting == index => {
-                cancel_timeout(timeout.take(), cx);
+                cancel_timeout(bound.timer(), cx);
                 self.owners.insert(owner, Stage::Holding { count: 1 });
                 self.grant(owner, cx);
             }
@@ -306,7 +325,7 @@ impl MultiLock {
 
     fn on_timer(&mut self, timer: TimerId, cx: &mut Ctx<'_, Notice>) {
         let timeout = |stage: &Stage| match stage {
-            Stage::Acquiring { timeout, .. } => *timeout,
+            Stage::Acquiring { bound, .. } => bound.timer(),
             Stage::Holding { .. } => None,
         };
         match timed_out(&self.owners, timer, timeout) {
@@ -318,10 +337,10 @@ impl MultiLock {
     /// Ends `owner`'s acquisition: the lock being acquired and the ones held are given up in
     /// reverse order (their nodes get guaranteed deletes), then the owner hears `notice`.
     fn give_up(&mut self, owner: Owner, notice: Notice, cx: &mut Ctx<'_, Notice>) {
-        let Some(Stage::Acquiring { index, timeout, .. }) = self.owners.remove(&owner) else {
+        let Some(Stage::Acquiring { index, bound }) = self.owners.remove(&owner) else {
             return;
         };
-        cancel_timeout(timeout, cx);
+        cancel_timeout(bound.timer(), cx);
         for lock in self.locks[..=index].iter_mut().rev() {
             lock.abandon(owner, cx);
         }
@@ -364,14 +383,12 @@ impl crate::relabel::Relabel for MultiLock {
             owners: (self.owners.iter())
                 .map(|(owner, stage)| {
                     let stage = match *stage {
-                        Stage::Acquiring {
+                        Stage::Acquiring { index, bound } => Stage::Acquiring {
                             index,
-                            timeout,
-                            each,
-                        } => Stage::Acquiring {
-                            index,
-                            timeout: timeout.relabel(map),
-                            each,
+                            bound: match bound {
+                                Bound::Whole(timer) => Bound::Whole(timer.relabel(map)),
+                                other => other,
+                            },
                         },
                         Stage::Holding { count } => Stage::Holding { count },
                     };
