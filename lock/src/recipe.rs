@@ -49,6 +49,7 @@
 //! Then give it a row (`scenarios::recipes::RecipeDef`) and test it with
 //! `splitbrain::testing`.
 
+use std::convert::Infallible;
 use std::fmt::Debug;
 use std::hash::Hash;
 use std::time::Duration;
@@ -100,6 +101,32 @@ pub enum Input<C> {
     Session(SessionEvent),
     /// A timer the recipe set has fired.
     Timer(TimerId),
+}
+
+impl<C> Input<C> {
+    /// The call, or else the input as one that carries no call.
+    pub fn into_call(self) -> Result<C, Input<Infallible>> {
+        match self {
+            Input::Call(call) => Ok(call),
+            Input::Reply { op, result } => Err(Input::Reply { op, result }),
+            Input::Watch(event) => Err(Input::Watch(event)),
+            Input::Session(event) => Err(Input::Session(event)),
+            Input::Timer(timer) => Err(Input::Timer(timer)),
+        }
+    }
+}
+
+impl Input<Infallible> {
+    /// The same input, for a recipe whose calls are `C` (a lock handing an
+    /// [`Event`](crate::recipes::Event) on to the locks it is made of).
+    pub fn widen<C>(self) -> Input<C> {
+        match self {
+            Input::Reply { op, result } => Input::Reply { op, result },
+            Input::Watch(event) => Input::Watch(event),
+            Input::Session(event) => Input::Session(event),
+            Input::Timer(timer) => Input::Timer(timer),
+        }
+    }
 }
 
 /// What a client (framework + recipe) asks its executor to do.

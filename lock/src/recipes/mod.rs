@@ -2,6 +2,7 @@
 
 mod leader_latch;
 mod leader_selector;
+mod lock;
 mod multi_lock;
 mod mutex;
 mod naive;
@@ -14,6 +15,7 @@ mod vocab;
 
 pub use leader_latch::{LATCH_NAME, LeaderLatch};
 pub use leader_selector::LeaderSelector;
+pub use lock::{Cx, Event, Lock};
 pub use multi_lock::{MultiLock, MultiLockError, TimeoutScope};
 pub use mutex::Mutex;
 pub use naive::NaiveHerdMutex;
@@ -24,6 +26,8 @@ pub use semaphore_mutex::SemaphoreMutex;
 pub use vocab::{Call, FailReason, Mode, Notice};
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use self::lock::refuse;
 
 use crate::fencing::Token;
 use crate::framework::OnLost;
@@ -130,6 +134,24 @@ fn create_parents(path: &Path, cx: &mut Ctx<'_, Notice>) {
 /// before the sequence number) under `dir`: a lock's, a lease's or a latch's node.
 fn create_sequential(dir: &Path, name: &str, cx: &mut Ctx<'_, Notice>) -> OpId {
     cx.create_protected(dir, name, Vec::new(), CreateMode::EphemeralSequential)
+}
+
+/// One more grant of the hold `owner` has: a reentrant acquire.
+fn regrant(owner: Owner, hold: &mut Hold, cx: &mut Ctx<'_, Notice>) {
+    hold.count += 1;
+    cx.notify(Notice::Acquired {
+        owner,
+        token: hold.token,
+        mode: Mode::Exclusive,
+    });
+}
+
+/// Answers an acquire by an owner whose earlier acquire still waits.
+fn already_acquiring(owner: Owner, cx: &mut Ctx<'_, Notice>) {
+    cx.notify(Notice::Failed {
+        owner,
+        reason: FailReason::AlreadyAcquiring,
+    });
 }
 
 /// Releases one hold of `owner`, deleting the node (guaranteed) on the last one. Returns true
@@ -253,14 +275,6 @@ fn queue_of(names: &[String], is_node: impl Fn(&str) -> bool) -> Vec<&String> {
     let mut queue: Vec<&String> = names.iter().filter(|n| is_node(n)).collect();
     queue.sort_by_key(|name| (sequence_suffix(name), name.as_str()));
     queue
-}
-
-/// Answers a call the recipe does not serve.
-fn refuse(call: Call, cx: &mut Ctx<'_, Notice>) {
-    cx.notify(Notice::Failed {
-        owner: call.owner(),
-        reason: FailReason::Unsupported,
-    });
 }
 
 impl<S: crate::relabel::Relabel> crate::relabel::Relabel for Acquisition<S> {

@@ -49,11 +49,14 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Call, FailReason, Mode, Mutex, Notice, cancel_timeout, refuse, timed_out};
+use super::{
+    Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice, already_acquiring, cancel_timeout,
+    timed_out,
+};
 use crate::fencing::Token;
 use crate::framework::OnLost;
 use crate::ids::{Owner, TimerId};
-use crate::recipe::{Ctx, Input, Recipe};
+use crate::recipe::{Ctx, Input};
 use crate::zk::Path;
 
 /// The InterProcessMultiLock recipe over a list of lock paths.
@@ -189,52 +192,6 @@ impl MultiLock {
         }
     }
 
-    fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, cx: &mut Ctx<'_, Notice>) {
-        match self.owners.get_mut(&owner) {
-            Some(Stage::Holding { count }) => {
-                *count += 1;
-                self.grant(owner, cx);
-            }
-            Some(Stage::Acquiring { .. }) => cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::AlreadyAcquiring,
-            }),
-            None => {
-                let bound = match (timeout, self.scope) {
-                    (None, _) => Bound::Unbounded,
-                    (Some(after), TimeoutScope::Whole) => Bound::Whole(cx.set_timer(after)),
-                    (Some(after), TimeoutScope::EachLock) => Bound::EachLock(after),
-                };
-                self.owners
-                    .insert(owner, Stage::Acquiring { index: 0, bound });
-                let each = bound.each_lock();
-                self.with_lock(0, Input::Call(Call::acquire(owner, each)), cx);
-            }
-        }
-    }
-
-    fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
-        let Some(Stage::Holding { count }) = self.owners.get_mut(&owner) else {
-            return cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::NotHeld,
-            });
-        };
-        *count -= 1;
-        let remaining = *count;
-        if remaining == 0 {
-            self.owners.remove(&owner);
-            for index in (0..self.locks.len()).rev() {
-                self.with_lock(index, Input::Call(Call::release(owner)), cx);
-            }
-        }
-        cx.notify(Notice::Released {
-            owner,
-            remaining,
-            mode: Mode::Exclusive,
-        });
-    }
-
     /// Tells `owner`, who holds every lock, that it holds the multi-lock.
     fn grant(&self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
         let token = self.locks[0]
@@ -348,29 +305,56 @@ impl MultiLock {
     }
 }
 
-impl Recipe for MultiLock {
-    type Call = Call;
-    type Notice = Notice;
-
-    fn handle(&mut self, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
-        match input {
-            Input::Call(Call::Acquire {
-                owner,
-                timeout,
-                mode: Mode::Exclusive,
-            }) => self.acquire(owner, timeout, cx),
-            Input::Call(Call::Release {
-                owner,
-                mode: Mode::Exclusive,
-            }) => self.release(owner, cx),
-            Input::Call(other) => refuse(other, cx),
-            Input::Timer(timer) => self.on_timer(timer, cx),
-            // Replies, watches, session changes and their own timeouts (`TimeoutScope::EachLock`)
-            // are the mutexes' business: each takes the ones about its own requests, paths and
-            // timers.
-            input @ (Input::Reply { .. } | Input::Watch(_) | Input::Session(_)) => {
-                self.with_every_lock(input, cx)
+impl Lock for MultiLock {
+    fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, _: Mode, cx: &mut Cx<'_>) {
+        match self.owners.get_mut(&owner) {
+            Some(Stage::Holding { count }) => {
+                *count += 1;
+                self.grant(owner, cx);
             }
+            Some(Stage::Acquiring { .. }) => already_acquiring(owner, cx),
+            None => {
+                let bound = match (timeout, self.scope) {
+                    (None, _) => Bound::Unbounded,
+                    (Some(after), TimeoutScope::Whole) => Bound::Whole(cx.set_timer(after)),
+                    (Some(after), TimeoutScope::EachLock) => Bound::EachLock(after),
+                };
+                self.owners
+                    .insert(owner, Stage::Acquiring { index: 0, bound });
+                let each = bound.each_lock();
+                self.with_lock(0, Input::Call(Call::acquire(owner, each)), cx);
+            }
+        }
+    }
+
+    fn release(&mut self, owner: Owner, _: Mode, cx: &mut Cx<'_>) {
+        let Some(Stage::Holding { count }) = self.owners.get_mut(&owner) else {
+            return cx.notify(Notice::Failed {
+                owner,
+                reason: FailReason::NotHeld,
+            });
+        };
+        *count -= 1;
+        let remaining = *count;
+        if remaining == 0 {
+            self.owners.remove(&owner);
+            for index in (0..self.locks.len()).rev() {
+                self.with_lock(index, Input::Call(Call::release(owner)), cx);
+            }
+        }
+        cx.notify(Notice::Released {
+            owner,
+            remaining,
+            mode: Mode::Exclusive,
+        });
+    }
+
+    /// Replies, watches, session changes and their own timeouts (`TimeoutScope::EachLock`) are
+    /// the mutexes' business: each takes the ones about its own requests, paths and timers.
+    fn react(&mut self, event: Event, cx: &mut Cx<'_>) {
+        match event {
+            Input::Timer(timer) => self.on_timer(timer, cx),
+            event => self.with_every_lock(event.widen(), cx),
         }
     }
 }

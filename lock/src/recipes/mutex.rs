@@ -13,18 +13,19 @@
 //! attempt a revocation sends exactly the requests it would without it.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use super::queue::Queue;
 use super::revocation::Revocation;
 use super::{
-    Acquisition, Call, FailReason, Hold, Mode, Notice, Place, Standing, answer_abandoned,
-    cancel_timeout, create_parents, create_sequential, list, refuse, release_hold, timed_out,
-    update_hold,
+    Acquisition, Call, Cx, Event, FailReason, Hold, Lock, Mode, Notice, Place, Standing,
+    already_acquiring, answer_abandoned, cancel_timeout, create_parents, create_sequential, list,
+    refuse, regrant, release_hold, timed_out, update_hold,
 };
 use crate::fencing::Token;
 use crate::framework::OnLost;
 use crate::ids::{OpId, Owner, TimerId};
-use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
+use crate::recipe::{Ctx, Input, SessionEvent};
 use crate::zk::{EventKind, OpOk, OpResult, Path, Request, WatchedEvent, ZkError};
 
 /// The InterProcessMutex recipe for one lock path.
@@ -120,27 +121,13 @@ impl Mutex {
     pub(crate) fn acquiring(&self, owner: Owner) -> bool {
         self.owners.contains_key(&owner) && self.holds(owner) == 0
     }
+}
 
-    fn acquire(
-        &mut self,
-        owner: Owner,
-        timeout: Option<std::time::Duration>,
-        cx: &mut Ctx<'_, Notice>,
-    ) {
+impl Lock for Mutex {
+    fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, _: Mode, cx: &mut Cx<'_>) {
         match self.owners.get_mut(&owner).map(|a| &mut a.stage) {
-            Some(Stage::Holding(hold)) => {
-                hold.count += 1;
-                let token = hold.token;
-                cx.notify(Notice::Acquired {
-                    owner,
-                    token,
-                    mode: Mode::Exclusive,
-                });
-            }
-            Some(_) => cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::AlreadyAcquiring,
-            }),
+            Some(Stage::Holding(hold)) => regrant(owner, hold, cx),
+            Some(_) => already_acquiring(owner, cx),
             None => {
                 let stage = Stage::Creating(create_sequential(&self.path, self.queue.name(), cx));
                 let timeout = timeout.map(|after| cx.set_timer(after));
@@ -149,7 +136,7 @@ impl Mutex {
         }
     }
 
-    fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
+    fn release(&mut self, owner: Owner, _: Mode, cx: &mut Cx<'_>) {
         if let Some(Stage::Holding(Hold { count: 1, .. })) =
             self.owners.get(&owner).map(|a| &a.stage)
         {
@@ -171,6 +158,28 @@ impl Mutex {
         }
     }
 
+    fn other_call(&mut self, call: Call, cx: &mut Cx<'_>) {
+        match call {
+            Call::MakeRevocable { owner } => {
+                let node = node_of(&self.owners, owner);
+                self.revocation.make_revocable(owner, node.as_ref(), cx);
+            }
+            Call::AttemptRevoke { owner } => self.revocation.attempt(owner, &self.path, cx),
+            other => refuse(other, cx),
+        }
+    }
+
+    fn react(&mut self, event: Event, cx: &mut Cx<'_>) {
+        match event {
+            Input::Reply { op, result } => self.on_reply(op, result, cx),
+            Input::Watch(event) => self.on_watch(&event, cx),
+            Input::Session(event) => self.on_session(event, cx),
+            Input::Timer(timer) => self.on_timer(timer, cx),
+        }
+    }
+}
+
+impl Mutex {
     fn on_reply(&mut self, op: OpId, result: OpResult, cx: &mut Ctx<'_, Notice>) {
         if answer_abandoned(&mut self.abandoned, op, &result, cx) {
             return;
@@ -386,37 +395,6 @@ impl Stage {
                 ..
             } => *pending == Some(op),
             Stage::Holding(_) => false,
-        }
-    }
-}
-
-impl Recipe for Mutex {
-    type Call = Call;
-    type Notice = Notice;
-
-    fn handle(&mut self, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
-        match input {
-            Input::Call(Call::Acquire {
-                owner,
-                timeout,
-                mode: Mode::Exclusive,
-            }) => self.acquire(owner, timeout, cx),
-            Input::Call(Call::Release {
-                owner,
-                mode: Mode::Exclusive,
-            }) => self.release(owner, cx),
-            Input::Call(Call::MakeRevocable { owner }) => {
-                let node = node_of(&self.owners, owner);
-                self.revocation.make_revocable(owner, node.as_ref(), cx);
-            }
-            Input::Call(Call::AttemptRevoke { owner }) => {
-                self.revocation.attempt(owner, &self.path, cx)
-            }
-            Input::Call(other) => refuse(other, cx),
-            Input::Reply { op, result } => self.on_reply(op, result, cx),
-            Input::Watch(event) => self.on_watch(&event, cx),
-            Input::Session(event) => self.on_session(event, cx),
-            Input::Timer(timer) => self.on_timer(timer, cx),
         }
     }
 }

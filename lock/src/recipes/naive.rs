@@ -13,11 +13,11 @@ use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
 use super::{
-    Call, FailReason, Hold, Mode, Notice, Standing, answer_abandoned, cancel_timeout,
-    create_parents, refuse, release_hold, update_hold,
+    Cx, Event, FailReason, Hold, Lock, Mode, Notice, Standing, already_acquiring, answer_abandoned,
+    cancel_timeout, create_parents, regrant, release_hold, update_hold,
 };
 use crate::ids::{OpId, Owner, TimerId};
-use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
+use crate::recipe::{Ctx, Input, SessionEvent};
 use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, ZkError};
 
 /// The naive "everyone watches /lock" herd lock.
@@ -64,59 +64,12 @@ impl NaiveHerdMutex {
         }
     }
 
-    fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, cx: &mut Ctx<'_, Notice>) {
-        match self.queue.iter_mut().find(|c| c.owner == owner) {
-            Some(Contender {
-                stage: Stage::Holding(hold),
-                ..
-            }) => {
-                hold.count += 1;
-                let token = hold.token;
-                cx.notify(Notice::Acquired {
-                    owner,
-                    token,
-                    mode: Mode::Exclusive,
-                });
-            }
-            Some(_) => cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::AlreadyAcquiring,
-            }),
-            None => {
-                let timeout = timeout.map(|after| cx.set_timer(after));
-                self.queue.push_back(Contender {
-                    owner,
-                    stage: Stage::Queued,
-                    timeout,
-                });
-                self.start_head(cx);
-            }
-        }
-    }
-
     /// Lets the first queued owner contend, if nobody of this instance is contending.
     fn start_head(&mut self, cx: &mut Ctx<'_, Notice>) {
         if let Some(head) = self.queue.front_mut()
             && head.stage == Stage::Queued
         {
             head.stage = Stage::Creating(create(&self.node, cx));
-        }
-    }
-
-    fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
-        let Some(Contender {
-            stage: Stage::Holding(hold),
-            ..
-        }) = self.queue.front_mut().filter(|c| c.owner == owner)
-        else {
-            return cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::NotHeld,
-            });
-        };
-        if !release_hold(owner, hold, cx) {
-            self.queue.pop_front();
-            self.start_head(cx);
         }
     }
 
@@ -244,22 +197,45 @@ impl NaiveHerdMutex {
     }
 }
 
-impl Recipe for NaiveHerdMutex {
-    type Call = Call;
-    type Notice = Notice;
+impl Lock for NaiveHerdMutex {
+    fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, _: Mode, cx: &mut Cx<'_>) {
+        match self.queue.iter_mut().find(|c| c.owner == owner) {
+            Some(Contender {
+                stage: Stage::Holding(hold),
+                ..
+            }) => regrant(owner, hold, cx),
+            Some(_) => already_acquiring(owner, cx),
+            None => {
+                let timeout = timeout.map(|after| cx.set_timer(after));
+                self.queue.push_back(Contender {
+                    owner,
+                    stage: Stage::Queued,
+                    timeout,
+                });
+                self.start_head(cx);
+            }
+        }
+    }
 
-    fn handle(&mut self, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
-        match input {
-            Input::Call(Call::Acquire {
+    fn release(&mut self, owner: Owner, _: Mode, cx: &mut Cx<'_>) {
+        let Some(Contender {
+            stage: Stage::Holding(hold),
+            ..
+        }) = self.queue.front_mut().filter(|c| c.owner == owner)
+        else {
+            return cx.notify(Notice::Failed {
                 owner,
-                timeout,
-                mode: Mode::Exclusive,
-            }) => self.acquire(owner, timeout, cx),
-            Input::Call(Call::Release {
-                owner,
-                mode: Mode::Exclusive,
-            }) => self.release(owner, cx),
-            Input::Call(other) => refuse(other, cx),
+                reason: FailReason::NotHeld,
+            });
+        };
+        if !release_hold(owner, hold, cx) {
+            self.queue.pop_front();
+            self.start_head(cx);
+        }
+    }
+
+    fn react(&mut self, event: Event, cx: &mut Cx<'_>) {
+        match event {
             Input::Reply { op, result } => self.on_reply(op, result, cx),
             Input::Watch(event) => self.on_watch(&event.path, cx),
             Input::Session(event) => self.on_session(event, cx),

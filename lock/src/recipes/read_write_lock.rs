@@ -55,10 +55,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::queue::Queue;
-use super::{Call, FailReason, Mode, Mutex, Notice, refuse};
+use super::{Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice};
 use crate::fencing::Token;
 use crate::ids::Owner;
-use crate::recipe::{Ctx, Input, Recipe};
+use crate::recipe::{Ctx, Input};
 use crate::zk::Path;
 
 /// The read nodes' name (Curator's `__READ__`).
@@ -127,64 +127,6 @@ impl ReadWriteLock {
         self.read.holds(owner) + self.downgraded(owner)
     }
 
-    fn acquire(
-        &mut self,
-        owner: Owner,
-        timeout: Option<Duration>,
-        mode: Mode,
-        cx: &mut Ctx<'_, Notice>,
-    ) {
-        let refusal = if mode == Mode::Write && self.reads(owner) > 0 && self.writes(owner) == 0 {
-            Some(FailReason::UpgradeWouldDeadlock)
-        } else if self.read.acquiring(owner) || self.write.acquiring(owner) {
-            Some(FailReason::AlreadyAcquiring)
-        } else {
-            None
-        };
-        if let Some(reason) = refusal {
-            return cx.notify(Notice::Failed { owner, reason });
-        }
-        let call = Input::Call(Call::Acquire {
-            owner,
-            timeout,
-            mode: Mode::Exclusive,
-        });
-        // A write holder's read hold: one more hold of its write node, granted at once.
-        let side = if mode == Mode::Read && self.write.holds(owner) > 0 {
-            *self.downgrades.entry(owner).or_default() += 1;
-            Mode::Write
-        } else {
-            mode
-        };
-        self.on_side(side, mode, call, cx);
-    }
-
-    fn release(&mut self, owner: Owner, mode: Mode, cx: &mut Ctx<'_, Notice>) {
-        let side = match mode {
-            Mode::Write if self.writes(owner) == 0 => {
-                return cx.notify(Notice::Failed {
-                    owner,
-                    reason: FailReason::NotHeld,
-                });
-            }
-            Mode::Read if self.downgraded(owner) > 0 => {
-                let left = self.downgraded(owner) - 1;
-                if left == 0 {
-                    self.downgrades.remove(&owner);
-                } else {
-                    self.downgrades.insert(owner, left);
-                }
-                Mode::Write
-            }
-            _ => mode,
-        };
-        let call = Input::Call(Call::Release {
-            owner,
-            mode: Mode::Exclusive,
-        });
-        self.on_side(side, mode, call, cx);
-    }
-
     /// Hands `input` to the `side` (`Read` or `Write`) lock and tells the user what it says,
     /// as notices about a `mode` hold.
     fn on_side(&mut self, side: Mode, mode: Mode, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
@@ -214,28 +156,68 @@ impl ReadWriteLock {
     }
 }
 
-impl Recipe for ReadWriteLock {
-    type Call = Call;
-    type Notice = Notice;
+impl Lock for ReadWriteLock {
+    fn serves(&self, mode: Mode) -> bool {
+        matches!(mode, Mode::Read | Mode::Write)
+    }
 
-    fn handle(&mut self, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
-        match input {
-            Input::Call(Call::Acquire {
-                owner,
-                timeout,
-                mode: mode @ (Mode::Read | Mode::Write),
-            }) => self.acquire(owner, timeout, mode, cx),
-            Input::Call(Call::Release {
-                owner,
-                mode: mode @ (Mode::Read | Mode::Write),
-            }) => self.release(owner, mode, cx),
-            Input::Call(other) => refuse(other, cx),
-            // Replies, watches, session changes and timers: each side acts on its own.
-            input => {
-                self.on_side(Mode::Read, Mode::Read, input.clone(), cx);
-                self.on_side(Mode::Write, Mode::Write, input, cx);
-            }
+    fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, mode: Mode, cx: &mut Cx<'_>) {
+        let refusal = if mode == Mode::Write && self.reads(owner) > 0 && self.writes(owner) == 0 {
+            Some(FailReason::UpgradeWouldDeadlock)
+        } else if self.read.acquiring(owner) || self.write.acquiring(owner) {
+            Some(FailReason::AlreadyAcquiring)
+        } else {
+            None
+        };
+        if let Some(reason) = refusal {
+            return cx.notify(Notice::Failed { owner, reason });
         }
+        let call = Input::Call(Call::Acquire {
+            owner,
+            timeout,
+            mode: Mode::Exclusive,
+        });
+        // A write holder's read hold: one more hold of its write node, granted at once.
+        let side = if mode == Mode::Read && self.write.holds(owner) > 0 {
+            *self.downgrades.entry(owner).or_default() += 1;
+            Mode::Write
+        } else {
+            mode
+        };
+        self.on_side(side, mode, call, cx);
+    }
+
+    fn release(&mut self, owner: Owner, mode: Mode, cx: &mut Cx<'_>) {
+        let side = match mode {
+            Mode::Write if self.writes(owner) == 0 => {
+                return cx.notify(Notice::Failed {
+                    owner,
+                    reason: FailReason::NotHeld,
+                });
+            }
+            Mode::Read if self.downgraded(owner) > 0 => {
+                let left = self.downgraded(owner) - 1;
+                if left == 0 {
+                    self.downgrades.remove(&owner);
+                } else {
+                    self.downgrades.insert(owner, left);
+                }
+                Mode::Write
+            }
+            _ => mode,
+        };
+        let call = Input::Call(Call::Release {
+            owner,
+            mode: Mode::Exclusive,
+        });
+        self.on_side(side, mode, call, cx);
+    }
+
+    /// Replies, watches, session changes and timers: each side acts on its own.
+    fn react(&mut self, event: Event, cx: &mut Cx<'_>) {
+        let input = event.widen();
+        self.on_side(Mode::Read, Mode::Read, input.clone(), cx);
+        self.on_side(Mode::Write, Mode::Write, input, cx);
     }
 }
 

@@ -63,13 +63,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::{
-    Acquisition, Call, FailReason, Mode, Mutex, Notice, OverMutex, Standing, answer_abandoned,
-    cancel_timeout, create_parents, create_sequential, list, refuse, timed_out, update_holds,
+    Acquisition, Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice, OverMutex, Standing,
+    already_acquiring, answer_abandoned, cancel_timeout, create_parents, create_sequential, list,
+    timed_out, update_holds,
 };
 use crate::fencing::Token;
 use crate::framework::OnLost;
 use crate::ids::{OpId, Owner, TimerId};
-use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
+use crate::recipe::{Ctx, Input, SessionEvent};
 use crate::zk::{OpOk, OpResult, Path, WatchedEvent, ZkError};
 
 /// The lease-node name (Curator's `lease-`).
@@ -173,45 +174,6 @@ impl Semaphore {
             .get(&owner)
             .into_iter()
             .flat_map(|leases| leases.held.iter().map(|lease| lease.token))
-    }
-
-    fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, cx: &mut Ctx<'_, Notice>) {
-        if self.pending.contains_key(&owner) {
-            return cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::AlreadyAcquiring,
-            });
-        }
-        let timeout = timeout.map(|after| cx.set_timer(after));
-        self.pending.insert(
-            owner,
-            Acquisition {
-                stage: Stage::Locking,
-                timeout,
-            },
-        );
-        self.to_lock(Input::Call(Call::acquire(owner, None)), cx);
-    }
-
-    /// Returns `owner`'s oldest lease.
-    fn release(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
-        let Some(leases) = self.holds.get_mut(&owner) else {
-            return cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::NotHeld,
-            });
-        };
-        let oldest = leases.held.remove(0);
-        cx.delete_guaranteed(oldest.node);
-        let remaining = u32::try_from(leases.held.len()).expect("fewer leases than u32::MAX");
-        if remaining == 0 {
-            self.holds.remove(&owner);
-        }
-        cx.notify(Notice::Released {
-            owner,
-            remaining,
-            mode: self.mode,
-        });
     }
 
     fn on_reply(&mut self, op: OpId, result: OpResult, cx: &mut Ctx<'_, Notice>) {
@@ -421,21 +383,49 @@ impl Stage {
     }
 }
 
-impl Recipe for Semaphore {
-    type Call = Call;
-    type Notice = Notice;
+impl Lock for Semaphore {
+    fn serves(&self, mode: Mode) -> bool {
+        mode == self.mode
+    }
 
-    fn handle(&mut self, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
-        match input {
-            Input::Call(Call::Acquire {
-                owner,
+    fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, _: Mode, cx: &mut Cx<'_>) {
+        if self.pending.contains_key(&owner) {
+            return already_acquiring(owner, cx);
+        }
+        let timeout = timeout.map(|after| cx.set_timer(after));
+        self.pending.insert(
+            owner,
+            Acquisition {
+                stage: Stage::Locking,
                 timeout,
-                mode,
-            }) if mode == self.mode => self.acquire(owner, timeout, cx),
-            Input::Call(Call::Release { owner, mode }) if mode == self.mode => {
-                self.release(owner, cx)
-            }
-            Input::Call(other) => refuse(other, cx),
+            },
+        );
+        self.to_lock(Input::Call(Call::acquire(owner, None)), cx);
+    }
+
+    /// Returns `owner`'s oldest lease.
+    fn release(&mut self, owner: Owner, _: Mode, cx: &mut Cx<'_>) {
+        let Some(leases) = self.holds.get_mut(&owner) else {
+            return cx.notify(Notice::Failed {
+                owner,
+                reason: FailReason::NotHeld,
+            });
+        };
+        let oldest = leases.held.remove(0);
+        cx.delete_guaranteed(oldest.node);
+        let remaining = u32::try_from(leases.held.len()).expect("fewer leases than u32::MAX");
+        if remaining == 0 {
+            self.holds.remove(&owner);
+        }
+        cx.notify(Notice::Released {
+            owner,
+            remaining,
+            mode: self.mode,
+        });
+    }
+
+    fn react(&mut self, event: Event, cx: &mut Cx<'_>) {
+        match event {
             Input::Reply { op, result } => self.on_reply(op, result, cx),
             Input::Watch(event) => self.on_watch(event, cx),
             Input::Session(event) => self.on_session(event, cx),
