@@ -867,6 +867,50 @@ fn curator_s_lock_loop_leads_through_a_node_of_the_session_it_gave_up() {
     assert!(!live.holds);
     assert_eq!(live.path.as_ref().map(Vec::len), Some(15));
     assert!(outcome.verdict(Property::LeaderUniqueFenced).holds);
+    // The recipe table expects it (`curator_lock_loop`): every verdict is as expected.
+    assert!(outcome.all_met(), "{:?}", outcome.verdicts);
+}
+
+/// CURATOR-604 in the mutex itself, with no expiry in the budget: a waiter cut off after its
+/// create declares LOST by its own timer, lists again on its new session with its old node,
+/// holds through it, and once the server expires the old session the other client holds too,
+/// both clients' current sessions alive. The fence holds; nobody is left waiting.
+#[test]
+fn mutex_holds_through_a_node_of_the_session_it_gave_up() {
+    let mut config = Config::new(2);
+    config.budgets.expiries = 0;
+    config.budgets.connection_losses = 1;
+    let outcome = pinned_in(
+        &MUTEX,
+        config,
+        Pinned {
+            symmetric: 4_173,
+            plain: 18_508,
+        },
+    );
+    assert!(!outcome.verdict(Property::LiveSessionExclusion).holds);
+    assert!(!outcome.verdict(Property::MutualExclusionBelief).holds);
+    assert!(outcome.verdict(Property::MutualExclusionFenced).holds);
+    assert!(outcome.verdict(Property::Progress).holds);
+}
+
+/// A retry policy that runs out fails the acquire, as Curator's `acquire()` throws: with one
+/// retry, the expiry that fails a request in flight and then its retry at LOST leaves the
+/// waiter unserved (`progress`, as the recipe table expects); retrying forever serves it.
+#[test]
+fn mutex_acquire_fails_when_the_retry_policy_runs_out() {
+    let mut config = Config::new(2);
+    config.framework.retry = lock::retry::RetryPolicy::NTimes {
+        n: 1,
+        sleep_ms: 100,
+    };
+    let bounded = check(&MUTEX, config, Options::default());
+    assert!(bounded.all_met(), "{:?}", bounded.verdicts);
+    assert!(!bounded.verdict(Property::Progress).holds);
+    config.framework.retry = lock::retry::RetryPolicy::Forever { sleep_ms: 100 };
+    let forever = check(&MUTEX, config, Options::default());
+    assert!(forever.all_met(), "{:?}", forever.verdicts);
+    assert!(forever.verdict(Property::Progress).holds);
 }
 
 /// One writer and one reader are not interchangeable: symmetry merges no permutation, only

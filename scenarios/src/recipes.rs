@@ -87,8 +87,8 @@ pub fn violated_if(violated: bool) -> Expectation {
 
 /// What every exclusive lock (and election) shares: beliefs overlap (and an unfenced resource
 /// loses an update) once a paused holder's session can expire; a lock loop that gives its
-/// waiter up at LOST (`on_lost = release`) leaves it unserved (see `waiter_gives_up`);
-/// everything else holds.
+/// waiter up at LOST (`on_lost = release`) leaves it unserved (see `waiter_gives_up`), and
+/// so does a retry policy that runs out ([`retries_run_out`]); everything else holds.
 pub fn exclusive_lock(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
     let overlap = spec.clients >= 2 && budgets.expiries >= 1 && budgets.cycles >= 1;
@@ -97,9 +97,24 @@ pub fn exclusive_lock(property: Property, spec: &ModelSpec) -> Expectation {
         Property::MutualExclusionFenced | Property::LeaderUniqueFenced => {
             violated_if(overlap && !spec.fenced)
         }
-        Property::Progress => violated_if(released_at_lost(spec)),
+        Property::Progress => violated_if(released_at_lost(spec) || retries_run_out(spec)),
         _ => Expectation::Holds,
     }
+}
+
+/// Whether one request can fail more often than the retry policy retries it, so that the
+/// acquire waiting for it fails (Curator's rethrows): each expiry and each connection loss
+/// can fail a request twice, once in flight (`ConnectionLoss`) and once more at LOST
+/// (`SessionExpired` for the retry sent before the client saw the connection go), and a
+/// protected create counts every step against one budget (`check mutex --expiries 1
+/// --connection-losses 1`, 21 steps, under `ExponentialBackoffRetry(1000, 3)`).
+fn retries_run_out(spec: &ModelSpec) -> bool {
+    let budgets = &spec.budgets;
+    let failures = 2 * (u32::from(budgets.expiries) + u32::from(budgets.connection_losses));
+    spec.clients >= 1
+        && budgets.cycles >= 1
+        && failures >= 1
+        && !spec.framework.retry.allows(failures - 1)
 }
 
 /// As any exclusive lock, but a participant keeps its place in the election across LOST
@@ -146,10 +161,12 @@ fn lease_loop_deadlocks(spec: &ModelSpec, max_leases: u32) -> bool {
 }
 
 /// `progress` of a semaphore of `max_leases` leases: a waiter gives up at LOST under
-/// `on_lost = release` ([`released_at_lost`]); Curator's lease loop can deadlock instead
-/// ([`lease_loop_deadlocks`]).
+/// `on_lost = release` ([`released_at_lost`]) or when the retry policy runs out
+/// ([`retries_run_out`]); Curator's lease loop can deadlock instead ([`lease_loop_deadlocks`]).
 fn lease_progress(spec: &ModelSpec, max_leases: u32) -> Expectation {
-    violated_if(released_at_lost(spec) || lease_loop_deadlocks(spec, max_leases))
+    violated_if(
+        released_at_lost(spec) || retries_run_out(spec) || lease_loop_deadlocks(spec, max_leases),
+    )
 }
 
 /// As any exclusive lock, with the progress of a semaphore of one lease
@@ -157,7 +174,7 @@ fn lease_progress(spec: &ModelSpec, max_leases: u32) -> Expectation {
 fn one_lease_lock(property: Property, spec: &ModelSpec) -> Expectation {
     match property {
         Property::Progress => lease_progress(spec, 1),
-        _ => exclusive_lock(property, spec),
+        _ => curator_lock_loop(property, spec),
     }
 }
 
@@ -186,10 +203,36 @@ fn naive_herd(property: Property, spec: &ModelSpec) -> Expectation {
 fn overlapping_live(property: Property, spec: &ModelSpec, bug: bool) -> Expectation {
     match property {
         Property::LiveSessionExclusion => violated_if(bug),
-        Property::MutualExclusionBelief if bug => Expectation::Violated,
-        Property::MutualExclusionFenced if bug && !spec.fenced => Expectation::Violated,
+        Property::MutualExclusionBelief | Property::LeaderUniqueBelief if bug => {
+            Expectation::Violated
+        }
+        Property::MutualExclusionFenced | Property::LeaderUniqueFenced if bug && !spec.fenced => {
+            Expectation::Violated
+        }
         _ => exclusive_lock(property, spec),
     }
+}
+
+/// Whether Curator's lock loop can hold through a node of a session it has already given up
+/// (CURATOR-604, open): a waiter whose client declares LOST by its own timer (a connection
+/// loss, then the LOST timer before it reconnects) keeps its node and lists again on its new
+/// session, `internalLockLoop` checking no owner; while the server still holds the old session
+/// that node can come first, and the waiter holds through it until the server expires the old
+/// session and the next waiter holds beside it, both clients' current sessions alive
+/// (`check mutex --clients 2 --connection-losses 1 --expiries 0`). `on_lost = release` gives
+/// the waiter up at LOST instead.
+fn stale_node_grant(spec: &ModelSpec) -> bool {
+    spec.framework.on_lost == OnLost::Curator
+        && spec.clients >= 2
+        && spec.budgets.cycles >= 1
+        && spec.budgets.connection_losses >= 1
+}
+
+/// Every lock built on Curator's lock loop (`LockInternals`: the mutex and the locks over it):
+/// an exclusive lock ([`exclusive_lock`]) that can hold through a stale node
+/// ([`stale_node_grant`]).
+pub fn curator_lock_loop(property: Property, spec: &ModelSpec) -> Expectation {
+    overlapping_live(property, spec, stale_node_grant(spec))
 }
 
 /// As any exclusive lock, but a waiter woken by its predecessor's deletion holds at once:
@@ -203,11 +246,8 @@ fn trusting_wakeup(property: Property, spec: &ModelSpec) -> Expectation {
         || budgets.crashes >= 1
         || budgets.connection_losses >= 1
         || spec.timeouts;
-    overlapping_live(
-        property,
-        spec,
-        spec.clients >= 3 && budgets.cycles >= 1 && leaves,
-    )
+    let wrong_wakeup = spec.clients >= 3 && budgets.cycles >= 1 && leaves;
+    overlapping_live(property, spec, wrong_wakeup || stale_node_grant(spec))
 }
 
 /// More clients believe they hold a lease than there are leases once a paused holder's
@@ -239,7 +279,10 @@ fn read_write(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
     let writers = spec.settings.writers.min(spec.clients);
     let readers = spec.clients - writers;
-    let overlap = writers >= 1 && spec.clients >= 2 && budgets.expiries >= 1 && budgets.cycles >= 1;
+    let overlap = writers >= 1
+        && spec.clients >= 2
+        && budgets.cycles >= 1
+        && (budgets.expiries >= 1 || stale_node_grant(spec));
     match property {
         Property::RwExclusion => violated_if(overlap),
         Property::MutualExclusionFenced => violated_if(overlap && writers >= 2 && !spec.fenced),
@@ -252,7 +295,7 @@ fn read_write(property: Property, spec: &ModelSpec) -> Expectation {
                 && budgets.cycles >= 1
                 && ((writers >= 2 && budgets.expiries >= 1) || (writers >= 1 && spec.timeouts)),
         ),
-        _ => exclusive_lock(property, spec),
+        _ => curator_lock_loop(property, spec),
     }
 }
 
@@ -336,7 +379,7 @@ recipe_table! {
         revocable: true,
         build: |path, _| Mutex::new(path),
         directories: none,
-        expectation: exclusive_lock,
+        expectation: curator_lock_loop,
     };
     /// The known-bad lock where every waiter watches the lock node (`lock::recipes::NaiveHerdMutex`).
     NaiveHerdMutex => NAIVE_HERD_MUTEX: NaiveHerdMutex = RecipeDef {
@@ -379,7 +422,7 @@ recipe_table! {
         revocable: false,
         build: |path, settings| MultiLock::pair(&path).with_timeout_scope(settings.timeout_scope),
         directories: |path| MultiLock::pair(path).paths().cloned().collect(),
-        expectation: exclusive_lock,
+        expectation: curator_lock_loop,
     };
     /// Curator's InterProcessSemaphoreV2, `max_leases` leases (`lock::recipes::Semaphore`).
     Semaphore => SEMAPHORE: Semaphore = RecipeDef {
@@ -412,7 +455,7 @@ recipe_table! {
         revocable: false,
         build: |path, _| LeaderSelector::new(path, false),
         directories: none,
-        expectation: exclusive_lock,
+        expectation: curator_lock_loop,
     };
     /// Curator's InterProcessReadWriteLock (`lock::recipes::ReadWriteLock`).
     ReadWriteLock => READ_WRITE_LOCK: ReadWriteLock = RecipeDef {

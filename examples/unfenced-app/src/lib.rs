@@ -11,10 +11,11 @@ use splitbrain::lock::fencing::Token;
 use splitbrain::lock::recipe::{Ctx, Input, Recipe};
 use splitbrain::lock::recipes::{Call, Mutex, Notice};
 use splitbrain::lock::relabel::{ClientMap, Relabel};
-use splitbrain::scenarios::recipes::{RecipeDef, exclusive_lock};
+use splitbrain::scenarios::recipes::{RecipeDef, curator_lock_loop};
 use splitbrain::scenarios::usage::Family;
 
-/// The application's row: it is an exclusive lock as far as its users are concerned.
+/// The application's row: as far as its users are concerned it is the mutex, Curator's lock
+/// loop and all.
 pub static UNFENCED_APP: RecipeDef<UnfencedApp> = RecipeDef {
     name: "unfenced-app",
     about: "Curator's mutex, used by an application that never presents its fencing token",
@@ -24,7 +25,7 @@ pub static UNFENCED_APP: RecipeDef<UnfencedApp> = RecipeDef {
         mutex: Mutex::new(path),
     },
     directories: |_path| Vec::new(),
-    expectation: exclusive_lock,
+    expectation: curator_lock_loop,
 };
 
 /// The epoch the storage client sends with every write.
