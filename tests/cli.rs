@@ -182,6 +182,25 @@ fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// Replays the trace at `from` with `replay --from`, writing its trace to `to`; requires the
+/// same bytes as `from` and returns the command's stdout.
+fn replay_from_identically(from: &Path, to: &Path) -> String {
+    let output = splitbrain(&[
+        "replay",
+        "--from",
+        from.to_str().unwrap(),
+        "--trace",
+        to.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        read(from),
+        read(to),
+        "the replay's trace is byte for byte the first"
+    );
+    stdout(&output)
+}
+
 #[test]
 fn replay_gives_identical_traces_and_from_reproduces_them() {
     let dir = scratch("replay");
@@ -212,16 +231,34 @@ fn replay_gives_identical_traces_and_from_reproduces_them() {
         assert!(properties.contains(&"mutual_exclusion_fenced"), "{summary}");
     }
     assert_eq!(read(&a), read(&b));
-    let output = splitbrain(&[
+    assert!(replay_from_identically(&a, &c).contains("mutual_exclusion_belief at "));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A trace carries its scenario's framework settings, so `replay --from` runs it under the
+/// same error policy: `leader-latch-session-based` keeps leading through SUSPENDED and breaks
+/// leader belief; replayed under the default (standard) policy it would step down and not.
+#[test]
+fn replay_from_keeps_a_non_default_framework() {
+    let dir = scratch("replay-framework");
+    let (first, again) = (dir.join("first.json"), dir.join("again.json"));
+    let args = [
         "replay",
-        "--from",
-        a.to_str().unwrap(),
+        "leader-latch-session-based",
+        "--seed",
+        "0",
         "--trace",
-        c.to_str().unwrap(),
-    ]);
+        first.to_str().unwrap(),
+    ];
+    let output = splitbrain(&args);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stdout(&output).contains("mutual_exclusion_belief at "));
-    assert_eq!(read(&a), read(&c));
+    assert!(stdout(&output).contains("leader_unique_belief at "));
+    let trace: Value = serde_json::from_slice(&read(&first)).unwrap();
+    assert_eq!(
+        trace["meta"]["scenario_spec"]["framework"]["error_policy"], "session-based",
+        "the trace records the scenario's framework"
+    );
+    assert!(replay_from_identically(&first, &again).contains("leader_unique_belief at "));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -271,15 +308,7 @@ fn a_shrunk_counterexample_keeps_only_the_faults_it_needs_and_replays() {
                 .contains(&f["fault"]["kind"].as_str().unwrap())),
         "only faults that break belief exclusion are kept: {summary}"
     );
-    let output = splitbrain(&[
-        "replay",
-        "--from",
-        shrunk.to_str().unwrap(),
-        "--trace",
-        again.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert_eq!(read(&shrunk), read(&again));
+    replay_from_identically(&shrunk, &again);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

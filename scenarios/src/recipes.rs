@@ -88,7 +88,7 @@ pub fn violated_if(violated: bool) -> Expectation {
 /// What every exclusive lock (and election) shares: beliefs overlap (and an unfenced resource
 /// loses an update) once a paused holder's session can expire; a lock loop that gives its
 /// waiter up at LOST (`on_lost = release`) leaves it unserved (see `waiter_gives_up`), and
-/// so does a retry policy that runs out ([`retries_run_out`]); everything else holds.
+/// so does a retry policy that runs out (`retries_run_out`); everything else holds.
 pub fn exclusive_lock(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
     let overlap = spec.clients >= 2 && budgets.expiries >= 1 && budgets.cycles >= 1;
@@ -229,8 +229,10 @@ fn stale_node_grant(spec: &ModelSpec) -> bool {
 }
 
 /// Every lock built on Curator's lock loop (`LockInternals`: the mutex and the locks over it):
-/// an exclusive lock ([`exclusive_lock`]) that can hold through a stale node
-/// ([`stale_node_grant`]).
+/// an exclusive lock ([`exclusive_lock`]) that, under `on_lost = curator` with a connection
+/// loss in the budget, holds through a node of a session it already gave up (CURATOR-604):
+/// `live_session_exclusion` and the belief property are violated, and an unfenced resource
+/// can lose an update.
 pub fn curator_lock_loop(property: Property, spec: &ModelSpec) -> Expectation {
     overlapping_live(property, spec, stale_node_grant(spec))
 }
