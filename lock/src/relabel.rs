@@ -181,15 +181,16 @@ impl ClientMap {
         name
     }
 
-    /// The image of a path's text: every component's protection prefix is rewritten.
-    pub(crate) fn path_text(&self, path: &str) -> String {
-        let mut text = path.to_owned();
-        let mut from = 0;
+    /// The image of a path's text, every component's protection prefix rewritten; `None` when
+    /// the map moves none of them (the path is its own image).
+    pub(crate) fn path_text(&self, path: &str) -> Option<String> {
+        let mut text: Option<String> = None;
         // Rewriting keeps lengths, so positions found in `path` hold in `text`.
-        while let Some(at) = path[from..].find("/_c_") {
-            let start = from + at + 1;
-            self.rewrite_component(&mut text, start);
-            from = start;
+        for (slash, _) in path.match_indices('/') {
+            let start = slash + 1;
+            if let Some(hex) = self.moved_prefix(&path[start..]) {
+                rewrite_digits(text.get_or_insert_with(|| path.to_owned()), start, hex);
+            }
         }
         text
     }
@@ -197,19 +198,29 @@ impl ClientMap {
     /// Rewrites the protection prefix of the component starting at byte `start` of `text`,
     /// if it has one whose client the map moves. Prefixes keep their length.
     fn rewrite_component(&self, text: &mut String, start: usize) {
-        let Some(client) = ProtectionId::prefix_client(&text[start..]) else {
-            return;
-        };
-        let image = self.slot(client);
-        if image != client {
-            let digits = ProtectionId::CLIENT_DIGITS;
-            let hex: [u8; 4] = std::array::from_fn(|i| {
-                b"0123456789abcdef"[usize::from((image.0 >> (12 - 4 * i)) & 0xf)]
-            });
-            let hex = std::str::from_utf8(&hex).expect("hex digits are ASCII");
-            text.replace_range(start + digits.start..start + digits.end, hex);
+        if let Some(hex) = self.moved_prefix(&text[start..]) {
+            rewrite_digits(text, start, hex);
         }
     }
+
+    /// The new client digits (lowercase hex) of the protection prefix `component` starts
+    /// with, if it has one whose client the map moves.
+    fn moved_prefix(&self, component: &str) -> Option<[u8; 4]> {
+        let client = ProtectionId::prefix_client(component)?;
+        let image = self.slot(client);
+        (image != client).then(|| {
+            std::array::from_fn(|i| {
+                b"0123456789abcdef"[usize::from((image.0 >> (12 - 4 * i)) & 0xf)]
+            })
+        })
+    }
+}
+
+/// Writes `hex` over the client digits of the protection prefix at byte `start` of `text`.
+fn rewrite_digits(text: &mut String, start: usize, hex: [u8; 4]) {
+    let digits = ProtectionId::CLIENT_DIGITS;
+    let hex = std::str::from_utf8(&hex).expect("hex digits are ASCII");
+    text.replace_range(start + digits.start..start + digits.end, hex);
 }
 
 fn insert<T: PartialEq + Copy>(pairs: &mut Vec<(T, T)>, from: T, to: T) {
@@ -348,9 +359,19 @@ mod tests {
         map.map_slot(ClientSlot(2), ClientSlot(0x1b));
         let path = format!("/locks/{}lock-0000000001", other.prefix());
         assert_eq!(
-            map.path_text(&path),
-            "/locks/_c_00000007-001b-00000003-lock-0000000001"
+            map.path_text(&path).as_deref(),
+            Some("/locks/_c_00000007-001b-00000003-lock-0000000001")
         );
+        assert_eq!(
+            map.path_text("/locks/lock-0000000001"),
+            None,
+            "nothing to move"
+        );
+        let unmoved = format!(
+            "/locks/{}lock-0000000001",
+            id.prefix().replace("0001", "0003")
+        );
+        assert_eq!(map.path_text(&unmoved), None, "a prefix the map leaves");
     }
 
     #[test]

@@ -1,15 +1,17 @@
 //! Validated ZooKeeper paths.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 /// An absolute ZooKeeper path: `/` or `/a/b` with non-empty components, no `.` or `..`
 /// components, no trailing slash and no NUL. Construction validates, so every `Path` in the
-/// program is well formed.
+/// program is well formed. The text is shared: a clone costs a reference count, not a copy
+/// (the model checker clones and relabels every path of every state it stores).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct Path(String);
+pub struct Path(Arc<str>);
 
 /// Why a string is not a valid ZooKeeper path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,7 +33,7 @@ impl std::error::Error for PathError {}
 impl Path {
     /// The root, `/`.
     pub fn root() -> Path {
-        Path("/".to_owned())
+        Path("/".into())
     }
 
     /// Validates `text` as an absolute path.
@@ -56,7 +58,7 @@ impl Path {
                 return error(reason);
             }
         }
-        Ok(Path(text.to_owned()))
+        Ok(Path(text.into()))
     }
 
     /// The path as text.
@@ -66,7 +68,7 @@ impl Path {
 
     /// True for `/`.
     pub fn is_root(&self) -> bool {
-        self.0 == "/"
+        &*self.0 == "/"
     }
 
     /// The parent path; `None` for the root.
@@ -78,7 +80,7 @@ impl Path {
         Some(if cut == 0 {
             Path::root()
         } else {
-            Path(self.0[..cut].to_owned())
+            Path(self.0[..cut].into())
         })
     }
 
@@ -95,9 +97,9 @@ impl Path {
             reason,
         })?;
         if self.is_root() {
-            Ok(Path(format!("/{name}")))
+            Ok(Path(format!("/{name}").into()))
         } else {
-            Ok(Path(format!("{}/{name}", self.0)))
+            Ok(Path(format!("{}/{name}", self.0).into()))
         }
     }
 
@@ -146,7 +148,7 @@ impl TryFrom<String> for Path {
 
 impl From<Path> for String {
     fn from(path: Path) -> String {
-        path.0
+        path.0.to_string()
     }
 }
 
@@ -166,10 +168,9 @@ pub fn sequence_suffix(name: &str) -> Option<u32> {
 impl crate::relabel::Relabel for Path {
     /// Rewrites the protection prefix of every component.
     fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
-        if self.0.contains("/_c_") {
-            Path(map.path_text(&self.0))
-        } else {
-            self.clone()
+        match map.path_text(&self.0) {
+            Some(text) => Path(text.into()),
+            None => self.clone(),
         }
     }
 }
