@@ -58,6 +58,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::framework::{ErrorPolicy, Framework, OnLost};
 use crate::ids::{OpId, TimerId};
+use crate::retry::RetryPolicy;
 use crate::zk::{CreateMode, OpResult, Path, Request, SessionId, WatchedEvent};
 
 /// A connection-state change as recipes see it (Curator's `ConnectionState`, minus the raw
@@ -235,6 +236,12 @@ impl<N> Ctx<'_, N> {
     /// What a lock hold becomes at LOST.
     pub fn on_lost(&self) -> OnLost {
         self.framework.config().on_lost
+    }
+
+    /// The retry policy, which also bounds a recipe's own retry loops (Curator's
+    /// `attemptLock` asks it before starting over with a new node).
+    pub fn retry_policy(&self) -> RetryPolicy {
+        self.framework.config().retry
     }
 
     /// The current session, if connected.

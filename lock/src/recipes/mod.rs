@@ -65,6 +65,20 @@ enum Standing {
 struct Acquisition<S> {
     stage: S,
     timeout: Option<TimerId>,
+    /// How often it started over with a new node because its own was gone, which Curator's
+    /// `attemptLock` counts against the retry policy.
+    start_overs: u32,
+}
+
+impl<S> Acquisition<S> {
+    /// An acquisition at `stage` that has not started over.
+    fn new(stage: S, timeout: Option<TimerId>) -> Acquisition<S> {
+        Acquisition {
+            stage,
+            timeout,
+            start_overs: 0,
+        }
+    }
 }
 
 /// Applies a connection-state change to `owner`'s hold, telling the owner. Returns false
@@ -282,6 +296,7 @@ impl<S: crate::relabel::Relabel> crate::relabel::Relabel for Acquisition<S> {
         Acquisition {
             stage: self.stage.relabel(map),
             timeout: self.timeout.relabel(map),
+            start_overs: self.start_overs,
         }
     }
 }

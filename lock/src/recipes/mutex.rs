@@ -131,7 +131,7 @@ impl Lock for Mutex {
             None => {
                 let stage = Stage::Creating(create_sequential(&self.path, self.queue.name(), cx));
                 let timeout = timeout.map(|after| cx.set_timer(after));
-                self.owners.insert(owner, Acquisition { stage, timeout });
+                (self.owners).insert(owner, Acquisition::new(stage, timeout));
             }
         }
     }
@@ -219,9 +219,8 @@ impl Mutex {
                     Place::Missing if cx.on_lost() == OnLost::Release => {
                         self.fail(owner, FailReason::NodeVanished, cx)
                     }
-                    // Our node is gone (its session expired on the server): Curator's
-                    // attemptLock catches the NoNode and starts over with a new node.
-                    Place::Missing => acquisition.stage = start_over(&self.path, &self.queue, cx),
+                    // Our node is gone (its session expired on the server).
+                    Place::Missing => self.node_gone(owner, cx),
                     Place::First => grant(owner, acquisition, cx),
                     Place::Behind(name) => {
                         let predecessor =
@@ -255,17 +254,14 @@ impl Mutex {
                 *step = Wait::Listing(list(&self.path, false, cx));
             }
             // The lock's parent is gone (a container swept once the server expired the
-            // session that held our node): as for our node missing from the listing,
-            // Curator's attemptLock catches the NoNode and starts over with a new node.
+            // session that held our node): as for our node missing from the listing.
             (
                 Stage::Waiting {
                     step: Wait::Listing(_),
                     ..
                 },
                 Err(ZkError::NoNode),
-            ) if cx.on_lost() != OnLost::Release => {
-                acquisition.stage = start_over(&self.path, &self.queue, cx);
-            }
+            ) if cx.on_lost() != OnLost::Release => self.node_gone(owner, cx),
             (stage, Err(error)) => {
                 // A failed create has answered: no node will come of it to delete.
                 let answered = matches!(stage, Stage::Creating(_)).then_some(op);
@@ -328,6 +324,21 @@ impl Mutex {
                 // A create carries on in the new session: protection mode sorts it out.
                 _ => {}
             }
+        }
+    }
+
+    /// `owner`'s node is gone: Curator's `attemptLock` catches the `NoNode` and starts over
+    /// with a new node while its retry policy allows (its sleep before each start-over is
+    /// not taken: the model fires timers at any point anyway), and rethrows it after, its
+    /// acquire failing.
+    fn node_gone(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
+        let acquisition = self.owners.get_mut(&owner).expect("a waiting owner");
+        if cx.retry_policy().allows(acquisition.start_overs) {
+            acquisition.start_overs += 1;
+            acquisition.stage =
+                Stage::Creating(create_sequential(&self.path, self.queue.name(), cx));
+        } else {
+            self.fail(owner, FailReason::Zk(ZkError::NoNode), cx);
         }
     }
 
@@ -418,12 +429,6 @@ fn grant(owner: Owner, acquisition: &mut Acquisition<Stage>, cx: &mut Ctx<'_, No
         token,
         mode: Mode::Exclusive,
     });
-}
-
-/// A waiter whose node is gone starts over with a new one, as Curator's `attemptLock` does
-/// when it catches a `NoNode`.
-fn start_over(path: &Path, queue: &Queue, cx: &mut Ctx<'_, Notice>) -> Stage {
-    Stage::Creating(create_sequential(path, queue.name(), cx))
 }
 
 /// `owner`'s lock node, once created (waiting or holding).

@@ -393,13 +393,7 @@ impl Lock for Semaphore {
             return already_acquiring(owner, cx);
         }
         let timeout = timeout.map(|after| cx.set_timer(after));
-        self.pending.insert(
-            owner,
-            Acquisition {
-                stage: Stage::Locking,
-                timeout,
-            },
-        );
+        (self.pending).insert(owner, Acquisition::new(Stage::Locking, timeout));
         self.to_lock(Input::Call(Call::acquire(owner, None)), cx);
     }
 

@@ -653,6 +653,37 @@ fn a_waiter_whose_node_vanished_at_lost_starts_over_with_a_new_node() {
     assert!(acquired(&h, 1) > acquired(&h, 0));
 }
 
+/// Curator's `attemptLock` counts its start-overs against the retry policy: under
+/// `RetryNTimes(1)` a waiter starts over once when its node vanishes, and the second time
+/// its acquire fails with the `NoNode` (its new node deleted), as `acquire()` rethrows.
+#[test]
+fn a_waiter_starts_over_only_while_the_retry_policy_allows() {
+    let once = FrameworkConfig {
+        retry: RetryPolicy::NTimes { n: 1, sleep_ms: 0 },
+        ..FrameworkConfig::default()
+    };
+    let mut h = Harness::with_config(2, once, || Mutex::new(Path::new("/locks/m").unwrap()));
+    in_turn(&mut h, [acquire(A); 2]);
+    for _ in 0..2 {
+        h.drop_connection(1, false);
+        h.expire(1, true);
+        h.settle();
+    }
+    assert_eq!(
+        h.peers[1].notices,
+        vec![Notice::Failed {
+            owner: A,
+            reason: FailReason::Zk(ZkError::NoNode)
+        }],
+        "the first vanishing starts over, the second fails"
+    );
+    assert_eq!(
+        h.children("/locks/m").len(),
+        1,
+        "only the holder's node is left"
+    );
+}
+
 #[test]
 fn a_waiter_whose_lock_path_was_reaped_while_it_was_cut_off_starts_over() {
     let mut h = mutexes(2);
