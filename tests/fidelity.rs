@@ -95,8 +95,13 @@ fn single_client() -> Scenario {
         "recipe_settings": { "max_leases": 2 },
         "lock_path": "/locks/single-client",
         "clients": 1,
-        "workload": { "acquisitions": 3, "hold_ms": 50, "think_ms": 20, "fenced": true },
-        "server": { "tick_ms": 100, "session_timeout_ms": 1000, "container_sweep_ms": 500 },
+        // The think time after the last release is all the time the release's deletes get
+        // before the session closes (a closed handle drops what is still on its way, on
+        // both executors): 20 ms lost the last reply and watch on a loaded machine.
+        "workload": { "acquisitions": 3, "hold_ms": 50, "think_ms": 500, "fenced": true },
+        // The local server checks its containers every 60 s (ZooKeeper's default), so the
+        // simulated sweep does too: no empty lock path is reaped between cycles on either.
+        "server": { "tick_ms": 100, "session_timeout_ms": 1000, "container_sweep_ms": 60000 },
         "horizon_ms": 10000,
     });
     Scenario::from_json("single-client", &scenario.to_string()).unwrap()

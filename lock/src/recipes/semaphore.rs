@@ -34,9 +34,9 @@
 //!   has (its watch went with the old session), holding through that node when it is listed
 //!   among few enough. A lease node missing from a listing (its session expired on the
 //!   server) is Curator's `RETRY_DUE_TO_MISSING_NODE`: the lease is returned, the internal
-//!   lock released and the acquire starts over from the internal lock. Curator stops after
-//!   its retry policy's count; ours starts over as often as it must, as our `Mutex` does
-//!   (the acquire's timeout, if any, still bounds it).
+//!   lock released and the acquire starts over from the internal lock, while the retry
+//!   policy allows (as Curator's and our `Mutex`'s lock loop); then the acquire fails with
+//!   `Zk(NoNode)`.
 //! - Under `on_lost = release` a lease wait past the internal lock fails at `Lost` with
 //!   `SessionLost` (a failed listing with `Zk(error)`), a missing lease node with
 //!   `NodeVanished`, and held leases end at `Lost` with a guaranteed delete of their nodes.
@@ -293,12 +293,18 @@ impl Semaphore {
 
     /// `owner`'s lease node is gone (its session expired on the server): Curator's
     /// `RETRY_DUE_TO_MISSING_NODE` returns the lease, releases the internal lock and takes the
-    /// whole acquire again; under [`OnLost::Release`] the acquire fails with `NodeVanished`.
+    /// whole acquire again while the retry policy allows (`allowRetry(retryCount++)`, its
+    /// sleep not taken), and then fails it with `NoNode`; under [`OnLost::Release`] the
+    /// acquire fails with `NodeVanished`.
     fn lease_vanished(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
         if cx.on_lost() == OnLost::Release {
             return self.fail(owner, FailReason::NodeVanished, cx);
         }
         let acquisition = self.pending.get_mut(&owner).expect("a pending acquisition");
+        if !cx.retry_policy().allows(acquisition.start_overs) {
+            return self.fail(owner, FailReason::Zk(ZkError::NoNode), cx);
+        }
+        acquisition.start_overs += 1;
         if let Some((node, _)) = acquisition.stage.lease() {
             cx.delete_guaranteed(node);
         }

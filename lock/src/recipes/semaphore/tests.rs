@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::{LEASE_NAME, Semaphore};
 use crate::fencing::Token;
+use crate::framework::FrameworkConfig;
 use crate::harness::Harness;
 use crate::ids::Owner;
 use crate::recipe::Recipe;
@@ -17,7 +18,8 @@ use crate::recipes::tests::{
     last_notice, lose_waiter_session, sent, step_until, time_out,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
-use crate::zk::{Path, Request};
+use crate::retry::RetryPolicy;
+use crate::zk::{Path, Request, ZkError};
 
 pub(in crate::recipes) const PATH: &str = "/locks/s";
 pub(in crate::recipes) const LEASES: &str = "/locks/s/leases";
@@ -353,6 +355,25 @@ fn a_waiter_whose_lease_node_vanishes_starts_over_and_acquires() {
     h.call(1, give_back(A));
     h.settle();
     assert_empty(&h);
+}
+
+/// Curator's `RETRY_DUE_TO_MISSING_NODE` asks the retry policy before it starts over: under
+/// `RetryNTimes(1)` the first vanished lease node starts the acquire over, the second fails
+/// it with `NoNode`, its nodes gone.
+#[test]
+fn a_waiter_starts_over_only_while_the_retry_policy_allows() {
+    let once = FrameworkConfig {
+        retry: RetryPolicy::NTimes { n: 1, sleep_ms: 0 },
+        ..FrameworkConfig::default()
+    };
+    let mut h = Harness::with_config(2, once, || Semaphore::new(Path::new(PATH).unwrap(), 1));
+    in_turn(&mut h, [take(A); 2]);
+    delete_the_waiters_lease(&mut h);
+    assert!(h.peers[1].notices.is_empty(), "the first starts over");
+    delete_the_waiters_lease(&mut h);
+    assert_eq!(last_notice(&h, 1), failed(FailReason::Zk(ZkError::NoNode)));
+    assert_eq!(h.children(LEASES).len(), 1, "only c0's lease");
+    assert!(h.children(LOCKS).is_empty());
 }
 
 #[test]
