@@ -176,9 +176,11 @@ impl ClientMap {
     /// The image of a node name: a protection prefix (`_c_<id>-`) is rewritten, the rest of
     /// the name is kept.
     pub fn name(&self, name: &str) -> String {
-        let mut name = name.to_owned();
-        self.rewrite_component(&mut name, 0);
-        name
+        let mut image = name.to_owned();
+        if let Some(hex) = self.moved_prefix(name) {
+            rewrite_digits(&mut image, 0, hex);
+        }
+        image
     }
 
     /// The image of a path's text, every component's protection prefix rewritten; `None` when
@@ -195,14 +197,6 @@ impl ClientMap {
         text
     }
 
-    /// Rewrites the protection prefix of the component starting at byte `start` of `text`,
-    /// if it has one whose client the map moves. Prefixes keep their length.
-    fn rewrite_component(&self, text: &mut String, start: usize) {
-        if let Some(hex) = self.moved_prefix(&text[start..]) {
-            rewrite_digits(text, start, hex);
-        }
-    }
-
     /// The new client digits (lowercase hex) of the protection prefix `component` starts
     /// with, if it has one whose client the map moves.
     fn moved_prefix(&self, component: &str) -> Option<[u8; 4]> {
@@ -216,7 +210,8 @@ impl ClientMap {
     }
 }
 
-/// Writes `hex` over the client digits of the protection prefix at byte `start` of `text`.
+/// Writes `hex` over the client digits of the protection prefix at byte `start` of `text`
+/// (prefixes keep their length).
 fn rewrite_digits(text: &mut String, start: usize, hex: [u8; 4]) {
     let digits = ProtectionId::CLIENT_DIGITS;
     let hex = std::str::from_utf8(&hex).expect("hex digits are ASCII");

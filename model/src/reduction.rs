@@ -22,10 +22,10 @@
 //!   (`d` only appends), and they read of `c` only its session and what the monitors hold of
 //!   it, which `d` leaves alone. (`c`'s own workload is not done: the application of a done
 //!   client's last request closes its session and drops its stream, `d`'s event with it.)
-//!   Nothing but `c`'s own steps can make a timer of `c` or its workload step pending, and fault budgets only shrink, so no step
-//!   dependent on `d` becomes possible while `d` waits. What `c` does with the event depends
-//!   on `c`'s state and the event alone, so `d` stays local and invisible wherever it is
-//!   taken later.
+//!   Nothing but `c`'s own steps can make a timer of `c` or its workload step pending, and
+//!   fault budgets only shrink, so no step dependent on `d` becomes possible while `d` waits.
+//!   What `c` does with the event depends on `c`'s state and the event alone, so `d` stays
+//!   local and invisible wherever it is taken later.
 //! - **Invisibility.** Every property reads the monitors, the resource, the workloads, the
 //!   tree or what can happen next; `d` changes none of the first four, so a state violates an
 //!   invariant exactly when the state after `d` does. `progress` and `no_orphans` judge only

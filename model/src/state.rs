@@ -1,7 +1,8 @@
 //! The model's state: the step world's server (the shared data tree and the live sessions,
 //! [`lock::world::Server`]) and each client's session handle (its connection and queues,
-//! [`lock::world::Handle`]), timers and workload, and the protected resource. Everything is `Clone + Eq + Hash` and holds no history: a trace is rebuilt by
-//! replaying the actions of a path.
+//! [`lock::world::Handle`]), timers and workload, and the protected resource. Everything is
+//! `Clone + Eq + Hash` and holds no history: a trace is rebuilt by replaying the actions of a
+//! path.
 
 use std::collections::BTreeSet;
 

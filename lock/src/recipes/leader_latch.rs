@@ -70,7 +70,7 @@ use std::time::Duration;
 
 use super::{
     Call, FailReason, Notice, Place, answer_abandoned, cancel_timeout, create_parents,
-    create_sequential, list, place, refuse,
+    create_sequential, failed, list, place, refuse,
 };
 use crate::fencing::Token;
 use crate::ids::{OpId, Owner, TimerId};
@@ -153,10 +153,7 @@ impl LeaderLatch {
 
     fn start(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
         if self.latches.contains_key(&owner) {
-            return cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::AlreadyStarted,
-            });
+            return failed(owner, FailReason::AlreadyStarted, cx);
         }
         let latch = Latch {
             stage: Stage::Creating(create_sequential(&self.path, LATCH_NAME, cx)),
@@ -168,10 +165,7 @@ impl LeaderLatch {
 
     fn close(&mut self, owner: Owner, notify: bool, cx: &mut Ctx<'_, Notice>) {
         let Some(latch) = self.latches.remove(&owner) else {
-            return cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::NotStarted,
-            });
+            return failed(owner, FailReason::NotStarted, cx);
         };
         match latch.stage {
             Stage::Creating(op) => {

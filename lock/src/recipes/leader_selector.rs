@@ -61,7 +61,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Call, FailReason, Mode, Mutex, Notice, OverMutex, refuse};
+use super::{Call, FailReason, Mode, Mutex, Notice, OverMutex, failed, refuse};
 use crate::fencing::Token;
 use crate::ids::Owner;
 use crate::recipe::{Ctx, Input, Recipe};
@@ -120,17 +120,14 @@ impl LeaderSelector {
 
     fn start(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
         if self.participants.contains_key(&owner) {
-            return cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::AlreadyStarted,
-            });
+            return failed(owner, FailReason::AlreadyStarted, cx);
         }
         self.queue(owner, cx);
     }
 
     fn requeue(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
         match self.participants.get(&owner) {
-            None => not_started(owner, cx),
+            None => failed(owner, FailReason::NotStarted, cx),
             Some(Participant::Idle) => self.queue(owner, cx),
             Some(Participant::Queued | Participant::Leading(_)) => {}
         }
@@ -139,18 +136,15 @@ impl LeaderSelector {
     /// `Relinquish` and `Interrupt`: the leader's leadership ends, and `ended` tells it so.
     fn stop_leading(&mut self, owner: Owner, ended: Notice, cx: &mut Ctx<'_, Notice>) {
         match self.participants.get(&owner) {
-            None => not_started(owner, cx),
+            None => failed(owner, FailReason::NotStarted, cx),
             Some(Participant::Leading(_)) => self.end_leadership(owner, ended, cx),
-            Some(Participant::Idle | Participant::Queued) => cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::NotHeld,
-            }),
+            Some(Participant::Idle | Participant::Queued) => failed(owner, FailReason::NotHeld, cx),
         }
     }
 
     fn close(&mut self, owner: Owner, cx: &mut Ctx<'_, Notice>) {
         let Some(participant) = self.participants.remove(&owner) else {
-            return not_started(owner, cx);
+            return failed(owner, FailReason::NotStarted, cx);
         };
         self.lock.abandon(owner, cx);
         if let Participant::Leading(_) = participant {
@@ -215,14 +209,6 @@ impl OverMutex for LeaderSelector {
             _ => {}
         }
     }
-}
-
-/// Answers a participant call by an owner that has not started (or has closed).
-fn not_started(owner: Owner, cx: &mut Ctx<'_, Notice>) {
-    cx.notify(Notice::Failed {
-        owner,
-        reason: FailReason::NotStarted,
-    });
 }
 
 impl Recipe for LeaderSelector {

@@ -63,8 +63,5 @@ impl<L: Lock> Recipe for L {
 
 /// Answers a call the recipe does not serve.
 pub(super) fn refuse(call: Call, cx: &mut Cx<'_>) {
-    cx.notify(Notice::Failed {
-        owner: call.owner(),
-        reason: FailReason::Unsupported,
-    });
+    super::failed(call.owner(), FailReason::Unsupported, cx);
 }

@@ -160,12 +160,10 @@ fn regrant(owner: Owner, hold: &mut Hold, cx: &mut Ctx<'_, Notice>) {
     });
 }
 
-/// Answers an acquire by an owner whose earlier acquire still waits.
-fn already_acquiring(owner: Owner, cx: &mut Ctx<'_, Notice>) {
-    cx.notify(Notice::Failed {
-        owner,
-        reason: FailReason::AlreadyAcquiring,
-    });
+/// Tells `owner` that its call failed, for `reason` (an acquire while its earlier one
+/// waits, a release of nothing held, ...).
+fn failed(owner: Owner, reason: FailReason, cx: &mut Ctx<'_, Notice>) {
+    cx.notify(Notice::Failed { owner, reason });
 }
 
 /// Releases one hold of `owner`, deleting the node (guaranteed) on the last one. Returns true

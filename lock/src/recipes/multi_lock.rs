@@ -50,8 +50,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice, already_acquiring, cancel_timeout,
-    timed_out,
+    Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice, cancel_timeout, failed, timed_out,
 };
 use crate::fencing::Token;
 use crate::framework::OnLost;
@@ -312,7 +311,7 @@ impl Lock for MultiLock {
                 *count += 1;
                 self.grant(owner, cx);
             }
-            Some(Stage::Acquiring { .. }) => already_acquiring(owner, cx),
+            Some(Stage::Acquiring { .. }) => failed(owner, FailReason::AlreadyAcquiring, cx),
             None => {
                 let bound = match (timeout, self.scope) {
                     (None, _) => Bound::Unbounded,
@@ -329,10 +328,7 @@ impl Lock for MultiLock {
 
     fn release(&mut self, owner: Owner, _: Mode, cx: &mut Cx<'_>) {
         let Some(Stage::Holding { count }) = self.owners.get_mut(&owner) else {
-            return cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::NotHeld,
-            });
+            return failed(owner, FailReason::NotHeld, cx);
         };
         *count -= 1;
         let remaining = *count;

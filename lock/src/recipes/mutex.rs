@@ -19,8 +19,8 @@ use super::queue::Queue;
 use super::revocation::Revocation;
 use super::{
     Acquisition, Call, Cx, Event, FailReason, Hold, Lock, Mode, Notice, Place, Standing,
-    already_acquiring, answer_abandoned, cancel_timeout, create_parents, create_sequential, list,
-    refuse, regrant, release_hold, timed_out, update_hold,
+    answer_abandoned, cancel_timeout, create_parents, create_sequential, failed, list, refuse,
+    regrant, release_hold, timed_out, update_hold,
 };
 use crate::fencing::Token;
 use crate::framework::OnLost;
@@ -127,7 +127,7 @@ impl Lock for Mutex {
     fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, _: Mode, cx: &mut Cx<'_>) {
         match self.owners.get_mut(&owner).map(|a| &mut a.stage) {
             Some(Stage::Holding(hold)) => regrant(owner, hold, cx),
-            Some(_) => already_acquiring(owner, cx),
+            Some(_) => failed(owner, FailReason::AlreadyAcquiring, cx),
             None => {
                 let stage = Stage::Creating(create_sequential(&self.path, self.queue.name(), cx));
                 let timeout = timeout.map(|after| cx.set_timer(after));
@@ -147,10 +147,7 @@ impl Lock for Mutex {
             ..
         }) = self.owners.get_mut(&owner)
         else {
-            return cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::NotHeld,
-            });
+            return failed(owner, FailReason::NotHeld, cx);
         };
         if !release_hold(owner, hold, cx) {
             self.owners.remove(&owner);

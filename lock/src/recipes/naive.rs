@@ -13,8 +13,8 @@ use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
 use super::{
-    Cx, Event, FailReason, Hold, Lock, Mode, Notice, Standing, already_acquiring, answer_abandoned,
-    cancel_timeout, create_parents, regrant, release_hold, update_hold,
+    Cx, Event, FailReason, Hold, Lock, Mode, Notice, Standing, answer_abandoned, cancel_timeout,
+    create_parents, failed, regrant, release_hold, update_hold,
 };
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, SessionEvent};
@@ -204,7 +204,7 @@ impl Lock for NaiveHerdMutex {
                 stage: Stage::Holding(hold),
                 ..
             }) => regrant(owner, hold, cx),
-            Some(_) => already_acquiring(owner, cx),
+            Some(_) => failed(owner, FailReason::AlreadyAcquiring, cx),
             None => {
                 let timeout = timeout.map(|after| cx.set_timer(after));
                 self.queue.push_back(Contender {
@@ -223,10 +223,7 @@ impl Lock for NaiveHerdMutex {
             ..
         }) = self.queue.front_mut().filter(|c| c.owner == owner)
         else {
-            return cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::NotHeld,
-            });
+            return failed(owner, FailReason::NotHeld, cx);
         };
         if !release_hold(owner, hold, cx) {
             self.queue.pop_front();

@@ -55,7 +55,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::queue::Queue;
-use super::{Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice};
+use super::{Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice, failed};
 use crate::fencing::Token;
 use crate::ids::Owner;
 use crate::recipe::{Ctx, Input};
@@ -190,10 +190,7 @@ impl Lock for ReadWriteLock {
     fn release(&mut self, owner: Owner, mode: Mode, cx: &mut Cx<'_>) {
         let side = match mode {
             Mode::Write if self.writes(owner) == 0 => {
-                return cx.notify(Notice::Failed {
-                    owner,
-                    reason: FailReason::NotHeld,
-                });
+                return failed(owner, FailReason::NotHeld, cx);
             }
             Mode::Read if self.downgraded(owner) > 0 => {
                 let left = self.downgraded(owner) - 1;

@@ -64,8 +64,8 @@ use std::time::Duration;
 
 use super::{
     Acquisition, Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice, OverMutex, Standing,
-    already_acquiring, answer_abandoned, cancel_timeout, create_parents, create_sequential, list,
-    timed_out, update_holds,
+    answer_abandoned, cancel_timeout, create_parents, create_sequential, failed, list, timed_out,
+    update_holds,
 };
 use crate::fencing::Token;
 use crate::framework::OnLost;
@@ -396,7 +396,7 @@ impl Lock for Semaphore {
 
     fn acquire(&mut self, owner: Owner, timeout: Option<Duration>, _: Mode, cx: &mut Cx<'_>) {
         if self.pending.contains_key(&owner) {
-            return already_acquiring(owner, cx);
+            return failed(owner, FailReason::AlreadyAcquiring, cx);
         }
         let timeout = timeout.map(|after| cx.set_timer(after));
         (self.pending).insert(owner, Acquisition::new(Stage::Locking, timeout));
@@ -406,10 +406,7 @@ impl Lock for Semaphore {
     /// Returns `owner`'s oldest lease.
     fn release(&mut self, owner: Owner, _: Mode, cx: &mut Cx<'_>) {
         let Some(leases) = self.holds.get_mut(&owner) else {
-            return cx.notify(Notice::Failed {
-                owner,
-                reason: FailReason::NotHeld,
-            });
+            return failed(owner, FailReason::NotHeld, cx);
         };
         let oldest = leases.held.remove(0);
         cx.delete_guaranteed(oldest.node);
