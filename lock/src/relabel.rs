@@ -186,6 +186,9 @@ impl ClientMap {
     /// The image of a path's text, every component's protection prefix rewritten; `None` when
     /// the map moves none of them (the path is its own image).
     pub(crate) fn path_text(&self, path: &str) -> Option<String> {
+        if self.slots.iter().all(|(from, to)| from == to) {
+            return None;
+        }
         let mut text: Option<String> = None;
         // Rewriting keeps lengths, so positions found in `path` hold in `text`.
         for (slash, _) in path.match_indices('/') {
