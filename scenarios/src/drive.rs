@@ -184,10 +184,8 @@ impl<C: Clock, E: Executor> ClientWork<C, E> {
     /// The workload of this process: a restarted client carries on with the cycles it had
     /// not begun.
     fn fresh_workload(&self) -> Workload {
-        let left = self
-            .workload
-            .acquisitions
-            .saturating_sub(self.started.count());
+        let begun = self.started.count();
+        let left = self.workload.acquisitions.saturating_sub(begun);
         let timeout = self.workload.acquire_timeout_ms.map(Duration::from_millis);
         Workload::new(self.recipe.family(), self.slot, &self.settings, left)
             .with_timeout(timeout)
@@ -197,8 +195,8 @@ impl<C: Clock, E: Executor> ClientWork<C, E> {
     /// Counts the cycles begun so far, for a restart: called after each input, so a cycle
     /// that began is counted before its first call is carried out.
     fn note_progress(&self, workload: &Workload) {
-        let left = workload.cycles_left();
-        (self.started).set(self.workload.acquisitions.saturating_sub(left));
+        let begun = (self.workload.acquisitions).saturating_sub(workload.cycles_left());
+        self.started.set(begun);
     }
 
     /// A sleep for workload timer `kind`: the stagger by slot, or a hold or think time
@@ -310,4 +308,21 @@ async fn next_input<R: Recipe<Notice = Notice>, S: Future<Output = ()>>(
         *timer = None;
     }
     input
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_is_told_once_per_change() {
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let heard = told.clone();
+        let started = Started::telling(1, move |count| heard.lock().unwrap().push(count));
+        for count in [1, 2, 2, 3] {
+            started.set(count);
+        }
+        assert_eq!(started.count(), 3);
+        assert_eq!(*told.lock().unwrap(), [2, 3]);
+    }
 }
