@@ -166,14 +166,14 @@ fn refused(args: &[&str]) -> String {
 #[test]
 fn faults_with_no_real_counterpart_are_refused_naming_them() {
     assert_eq!(
-        refused(&["semaphore-crash", "--connect", "127.0.0.1:1"]),
-        "splitbrain: faults[0]: crash has no real counterpart yet (needs a restart of a client \
-         process)"
+        refused(&["server-restart", "--connect", "127.0.0.1:1"]),
+        "splitbrain: faults[0]: restart_server has no real counterpart yet (needs a server the \
+         harness started: use --start-local)"
     );
     assert_eq!(
-        refused(&["random-faults-mutex", "--seed", "1", "--start-local"]),
-        "splitbrain: random_faults: seed 1 draws crash at 2123 ms, which has no real \
-         counterpart yet (needs a restart of a client process)"
+        refused(&["random-faults-mutex", "--seed", "3", "--start-local"]),
+        "splitbrain: random_faults: seed 3 draws drop at 2515 ms, which has no real \
+         counterpart yet (TCP retransmits what a link loses: a loss is only a delay)"
     );
 }
 

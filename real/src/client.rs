@@ -2,7 +2,9 @@
 //! run's parent, see [`crate::ClientLauncher`]): it reads its spec (`wire::ClientSpec`) from the first line
 //! of stdin, opens its own sessions on ZooKeeper, runs the scenario's recipe, framework layer
 //! and workload ([`scenarios::drive`]) on the run's shared clock, reaches the fenced resource
-//! through the parent's socket, and reports each trace event on stdout as it happens. It
+//! through the parent's socket, and reports each trace event on stdout as it happens, and each
+//! cycle of its workload as it begins it (so that a process started after a crash carries on
+//! with the cycles its spec says were not begun, as a restarted simulated client does). It
 //! reports `ready` and starts its workload when told `start` (so that a process slow to
 //! start does not eat into the scenario's timeline); later stdin lines are the parent's
 //! commands; when stdin ends (the parent is gone), it exits.
@@ -14,7 +16,7 @@ use std::time::Duration;
 use futures::channel::mpsc::{UnboundedSender, unbounded};
 use futures::{FutureExt, StreamExt, select_biased};
 use lock::framework::Framework;
-use scenarios::drive::ClientWork;
+use scenarios::drive::{ClientWork, Started};
 use scenarios::record::EventSink;
 use scenarios::rng::SplitMix64;
 
@@ -24,7 +26,7 @@ use crate::session::RealConnector;
 use crate::wire::{ClientSpec, Command, Report, receive, send};
 
 /// The stream of the run's seed that real clients draw from (the scenario's faults use
-/// stream 1).
+/// stream 1), split by client and by process of the client.
 const CLIENT_STREAM: u64 = 2;
 
 /// Runs the client process: reads the spec from stdin, runs the client to the end of its
@@ -67,7 +69,12 @@ fn run() -> Result<ExitCode, String> {
         .map_err(|e| format!("cannot start the command thread: {e}"))?;
     let sink: Arc<EventSink> = Arc::new(|event| report(&Report::Event(event)));
     let recorder = Recorder::streaming(RealClock::from_monotonic_ns(spec.origin_ns), sink);
-    let rng = SplitMix64::for_stream(spec.seed, &[CLIENT_STREAM, u64::from(spec.slot.0)]);
+    let stream = [
+        CLIENT_STREAM,
+        u64::from(spec.slot.0),
+        u64::from(spec.restarts),
+    ];
+    let rng = SplitMix64::for_stream(spec.seed, &stream);
     let scenario = &spec.scenario;
     let work = ClientWork {
         slot: spec.slot,
@@ -77,7 +84,7 @@ fn run() -> Result<ExitCode, String> {
         settings: scenario.recipe_settings,
         recorder,
         resource: Arc::new(resource),
-        started: Arc::default(),
+        started: Started::telling(spec.begun, |begun| report(&Report::Begun(begun))),
         executor: RealExecutor::new(rng),
     };
     let timeout = Duration::from_millis(scenario.server.session_timeout_ms);

@@ -15,10 +15,16 @@
 //!   bytes in the cut directions until the fault's `for_ms` ends it or a `heal` ends every
 //!   cut; the fault's end is recorded then (a cut between two clients cuts nothing: they
 //!   exchange nothing).
+//! - `crash`: the client's process is SIGKILLed (its sessions stay on the server until the
+//!   server expires them) and a new process for the client carries on with the cycles the
+//!   dead one had not begun (`ClientProcess::kill`, then `ClientProcess::restart`). The
+//!   fault's start is recorded once the dead process's reports have all been read, so none of
+//!   its events comes after it in the trace (the checkers end the client's holds and waits
+//!   there); its end once the new process has been told to start.
 //!
-//! Every other fault is refused before the run starts ([`refusal`]): a crash needs the
-//! client's process restarted where it left off, a `drop` has no counterpart on TCP (lost
-//! segments are retransmitted), and a `delay` is not mapped onto the proxy.
+//! Every other fault is refused before the run starts ([`refusal`]): a `drop` has no
+//! counterpart on TCP (lost segments are retransmitted), and a `delay` is not mapped onto the
+//! proxy.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -41,8 +47,7 @@ fn missing_counterpart(fault: &Fault, local: bool) -> Option<&'static str> {
         Fault::RestartServer { .. } => {
             Some("needs a server the harness started: use --start-local")
         }
-        Fault::Crash { .. } => Some("needs a restart of a client process"),
-        Fault::Partition { .. } | Fault::Isolate { .. } | Fault::Heal => None,
+        Fault::Crash { .. } | Fault::Partition { .. } | Fault::Isolate { .. } | Fault::Heal => None,
         Fault::Delay { .. } => {
             Some("the proxy holds bytes but does not delay them per message as the simulator does")
         }
@@ -112,11 +117,8 @@ impl Injector<'_> {
             let at = start + Duration::from_millis(scheduled.at_ms);
             tokio::time::sleep_until(at.into()).await;
             let fault = scheduled.fault.clone();
-            self.record(EventKind::FaultStart {
-                fault: fault.clone(),
-            });
             let ended = self
-                .inject(index, &fault, schedule)
+                .start(index, &fault, schedule)
                 .await
                 .map_err(|why| format!("fault_schedule[{index}] ({}): {why}", kind_name(&fault)))?;
             if ended {
@@ -124,6 +126,27 @@ impl Injector<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Records the start of fault `index` of `schedule` and carries it out: whether it has
+    /// ended. A crash starts once the process is dead: its start is recorded then.
+    async fn start(
+        &self,
+        index: usize,
+        fault: &Fault,
+        schedule: &[ScheduledFault],
+    ) -> Result<bool, String> {
+        let start = EventKind::FaultStart {
+            fault: fault.clone(),
+        };
+        if let Fault::Crash { client } = *fault {
+            let process = self.client(client);
+            process.kill().await?;
+            self.record(start);
+            return process.restart().map(|()| true);
+        }
+        self.record(start);
+        self.inject(index, fault, schedule).await
     }
 
     /// Carries out fault `index` of `schedule`: whether it has ended (a network fault ends

@@ -3,15 +3,16 @@
 //! program), [`ClientProcess`] starts it — in a process group of its own, so a terminal's
 //! Ctrl-C reaches only the parent, and SIGKILLed should the parent die — sends it its spec,
 //! merges its reported events into the run's recorder, pauses and resumes it (SIGSTOP,
-//! SIGCONT) and SIGKILLs it when dropped.
+//! SIGCONT), crashes it (SIGKILL) and starts another in its place, and SIGKILLs it when
+//! dropped.
 
 use std::ffi::OsString;
 use std::io::{BufReader, Read};
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use futures::channel::mpsc::UnboundedSender;
@@ -97,11 +98,13 @@ pub(crate) fn last_words(stderr: ChildStderr, name: String) -> std::io::Result<J
 /// Where a client process is, told to the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Progress {
-    /// It is ready to start its workload.
+    /// It is ready to start its workload (a process started after a crash is told to start at
+    /// once: its readiness concerns nobody).
     Ready(ClientSlot),
     /// It reported its workload done.
     Done(ClientSlot),
-    /// Its stdout ended (or said something else) before it reported done: it died.
+    /// Its stdout ended (or said something else) before it reported done, and nobody killed
+    /// it on purpose: it died.
     Died(ClientSlot),
 }
 
@@ -117,17 +120,43 @@ impl Progress {
 /// Where the outcome of an expiry asked of a client process goes.
 type ExpiryOutcome = oneshot::Sender<Result<(), String>>;
 
-/// One running client process; SIGKILLed and reaped when dropped.
+/// One client's process: the one running now, which a `crash` fault replaces
+/// ([`ClientProcess::kill`], then [`ClientProcess::restart`]). The process running is
+/// SIGKILLed and reaped when this is dropped.
 pub(crate) struct ClientProcess {
-    slot: ClientSlot,
-    pid: libc::pid_t,
-    child: Mutex<Child>,
-    stdin: Mutex<ChildStdin>,
+    launch: Launch,
+    running: Mutex<Running>,
+}
+
+/// How to start a process for one client, and what its processes share: their reports feed
+/// the same run, expiry, `done` flag and count of cycles begun.
+struct Launch {
+    launcher: ClientLauncher,
+    /// The first process's spec.
+    spec: ClientSpec,
+    recorder: Recorder,
+    progress: UnboundedSender<Progress>,
     /// Waits for the outcome of the expiry asked last.
     expired: Arc<Mutex<Option<ExpiryOutcome>>>,
+    /// Whether a process reported the workload done.
     done: Arc<AtomicBool>,
+    /// The cycles of the workload the processes reported begun ([`Report::Begun`]).
+    begun: Arc<AtomicU32>,
+}
+
+/// One OS process of a client; SIGKILLed and reaped when dropped.
+struct Running {
+    /// How many processes of the client were crashed before this one.
+    restarts: u32,
+    pid: libc::pid_t,
+    child: Child,
+    stdin: ChildStdin,
+    /// Set before the process is killed on purpose: the end of its reports is no death then.
+    killed: Arc<AtomicBool>,
+    /// Resolves once every report of the process has been read.
+    reports_read: Option<oneshot::Receiver<()>>,
     /// The thread reading what the process writes on stderr (its last words, when it dies).
-    stderr: Mutex<Option<JoinHandle<String>>>,
+    stderr: Option<JoinHandle<String>>,
 }
 
 impl ClientProcess {
@@ -139,101 +168,51 @@ impl ClientProcess {
         recorder: Recorder,
         progress: UnboundedSender<Progress>,
     ) -> Result<ClientProcess, String> {
-        let slot = spec.slot;
-        let failed = |e: std::io::Error| {
-            format!(
-                "client {}: cannot start {}: {e}",
-                slot.0,
-                launcher.program.display()
-            )
-        };
-        let Piped {
-            child,
-            stdin,
-            stdout,
-            stderr,
-        } = spawn_piped(launcher.command()).map_err(failed)?;
-        let process = ClientProcess {
-            slot,
-            pid: libc::pid_t::try_from(child.id()).unwrap_or(libc::pid_t::MAX),
-            child: Mutex::new(child),
-            stdin: Mutex::new(stdin),
+        let launch = Launch {
+            launcher: launcher.clone(),
+            spec: spec.clone(),
+            recorder,
+            progress,
             expired: Arc::default(),
             done: Arc::default(),
-            stderr: Mutex::new(None),
+            begun: Arc::new(AtomicU32::new(spec.begun)),
         };
-        wire::send(&mut *process.stdin.lock().expect("stdin"), spec).map_err(failed)?;
-        process.read_reports(stdout, recorder, progress)?;
-        let last_words = last_words(stderr, format!("client-{}-stderr", slot.0)).map_err(failed)?;
-        *process.stderr.lock().expect("stderr") = Some(last_words);
-        Ok(process)
+        let running = launch.start(spec.clone())?;
+        Ok(ClientProcess {
+            launch,
+            running: Mutex::new(running),
+        })
     }
 
-    /// Merges the process's reports into the run, on a thread of their own.
-    fn read_reports(
-        &self,
-        stdout: ChildStdout,
-        recorder: Recorder,
-        progress: UnboundedSender<Progress>,
-    ) -> Result<(), String> {
-        let (slot, expired, done) = (self.slot, self.expired.clone(), self.done.clone());
-        let reader = move || {
-            let mut reports = BufReader::new(stdout);
-            let what = format!("client {}'s reports", slot.0);
-            while let Ok(Some(report)) = wire::receive::<Report>(&mut reports, &what) {
-                match report {
-                    Report::Ready => {
-                        let _ = progress.unbounded_send(Progress::Ready(slot));
-                    }
-                    Report::Event(event) => recorder.push(event),
-                    Report::Expired(outcome) => {
-                        if let Some(waiting) = expired.lock().expect("expiry").take() {
-                            let _ = waiting.send(outcome);
-                        }
-                    }
-                    Report::Done => {
-                        done.store(true, Ordering::SeqCst);
-                        let _ = progress.unbounded_send(Progress::Done(slot));
-                        return;
-                    }
-                }
-            }
-            let _ = progress.unbounded_send(Progress::Died(slot));
-        };
-        std::thread::Builder::new()
-            .name(format!("client-{}-reports", slot.0))
-            .spawn(reader)
-            .map(drop)
-            .map_err(|e| format!("client {}: cannot start its reader: {e}", slot.0))
+    fn running(&self) -> MutexGuard<'_, Running> {
+        self.running.lock().expect("client process")
+    }
+
+    fn slot(&self) -> ClientSlot {
+        self.launch.spec.slot
     }
 
     /// Whether the process reported its workload done.
     pub fn is_done(&self) -> bool {
-        self.done.load(Ordering::SeqCst)
+        self.launch.done.load(Ordering::SeqCst)
     }
 
     /// Tells the ready process to start its workload.
     pub fn start(&self) -> Result<(), String> {
-        wire::send(
-            &mut *self.stdin.lock().expect("stdin"),
-            &wire::Command::Start,
-        )
-        .map_err(|e| format!("cannot start client {}: {e}", self.slot.0))
+        wire::send(&mut self.running().stdin, &wire::Command::Start)
+            .map_err(|e| format!("cannot start client {}: {e}", self.slot().0))
     }
 
     /// Asks the process to expire its newest session and waits for the outcome; a process
     /// done with its workload has nothing left to expire.
     pub async fn expire_session(&self) -> Result<(), String> {
         let (outcome, waiting) = oneshot::channel();
-        *self.expired.lock().expect("expiry") = Some(outcome);
-        let asked = wire::send(
-            &mut *self.stdin.lock().expect("stdin"),
-            &wire::Command::ExpireSession,
-        );
+        *self.launch.expired.lock().expect("expiry") = Some(outcome);
+        let asked = wire::send(&mut self.running().stdin, &wire::Command::ExpireSession);
         match (asked, waiting.await) {
             (Ok(()), Ok(outcome)) => outcome,
             _ if self.is_done() => Ok(()),
-            _ => Err(format!("client {}'s process ended", self.slot.0)),
+            _ => Err(format!("client {}'s process ended", self.slot().0)),
         }
     }
 
@@ -248,39 +227,169 @@ impl ClientProcess {
     }
 
     fn signal(&self, signal: libc::c_int, what: &str) -> Result<(), String> {
+        let pid = self.running().pid;
         // SAFETY: kill(2) on the PID of a child this process has not reaped yet.
-        if unsafe { libc::kill(self.pid, signal) } == 0 || self.is_done() {
+        if unsafe { libc::kill(pid, signal) } == 0 || self.is_done() {
             return Ok(());
         }
         let error = std::io::Error::last_os_error();
         Err(format!(
-            "cannot {what} client {}'s process ({}): {error}",
-            self.slot.0, self.pid
+            "cannot {what} client {}'s process ({pid}): {error}",
+            self.slot().0
         ))
+    }
+
+    /// Crashes the process (`SIGKILL`) and returns once every report it made has been read
+    /// and it is reaped: nothing it did can then come later in the trace, and the count of
+    /// cycles it began is final. Its sessions stay on the server until the server expires
+    /// them (a connection's end never ends a session). Fails with how the process died when
+    /// it died by itself first; a process that reported its workload done is no failure.
+    pub async fn kill(&self) -> Result<(), String> {
+        let reports_read = {
+            let mut running = self.running();
+            running.killed.store(true, Ordering::SeqCst);
+            // A process done with its workload may have exited already: nothing to kill.
+            let _ = running.child.kill();
+            running.reports_read.take()
+        };
+        if let Some(reports_read) = reports_read {
+            let _ = reports_read.await;
+        }
+        // Its stdout has ended, so it has closed its files and is exiting: the wait is short.
+        let status = self.running().child.wait();
+        match status {
+            Ok(status) if status.signal() == Some(libc::SIGKILL) || self.is_done() => Ok(()),
+            _ => Err(self.death()),
+        }
+    }
+
+    /// Starts a new process for the client in place of the one [`ClientProcess::kill`]
+    /// killed, as a crashed client restarts in the simulator: it opens a new session and
+    /// carries on with the cycles its dead processes had not begun, the count they reported
+    /// as they began each one (the simplest sound source: reported before a cycle's first
+    /// call, and read to the end before this runs, so no cycle anyone could see begin is
+    /// repeated; counting calls or completions in the events instead would redo the workload's
+    /// own bookkeeping per recipe family). It is told to start at once: the scenario's
+    /// timeline runs already. A client that reported its workload done is not restarted
+    /// (nothing is left; a simulated one opens and closes one more session).
+    pub fn restart(&self) -> Result<(), String> {
+        if self.is_done() {
+            return Ok(());
+        }
+        let spec = ClientSpec {
+            restarts: self.running().restarts + 1,
+            begun: self.launch.begun.load(Ordering::SeqCst),
+            ..self.launch.spec.clone()
+        };
+        let next = self.launch.start(spec)?;
+        // The dead process, reaped already, is dropped.
+        *self.running() = next;
+        self.start()
     }
 
     /// One line on how the process died (its status and the first line it wrote on stderr),
     /// once its reports ended before it was done.
     pub fn death(&self) -> String {
-        let status = self.child.lock().expect("child").wait();
-        let status = match status {
+        let mut running = self.running();
+        let status = match running.child.wait() {
             Ok(status) => status.to_string(),
             Err(error) => format!("status unknown: {error}"),
         };
         // The process is gone, so its stderr has ended and the thread returns.
-        let reader = self.stderr.lock().expect("stderr").take();
+        let reader = running.stderr.take();
         let stderr = reader.and_then(|r| r.join().ok()).unwrap_or_default();
+        let slot = self.slot().0;
         match stderr.lines().next() {
-            Some(line) => format!("client {}'s process died ({status}): {line}", self.slot.0),
-            None => format!("client {}'s process died ({status})", self.slot.0),
+            Some(line) => format!("client {slot}'s process died ({status}): {line}"),
+            None => format!("client {slot}'s process died ({status})"),
         }
     }
 }
 
-impl Drop for ClientProcess {
+impl Launch {
+    /// Starts the process `spec` describes, sends it its spec and reads its reports and its
+    /// stderr on threads of their own.
+    fn start(&self, spec: ClientSpec) -> Result<Running, String> {
+        let slot = spec.slot;
+        let failed = |e: std::io::Error| {
+            format!(
+                "client {}: cannot start {}: {e}",
+                slot.0,
+                self.launcher.program.display()
+            )
+        };
+        let Piped {
+            child,
+            stdin,
+            stdout,
+            stderr,
+        } = spawn_piped(self.launcher.command()).map_err(failed)?;
+        let (read, reports_read) = oneshot::channel();
+        let mut running = Running {
+            restarts: spec.restarts,
+            pid: libc::pid_t::try_from(child.id()).unwrap_or(libc::pid_t::MAX),
+            child,
+            stdin,
+            killed: Arc::default(),
+            reports_read: Some(reports_read),
+            stderr: None,
+        };
+        wire::send(&mut running.stdin, &spec).map_err(failed)?;
+        self.read_reports(stdout, slot, running.killed.clone(), read)?;
+        let last_words = last_words(stderr, format!("client-{}-stderr", slot.0)).map_err(failed)?;
+        running.stderr = Some(last_words);
+        Ok(running)
+    }
+
+    /// Merges the reports of the process on `stdout` into the run, on a thread of their own;
+    /// `read` is told when they end.
+    fn read_reports(
+        &self,
+        stdout: ChildStdout,
+        slot: ClientSlot,
+        killed: Arc<AtomicBool>,
+        read: oneshot::Sender<()>,
+    ) -> Result<(), String> {
+        let (recorder, progress) = (self.recorder.clone(), self.progress.clone());
+        let (expired, done, begun) = (self.expired.clone(), self.done.clone(), self.begun.clone());
+        let reader = move || {
+            let mut reports = BufReader::new(stdout);
+            let what = format!("client {}'s reports", slot.0);
+            while let Ok(Some(report)) = wire::receive::<Report>(&mut reports, &what) {
+                match report {
+                    Report::Ready => {
+                        let _ = progress.unbounded_send(Progress::Ready(slot));
+                    }
+                    Report::Event(event) => recorder.push(event),
+                    Report::Begun(cycles) => begun.store(cycles, Ordering::SeqCst),
+                    Report::Expired(outcome) => {
+                        if let Some(waiting) = expired.lock().expect("expiry").take() {
+                            let _ = waiting.send(outcome);
+                        }
+                    }
+                    Report::Done => {
+                        done.store(true, Ordering::SeqCst);
+                        let _ = progress.unbounded_send(Progress::Done(slot));
+                        break;
+                    }
+                }
+            }
+            if !done.load(Ordering::SeqCst) && !killed.load(Ordering::SeqCst) {
+                let _ = progress.unbounded_send(Progress::Died(slot));
+            }
+            let _ = read.send(());
+        };
+        std::thread::Builder::new()
+            .name(format!("client-{}-reports", slot.0))
+            .spawn(reader)
+            .map(drop)
+            .map_err(|e| format!("client {}: cannot start its reader: {e}", slot.0))
+    }
+}
+
+impl Drop for Running {
     fn drop(&mut self) {
-        let mut child = self.child.lock().expect("child");
-        let _ = child.kill();
-        let _ = child.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

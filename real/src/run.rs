@@ -5,7 +5,7 @@
 //!
 //! Each client is an OS process of its own ([`crate::client`], started by
 //! [`crate::processes`]) with its own sessions, so a fault can stop one alone (`pause`:
-//! SIGSTOP, then SIGCONT); when the schedule has network faults, each client reaches the
+//! SIGSTOP, then SIGCONT) or kill it and start another in its place (`crash`); when the schedule has network faults, each client reaches the
 //! servers through its own blackholing proxies ([`crate::proxy`]). Every event is stamped
 //! by the system's monotonic clock, in nanoseconds since the run's time zero, which the
 //! parent gives each client; the parent merges the events the clients report into one trace
@@ -16,7 +16,8 @@
 //! as in the simulator. The run ends when every workload is done and its session closed, or
 //! at the scenario's horizon (real time), and records a snapshot of the lock path's subtree
 //! read through a fresh session (see [`crate::snapshot`] for the recipe's containers); a
-//! client process that dies before its workload is done ends the run with how it died.
+//! client process that dies before its workload is done (other than by a `crash` fault)
+//! ends the run with how it died.
 //! Every client process is killed when the run ends, however it ends. The trace's only
 //! server-side events are the session expiries a local server logs ([`crate::server_log`]);
 //! it has no `op_applied` or `watch_fired`: the checkers that read them have nothing to
@@ -216,6 +217,8 @@ impl RealRun<'_> {
                 },
                 origin_ns: clock.origin_monotonic_ns(),
                 resource: resource.socket().to_owned(),
+                restarts: 0,
+                begun: 0,
             };
             match ClientProcess::spawn(self.launcher, &spec, recorder.clone(), progress_tx.clone())
             {

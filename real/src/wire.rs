@@ -27,6 +27,13 @@ pub struct ClientSpec {
     pub origin_ns: u64,
     /// The socket of the run's fenced resource.
     pub resource: PathBuf,
+    /// How many processes of this client were crashed before this one (0 for its first):
+    /// each process draws from a stream of its own, so that its protection ids differ from
+    /// those of a dead one, whose nodes may still be on the server.
+    pub restarts: u32,
+    /// The cycles of its workload that its earlier processes began (as they reported them,
+    /// [`Report::Begun`]): it carries on with the rest.
+    pub begun: u32,
 }
 
 /// What the parent asks of a running client process: later lines of its stdin.
@@ -47,6 +54,10 @@ pub enum Report {
     Ready,
     /// An event of its trace, stamped on the run's clock.
     Event(Event),
+    /// It begins a cycle of its workload: the cycles begun so far, across its processes. Sent
+    /// before the cycle's first call, so that a process killed at any instant has reported
+    /// every cycle it began in a way anyone could see.
+    Begun(u32),
     /// The outcome of [`Command::ExpireSession`].
     Expired(Result<(), String>),
     /// Its workload is done and its session closed; it exits next.

@@ -3,6 +3,8 @@
 
 mod support;
 
+use lock::ids::ClientSlot;
+use lock::recipes::{Call, Notice};
 use real::ClientLauncher;
 use real::local::Settings;
 use real::target::Target;
@@ -10,7 +12,7 @@ use scenarios::catalog::Catalog;
 use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::property::{Expectation, Property};
 use scenarios::scenario::Scenario;
-use scenarios::trace::{EventKind, ServerSession, Source, Trace};
+use scenarios::trace::{Event, EventKind, ServerSession, Source, Trace};
 use std::time::Duration;
 use support::launcher;
 
@@ -105,26 +107,32 @@ fn server_restarts_pass_on_a_real_server() {
 #[test]
 fn a_fault_with_no_real_counterpart_is_refused_before_the_run() {
     let target = Target::connect("127.0.0.1:1");
-    let refused = real::run(&scenario("semaphore-crash"), 0, &target, &launcher()).unwrap_err();
-    assert_eq!(
-        refused.message,
-        "faults[0]: crash has no real counterpart yet (needs a restart of a client process)"
-    );
-    assert!(refused.trace.is_none());
-    let mut lossy = scenario("herd-free-mutex");
-    lossy.faults.push(ScheduledFault {
-        at_ms: 100,
-        fault: Fault::Drop {
-            from: Node::Client(0),
-            to: Node::Server,
-            percent: 50,
-            for_ms: None,
-        },
+    let refused = |fault: Fault| {
+        let mut faulty = scenario("herd-free-mutex");
+        faulty.faults.push(ScheduledFault { at_ms: 100, fault });
+        real::run(&faulty, 0, &target, &launcher()).unwrap_err()
+    };
+    let delayed = refused(Fault::Delay {
+        from: Node::Server,
+        to: Node::Client(0),
+        min_ms: 5,
+        max_ms: 200,
+        for_ms: None,
     });
     assert_eq!(
-        real::run(&lossy, 0, &target, &launcher())
-            .unwrap_err()
-            .message,
+        delayed.message,
+        "faults[0]: delay has no real counterpart yet (the proxy holds bytes but does not \
+         delay them per message as the simulator does)"
+    );
+    assert!(delayed.trace.is_none());
+    let lossy = refused(Fault::Drop {
+        from: Node::Client(0),
+        to: Node::Server,
+        percent: 50,
+        for_ms: None,
+    });
+    assert_eq!(
+        lossy.message,
         "faults[0]: drop has no real counterpart yet (TCP retransmits what a link loses: a \
          loss is only a delay)"
     );
@@ -145,7 +153,7 @@ fn a_random_draw_with_no_real_counterpart_is_refused_by_its_seed() {
             let schedule = scenario.fault_schedule(seed);
             schedule
                 .iter()
-                .any(|f| matches!(f.fault, Fault::Crash { .. } | Fault::Drop { .. }))
+                .any(|f| matches!(f.fault, Fault::Delay { .. } | Fault::Drop { .. }))
         })
         .unwrap();
     let refused = real::run(&scenario, seed, &target, &launcher()).unwrap_err();
@@ -155,6 +163,110 @@ fn a_random_draw_with_no_real_counterpart_is_refused_by_its_seed() {
             .starts_with(&format!("random_faults: seed {seed} draws ")),
         "{}",
         refused.message
+    );
+}
+
+/// The `call`s of `call` kind each client made, by client.
+fn calls_by_client(trace: &Trace, clients: u16, call: fn(&Call) -> bool) -> Vec<usize> {
+    (0..clients)
+        .map(|client| {
+            let of = |e: &&Event| e.client == Some(ClientSlot(client));
+            let calls = trace.events.iter().filter(of);
+            calls
+                .filter(|e| matches!(&e.kind, EventKind::Call { call: c } if call(c)))
+                .count()
+        })
+        .collect()
+}
+
+/// Where `trace` records the start and the end of `fault`: their indexes, the start first.
+fn fault_span(trace: &Trace, fault: &Fault) -> (usize, usize) {
+    let at = |end: bool| {
+        let found = trace.events.iter().position(|e| match &e.kind {
+            EventKind::FaultStart { fault: f } => !end && f == fault,
+            EventKind::FaultEnd { fault: f } => end && f == fault,
+            _ => false,
+        });
+        found.unwrap_or_else(|| panic!("{fault:?}'s start and end are recorded"))
+    };
+    let (start, end) = (at(false), at(true));
+    assert!(start < end, "{fault:?} ends after it starts");
+    (start, end)
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_crashed_lease_holder_is_restarted_and_carries_on_on_a_real_server() {
+    // Client 0 (stagger 0) begins its first cycle at 0 ms and holds its lease for 1500 ms, so
+    // the crash at 300 ms kills its process holding (or, on a very slow start, asking for)
+    // that lease, whatever the scheduling: its session keeps the lease until the server
+    // expires it, and the new process carries on with the one cycle not begun, as in the
+    // simulator (seed 0: 6 acquires, 6 grants, 5 releases).
+    let trace = passes("semaphore-crash");
+    let crash = Fault::Crash { client: 0 };
+    let (start, _) = fault_span(&trace, &crash);
+    let acquire = |c: &Call| matches!(c, Call::Acquire { .. });
+    let release = |c: &Call| matches!(c, Call::Release { .. });
+    assert_eq!(
+        calls_by_client(&trace, 3, acquire),
+        [2, 2, 2],
+        "every cycle begun once, none repeated after the crash"
+    );
+    assert_eq!(
+        calls_by_client(&trace, 3, release),
+        [1, 2, 2],
+        "client 0's first lease is never given back: its session's expiry frees it"
+    );
+    let client_0 = |e: &Event| {
+        e.client == Some(ClientSlot(0))
+            && matches!(&e.kind, EventKind::Call { call } if acquire(call))
+    };
+    let mut asks = (trace.events.iter().enumerate()).filter(|(_, e)| client_0(e));
+    let (first, second) = (asks.next().unwrap().0, asks.next().unwrap().0);
+    assert!(
+        first < start && start < second,
+        "the dead process asked before the crash, the new one after"
+    );
+    let grants = count(&trace, |k| {
+        matches!(
+            k,
+            EventKind::Notice {
+                notice: Notice::Acquired { .. }
+            }
+        )
+    });
+    assert_eq!(grants, 6);
+    // The dead process's session outlives it: the server expires it (its log says when).
+    let expired = trace.events.iter().position(|e| {
+        matches!(
+            e.kind,
+            EventKind::ServerSession {
+                change: ServerSession::Expired,
+                ..
+            }
+        )
+    });
+    assert!(
+        expired.is_some_and(|at| at > start),
+        "the dead session expires after the crash"
+    );
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_crashed_mutex_client_carries_on_under_random_faults_on_a_real_server() {
+    // Seed 0 draws client 0's crash at 884 ms, pauses of clients 0 and 1 and a server
+    // restart. Only what must hold is required: the violation the scenario expects in some
+    // seeds (a waiter holding through its old session's node) is a race one run need not show.
+    let trace = checked_run("random-faults-mutex", false);
+    let crash = scenario("random-faults-mutex").fault_schedule(0)[0].clone();
+    assert_eq!(crash.fault, Fault::Crash { client: 0 });
+    fault_span(&trace, &crash.fault);
+    let acquire = |c: &Call| matches!(c, Call::Acquire { .. });
+    assert_eq!(
+        calls_by_client(&trace, 3, acquire),
+        [3, 3, 3],
+        "every cycle begun once, none repeated after the crash"
     );
 }
 

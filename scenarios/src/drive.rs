@@ -66,8 +66,8 @@ pub struct ClientWork<C, E> {
     pub recorder: Recorder<C>,
     /// The run's protected resource (it records the accesses).
     pub resource: Arc<dyn SharedResource>,
-    /// Acquisitions started so far, across restarts.
-    pub started: Arc<Mutex<u32>>,
+    /// Cycles begun so far, across restarts.
+    pub started: Started,
     /// The executor's clock and seeded source.
     pub executor: E,
 }
@@ -184,19 +184,19 @@ impl<C: Clock, E: Executor> ClientWork<C, E> {
     /// The workload of this process: a restarted client carries on with the cycles it had
     /// not begun.
     fn fresh_workload(&self) -> Workload {
-        let started = *self.started.lock().expect("progress lock");
-        let left = self.workload.acquisitions.saturating_sub(started);
+        let begun = self.started.count();
+        let left = self.workload.acquisitions.saturating_sub(begun);
         let timeout = self.workload.acquire_timeout_ms.map(Duration::from_millis);
         Workload::new(self.recipe.family(), self.slot, &self.settings, left)
             .with_timeout(timeout)
             .with_nested(self.workload.reentrant)
     }
 
-    /// Counts the cycles begun so far, for a restart.
+    /// Counts the cycles begun so far, for a restart: called after each input, so a cycle
+    /// that began is counted before its first call is carried out.
     fn note_progress(&self, workload: &Workload) {
-        let left = workload.cycles_left();
-        *self.started.lock().expect("progress lock") =
-            self.workload.acquisitions.saturating_sub(left);
+        let begun = (self.workload.acquisitions).saturating_sub(workload.cycles_left());
+        self.started.set(begun);
     }
 
     /// A sleep for workload timer `kind`: the stagger by slot, or a hold or think time
@@ -221,6 +221,44 @@ impl<C: Clock, E: Executor> ClientWork<C, E> {
     /// Writes `value` with `token` (the resource records it).
     fn write(&self, owner: Owner, token: Token, value: u64) {
         self.resource.write(self.slot, owner, token, value);
+    }
+}
+
+/// The cycles a client has begun, kept across its restarts (a crash) so that the restarted
+/// client carries on with the cycles it had not begun. The simulator shares one count between
+/// a client node's lives; an executor that restarts a client as a new OS process (the real
+/// one) cannot, so its client tells each new count ([`Started::telling`]) to the parent,
+/// which starts the next process from the last count it heard. A count is told before the
+/// cycle's first call is carried out, so a process killed at any instant has told every cycle
+/// that anyone else could have seen begin.
+#[derive(Clone, Default)]
+pub struct Started {
+    count: Arc<Mutex<u32>>,
+    tell: Option<Arc<dyn Fn(u32) + Send + Sync>>,
+}
+
+impl Started {
+    /// `count` cycles begun already (by the client's earlier lives), each later count told to
+    /// `tell` as it changes.
+    pub fn telling(count: u32, tell: impl Fn(u32) + Send + Sync + 'static) -> Started {
+        Started {
+            count: Arc::new(Mutex::new(count)),
+            tell: Some(Arc::new(tell)),
+        }
+    }
+
+    /// The cycles begun so far.
+    pub fn count(&self) -> u32 {
+        *self.count.lock().expect("progress lock")
+    }
+
+    /// Sets the count to `count`, telling a change.
+    fn set(&self, count: u32) {
+        let previous = std::mem::replace(&mut *self.count.lock().expect("progress lock"), count);
+        match &self.tell {
+            Some(tell) if previous != count => tell(count),
+            _ => {}
+        }
     }
 }
 
@@ -270,4 +308,21 @@ async fn next_input<R: Recipe<Notice = Notice>, S: Future<Output = ()>>(
         *timer = None;
     }
     input
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_is_told_once_per_change() {
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let heard = told.clone();
+        let started = Started::telling(1, move |count| heard.lock().unwrap().push(count));
+        for count in [1, 2, 2, 3] {
+            started.set(count);
+        }
+        assert_eq!(started.count(), 3);
+        assert_eq!(*told.lock().unwrap(), [2, 3]);
+    }
 }

@@ -12,7 +12,7 @@ use lock::framework::FrameworkConfig;
 use lock::ids::ClientSlot;
 use madsim::runtime::{Handle, Runtime};
 use madsim::time::{Instant, sleep, sleep_until};
-use scenarios::drive::ClientWork;
+use scenarios::drive::{ClientWork, Started};
 use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::resource::{Recorded, SharedResource};
 use scenarios::trace::{EventKind, Meta, Source, Trace};
@@ -307,7 +307,7 @@ impl Sim {
                     settings: self.recipe_settings,
                     recorder: recorder.clone(),
                     resource: resource.clone(),
-                    started: Arc::default(),
+                    started: Started::default(),
                     executor: SimExecutor,
                 };
                 let node = ClientNode {
