@@ -5,7 +5,10 @@
 //! symmetry. So a counterexample is searched for separately, with a single-threaded BFS that
 //! stops at the first discovery of that property ([`shortest`]), and then minimized: cut at
 //! the first state that shows it, and drop single steps while the rest still replays and
-//! still shows it.
+//! still shows it. That search has no partial-order reduction and one thread, so in a large
+//! space it can cost far more than the check itself: past [`SHORTEST_BUDGET`] states it gives
+//! up, and the DFS's own discovery, minimized, is the counterexample (shorter than it was, not
+//! always the shortest).
 
 use std::collections::BTreeSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -249,16 +252,16 @@ pub fn check<R: Testable>(def: &'static RecipeDef<R>, config: Config, options: O
                 Kind::Always => !found,
                 Kind::Sometimes => found,
             };
-            // A complete search affords the shortest path; one cut short by the timeout
-            // minimizes the path it found instead (a breadth-first search of a space too big
-            // to finish would not finish either).
+            // A complete search affords the shortest path within the search's budget; one cut
+            // short by the timeout, or a space past that budget, minimizes the path the DFS
+            // found instead (a breadth-first search of a space too big to finish would not
+            // finish either).
             let path = discovery.filter(|_| options.paths).and_then(|discovery| {
                 let model = LockModel::new(def, config);
-                if complete {
-                    shortest(&model, property)
-                } else {
-                    Some(minimize(&model, property, discovery.into_actions()))
-                }
+                let shortest = complete
+                    .then(|| shortest(&model, property, SHORTEST_BUDGET))
+                    .flatten();
+                shortest.or_else(|| Some(minimize(&model, property, discovery.into_actions())))
             });
             Verdict {
                 property,
@@ -296,15 +299,25 @@ fn stop_after(timeout: Duration, cutoff: Cutoff) -> mpsc::Sender<()> {
     done
 }
 
+/// The most states [`check`]'s search for the shortest path reaches before it gives up. The
+/// search keeps two levels of whole states: a 3-client semaphore's stayed under this budget
+/// and still took five minutes and 2 GB after a one-minute check.
+pub const SHORTEST_BUDGET: usize = 1_000_000;
+
 /// The shortest path to a discovery of `property`, minimized (a no-op on a true shortest
-/// path; it guards the result against fingerprint collisions).
+/// path; it guards the result against fingerprint collisions); `None` when there is none or
+/// the search reached `budget` states first ([`check`] gives it [`SHORTEST_BUDGET`]).
 ///
 /// This is our own single-threaded breadth-first search, stopping at the first discovery:
 /// stateright's BFS checks its stop condition only every 1,500 states and overwrites the
 /// discovery meanwhile, which gave a 12-step path where 7 steps suffice. States are
 /// deduplicated by the fingerprint of their symmetry representative (every property is
 /// symmetric in the clients, so the shortest path in the reduced space is a shortest path).
-pub fn shortest<R: Testable>(model: &LockModel<R>, property: Checked) -> Option<Vec<Action>> {
+pub fn shortest<R: Testable>(
+    model: &LockModel<R>,
+    property: Checked,
+    budget: usize,
+) -> Option<Vec<Action>> {
     let init = model.initial(&mut Silent);
     if shows(model, property, &init) {
         return Some(Vec::new());
@@ -329,6 +342,9 @@ pub fn shortest<R: Testable>(model: &LockModel<R>, property: Checked) -> Option<
                     continue;
                 }
                 reached.push((*index, Some(action)));
+                if reached.len() > budget {
+                    return None;
+                }
                 if shows(model, property, &next) {
                     let path = path_to(&reached, reached.len() - 1);
                     return Some(minimize(model, property, path));

@@ -894,6 +894,49 @@ fn mutex_holds_through_a_node_of_the_session_it_gave_up() {
     assert!(outcome.verdict(Property::Progress).holds);
 }
 
+/// The same lock loop wakes two waiters with one deletion (found by a random-faults hunt of
+/// the simulator first, `mutex-lock-loop-herd`): with three clients a waiter that kept its
+/// old session's node watches its predecessor on its new session; the server expires the old
+/// session, the waiter behind the vanished node lists again and watches the same predecessor,
+/// and its deletion wakes both. Two clients cannot show it (one holds, two wait).
+#[test]
+fn mutex_lock_loop_herds_behind_a_node_of_a_session_given_up() {
+    let mut config = Config::new(3);
+    config.budgets.expiries = 0;
+    config.budgets.connection_losses = 1;
+    let outcome = check(&MUTEX, config, Options::default());
+    assert!(
+        outcome.complete && outcome.all_met(),
+        "{:?}",
+        outcome.verdicts
+    );
+    assert_eq!(outcome.unique_states, 52_844);
+    assert!(!outcome.verdict(Property::HerdFree).holds);
+    assert!(outcome.verdict(Property::Progress).holds);
+    let mut two = config;
+    two.clients = 2;
+    assert!(
+        check(&MUTEX, two, Options::default())
+            .verdict(Property::HerdFree)
+            .holds
+    );
+}
+
+/// The search for the shortest counterexample gives up past its budget, and `check` then
+/// keeps the path its DFS found, minimized: still a counterexample, never longer than that.
+#[test]
+fn a_shortest_path_search_past_its_budget_gives_up_for_the_dfs_path() {
+    let model = LockModel::new(&MUTEX, Config::new(2));
+    let belief = Checked::Shared(Property::MutualExclusionBelief);
+    assert_eq!(model::check::shortest(&model, belief, 5), None);
+    let shortest = model::check::shortest(&model, belief, model::check::SHORTEST_BUDGET);
+    let shortest = shortest.expect("a counterexample within the budget");
+    let outcome = check(&MUTEX, Config::new(2), Options::default());
+    assert_eq!(outcome.verdict(belief).path.as_ref(), Some(&shortest));
+    let visited = states(&model, &shortest).unwrap();
+    assert!(!belief.holds_in(&model, visited.last().unwrap()));
+}
+
 /// A retry policy that runs out fails the acquire, as Curator's `acquire()` throws: with one
 /// retry, the expiry that fails a request in flight and then its retry at LOST leaves the
 /// waiter unserved (`progress`, as the recipe table expects); retrying forever serves it.

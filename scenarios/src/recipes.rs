@@ -160,6 +160,25 @@ fn lease_loop_deadlocks(spec: &ModelSpec, max_leases: u32) -> bool {
         && budgets.cycles >= 1
 }
 
+/// Whether one lease change can wake two lease takers once a fault ends a taker's session (an
+/// expiry, or LOST declared while the server still holds the session) and Curator's lease
+/// loop carries on (`on_lost = curator`), with a holder and two takers (three clients):
+/// either the taker lists the leases on its new session with a watch, finds its lease node
+/// gone, and starts over with that watch left behind (`semaphore-session-expiry`), or it
+/// re-creates its lease node while the internal lock, its old node deleted, lets the next
+/// taker in, and both then watch the lease directory (the way into the deadlock of
+/// [`lease_loop_deadlocks`]). The next change wakes both (`check semaphore --clients 3`, also
+/// with `--max-leases 3`; `check semaphore-mutex --clients 3`). Curator's
+/// `internalAcquire1Lease` does the same; under `on_lost = release` the taker gives up its
+/// nodes at LOST instead.
+fn lease_loop_herd(spec: &ModelSpec) -> bool {
+    let budgets = &spec.budgets;
+    spec.framework.on_lost == OnLost::Curator
+        && spec.clients >= 3
+        && u32::from(budgets.expiries) + u32::from(budgets.connection_losses) >= 1
+        && budgets.cycles >= 1
+}
+
 /// `progress` of a semaphore of `max_leases` leases: a waiter gives up at LOST under
 /// `on_lost = release` ([`released_at_lost`]) or when the retry policy runs out
 /// ([`retries_run_out`]); Curator's lease loop can deadlock instead ([`lease_loop_deadlocks`]).
@@ -174,6 +193,7 @@ fn lease_progress(spec: &ModelSpec, max_leases: u32) -> Expectation {
 fn one_lease_lock(property: Property, spec: &ModelSpec) -> Expectation {
     match property {
         Property::Progress => lease_progress(spec, 1),
+        Property::HerdFree => violated_if(lease_loop_herd(spec)),
         _ => curator_lock_loop(property, spec),
     }
 }
@@ -228,13 +248,28 @@ fn stale_node_grant(spec: &ModelSpec) -> bool {
         && spec.budgets.connection_losses >= 1
 }
 
+/// Whether the same loop wakes two waiters with one deletion: a waiter that kept a node of
+/// a session it gave up watches its predecessor on its new session; when the server expires
+/// the old session and deletes that node, the waiter behind it lists again and watches the
+/// same predecessor (`LockInternals` watches only the predecessor, and a waiter learns that
+/// its own node is gone only at its next listing), so the predecessor's deletion wakes both.
+/// It takes three clients: a holder and two waiters (`check mutex --clients 3
+/// --connection-losses 1 --expiries 0`, 39 steps; in the simulator `mutex-lock-loop-herd`).
+fn stale_waiter_herd(spec: &ModelSpec) -> bool {
+    stale_node_grant(spec) && spec.clients >= 3
+}
+
 /// Every lock built on Curator's lock loop (`LockInternals`: the mutex and the locks over it):
 /// an exclusive lock ([`exclusive_lock`]) that, under `on_lost = curator` with a connection
 /// loss in the budget, holds through a node of a session it already gave up (CURATOR-604):
 /// `live_session_exclusion` and the belief property are violated, and an unfenced resource
-/// can lose an update.
+/// can lose an update; with three clients a deletion can wake two waiters
+/// ([`stale_waiter_herd`]).
 pub fn curator_lock_loop(property: Property, spec: &ModelSpec) -> Expectation {
-    overlapping_live(property, spec, stale_node_grant(spec))
+    match property {
+        Property::HerdFree if stale_waiter_herd(spec) => Expectation::Violated,
+        _ => overlapping_live(property, spec, stale_node_grant(spec)),
+    }
 }
 
 /// As any exclusive lock, but a waiter woken by its predecessor's deletion holds at once:
@@ -254,8 +289,9 @@ fn trusting_wakeup(property: Property, spec: &ModelSpec) -> Expectation {
 
 /// More clients believe they hold a lease than there are leases once a paused holder's
 /// session can expire (its lease is freed while it still believes) and someone waits for that
-/// lease; only the internal lock's holder watches the leases, so a return wakes at most one
-/// waiter. Its progress is [`lease_progress`]'s.
+/// lease. Only the internal lock's holder watches the leases, so a return wakes at most one
+/// waiter unless a fault left a second taker watching them ([`lease_loop_herd`]). Its
+/// progress is [`lease_progress`]'s.
 fn semaphore(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
     let max = spec.settings.max_leases;
@@ -265,6 +301,7 @@ fn semaphore(property: Property, spec: &ModelSpec) -> Expectation {
             violated_if(acquires && budgets.expiries >= 1 && u32::from(spec.clients) > max)
         }
         Property::Progress => lease_progress(spec, max),
+        Property::HerdFree => violated_if(lease_loop_herd(spec)),
         _ => Expectation::Holds,
     }
 }

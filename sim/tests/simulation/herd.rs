@@ -1,9 +1,16 @@
 //! Herd behaviour: how many waiting clients each deletion wakes.
 
+use lock::framework::OnLost;
+use lock::zk::Request;
+use scenarios::check::check;
+use scenarios::property::Property;
 use scenarios::scenario::{RecipeKind, Workload};
-use scenarios::trace::Trace;
+use scenarios::trace::{EventKind, Trace};
 
-use crate::query::{run, sim, workload};
+use crate::query::{
+    catalog_scenario, find, is_acquired, on, run, run_scenario, sim, sim_context, violations,
+    workload,
+};
 use crate::wakeups::{lease_wakeups, woken_by_each_delete, woken_per_deletion};
 
 fn ten_waiters(recipe: RecipeKind) -> Trace {
@@ -48,4 +55,50 @@ fn semaphore_mutex_wakes_no_herd_on_lease_changes() {
     assert!(woken.len() >= 9, "waiters are woken by lease changes");
     assert_eq!(most, 1, "{woken:?}");
     assert!(woken_per_deletion(&trace).values().all(|&n| n <= 1));
+}
+
+/// The catalog's `mutex-lock-loop-herd`, found by a hunt of random faults: after a server
+/// restart longer than T, Curator's lock loop keeps each waiter's old node and lists again on
+/// its new session. Once the server expires an old session, the waiter whose node vanished
+/// (it learns that only at its next listing) and the waiter behind that node watch the same
+/// predecessor, and its deletion wakes both. In seed 44 c0 and c2 are woken at once: c0 is
+/// first and holds, c2 finds its node gone and starts over with a new one. Giving waiters up
+/// at LOST (`on_lost = release`) wakes one at a time on the same seed.
+#[test]
+fn curators_lock_loop_wakes_two_waiters_after_a_server_restart_longer_than_t() {
+    let scenario = catalog_scenario("mutex-lock-loop-herd");
+    let trace = run_scenario(&scenario, 44);
+    let herds = check(&trace, Property::HerdFree, &sim_context(&scenario));
+    let [herd] = &herds[..] else {
+        panic!("one herd: {herds:?}");
+    };
+    let woken: Vec<u16> = herd.clients.iter().map(|c| c.0).collect();
+    assert_eq!(woken, [0, 2], "{herd:?}");
+    let after = herd.events[herd.events.len() - 1];
+    let (_, grant) = find(
+        &trace,
+        after,
+        |e| matches!(&e.kind, EventKind::Notice { notice } if is_acquired(notice)),
+    )
+    .expect("a grant after the herd");
+    assert!(on(grant, 0), "c0 is first and holds: {grant:?}");
+    let c2_asks: Vec<&Request> = (trace.events[after..].iter())
+        .filter(|e| on(e, 2))
+        .filter_map(|e| match &e.kind {
+            EventKind::OpSent { request, .. } => Some(request),
+            _ => None,
+        })
+        .take(2)
+        .collect();
+    assert!(
+        matches!(
+            c2_asks[..],
+            [Request::GetChildren { .. }, Request::Create { .. }]
+        ),
+        "c2 lists again, finds its node gone and starts over: {c2_asks:?}"
+    );
+    let mut releasing = scenario.clone();
+    releasing.framework.on_lost = OnLost::Release;
+    let trace = run_scenario(&releasing, 44);
+    assert_eq!(violations(&releasing, &trace, Property::HerdFree), 0);
 }
