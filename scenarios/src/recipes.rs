@@ -263,8 +263,8 @@ fn stale_waiter_herd(spec: &ModelSpec) -> bool {
 /// an exclusive lock ([`exclusive_lock`]) that, under `on_lost = curator` with a connection
 /// loss in the budget, holds through a node of a session it already gave up (CURATOR-604):
 /// `live_session_exclusion` and the belief property are violated, and an unfenced resource
-/// can lose an update; with three clients a deletion can wake two waiters
-/// ([`stale_waiter_herd`]).
+/// can lose an update; with three clients a deletion can wake two waiters (a waiter that kept
+/// such a node, and the one behind it, watching one predecessor).
 pub fn curator_lock_loop(property: Property, spec: &ModelSpec) -> Expectation {
     match property {
         Property::HerdFree if stale_waiter_herd(spec) => Expectation::Violated,
