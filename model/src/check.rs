@@ -256,12 +256,12 @@ pub fn check<R: Testable>(def: &'static RecipeDef<R>, config: Config, options: O
             // short by the timeout, or a space past that budget, minimizes the path the DFS
             // found instead (a breadth-first search of a space too big to finish would not
             // finish either).
-            let path = discovery.filter(|_| options.paths).and_then(|discovery| {
+            let path = discovery.filter(|_| options.paths).map(|discovery| {
                 let model = LockModel::new(def, config);
                 let shortest = complete
                     .then(|| shortest(&model, property, SHORTEST_BUDGET))
                     .flatten();
-                shortest.or_else(|| Some(minimize(&model, property, discovery.into_actions())))
+                shortest.unwrap_or_else(|| minimize(&model, property, discovery.into_actions()))
             });
             Verdict {
                 property,

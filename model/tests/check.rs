@@ -877,12 +877,9 @@ fn curator_s_lock_loop_leads_through_a_node_of_the_session_it_gave_up() {
 /// both clients' current sessions alive. The fence holds; nobody is left waiting.
 #[test]
 fn mutex_holds_through_a_node_of_the_session_it_gave_up() {
-    let mut config = Config::new(2);
-    config.budgets.expiries = 0;
-    config.budgets.connection_losses = 1;
     let outcome = pinned_in(
         &MUTEX,
-        config,
+        one_connection_loss(2),
         Pinned {
             symmetric: 4_173,
             plain: 18_508,
@@ -894,6 +891,29 @@ fn mutex_holds_through_a_node_of_the_session_it_gave_up() {
     assert!(outcome.verdict(Property::Progress).holds);
 }
 
+/// One client cut off past its LOST timer, no expiry: the budget of CURATOR-604's stale-node
+/// grant and of the herd behind a kept node.
+fn one_connection_loss(clients: u16) -> Config {
+    let mut config = Config::new(clients);
+    config.budgets.expiries = 0;
+    config.budgets.connection_losses = 1;
+    config
+}
+
+/// Checks `def` with three clients and [`one_connection_loss`]: complete, `unique` states,
+/// every verdict as the recipe table expects, `herd_free` violated.
+fn herds_behind_a_kept_node<R: Testable>(def: &'static RecipeDef<R>, unique: usize) -> Outcome {
+    let outcome = check(def, one_connection_loss(3), Options::default());
+    assert!(
+        outcome.complete && outcome.all_met(),
+        "{:?}",
+        outcome.verdicts
+    );
+    assert_eq!(outcome.unique_states, unique);
+    assert!(!outcome.verdict(Property::HerdFree).holds);
+    outcome
+}
+
 /// The same lock loop wakes two waiters with one deletion (found by a random-faults hunt of
 /// the simulator first, `mutex-lock-loop-herd`): with three clients a waiter that kept its
 /// old session's node watches its predecessor on its new session; the server expires the old
@@ -901,25 +921,10 @@ fn mutex_holds_through_a_node_of_the_session_it_gave_up() {
 /// and its deletion wakes both. Two clients cannot show it (one holds, two wait).
 #[test]
 fn mutex_lock_loop_herds_behind_a_node_of_a_session_given_up() {
-    let mut config = Config::new(3);
-    config.budgets.expiries = 0;
-    config.budgets.connection_losses = 1;
-    let outcome = check(&MUTEX, config, Options::default());
-    assert!(
-        outcome.complete && outcome.all_met(),
-        "{:?}",
-        outcome.verdicts
-    );
-    assert_eq!(outcome.unique_states, 52_844);
-    assert!(!outcome.verdict(Property::HerdFree).holds);
+    let outcome = herds_behind_a_kept_node(&MUTEX, 52_844);
     assert!(outcome.verdict(Property::Progress).holds);
-    let mut two = config;
-    two.clients = 2;
-    assert!(
-        check(&MUTEX, two, Options::default())
-            .verdict(Property::HerdFree)
-            .holds
-    );
+    let two = check(&MUTEX, one_connection_loss(2), Options::default());
+    assert!(two.verdict(Property::HerdFree).holds);
 }
 
 /// LeaderLatch keeps its node across LOST whatever `on_lost` says, so it herds the same way
@@ -928,17 +933,7 @@ fn mutex_lock_loop_herds_behind_a_node_of_a_session_given_up() {
 /// watching one predecessor.
 #[test]
 fn leader_latch_herds_behind_a_node_it_kept_across_lost() {
-    let mut config = Config::new(3);
-    config.budgets.expiries = 0;
-    config.budgets.connection_losses = 1;
-    let outcome = check(&LEADER_LATCH, config, Options::default());
-    assert!(
-        outcome.complete && outcome.all_met(),
-        "{:?}",
-        outcome.verdicts
-    );
-    assert_eq!(outcome.unique_states, 94_434);
-    assert!(!outcome.verdict(Property::HerdFree).holds);
+    let outcome = herds_behind_a_kept_node(&LEADER_LATCH, 94_434);
     assert!(outcome.verdict(Property::LeaderUniqueBelief).holds);
 }
 
