@@ -336,10 +336,19 @@ fn read_write(property: Property, spec: &ModelSpec) -> Expectation {
         // before it acts: a wasted wake-up, a herd by the shared rule ("a timeout is no
         // fault", `check::counts_as_acquired`); checked with 3 clients. A queued writer's
         // timeout wakes readers as its expiry does (4 clients, reasoned).
+        //
+        // With two writers the lock loop's herd behind a kept node is reachable too: a writer
+        // that kept its node across LOST watches the holder; once the server expires that node,
+        // the next waiter watches the same holder, and the holder's release wakes both, while
+        // the writer, its node gone, must queue again behind the other
+        // (`check read-write-lock --clients 3 --writers 2 --connection-losses 1 --expiries 0`,
+        // 39 steps). A reader that kept its node would start over and read at once, so one
+        // writer is not enough.
         Property::HerdFree => violated_if(
-            readers >= 2
+            (readers >= 2
                 && budgets.cycles >= 1
-                && ((writers >= 2 && budgets.expiries >= 1) || (writers >= 1 && spec.timeouts)),
+                && ((writers >= 2 && budgets.expiries >= 1) || (writers >= 1 && spec.timeouts)))
+                || (writers >= 2 && stale_node_grant(spec) && herd_behind_a_kept_node(spec)),
         ),
         _ => curator_lock_loop(property, spec),
     }
