@@ -37,11 +37,12 @@ pub struct ClientMap {
     recorded: Option<RefCell<Ids>>,
 }
 
-/// One client's op ids and timer ids in use, each set sorted.
+/// One client's op ids and timer ids in use, each sorted and without repeats (a client holds
+/// a handful: small sorted vectors, not trees).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ids {
-    ops: BTreeSet<u32>,
-    timers: BTreeSet<u32>,
+    ops: Vec<u32>,
+    timers: Vec<u32>,
 }
 
 impl Ids {
@@ -64,30 +65,34 @@ enum IdKind {
 }
 
 impl Ids {
-    fn of(&self, kind: IdKind) -> &BTreeSet<u32> {
+    fn of(&self, kind: IdKind) -> &[u32] {
         match kind {
             IdKind::Op => &self.ops,
             IdKind::Timer => &self.timers,
         }
     }
 
-    fn of_mut(&mut self, kind: IdKind) -> &mut BTreeSet<u32> {
-        match kind {
+    /// Notes `id` of `kind` as in use.
+    fn insert(&mut self, kind: IdKind, id: u32) {
+        let ids = match kind {
             IdKind::Op => &mut self.ops,
             IdKind::Timer => &mut self.timers,
+        };
+        if let Err(at) = ids.binary_search(&id) {
+            ids.insert(at, id);
         }
     }
 }
 
 /// The image of `id` when the ids in use, `in_use`, are renumbered 1, 2, 3 … in order.
-fn rank(in_use: &BTreeSet<u32>, id: u32) -> u32 {
-    let below = in_use.range(..id).count();
+fn rank(in_use: &[u32], id: u32) -> u32 {
+    let below = in_use.partition_point(|&used| used < id);
     u32::try_from(below + 1).unwrap_or(u32::MAX)
 }
 
 /// A counter's image under the renumbering of `in_use`: the number of ids in use (every id
 /// it hands out next is still above every id in use, as before).
-fn count(in_use: &BTreeSet<u32>) -> u32 {
+fn count(in_use: &[u32]) -> u32 {
     u32::try_from(in_use.len()).unwrap_or(u32::MAX)
 }
 
@@ -117,12 +122,9 @@ impl ClientMap {
         }
     }
 
-    /// The ids a [`ClientMap::recording`] map has met so far.
-    pub fn recorded(&self) -> Ids {
-        self.recorded
-            .as_ref()
-            .map(|ids| ids.borrow().clone())
-            .unwrap_or_default()
+    /// The ids a [`ClientMap::recording`] map has met.
+    pub fn recorded(self) -> Ids {
+        self.recorded.map(RefCell::into_inner).unwrap_or_default()
     }
 
     /// Renumbers one client's ids: the ids in `in_use` (all the client's state holds, as a
@@ -148,7 +150,7 @@ impl ClientMap {
     /// The image of one id of `kind`, noted if the map records.
     fn id(&self, id: u32, kind: IdKind) -> u32 {
         if let Some(recorded) = &self.recorded {
-            recorded.borrow_mut().of_mut(kind).insert(id);
+            recorded.borrow_mut().insert(kind, id);
         }
         self.ids.as_ref().map_or(id, |ids| rank(ids.of(kind), id))
     }

@@ -36,7 +36,7 @@ const PLACEHOLDER: ClientSlot = ClientSlot(u16::MAX - 1);
 
 impl<R: Recipe + Relabel> Representative for State<R> {
     fn representative(&self) -> Self {
-        let ids: Vec<Ids> = self.peers.iter().map(ids_in_use).collect();
+        let mut ids: Vec<Ids> = self.peers.iter().map(ids_in_use).collect();
         let order = self.canonical_order(&ids);
         let clients = self.peers.len();
         let mut position = vec![0; clients];
@@ -50,7 +50,10 @@ impl<R: Recipe + Relabel> Representative for State<R> {
             server: self.server.relabel(&map),
             peers: order
                 .iter()
-                .map(|&old| self.peers[old].relabel(&renumbered(&map, &ids[old])))
+                .map(|&old| {
+                    let renumbered = renumbered(&map, std::mem::take(&mut ids[old]));
+                    self.peers[old].relabel(&renumbered)
+                })
                 .collect(),
             resource: self.resource.relabel(&map),
             used: self.used,
@@ -103,7 +106,7 @@ impl<R: Recipe + Relabel> State<R> {
                 PLACEHOLDER
             }
         });
-        self.peers[focus].relabel(&renumbered(&map, ids))
+        self.peers[focus].relabel(&renumbered(&map, ids.clone()))
     }
 
     fn max_incarnation(&self) -> u8 {
@@ -155,9 +158,9 @@ pub(crate) fn ids_in_use<R: Relabel>(peer: &Peer<R>) -> Ids {
 }
 
 /// `map`, renumbering one client's ids `ids` as well: apply it to that client only.
-fn renumbered(map: &ClientMap, ids: &Ids) -> ClientMap {
+fn renumbered(map: &ClientMap, ids: Ids) -> ClientMap {
     let mut map = map.clone();
-    map.renumber(ids.clone());
+    map.renumber(ids);
     map
 }
 

@@ -973,8 +973,13 @@ fn read_write_lock_herds_behind_a_writers_kept_node() {
 fn a_shortest_path_search_past_its_budget_gives_up_for_the_dfs_path() {
     let model = LockModel::new(&MUTEX, Config::new(2));
     let belief = Checked::Shared(Property::MutualExclusionBelief);
-    assert_eq!(model::check::shortest(&model, belief, 5), None);
-    let shortest = model::check::shortest(&model, belief, model::check::SHORTEST_BUDGET);
+    assert_eq!(model::check::shortest(&model, &[belief], 5), vec![None]);
+    let [shortest] = <[_; 1]>::try_from(model::check::shortest(
+        &model,
+        &[belief],
+        model::check::SHORTEST_BUDGET,
+    ))
+    .unwrap();
     let shortest = shortest.expect("a counterexample within the budget");
     let outcome = check(&MUTEX, Config::new(2), Options::default());
     assert_eq!(outcome.verdict(belief).path.as_ref(), Some(&shortest));
@@ -1056,6 +1061,46 @@ fn every_row_of_the_recipe_table_checks_with_every_expectation_met() {
         let outcome = kind.visit(CheckRow);
         assert_eq!(outcome.recipe, kind.name());
         assert!(outcome.complete && outcome.all_met(), "{kind}: {outcome:?}");
+    }
+}
+
+/// The lengths of the shortest paths to every property's discovery, searched over the
+/// reduced space (as `check` does) and over every interleaving, for a row of the recipe table
+/// under `config`.
+struct PathLengths(Config);
+
+impl scenarios::recipes::Visitor for PathLengths {
+    type Output = [Vec<Option<usize>>; 2];
+
+    fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> Self::Output {
+        let properties = Checked::of(def.family);
+        [true, false].map(|reduction| {
+            let model = LockModel::new(def, self.0).with_reduction(reduction);
+            model::check::shortest(&model, &properties, model::check::SHORTEST_BUDGET)
+                .iter()
+                .map(|path| path.as_ref().map(Vec::len))
+                .collect()
+        })
+    }
+}
+
+/// `check` searches its counterexamples over the reduced space, where a client's local,
+/// invisible delivery is taken alone; minimized, they are as short as the search over every
+/// interleaving finds: every row of the recipe table with 2 clients, and the lock loop's and
+/// the latch's connection loss.
+#[test]
+fn the_counterexample_paths_are_as_short_as_the_full_searchs() {
+    use scenarios::recipes::RecipeKind;
+    let rows = RecipeKind::ALL.iter().map(|&kind| (kind, Config::new(2)));
+    let lost =
+        [RecipeKind::Mutex, RecipeKind::LeaderLatch].map(|kind| (kind, one_connection_loss(2)));
+    for (kind, config) in rows.chain(lost) {
+        let [reduced, full] = kind.visit(PathLengths(config));
+        assert_eq!(reduced, full, "{kind} {:?}", config.budgets);
+        assert!(
+            reduced.iter().any(Option::is_some),
+            "{kind}: some discovery"
+        );
     }
 }
 
