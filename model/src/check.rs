@@ -27,7 +27,7 @@ use serde::Serialize;
 use stateright::{Checker, HasDiscoveries, Model, Representative};
 
 use crate::budget::{Budgets, Config};
-use crate::model::{Action, Cutoff, LockModel, Silent};
+use crate::model::{Action, Cutoff, LockModel};
 use crate::properties::{Checked, Kind};
 use crate::replay::states;
 use crate::state::State;
@@ -372,7 +372,7 @@ pub fn shortest<R: Testable>(
         found: vec![None; properties.len()],
         missing: properties.len(),
     };
-    let init = model.initial(&mut Silent);
+    let init = model.initial_canonical();
     if search.shows(&init, Vec::new) {
         return search.found;
     }
@@ -389,7 +389,7 @@ pub fn shortest<R: Testable>(
             actions.clear();
             model.reduced(state, &mut actions);
             for &action in &actions {
-                let Some(next) = model.step(state, action, &mut Silent) else {
+                let Some(next) = model.next(state, action) else {
                     continue;
                 };
                 if !seen.insert(fingerprint(&next.representative())) {

@@ -13,7 +13,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use stateright::Representative;
 
-use crate::model::{LockModel, Silent};
+use crate::model::LockModel;
 use crate::state::{Peer, State};
 use scenarios::recipes::Testable;
 
@@ -65,7 +65,7 @@ fn fingerprint<T: Hash>(value: &T) -> u64 {
 
 /// Breadth-first, over symmetry representatives.
 pub(crate) fn reachable<R: Testable>(model: &LockModel<R>, limit: usize) -> Vec<State<R>> {
-    let init = model.initial(&mut Silent).representative();
+    let init = model.initial_canonical().representative();
     let mut seen = BTreeSet::from([fingerprint(&init)]);
     let mut found = vec![init];
     let mut next = 0;
@@ -74,7 +74,7 @@ pub(crate) fn reachable<R: Testable>(model: &LockModel<R>, limit: usize) -> Vec<
         actions.clear();
         model.enabled(&found[next], &mut actions);
         for &action in &actions {
-            let Some(state) = model.step(&found[next], action, &mut Silent) else {
+            let Some(state) = model.next(&found[next], action) else {
                 continue;
             };
             let state = state.representative();

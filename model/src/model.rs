@@ -34,7 +34,7 @@ use std::time::Duration;
 
 use lock::client::Client;
 use lock::framework::Framework;
-use lock::ids::{ClientSlot, Owner, TimerId};
+use lock::ids::{ClientSlot, Owner};
 use lock::world::{Link, Server};
 use lock::zk::tree::Tree;
 use lock::zk::{CreateMode, Path, Request, SessionId};
@@ -48,6 +48,7 @@ use stateright::{Model, Property};
 use crate::budget::Config;
 use crate::properties;
 use crate::state::{Peer, Resource, State, Used};
+use crate::symmetry::canonical;
 use crate::transition::Transition;
 
 /// The path every client locks.
@@ -70,8 +71,10 @@ pub enum Action {
     Work(ClientSlot),
     /// The client handles the next event of its session's stream.
     Deliver(ClientSlot),
-    /// A pending timer of the client fires.
-    Fire(ClientSlot, TimerId),
+    /// The `n`-th of the client's pending timers (in the order of their ids) fires. By rank,
+    /// not by id: the search renumbers a client's ids ([`LockModel::next`]) and a trace's
+    /// replay does not, and the same path must take the same steps in both.
+    Fire(ClientSlot, u8),
     /// The server applies the client's next request.
     Apply(ClientSlot),
     /// The server expires the session of the (paused or cut-off) client.
@@ -186,6 +189,16 @@ impl<R: Testable> LockModel<R> {
         &self.lock_path
     }
 
+    /// The initial state as the search starts from it: every client's ids renumbered (see
+    /// [`LockModel::next`]).
+    pub fn initial_canonical(&self) -> State<R> {
+        let mut state = self.initial(&mut Silent);
+        for peer in &mut state.peers {
+            *peer = canonical(peer);
+        }
+        state
+    }
+
     /// The one initial state, with its trace events: the lock path exists (with the
     /// recipe's directories below it), and every client is connected with its first session.
     pub fn initial(&self, rec: &mut impl Recorder) -> State<R> {
@@ -274,13 +287,13 @@ impl<R: Testable> LockModel<R> {
                 out.push(Action::Work(slot));
             }
             let Some(handle) = &peer.handle else {
-                out.extend(peer.timers.iter().map(|&timer| Action::Fire(slot, timer)));
+                out.extend(fire_each(slot, peer));
                 continue;
             };
             if !handle.events.is_empty() {
                 out.push(Action::Deliver(slot));
             }
-            out.extend(peer.timers.iter().map(|&timer| Action::Fire(slot, timer)));
+            out.extend(fire_each(slot, peer));
             let up = handle.link == Link::Up;
             if up && !handle.requests.is_empty() {
                 out.push(Action::Apply(slot));
@@ -327,7 +340,10 @@ impl<R: Testable> LockModel<R> {
         let done = match action {
             Action::Work(slot) => step.work(slot),
             Action::Deliver(slot) => step.deliver(slot),
-            Action::Fire(slot, timer) => step.fire(slot, timer),
+            Action::Fire(slot, n) => {
+                let timer = step.state.peer(slot).timers.iter().nth(usize::from(n));
+                timer.copied().and_then(|timer| step.fire(slot, timer))
+            }
             Action::Apply(slot) => step.apply(slot, false),
             Action::Expire(slot) => step.expire(slot),
             Action::Crash(slot) => step.crash(slot),
@@ -337,6 +353,43 @@ impl<R: Testable> LockModel<R> {
         step.close_finished();
         done.map(|()| next)
     }
+
+    /// Takes `action` from `state` as the search does: [`LockModel::step`], then each client
+    /// whose ids it may have changed (the one that acted, and one whose session it closed)
+    /// has them renumbered 1, 2, 3 … ([`canonical`]), so that states differing only in
+    /// those ids are one state. `None` if the action is not enabled.
+    pub fn next(&self, state: &State<R>, action: Action) -> Option<State<R>> {
+        let mut next = self.step(state, action, &mut Silent)?;
+        let acted = action.client().map(|slot| usize::from(slot.0));
+        for (index, peer) in next.peers.iter_mut().enumerate() {
+            let closed = peer.handle.is_none() && state.peers[index].handle.is_some();
+            if closed || acted == Some(index) {
+                *peer = canonical(peer);
+            }
+        }
+        Some(next)
+    }
+}
+
+/// The [`Action::Fire`] of each of `peer`'s pending timers.
+fn fire_each<R>(slot: ClientSlot, peer: &Peer<R>) -> impl Iterator<Item = Action> + '_ {
+    (0..peer.timers.len()).map(move |n| Action::Fire(slot, u8::try_from(n).unwrap_or(u8::MAX)))
+}
+
+impl Action {
+    /// The client the action is taken by or on (`None`: a session no client uses).
+    pub fn client(&self) -> Option<ClientSlot> {
+        match *self {
+            Action::Work(slot)
+            | Action::Deliver(slot)
+            | Action::Fire(slot, _)
+            | Action::Apply(slot)
+            | Action::Expire(slot)
+            | Action::Crash(slot)
+            | Action::LoseConnection { client: slot, .. } => Some(slot),
+            Action::ExpireOrphan(_) => None,
+        }
+    }
 }
 
 impl<R: Testable> Model for LockModel<R> {
@@ -344,7 +397,7 @@ impl<R: Testable> Model for LockModel<R> {
     type Action = Action;
 
     fn init_states(&self) -> Vec<State<R>> {
-        vec![self.initial(&mut Silent)]
+        vec![self.initial_canonical()]
     }
 
     fn actions(&self, state: &State<R>, actions: &mut Vec<Action>) {
@@ -352,7 +405,7 @@ impl<R: Testable> Model for LockModel<R> {
     }
 
     fn next_state(&self, state: &State<R>, action: Action) -> Option<State<R>> {
-        self.step(state, action, &mut Silent)
+        self.next(state, action)
     }
 
     fn properties(&self) -> Vec<Property<Self>> {

@@ -2,22 +2,26 @@
 //! clients permuted are explored once. The representative sorts the clients and rewrites
 //! every client identity accordingly — slots, session ids, protection ids inside node
 //! names, node owners, watch tables, queued requests and events — through
-//! [`lock::relabel::Relabel`].
+//! [`lock::relabel::Relabel`]; when the sorted order is the clients' own, it is the state.
 //!
 //! Clients are sorted by a key that does not depend on their current numbering: each
 //! client's state with itself renamed to slot 0 and every other client to one placeholder.
 //! Clients whose keys tie keep their order (sound, if not always canonical).
 //!
-//! Each client's op ids and timer ids are renumbered too ([`ClientMap::renumber`]): the ids
-//! its state holds become 1, 2, 3 … in order and its counters the number of ids in use, so
+//! Each client's op ids and timer ids are kept renumbered in the state itself ([`canonical`],
+//! applied by [`LockModel::next`](crate::LockModel::next) to the client a step touched): the
+//! ids its state holds are 1, 2, 3 … in order and its counters the number of ids in use, so
 //! that a client that has used up more ids (a retry, an earlier cycle) meets its twin that
 //! has not. Sound: the framework and the recipes compare these ids only with each other (for
 //! equality and order) and hand out new ones by counting up from the counter, so the
 //! renumbered state takes the same actions to renumbered states, with the same properties
-//! (no property reads an op or timer id). The ids live only in the client's own state — its
-//! framework, recipe, timers and session queues — which the test
-//! `every_op_and_timer_id_is_renumbered` checks state by state. Exploration goes on from the
-//! state itself: the representative is only the key that deduplicates.
+//! (no property reads an op or timer id, and [`Action::Fire`](crate::Action::Fire) names a
+//! timer by its rank). The ids live only in the client's own state — its framework, recipe,
+//! timers and session queues — and only a step of that client (or the close of its session)
+//! changes them; the test `every_op_and_timer_id_is_renumbered` checks state by state that
+//! every client's ids are 1, 2, 3 …. Renumbering once per step, for one client, instead of
+//! for every client of every successor's representative, is what makes the representative
+//! cheap: a permutation, or nothing.
 
 use lock::ids::ClientSlot;
 use lock::relabel::{ClientMap, Ids, Relabel};
@@ -36,8 +40,10 @@ const PLACEHOLDER: ClientSlot = ClientSlot(u16::MAX - 1);
 
 impl<R: Recipe + Relabel> Representative for State<R> {
     fn representative(&self) -> Self {
-        let mut ids: Vec<Ids> = self.peers.iter().map(ids_in_use).collect();
-        let order = self.canonical_order(&ids);
+        let order = self.canonical_order();
+        if order.iter().enumerate().all(|(new, &old)| new == old) {
+            return self.clone();
+        }
         let clients = self.peers.len();
         let mut position = vec![0; clients];
         for (new, &old) in order.iter().enumerate() {
@@ -50,10 +56,7 @@ impl<R: Recipe + Relabel> Representative for State<R> {
             server: self.server.relabel(&map),
             peers: order
                 .iter()
-                .map(|&old| {
-                    let renumbered = renumbered(&map, std::mem::take(&mut ids[old]));
-                    self.peers[old].relabel(&renumbered)
-                })
+                .map(|&old| self.peers[old].relabel(&map))
                 .collect(),
             resource: self.resource.relabel(&map),
             used: self.used,
@@ -67,7 +70,7 @@ impl<R: Recipe + Relabel> Representative for State<R> {
 impl<R: Recipe + Relabel> State<R> {
     /// The clients' old slots in canonical order: sorted by a cheap summary first, and
     /// clients whose summaries tie by their whole state seen from themselves.
-    fn canonical_order(&self, ids: &[Ids]) -> Vec<usize> {
+    fn canonical_order(&self) -> Vec<usize> {
         let clients = self.peers.len();
         let summaries: Vec<Summary> = (self.peers.iter().enumerate())
             .map(|(slot, peer)| summary(peer, self, ClientSlot(slot as u16)))
@@ -83,7 +86,7 @@ impl<R: Recipe + Relabel> State<R> {
             if end - start > 1 {
                 let keys: Vec<(Peer<R>, usize)> = order[start..end]
                     .iter()
-                    .map(|&slot| (self.seen_from(slot, &ids[slot]), slot))
+                    .map(|&slot| (self.seen_from(slot), slot))
                     .collect();
                 let mut keyed = keys;
                 keyed.sort();
@@ -98,7 +101,7 @@ impl<R: Recipe + Relabel> State<R> {
 
     /// Client `focus` with itself renamed to slot 0 and every other client to one
     /// placeholder: a key that does not depend on how the clients are numbered.
-    fn seen_from(&self, focus: usize, ids: &Ids) -> Peer<R> {
+    fn seen_from(&self, focus: usize) -> Peer<R> {
         let map = client_map(self.peers.len(), self.max_incarnation(), |slot| {
             if slot == focus {
                 ClientSlot(0)
@@ -106,7 +109,7 @@ impl<R: Recipe + Relabel> State<R> {
                 PLACEHOLDER
             }
         });
-        self.peers[focus].relabel(&renumbered(&map, ids.clone()))
+        self.peers[focus].relabel(&map)
     }
 
     fn max_incarnation(&self) -> u8 {
@@ -157,11 +160,12 @@ pub(crate) fn ids_in_use<R: Relabel>(peer: &Peer<R>) -> Ids {
     recording.recorded()
 }
 
-/// `map`, renumbering one client's ids `ids` as well: apply it to that client only.
-fn renumbered(map: &ClientMap, ids: Ids) -> ClientMap {
-    let mut map = map.clone();
-    map.renumber(ids);
-    map
+/// `peer` with its op ids and timer ids renumbered 1, 2, 3 … in order, and its counters the
+/// number of ids in use ([`ClientMap::renumber`]).
+pub(crate) fn canonical<R: Relabel>(peer: &Peer<R>) -> Peer<R> {
+    let mut map = ClientMap::new();
+    map.renumber(ids_in_use(peer));
+    peer.relabel(&map)
 }
 
 /// The map that sends client `slot` (and all its sessions) to `to(slot)`.
