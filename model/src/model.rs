@@ -48,7 +48,7 @@ use stateright::{Model, Property};
 use crate::budget::Config;
 use crate::properties;
 use crate::state::{Peer, Resource, State, Used};
-use crate::symmetry::canonical;
+use crate::symmetry::canonicalize;
 use crate::transition::Transition;
 
 /// The path every client locks.
@@ -193,9 +193,7 @@ impl<R: Testable> LockModel<R> {
     /// [`LockModel::next`]).
     pub fn initial_canonical(&self) -> State<R> {
         let mut state = self.initial(&mut Silent);
-        for peer in &mut state.peers {
-            *peer = canonical(peer);
-        }
+        state.peers.iter_mut().for_each(canonicalize);
         state
     }
 
@@ -356,7 +354,7 @@ impl<R: Testable> LockModel<R> {
 
     /// Takes `action` from `state` as the search does: [`LockModel::step`], then each client
     /// whose ids it may have changed (the one that acted, and one whose session it closed)
-    /// has them renumbered 1, 2, 3 … ([`canonical`]), so that states differing only in
+    /// has them renumbered 1, 2, 3 … ([`canonicalize`]), so that states differing only in
     /// those ids are one state. `None` if the action is not enabled.
     pub fn next(&self, state: &State<R>, action: Action) -> Option<State<R>> {
         let mut next = self.step(state, action, &mut Silent)?;
@@ -364,7 +362,7 @@ impl<R: Testable> LockModel<R> {
         for (index, peer) in next.peers.iter_mut().enumerate() {
             let closed = peer.handle.is_none() && state.peers[index].handle.is_some();
             if closed || acted == Some(index) {
-                *peer = canonical(peer);
+                canonicalize(peer);
             }
         }
         Some(next)

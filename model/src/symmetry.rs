@@ -8,7 +8,7 @@
 //! client's state with itself renamed to slot 0 and every other client to one placeholder.
 //! Clients whose keys tie keep their order (sound, if not always canonical).
 //!
-//! Each client's op ids and timer ids are kept renumbered in the state itself ([`canonical`],
+//! Each client's op ids and timer ids are kept renumbered in the state itself ([`canonicalize`],
 //! applied by [`LockModel::next`](crate::LockModel::next) to the client a step touched): the
 //! ids its state holds are 1, 2, 3 … in order and its counters the number of ids in use, so
 //! that a client that has used up more ids (a retry, an earlier cycle) meets its twin that
@@ -160,12 +160,12 @@ pub(crate) fn ids_in_use<R: Relabel>(peer: &Peer<R>) -> Ids {
     recording.recorded()
 }
 
-/// `peer` with its op ids and timer ids renumbered 1, 2, 3 … in order, and its counters the
+/// Renumbers `peer`'s op ids and timer ids 1, 2, 3 … in order, and its counters to the
 /// number of ids in use ([`ClientMap::renumber`]).
-pub(crate) fn canonical<R: Relabel>(peer: &Peer<R>) -> Peer<R> {
+pub(crate) fn canonicalize<R: Relabel>(peer: &mut Peer<R>) {
     let mut map = ClientMap::new();
     map.renumber(ids_in_use(peer));
-    peer.relabel(&map)
+    *peer = peer.relabel(&map);
 }
 
 /// The map that sends client `slot` (and all its sessions) to `to(slot)`.

@@ -420,6 +420,48 @@ fn bad_paths_are_clear_errors() {
     assert!(actions_from_indices(&model, "1").is_err());
 }
 
+/// The search presents a listing to a recipe in the tree's order (reverse name order, not the
+/// sequence order a recipe must sort into), although it renumbers the ids of the client that
+/// receives it: a relabelled listing keeps the tree's order (until it did, the renumbering at
+/// the step sorted every listing for the recipe, and a mutex that forgets to sort would have
+/// passed).
+#[test]
+fn the_search_hands_recipes_listings_in_the_trees_order() {
+    let model = LockModel::new(&MUTEX, Config::new(3));
+    let mut level = vec![model.initial_canonical()];
+    let mut listings = 0;
+    let mut actions = Vec::new();
+    for _ in 0..12 {
+        let mut next_level = Vec::new();
+        for state in &level {
+            actions.clear();
+            model.enabled(state, &mut actions);
+            next_level.extend(
+                actions
+                    .iter()
+                    .filter_map(|&action| model.next(state, action)),
+            );
+        }
+        for state in &next_level {
+            let events = state.peers.iter().filter_map(|peer| peer.handle.as_ref());
+            for event in events.flat_map(|handle| &handle.events) {
+                if let lock::coordination::RawEvent::Reply {
+                    result: Ok(lock::zk::OpOk::Children { names }),
+                    ..
+                } = event
+                    && names.len() >= 2
+                {
+                    listings += 1;
+                    assert!(names.is_sorted_by(|a, b| a > b), "{names:?}");
+                }
+            }
+        }
+        next_level.truncate(5_000);
+        level = next_level;
+    }
+    assert!(listings > 0, "some listing of two nodes or more");
+}
+
 /// Mirror images (clients 0 and 1 swapped throughout) reach states with one representative.
 #[test]
 fn mirrored_paths_meet_in_one_representative() {

@@ -330,7 +330,7 @@ impl Relabel for Request {
 }
 
 impl Relabel for OpOk {
-    /// Children come back sorted: their order carries no meaning.
+    /// Children come back in the tree's listing order ([`tree::in_listing_order`]).
     fn relabel(&self, map: &ClientMap) -> Self {
         match self {
             OpOk::Created { path, stat } => OpOk::Created {
@@ -349,7 +349,7 @@ impl Relabel for OpOk {
             },
             OpOk::Children { names } => {
                 let mut names = names.relabel(map);
-                names.sort();
+                tree::in_listing_order(&mut names);
                 OpOk::Children { names }
             }
             OpOk::Deleted | OpOk::WatchesRemoved => self.clone(),

@@ -33,6 +33,16 @@ impl Node {
     }
 }
 
+/// Puts children's `names` in the order this tree lists them: reverse name order. ZooKeeper
+/// lists children from a hash set, so their order is unspecified; a fixed order that is not
+/// the sequence order makes a recipe that forgets to sort them wrong everywhere (the
+/// simulator shuffles them with the seed). A listing relabelled for the model's symmetry
+/// ([`OpOk`](crate::zk::OpOk)'s `Relabel`) is put back in the same order, so relabelling a
+/// listing with the identity map changes nothing.
+pub fn in_listing_order(names: &mut [String]) {
+    names.sort_unstable_by(|a, b| b.cmp(a));
+}
+
 /// A watch that fired: `event` is to be delivered to `session`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Fired {
@@ -397,10 +407,8 @@ impl Tree {
 
     fn get_children(&mut self, session: SessionId, path: &Path, watch: bool) -> OpResult {
         let node = self.nodes.get(path).ok_or(ZkError::NoNode)?;
-        // ZooKeeper lists children from a hash set: their order is unspecified. This tree
-        // lists them in reverse name order, so that a recipe that forgets to sort them by
-        // sequence number is wrong everywhere (the simulator shuffles them with the seed).
-        let names = node.children.iter().rev().cloned().collect();
+        let mut names: Vec<String> = node.children.iter().cloned().collect();
+        in_listing_order(&mut names);
         if watch {
             register(&mut self.child_watches, path, session);
         }
