@@ -412,3 +412,105 @@ fn partitions_through_the_proxy_cut_each_client_off_and_pass_on_a_real_server() 
         assert!(disconnected, "client {client} noticed its cut {fault:?}");
     }
 }
+
+/// The trace's first `FaultStart` (`end`: `FaultEnd`) of `fault`: its index.
+fn at(trace: &Trace, fault: &Fault, end: bool) -> usize {
+    let found = trace.events.iter().position(|e| match &e.kind {
+        EventKind::FaultStart { fault: f } => !end && f == fault,
+        EventKind::FaultEnd { fault: f } => end && f == fault,
+        _ => false,
+    });
+    found.unwrap_or_else(|| {
+        panic!(
+            "{fault:?}'s {} is recorded",
+            ["start", "end"][usize::from(end)]
+        )
+    })
+}
+
+#[test]
+fn overlapping_restarts_of_the_server_are_refused_naming_both() {
+    let mut scenario = scenario("server-downtime-old-session");
+    // Its restart at 1000 ms keeps the server down for 3000 ms.
+    let overlapping = ScheduledFault {
+        at_ms: 2500,
+        fault: Fault::RestartServer { down_ms: 500 },
+    };
+    scenario.faults.push(overlapping);
+    let schedule = scenario.fault_schedule(0);
+    assert_eq!(
+        real::faults::refusal(&scenario, 0, &schedule, true).as_deref(),
+        Some(
+            "faults[1] (restart_server at 2500 ms) starts while faults[0] (restart_server at \
+             1000 ms, down 3000 ms) keeps the server down: overlapping server restarts are \
+             refused on a real server (a second SIGKILL of an ensemble's leader kills a second \
+             server, not one longer downtime as in the simulator)"
+        )
+    );
+    // Back to back (the second at the first's end) is no overlap.
+    scenario.faults[1].at_ms = 4000;
+    let schedule = scenario.fault_schedule(0);
+    assert_eq!(real::faults::refusal(&scenario, 0, &schedule, true), None);
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn each_fault_starts_on_time_while_earlier_ones_last_on_a_real_server() {
+    let _serial = real::testing::one_server_at_a_time();
+    let mut overlapping = scenario("herd-free-mutex");
+    overlapping.clients = 3;
+    overlapping.workload.hold_ms = scenarios::scenario::Span::fixed(300);
+    let faults = [
+        (
+            300,
+            Fault::Pause {
+                client: 0,
+                for_ms: 2000,
+            },
+        ),
+        (500, Fault::ExpireSession { client: 1 }),
+        (
+            600,
+            Fault::Pause {
+                client: 0,
+                for_ms: 1000,
+            },
+        ),
+        (700, Fault::RestartServer { down_ms: 500 }),
+        (
+            800,
+            Fault::Pause {
+                client: 2,
+                for_ms: 1500,
+            },
+        ),
+        (900, Fault::Crash { client: 2 }),
+    ];
+    overlapping.faults = (faults.iter().cloned())
+        .map(|(at_ms, fault)| ScheduledFault { at_ms, fault })
+        .collect();
+    // Only fencing is sure under these faults (c0 is stopped past its session, c2 is killed
+    // stopped, the server restarts): the test is about when the faults start and end.
+    overlapping.properties.clear();
+    (overlapping.properties).insert(Property::MutualExclusionFenced, Expectation::Holds);
+    let trace = checked(overlapping, true);
+    let [long_pause, expiry, short_pause, restart, paused_2, crash] = faults.map(|(_, f)| f);
+    // The expiry (500 ms) and the restart (700 ms) start while c0's first pause lasts (to
+    // 2300 ms): the injector carried out the old schedule one fault after another.
+    assert!(at(&trace, &expiry, false) < at(&trace, &long_pause, true));
+    assert!(at(&trace, &restart, false) < at(&trace, &long_pause, true));
+    // c2 is crashed while the server restarts and while c2 is paused.
+    let crashed = at(&trace, &crash, false);
+    assert!(at(&trace, &restart, false) < crashed && crashed < at(&trace, &restart, true));
+    assert!(at(&trace, &paused_2, false) < crashed && crashed < at(&trace, &paused_2, true));
+    // Two pauses of c0 overlap: it is stopped until the last ends, so it records nothing
+    // between the end of the shorter (1600 ms) and the end of the longer (2300 ms).
+    let (from, to) = (
+        at(&trace, &short_pause, true),
+        at(&trace, &long_pause, true),
+    );
+    assert!(from < to);
+    let c0 = Some(ClientSlot(0));
+    let moved = trace.events[from..to].iter().find(|e| e.client == c0);
+    assert!(moved.is_none(), "c0 ran while still paused: {moved:?}");
+}
