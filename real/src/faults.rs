@@ -61,7 +61,7 @@
 //! starts then). When it ends first (its horizon, Ctrl-C, a failure), the lasting parts stop:
 //! a paused process is SIGKILLed with every other client process (a stopped process dies of
 //! SIGKILL, so none is left stopped), cuts end with the proxies, and a restart under way is
-//! waited for ([`Injector::settle`]) so that the server serves again before the run reads the
+//! waited for (`Injector::settle`) so that the server serves again before the run reads the
 //! lock's tree or stops it.
 
 use std::pin::{Pin, pin};
