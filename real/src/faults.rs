@@ -158,7 +158,7 @@ fn overlapping_restarts(
     let mut down: Option<(&ScheduledFault, u64)> = None;
     for (scheduled, down_ms) in restarts {
         if let Some((earlier, earlier_down_ms)) = down
-            && scheduled.at_ms < earlier.at_ms + earlier_down_ms
+            && scheduled.at_ms < earlier.at_ms.saturating_add(earlier_down_ms)
         {
             return Some(format!(
                 "{} (restart_server at {} ms) starts while {} (restart_server at {} ms, down \
@@ -171,7 +171,7 @@ fn overlapping_restarts(
                 earlier.at_ms,
             ));
         }
-        let ends = |(f, d): (&ScheduledFault, u64)| f.at_ms + d;
+        let ends = |(f, d): (&ScheduledFault, u64)| f.at_ms.saturating_add(d);
         if down.is_none_or(|earlier| ends(earlier) < ends((scheduled, down_ms))) {
             down = Some((scheduled, down_ms));
         }
