@@ -1,7 +1,8 @@
 //! `splitbrain real`: catalog scenarios on a real ZooKeeper that the command starts (and
 //! stops), judged by the same verdicts and rendered by the same report as simulator runs;
 //! refused faults and an unreachable `--connect` end with one line. Verdicts only: real runs
-//! are timed by a real clock, so nothing here asserts a duration.
+//! are timed by a real clock, so nothing here asserts a duration. Each test that runs a real
+//! server holds `real::testing::one_server_at_a_time()`, so none of them runs at once.
 
 mod support;
 
@@ -84,6 +85,7 @@ fn real(test: &str, args: &[&str]) -> (i32, Value) {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn a_fault_free_mutex_scenario_passes_on_a_started_server_with_its_report() {
+    let _serial = real::testing::one_server_at_a_time();
     let (code, out) = real("fault-free", &["herd-free-mutex", "--start-local"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(out["violations"], json!([]));
@@ -100,6 +102,7 @@ fn a_fault_free_mutex_scenario_passes_on_a_started_server_with_its_report() {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn session_expiries_pass_on_a_started_server() {
+    let _serial = real::testing::one_server_at_a_time();
     // The scenario leaves mutual_exclusion_belief unchecked: an expired holder believes it
     // holds until it hears of the expiry, on a real server as in the simulator (a run here
     // showed an 8 µs overlap); the fenced resource, progress and cleanup must hold.
@@ -111,6 +114,7 @@ fn session_expiries_pass_on_a_started_server() {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn leader_restarts_in_an_ensemble_pass() {
+    let _serial = real::testing::one_server_at_a_time();
     let file = releasing_at_lost("server-restart", "ensemble-scenario");
     let args = [file.to_str().unwrap(), "--start-local", "--ensemble", "3"];
     let (code, out) = real("ensemble", &args);
@@ -121,6 +125,7 @@ fn leader_restarts_in_an_ensemble_pass() {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn an_expectation_a_real_run_does_not_meet_exits_1() {
+    let _serial = real::testing::one_server_at_a_time();
     let violated = json!({"mutual_exclusion_belief": "violated"});
     let file = two_client_mutex("unmet-file", (1, 50), 10_000, violated);
     let (code, out) = real("unmet", &[file.to_str().unwrap(), "--start-local"]);
@@ -132,6 +137,7 @@ fn an_expectation_a_real_run_does_not_meet_exits_1() {
 #[ignore = "needs zookeeper and curator: scripts/test installs Debian's zookeeper and \
             libcurator-{recipes,framework,client}-java"]
 fn curator_contenders_beside_a_mutex_scenario_are_in_its_trace_and_verdict() {
+    let _serial = real::testing::one_server_at_a_time();
     let args = ["herd-free-mutex", "--start-local", "--curator", "2"];
     let (code, out) = real("curator", &args);
     assert_eq!(code, 0, "{out}");
@@ -253,6 +259,7 @@ fn assert_partial(partial: &std::path::Path) {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn a_server_that_dies_mid_run_ends_it_with_one_line_and_the_partial_trace() {
+    let _serial = real::testing::one_server_at_a_time();
     let (mut server, child, out) = holding_run("server-dies");
     server.kill();
     let output = child.wait_with_output().unwrap();
@@ -275,6 +282,7 @@ fn a_server_that_dies_mid_run_ends_it_with_one_line_and_the_partial_trace() {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn ctrl_c_ends_a_run_with_one_line_and_keeps_the_partial_trace() {
+    let _serial = real::testing::one_server_at_a_time();
     let (mut server, child, out) = holding_run("interrupted");
     let interrupt = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -294,4 +302,82 @@ fn ctrl_c_ends_a_run_with_one_line_and_keeps_the_partial_trace() {
         )
     );
     assert_partial(&partial);
+}
+
+#[test]
+fn a_leader_kill_that_cannot_run_is_refused_before_any_server_starts() {
+    assert_eq!(
+        refused(&[
+            "herd-free-mutex",
+            "--start-local",
+            "--ensemble",
+            "3",
+            "--kill-leader-at",
+            "20000"
+        ]),
+        "splitbrain: --kill-leader-at: expected a time before the scenario's horizon (20000 \
+         ms), found 20000 ms"
+    );
+    // server-restart restarts the server (the leader) at 500 and 2500 ms, each down 2 s.
+    assert_eq!(
+        refused(&[
+            "server-restart",
+            "--start-local",
+            "--ensemble",
+            "3",
+            "--kill-leader-at",
+            "1000"
+        ]),
+        "splitbrain: faults[2] (restart_server at 1000 ms) starts while faults[0] \
+         (restart_server at 500 ms, down 2000 ms) keeps the server down: overlapping server \
+         restarts are refused on a real server (a second SIGKILL of an ensemble's leader kills \
+         a second server, not one longer downtime as in the simulator)"
+    );
+    let standalone = splitbrain(&[
+        "real",
+        "herd-free-mutex",
+        "--start-local",
+        "--kill-leader-at",
+        "300",
+    ]);
+    assert_eq!(standalone.status.code(), Some(2));
+    assert!(
+        stderr(&standalone).contains("--ensemble <N>"),
+        "{}",
+        stderr(&standalone)
+    );
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_scenario_passes_on_an_ensemble_whose_leader_is_killed_mid_run() {
+    let _serial = real::testing::one_server_at_a_time();
+    // The ensemble serves again 0.4–1.4 s after the kill: past the 1 s session timeout every
+    // client declares LOST, and under Curator's lock loop a waiter can then hold through its
+    // old session's node (the race `releasing_at_lost` describes), so the waiters give up at
+    // LOST here, as in `leader_restarts_in_an_ensemble_pass`.
+    let file = releasing_at_lost("herd-free-mutex", "kill-leader-scenario");
+    let args = [
+        file.to_str().unwrap(),
+        "--start-local",
+        "--ensemble",
+        "3",
+        "--kill-leader-at",
+        "300",
+    ];
+    let (code, out) = real("kill-leader", &args);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["target"], "ensemble-3");
+    let kill = json!({"at_ms": 300, "fault": {"kind": "restart_server", "down_ms": 2000}});
+    assert_eq!(out["fault_schedule"], json!([kill]));
+    let trace: Value =
+        serde_json::from_str(&std::fs::read_to_string(out["trace"].as_str().unwrap()).unwrap())
+            .unwrap();
+    let recorded = |kind: &str| {
+        let events = trace["events"].as_array().unwrap().iter();
+        events
+            .filter(|e| e["kind"] == kind && e["fault"]["kind"] == "restart_server")
+            .count()
+    };
+    assert_eq!((recorded("fault_start"), recorded("fault_end")), (1, 1));
 }

@@ -4,13 +4,12 @@
 //!
 //! - `expire_session`: the client's process expires its newest session as Curator's test
 //!   utilities do it ([`crate::session::RealConnector::expire_latest`]: a second connection
-//!   on the session, closed).
+//!   on the session, closed); the fault ends when the process reports the outcome.
 //! - `pause`: the client's process is stopped (SIGSTOP) for the fault's duration, then
 //!   continued (SIGCONT): a GC pause, during which its session's heartbeats stop too.
 //! - `restart_server`: when the harness started the server, SIGKILL and a restart on the same
-//!   data directory (in an ensemble, of the leader); the fault ends when the server serves
-//!   again.
-//!
+//!   data directory (in an ensemble, of the leader); the fault starts once the server is
+//!   killed and ends when it serves again.
 //! - `partition`, `isolate`, `heal`: the client's links through its proxy (`real::proxy`) hold
 //!   bytes in the cut directions until the fault's `for_ms` ends it or a `heal` ends every
 //!   cut; the fault's end is recorded then (a cut between two clients cuts nothing: they
@@ -25,13 +24,57 @@
 //! Every other fault is refused before the run starts ([`refusal`]): a `drop` has no
 //! counterpart on TCP (lost segments are retransmitted), and a `delay` is not mapped onto the
 //! proxy.
+//!
+//! # Overlapping faults
+//!
+//! Each fault starts at its scheduled time, as in the simulator, even while earlier ones
+//! last: the injector carries out a fault's start at once (a signal, a command, a cut, a kill)
+//! and keeps its lasting part (a pause's or a cut's duration, a restart's downtime, an
+//! expiry's round trip to the client's process) beside the schedule until it ends, when its
+//! end is recorded. Only a crash's start takes a few ms before the next fault can start (the
+//! dead process's last reports are read first). The hard cases:
+//!
+//! - **Two pauses of one client** that overlap: the process is stopped at the first start and
+//!   continued only when the last one ends (each pause's end is still recorded at its own
+//!   end, before the SIGCONT when it is the last). The simulator's pause is a flag instead
+//!   (madsim's `pause`/`resume`): there the first end resumes the client.
+//! - **A pause of a client that is crashed meanwhile**: the SIGKILL ends the stopped process
+//!   too; the new process is not stopped (a pause stops a process, and that one is gone), and
+//!   the pause's end continues nothing, so a later pause of the new process counts afresh.
+//! - **An expiry of a paused client** is asked at its time but carried out by the client's
+//!   process when it runs again (the fault lasts until then); one of a client crashed meanwhile
+//!   ends with the dead process (its sessions expire on the server by themselves).
+//! - **A crash while the server restarts**: the new process starts at once and connects when
+//!   the server serves again, as a restarted simulated client does.
+//! - **Overlapping restarts of the server are refused** before the run, in one line naming
+//!   both faults ([`refusal`]): a restart scheduled before an earlier one's `down_ms` is over.
+//!   The simulator merges them into one downtime of its one server; on a real ensemble a
+//!   second SIGKILL of "the leader" would kill a second server (the new leader) and take the
+//!   quorum away, a different fault, and serializing them would start the second late, which
+//!   this injector avoids. A restart scheduled after the earlier one's `down_ms` but while
+//!   that server is still starting (0.4–1.6 s) waits until it serves, then kills it: its start
+//!   is recorded then, late by that much.
+//! - **A `heal`** ends every cut (recorded then; a cut's own `for_ms` later ends nothing) and
+//!   nothing else: pauses and restarts last on, as in the simulator.
+//!
+//! The run waits for every lasting fault to end once every workload is done (no new fault
+//! starts then). When it ends first (its horizon, Ctrl-C, a failure), the lasting parts stop:
+//! a paused process is SIGKILLed with every other client process (a stopped process dies of
+//! SIGKILL, so none is left stopped), cuts end with the proxies, and a restart under way is
+//! waited for (`Injector::settle`) so that the server serves again before the run reads the
+//! lock's tree or stops it.
 
-use std::sync::Arc;
+use std::pin::{Pin, pin};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
+use futures::channel::oneshot;
+use futures::stream::FuturesUnordered;
 use scenarios::fault::{Fault, ScheduledFault};
 use scenarios::scenario::Scenario;
 use scenarios::trace::EventKind;
+use tokio::task::JoinHandle;
 
 use crate::clock::Recorder;
 use crate::processes::ClientProcess;
@@ -61,9 +104,11 @@ fn kind_name(fault: &Fault) -> String {
     value["kind"].as_str().unwrap_or("fault").to_owned()
 }
 
-/// One line refusing the first fault of `schedule` (seed `seed`'s schedule of `scenario`)
-/// that has no real counterpart: a fixed fault by its index in the scenario's `faults`, a
-/// drawn one by the seed that draws it. `None` when every fault can run.
+/// One line refusing the first fault of `schedule` (seed `seed`'s schedule of `scenario`,
+/// in time order) that has no real counterpart, or the first restart of the server that
+/// starts while an earlier one keeps the server down: a fixed fault by its index in the
+/// scenario's `faults`, a drawn one by the seed that draws it. `None` when every fault can
+/// run.
 pub fn refusal(
     scenario: &Scenario,
     seed: u64,
@@ -93,127 +138,257 @@ pub fn refusal(
             ));
         }
     }
+    overlapping_restarts(scenario, seed, schedule)
+}
+
+/// One line naming the first two restarts of the server in `schedule` (in time order) where
+/// the later starts before the earlier one's `down_ms` is over; see the module doc for why
+/// they are refused.
+fn overlapping_restarts(
+    scenario: &Scenario,
+    seed: u64,
+    schedule: &[ScheduledFault],
+) -> Option<String> {
+    let restarts = schedule
+        .iter()
+        .filter_map(|scheduled| match scheduled.fault {
+            Fault::RestartServer { down_ms } => Some((scheduled, down_ms)),
+            _ => None,
+        });
+    let mut down: Option<(&ScheduledFault, u64)> = None;
+    for (scheduled, down_ms) in restarts {
+        if let Some((earlier, earlier_down_ms)) = down
+            && scheduled.at_ms < earlier.at_ms.saturating_add(earlier_down_ms)
+        {
+            return Some(format!(
+                "{} (restart_server at {} ms) starts while {} (restart_server at {} ms, down \
+                 {earlier_down_ms} ms) keeps the server down: overlapping server restarts are \
+                 refused on a real server (a second SIGKILL of an ensemble's leader kills a \
+                 second server, not one longer downtime as in the simulator)",
+                origin(scenario, seed, scheduled),
+                scheduled.at_ms,
+                origin(scenario, seed, earlier),
+                earlier.at_ms,
+            ));
+        }
+        let ends = |(f, d): (&ScheduledFault, u64)| f.at_ms.saturating_add(d);
+        if down.is_none_or(|earlier| ends(earlier) < ends((scheduled, down_ms))) {
+            down = Some((scheduled, down_ms));
+        }
+    }
     None
 }
+
+/// Names a fault of seed `seed`'s schedule of `scenario`: `faults[i]` when the scenario lists
+/// it, else as a draw of its `random_faults`.
+fn origin(scenario: &Scenario, seed: u64, scheduled: &ScheduledFault) -> String {
+    match scenario.faults.iter().position(|f| f == scheduled) {
+        Some(index) => format!("faults[{index}]"),
+        None => format!("random_faults (seed {seed})"),
+    }
+}
+
+/// The part of a fault that lasts after its start: it records the fault's end when it ends.
+type Lasting<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + 'a>>;
 
 /// What the injector acts on.
 pub(crate) struct Injector<'a> {
     /// Each client's process, by slot.
-    pub clients: &'a [ClientProcess],
+    clients: &'a [ClientProcess],
     /// The local server, when the harness started it.
-    pub restarter: Option<Restarter>,
+    restarter: Option<Restarter>,
     /// The run's recorder (faults are recorded on no client).
-    pub recorder: Recorder,
+    recorder: Recorder,
     /// The proxies between the clients and the servers, when the schedule has network
     /// faults.
-    pub proxies: Option<Arc<Proxies>>,
+    proxies: Option<Arc<Proxies>>,
+    /// The threads carrying out restarts of the server, which outlive a run that ends first
+    /// ([`Injector::settle`]).
+    restarts: Mutex<Vec<JoinHandle<()>>>,
 }
 
-impl Injector<'_> {
-    /// Carries out `schedule` (times from `start`) in order; the first fault that fails ends
-    /// the run with one line saying why.
-    pub async fn run(&self, start: Instant, schedule: &[ScheduledFault]) -> Result<(), String> {
-        for (index, scheduled) in schedule.iter().enumerate() {
-            let at = start + Duration::from_millis(scheduled.at_ms);
-            tokio::time::sleep_until(at.into()).await;
-            let fault = scheduled.fault.clone();
-            let ended = self
-                .start(index, &fault, schedule)
-                .await
-                .map_err(|why| format!("fault_schedule[{index}] ({}): {why}", kind_name(&fault)))?;
-            if ended {
-                self.record(EventKind::FaultEnd { fault });
-            }
+impl<'a> Injector<'a> {
+    /// An injector acting on `clients`, the `restarter`'s server and the `proxies`,
+    /// recording on `recorder`.
+    pub fn new(
+        clients: &'a [ClientProcess],
+        restarter: Option<Restarter>,
+        recorder: Recorder,
+        proxies: Option<Arc<Proxies>>,
+    ) -> Injector<'a> {
+        Injector {
+            clients,
+            restarter,
+            recorder,
+            proxies,
+            restarts: Mutex::default(),
         }
-        Ok(())
     }
 
-    /// Records the start of fault `index` of `schedule` and carries it out: whether it has
-    /// ended. A crash starts once the process is dead: its start is recorded then.
+    /// Starts each fault of `schedule` (in time order) at its time from `start`, even while
+    /// earlier ones last, and returns once every fault has started and ended — or, once
+    /// `no_more` resolves (every workload is done), once the faults started by then have
+    /// ended: no fault starts after it. The first fault that fails ends the run with one line
+    /// saying why.
+    pub async fn run(
+        &self,
+        start: Instant,
+        schedule: &[ScheduledFault],
+        no_more: impl Future<Output = ()>,
+    ) -> Result<(), String> {
+        let mut lasting: FuturesUnordered<Lasting<'_>> = FuturesUnordered::new();
+        let mut due = schedule.iter().enumerate().peekable();
+        let mut no_more = pin!(no_more);
+        let mut starting = true;
+        loop {
+            let next = due.peek().filter(|_| starting);
+            let at = next.map(|(_, f)| start + Duration::from_millis(f.at_ms));
+            if at.is_none() && lasting.is_empty() {
+                return Ok(());
+            }
+            tokio::select! {
+                biased;
+                Some(ended) = lasting.next(), if !lasting.is_empty() => ended?,
+                () = &mut no_more, if starting => starting = false,
+                () = tokio::time::sleep_until(at.unwrap_or(start).into()), if at.is_some() => {
+                    let (index, scheduled) = due.next().expect("a fault is due");
+                    let named = move |why: String| format!("fault_schedule[{index}] ({}): {why}", kind_name(&scheduled.fault));
+                    let started = self.start(index, &scheduled.fault, schedule).await;
+                    if let Some(rest) = started.map_err(named)? {
+                        lasting.push(Box::pin(async move { rest.await.map_err(named) }));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits until no restart of the server is under way (a run that ended during one leaves
+    /// its thread running): the server serves again, or failed to start. The future borrows
+    /// nothing, so the client processes can be killed before it is awaited.
+    pub fn settle(self) -> impl Future<Output = ()> + use<> {
+        let restarts = self.restarts.into_inner().expect("restarts");
+        async move {
+            for restart in restarts {
+                let _ = restart.await;
+            }
+        }
+    }
+
+    /// Carries out the start of fault `index` of `schedule` and records it: the part of the
+    /// fault that lasts, if any, which records the fault's end; a fault without one has ended
+    /// (recorded here).
     async fn start(
         &self,
         index: usize,
         fault: &Fault,
         schedule: &[ScheduledFault],
-    ) -> Result<bool, String> {
-        let start = EventKind::FaultStart {
-            fault: fault.clone(),
-        };
-        if let Fault::Crash { client } = *fault {
-            let process = self.client(client);
-            process.kill().await?;
-            self.record(start);
-            return process.restart().map(|()| true);
-        }
-        self.record(start);
-        self.inject(index, fault, schedule).await
-    }
-
-    /// Carries out fault `index` of `schedule`: whether it has ended (a network fault ends
-    /// by itself after its `for_ms`, recorded then, or at a `heal`).
-    async fn inject(
-        &self,
-        index: usize,
-        fault: &Fault,
-        schedule: &[ScheduledFault],
-    ) -> Result<bool, String> {
-        match *fault {
-            Fault::Partition { for_ms, .. } | Fault::Isolate { for_ms, .. } => {
-                let proxies = self
-                    .proxies
-                    .clone()
-                    .ok_or("no proxy between clients and server")?;
-                proxies.cut(index, fault);
-                if let Some(for_ms) = for_ms {
-                    let (recorder, fault) = (self.recorder.clone(), fault.clone());
-                    tokio::spawn(async move {
-                        tokio::time::sleep(Duration::from_millis(for_ms)).await;
-                        if proxies.heal(index) {
-                            recorder.record(None, EventKind::FaultEnd { fault });
-                        }
-                    });
-                }
-                Ok(false)
+    ) -> Result<Option<Lasting<'a>>, String> {
+        let (start, end) = (fault_start(fault), fault_end(fault));
+        let lasting: Lasting<'a> = match *fault {
+            Fault::Crash { client } => {
+                let process = self.client(client);
+                process.kill().await?;
+                self.record(start);
+                process.restart()?;
+                self.record(end);
+                return Ok(None);
             }
             Fault::Heal => {
+                self.record(start);
                 let healed = self.proxies.as_ref().map(|p| p.heal_all());
                 for healed in healed.unwrap_or_default() {
-                    let fault = schedule[healed].fault.clone();
-                    self.record(EventKind::FaultEnd { fault });
+                    self.record(fault_end(&schedule[healed].fault));
                 }
-                Ok(true)
+                self.record(end);
+                return Ok(None);
             }
-            _ => self.interrupt(fault).await.map(|()| true),
-        }
-    }
-
-    /// Carries out a fault that lasts while this runs.
-    async fn interrupt(&self, fault: &Fault) -> Result<(), String> {
-        match *fault {
-            Fault::ExpireSession { client } => self.client(client).expire_session().await,
+            Fault::RestartServer { down_ms } => return self.restart(fault, down_ms).map(Some),
+            Fault::ExpireSession { client } => {
+                self.record(start);
+                let expired = self.client(client).expire_session();
+                let recorder = self.recorder.clone();
+                Box::pin(async move {
+                    expired.await?;
+                    recorder.record(None, end);
+                    Ok(())
+                })
+            }
             Fault::Pause { client, for_ms } => {
                 let process = self.client(client);
-                process.pause()?;
-                tokio::time::sleep(Duration::from_millis(for_ms)).await;
-                process.resume()
+                self.record(start);
+                let paused = process.pause()?;
+                let recorder = self.recorder.clone();
+                Box::pin(async move {
+                    tokio::time::sleep(Duration::from_millis(for_ms)).await;
+                    // Recorded before the process is continued: nothing it does then comes
+                    // before the end in the trace.
+                    recorder.record(None, end);
+                    process.resume(paused)
+                })
             }
-            Fault::RestartServer { down_ms } => {
-                let restarter = self.restarter.clone().ok_or("no local server to restart")?;
-                let down = Duration::from_millis(down_ms);
-                tokio::task::spawn_blocking(move || restarter.crash_and_restart(down))
-                    .await
-                    .map_err(|e| format!("the restart stopped: {e}"))?
-                    .map_err(|e| e.to_string())
+            Fault::Partition { for_ms, .. } | Fault::Isolate { for_ms, .. } => {
+                let proxies =
+                    (self.proxies.clone()).ok_or("no proxy between clients and server")?;
+                self.record(start);
+                proxies.cut(index, fault);
+                let Some(for_ms) = for_ms else {
+                    return Ok(None);
+                };
+                let recorder = self.recorder.clone();
+                Box::pin(async move {
+                    tokio::time::sleep(Duration::from_millis(for_ms)).await;
+                    // False when a heal ended it first.
+                    if proxies.heal(index) {
+                        recorder.record(None, end);
+                    }
+                    Ok(())
+                })
             }
-            _ => Err("no real counterpart (refused before the run)".into()),
-        }
+            Fault::Delay { .. } | Fault::Drop { .. } => {
+                return Err("no real counterpart (refused before the run)".into());
+            }
+        };
+        Ok(Some(lasting))
     }
 
-    fn client(&self, client: u16) -> &ClientProcess {
+    /// Starts a restart of the local server on a thread of its own: its start is recorded
+    /// once the server is killed, its end once it serves again (also when the run has ended
+    /// meanwhile: see [`Injector::settle`]); the part that lasts reports how it went.
+    fn restart(&self, fault: &Fault, down_ms: u64) -> Result<Lasting<'a>, String> {
+        let restarter = self.restarter.clone().ok_or("no local server to restart")?;
+        let (recorder, fault) = (self.recorder.clone(), fault.clone());
+        let (outcome, restarted) = oneshot::channel();
+        let thread = tokio::task::spawn_blocking(move || {
+            let killed = || recorder.record(None, fault_start(&fault));
+            let result = restarter.crash_and_restart(Duration::from_millis(down_ms), killed);
+            if result.is_ok() {
+                recorder.record(None, fault_end(&fault));
+            }
+            let _ = outcome.send(result.map_err(|e| e.to_string()));
+        });
+        self.restarts.lock().expect("restarts").push(thread);
+        Ok(Box::pin(async move {
+            (restarted.await).unwrap_or_else(|_| Err("the restart stopped".into()))
+        }))
+    }
+
+    fn client(&self, client: u16) -> &'a ClientProcess {
         &self.clients[usize::from(client)]
     }
 
     fn record(&self, kind: EventKind) {
         self.recorder.record(None, kind);
+    }
+}
+
+fn fault_start(fault: &Fault) -> EventKind {
+    EventKind::FaultStart {
+        fault: fault.clone(),
+    }
+}
+
+fn fault_end(fault: &Fault) -> EventKind {
+    EventKind::FaultEnd {
+        fault: fault.clone(),
     }
 }

@@ -8,7 +8,8 @@
 //! it is started), and returns its trace; [`run_with_curator`] runs Apache Curator's own
 //! `InterProcessMutex` in Java processes beside them on the same lock path ([`curator`]),
 //! [`wakeups`] counts the waiters each release wakes from the server's side, and [`bench`](mod@bench)
-//! measures our locks and latches beside Curator's (`splitbrain bench --real`).
+//! measures our locks and latches beside Curator's (`splitbrain bench --real`); [`testing`]
+//! keeps tests that run real servers from running at once.
 //!
 //! This crate never runs inside a madsim runtime: a `--cfg madsim` build is fine (madsim's
 //! libc overrides fall through when no simulation runs), a madsim runtime is not.
@@ -27,6 +28,7 @@ mod server_log;
 pub mod session;
 mod snapshot;
 pub mod target;
+pub mod testing;
 pub mod wakeups;
 mod wire;
 

@@ -3,9 +3,10 @@
 //! program), [`ClientProcess`] starts it — in a process group of its own, so a terminal's
 //! Ctrl-C reaches only the parent, and SIGKILLed should the parent die — sends it its spec,
 //! merges its reported events into the run's recorder, pauses and resumes it (SIGSTOP,
-//! SIGCONT), crashes it (SIGKILL) and starts another in its place, and SIGKILLs it when
-//! dropped.
+//! SIGCONT; overlapping pauses stop it until the last ends), crashes it (SIGKILL) and starts
+//! another in its place, and SIGKILLs it when dropped.
 
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{BufReader, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -120,6 +121,19 @@ impl Progress {
 /// Where the outcome of an expiry asked of a client process goes.
 type ExpiryOutcome = oneshot::Sender<Result<(), String>>;
 
+/// The expiries asked of one process, in the order it carries them out and reports them;
+/// `None` once its reports have ended (an expiry asked then is not waited for).
+type Expiries = Arc<Mutex<Option<VecDeque<ExpiryOutcome>>>>;
+
+/// A pause of a client's process ([`ClientProcess::pause`]), to give back to
+/// [`ClientProcess::resume`]: which process of the client it stopped.
+#[derive(Debug)]
+#[must_use = "a pause lasts until it is given back to ClientProcess::resume"]
+pub(crate) struct Paused {
+    /// The process's number among the client's processes (its `restarts`).
+    process: u32,
+}
+
 /// One client's process: the one running now, which a `crash` fault replaces
 /// ([`ClientProcess::kill`], then [`ClientProcess::restart`]). The process running is
 /// SIGKILLed and reaped when this is dropped.
@@ -129,15 +143,13 @@ pub(crate) struct ClientProcess {
 }
 
 /// How to start a process for one client, and what its processes share: their reports feed
-/// the same run, expiry, `done` flag and count of cycles begun.
+/// the same run, `done` flag and count of cycles begun.
 struct Launch {
     launcher: ClientLauncher,
     /// The first process's spec.
     spec: ClientSpec,
     recorder: Recorder,
     progress: UnboundedSender<Progress>,
-    /// Waits for the outcome of the expiry asked last.
-    expired: Arc<Mutex<Option<ExpiryOutcome>>>,
     /// Whether a process reported the workload done.
     done: Arc<AtomicBool>,
     /// The cycles of the workload the processes reported begun ([`Report::Begun`]).
@@ -153,6 +165,10 @@ struct Running {
     stdin: ChildStdin,
     /// Set before the process is killed on purpose: the end of its reports is no death then.
     killed: Arc<AtomicBool>,
+    /// How many pauses stop the process now: it is continued when the last one ends.
+    pauses: u32,
+    /// The expiries asked of it that it has not reported yet.
+    expiries: Expiries,
     /// Resolves once every report of the process has been read.
     reports_read: Option<oneshot::Receiver<()>>,
     /// The thread reading what the process writes on stderr (its last words, when it dies).
@@ -173,7 +189,6 @@ impl ClientProcess {
             spec: spec.clone(),
             recorder,
             progress,
-            expired: Arc::default(),
             done: Arc::default(),
             begun: Arc::new(AtomicU32::new(spec.begun)),
         };
@@ -203,32 +218,70 @@ impl ClientProcess {
             .map_err(|e| format!("cannot start client {}: {e}", self.slot().0))
     }
 
-    /// Asks the process to expire its newest session and waits for the outcome; a process
-    /// done with its workload has nothing left to expire.
-    pub async fn expire_session(&self) -> Result<(), String> {
+    /// Asks the process now to expire its newest session; the future waits for the outcome
+    /// (a paused process carries it out once continued). A process done with its workload has
+    /// nothing left to expire, and one killed on purpose (a crash) meanwhile takes the expiry
+    /// with it: its sessions expire on the server by themselves.
+    pub fn expire_session(&self) -> impl Future<Output = Result<(), String>> + '_ {
         let (outcome, waiting) = oneshot::channel();
-        *self.launch.expired.lock().expect("expiry") = Some(outcome);
-        let asked = wire::send(&mut self.running().stdin, &wire::Command::ExpireSession);
-        match (asked, waiting.await) {
-            (Ok(()), Ok(outcome)) => outcome,
-            _ if self.is_done() => Ok(()),
-            _ => Err(format!("client {}'s process ended", self.slot().0)),
+        let asked = {
+            let mut running = self.running();
+            let queued = match &mut *running.expiries.lock().expect("expiries") {
+                Some(asked) => {
+                    asked.push_back(outcome);
+                    true
+                }
+                None => false,
+            };
+            let asked = wire::send(&mut running.stdin, &wire::Command::ExpireSession);
+            queued && asked.is_ok()
+        };
+        async move {
+            let outcome = match asked {
+                true => waiting.await.ok(),
+                false => None,
+            };
+            match outcome {
+                Some(outcome) => outcome,
+                None if self.is_done() => Ok(()),
+                None => Err(format!("client {}'s process ended", self.slot().0)),
+            }
         }
     }
 
-    /// Stops the process (`SIGSTOP`): it runs nothing, its session's heartbeats included.
-    pub fn pause(&self) -> Result<(), String> {
-        self.signal(libc::SIGSTOP, "stop")
+    /// Stops the process (`SIGSTOP`) unless a pause stops it already: it runs nothing, its
+    /// session's heartbeats included, until every pause is given back to
+    /// [`ClientProcess::resume`].
+    pub fn pause(&self) -> Result<Paused, String> {
+        let mut running = self.running();
+        if running.pauses == 0 {
+            self.signal(&running, libc::SIGSTOP, "stop")?;
+        }
+        running.pauses += 1;
+        Ok(Paused {
+            process: running.restarts,
+        })
     }
 
-    /// Resumes a paused process (`SIGCONT`).
-    pub fn resume(&self) -> Result<(), String> {
-        self.signal(libc::SIGCONT, "continue")
+    /// Ends `paused`: the process is continued (`SIGCONT`) when no other pause stops it. A
+    /// pause of a process killed since (a crash) continues nothing: the process it stopped is
+    /// gone, and the one running now was never stopped by it.
+    pub fn resume(&self, paused: Paused) -> Result<(), String> {
+        let mut running = self.running();
+        if running.restarts != paused.process {
+            return Ok(());
+        }
+        running.pauses -= 1;
+        match running.pauses {
+            0 => self.signal(&running, libc::SIGCONT, "continue"),
+            _ => Ok(()),
+        }
     }
 
-    fn signal(&self, signal: libc::c_int, what: &str) -> Result<(), String> {
-        let pid = self.running().pid;
-        // SAFETY: kill(2) on the PID of a child this process has not reaped yet.
+    fn signal(&self, running: &Running, signal: libc::c_int, what: &str) -> Result<(), String> {
+        let pid = running.pid;
+        // SAFETY: kill(2) on the PID of a child this process has not reaped yet (`running` is
+        // locked, and a child is reaped only through it).
         if unsafe { libc::kill(pid, signal) } == 0 || self.is_done() {
             return Ok(());
         }
@@ -331,27 +384,38 @@ impl Launch {
             child,
             stdin,
             killed: Arc::default(),
+            pauses: 0,
+            expiries: Arc::new(Mutex::new(Some(VecDeque::new()))),
             reports_read: Some(reports_read),
             stderr: None,
         };
         wire::send(&mut running.stdin, &spec).map_err(failed)?;
-        self.read_reports(stdout, slot, running.killed.clone(), read)?;
+        let ends = ReportsEnd {
+            killed: running.killed.clone(),
+            expiries: running.expiries.clone(),
+            read,
+        };
+        self.read_reports(stdout, slot, ends)?;
         let last_words = last_words(stderr, format!("client-{}-stderr", slot.0)).map_err(failed)?;
         running.stderr = Some(last_words);
         Ok(running)
     }
 
     /// Merges the reports of the process on `stdout` into the run, on a thread of their own;
-    /// `read` is told when they end.
+    /// `ends` says what their end concerns.
     fn read_reports(
         &self,
         stdout: ChildStdout,
         slot: ClientSlot,
-        killed: Arc<AtomicBool>,
-        read: oneshot::Sender<()>,
+        ends: ReportsEnd,
     ) -> Result<(), String> {
         let (recorder, progress) = (self.recorder.clone(), self.progress.clone());
-        let (expired, done, begun) = (self.expired.clone(), self.done.clone(), self.begun.clone());
+        let (done, begun) = (self.done.clone(), self.begun.clone());
+        let ReportsEnd {
+            killed,
+            expiries,
+            read,
+        } = ends;
         let reader = move || {
             let mut reports = BufReader::new(stdout);
             let what = format!("client {}'s reports", slot.0);
@@ -363,7 +427,8 @@ impl Launch {
                     Report::Event(event) => recorder.push(event),
                     Report::Begun(cycles) => begun.store(cycles, Ordering::SeqCst),
                     Report::Expired(outcome) => {
-                        if let Some(waiting) = expired.lock().expect("expiry").take() {
+                        let mut asked = expiries.lock().expect("expiries");
+                        if let Some(waiting) = asked.as_mut().and_then(VecDeque::pop_front) {
                             let _ = waiting.send(outcome);
                         }
                     }
@@ -374,8 +439,17 @@ impl Launch {
                     }
                 }
             }
-            if !done.load(Ordering::SeqCst) && !killed.load(Ordering::SeqCst) {
+            let ended_well = done.load(Ordering::SeqCst) || killed.load(Ordering::SeqCst);
+            if !ended_well {
                 let _ = progress.unbounded_send(Progress::Died(slot));
+            }
+            // The expiries still asked end with the process: well when it was done or killed
+            // on purpose, else as a failure (their senders dropped).
+            let unreported = expiries.lock().expect("expiries").take();
+            for waiting in unreported.into_iter().flatten() {
+                if ended_well {
+                    let _ = waiting.send(Ok(()));
+                }
             }
             let _ = read.send(());
         };
@@ -387,9 +461,103 @@ impl Launch {
     }
 }
 
+/// What the end of a process's reports concerns.
+struct ReportsEnd {
+    /// Whether the process was killed on purpose.
+    killed: Arc<AtomicBool>,
+    /// The expiries asked of it, which end with it.
+    expiries: Expiries,
+    /// Told when the reports end.
+    read: oneshot::Sender<()>,
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::RealClock;
+    use futures::executor::block_on;
+    use scenarios::catalog::Catalog;
+
+    /// A client process that reads its spec and then sleeps (no ZooKeeper needed): enough to
+    /// stop, continue, kill and restart.
+    fn sleeper() -> ClientProcess {
+        let launcher =
+            ClientLauncher::new("/bin/sh", ["-c", "head -n 1 >/dev/null; exec sleep 60"]);
+        let scenario = Catalog::builtin()
+            .unwrap()
+            .get("herd-free-mutex")
+            .unwrap()
+            .clone();
+        let spec = ClientSpec {
+            scenario,
+            seed: 0,
+            slot: ClientSlot(0),
+            connect_string: "127.0.0.1:1".into(),
+            origin_ns: 0,
+            resource: PathBuf::from("/nonexistent"),
+            restarts: 0,
+            begun: 0,
+        };
+        let (progress, _) = futures::channel::mpsc::unbounded();
+        let recorder = Recorder::new(RealClock::start());
+        ClientProcess::spawn(&launcher, &spec, recorder, progress).unwrap()
+    }
+
+    /// Whether the client's running process is stopped (`T` in `/proc/PID/stat`).
+    fn stopped(process: &ClientProcess) -> bool {
+        let pid = process.running().pid;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let state = stat.rsplit(')').next().unwrap().split_whitespace().next();
+        state == Some("T")
+    }
+
+    /// Waits until the process is (or is no longer) stopped: a signal to another process is
+    /// delivered when it next runs, not when kill(2) returns.
+    fn wait_stopped(process: &ClientProcess, wanted: bool) {
+        while stopped(process) != wanted {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn overlapping_pauses_stop_the_process_until_the_last_ends() {
+        let process = sleeper();
+        let first = process.pause().unwrap();
+        wait_stopped(&process, true);
+        let second = process.pause().unwrap();
+        process.resume(first).unwrap();
+        // No SIGCONT was sent, so nothing can have continued it.
+        assert!(stopped(&process), "still stopped by the second pause");
+        process.resume(second).unwrap();
+        wait_stopped(&process, false);
+    }
+
+    #[test]
+    fn a_pause_of_a_crashed_process_continues_nothing_of_the_next_one() {
+        let process = sleeper();
+        let before = process.pause().unwrap();
+        wait_stopped(&process, true);
+        // An expiry asked of the stopped process, which it never reports.
+        let expiry = process.expire_session();
+        block_on(process.kill()).unwrap();
+        process.restart().unwrap();
+        assert_eq!(block_on(expiry), Ok(()), "the expiry ends with its process");
+        assert!(!stopped(&process), "the new process is not stopped");
+        let after = process.pause().unwrap();
+        wait_stopped(&process, true);
+        process.resume(before).unwrap();
+        assert!(
+            stopped(&process),
+            "the dead process's pause continues nothing"
+        );
+        process.resume(after).unwrap();
+        wait_stopped(&process, false);
     }
 }

@@ -28,7 +28,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::channel::mpsc::{UnboundedReceiver, unbounded};
-use futures::future::pending;
+use futures::channel::oneshot;
+use futures::future::{pending, try_join};
 use futures::{FutureExt, StreamExt, select_biased};
 use lock::coordination::Coordination;
 use lock::ids::ClientSlot;
@@ -243,24 +244,16 @@ impl RealRun<'_> {
                 None => Ok(()),
             }
         };
+        // Once every workload is done no fault starts, and the run waits for the lasting ones.
+        let (done_tx, done) = oneshot::channel::<()>();
         // The scenario's timeline (the workloads' timers, the faults, the horizon) starts once
         // every client process is ready, however long they took to start.
         let start = Instant::now();
         if let Err(why) = clients.iter().try_for_each(ClientProcess::start) {
             return Err(self.partial(&recorder, why));
         }
-        let injector = Injector {
-            clients: &clients,
-            restarter: self.target.restarter(),
-            recorder: recorder.clone(),
-            proxies,
-        };
-        let faults = async {
-            match injector.run(start, &self.schedule).await {
-                Err(why) => why,
-                Ok(()) => pending().await,
-            }
-        };
+        let injector = Injector::new(&clients, self.target.restarter(), recorder.clone(), proxies);
+        let faults = injector.run(start, &self.schedule, done.map(drop));
         let horizon = start + Duration::from_millis(self.scenario.horizon_ms);
         // Ctrl-C ends the run as a failure does: the partial trace is kept, the client
         // processes are killed when dropped, and the local servers are stopped when the
@@ -276,18 +269,22 @@ impl RealRun<'_> {
                 all(&clients, &mut progress, Progress::Done),
                 contenders_ended
             );
-            died.or(ended.err())
+            let _ = done_tx.send(());
+            died.or(ended.err()).map_or(Ok(()), Err)
         };
         let failed = select_biased! {
             why = interrupted.fuse() => Some(why),
-            why = everyone.fuse() => why,
-            why = faults.fuse() => Some(why),
+            ended = try_join(everyone, faults).fuse() => ended.err(),
             () = tokio::time::sleep_until(horizon.into()).fuse() => None,
         };
+        // A restart under way ends with its server serving, before the tree is read or the
+        // servers are stopped; a paused client dies of the SIGKILL with the others.
+        let settled = injector.settle();
         drop(clients);
         // Contenders still running at the horizon are killed before the tree is read.
         drop(contenders);
         drop(expiries);
+        settled.await;
         if let Some(why) = failed {
             return Err(self.partial(&recorder, why));
         }

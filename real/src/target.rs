@@ -102,16 +102,28 @@ impl Target {
 pub(crate) struct Restarter(Arc<Mutex<Local>>);
 
 impl Restarter {
-    /// SIGKILLs the server (in an ensemble, the leader `srvr` names) and starts it again on
-    /// its data directory; returns once it serves again. Blocks the calling thread.
-    pub fn crash_and_restart(&self, down: Duration) -> Result<(), HarnessError> {
+    /// SIGKILLs the server (in an ensemble, the leader `srvr` names), calls `killed`, and
+    /// starts the server again on its data directory after `down`; returns once it serves
+    /// again. Blocks the calling thread, and holds the target meanwhile: a second restart
+    /// waits until this one's server serves.
+    pub fn crash_and_restart(
+        &self,
+        down: Duration,
+        killed: impl FnOnce(),
+    ) -> Result<(), HarnessError> {
         match &mut *self.0.lock().expect("local server") {
-            // `restart` SIGKILLs the process before it starts it again.
-            Local::Standalone(server) => server.restart(down),
+            Local::Standalone(server) => {
+                server.kill();
+                killed();
+                // `restart` kills the server first: it is dead already.
+                server.restart(down)
+            }
             Local::Ensemble(ensemble) => {
                 let leader = ensemble.leader().ok_or_else(|| {
                     HarnessError("restart_server: no server of the ensemble leads".into())
                 })?;
+                ensemble.kill(leader)?;
+                killed();
                 ensemble.restart(leader, down)
             }
         }

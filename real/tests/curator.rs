@@ -40,7 +40,7 @@ fn scenario(name: &str, acquisitions: u32) -> Scenario {
 /// granted, no violation of the scenario's properties, every write of both accepted by the
 /// one resource, grants in queue order, at most one watch fired per deletion.
 fn passes_mixed(scenario: &Scenario) {
-    let _serial = support::one_server_at_a_time();
+    let _serial = real::testing::one_server_at_a_time();
     let curator = Curator::compile(CURATOR_CONTENDERS).unwrap_or_else(|e| panic!("{e}"));
     let settings = Settings {
         tick_time: Duration::from_millis(scenario.server.tick_ms),

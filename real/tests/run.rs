@@ -68,7 +68,7 @@ fn count(trace: &Trace, kind: impl Fn(&EventKind) -> bool) -> usize {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn a_fault_free_mutex_scenario_passes_on_a_real_server() {
-    let _serial = support::one_server_at_a_time();
+    let _serial = real::testing::one_server_at_a_time();
     let trace = passes("herd-free-mutex");
     let writes = count(&trace, |k| {
         matches!(k, EventKind::ResourceWrite { accepted: true, .. })
@@ -84,7 +84,7 @@ fn a_fault_free_mutex_scenario_passes_on_a_real_server() {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn session_expiries_by_a_second_connection_pass_on_a_real_server() {
-    let _serial = support::one_server_at_a_time();
+    let _serial = real::testing::one_server_at_a_time();
     let trace = passes("session-expiry-waiter");
     let expiries = count(&trace, |k| matches!(k, EventKind::FaultEnd { .. }));
     assert_eq!(expiries, 3);
@@ -93,7 +93,7 @@ fn session_expiries_by_a_second_connection_pass_on_a_real_server() {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn server_restarts_pass_on_a_real_server() {
-    let _serial = support::one_server_at_a_time();
+    let _serial = real::testing::one_server_at_a_time();
     // Under Curator's lock loop (the default) a real restart can let a waiter hold through
     // its old session's node beside the next holder, both sessions alive (seen once here:
     // c1 and c2 from 6,025 to 6,166 ms). That is a race; with the waiters giving up at LOST
@@ -200,7 +200,7 @@ fn fault_span(trace: &Trace, fault: &Fault) -> (usize, usize) {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn a_crashed_lease_holder_is_restarted_and_carries_on_on_a_real_server() {
-    let _serial = support::one_server_at_a_time();
+    let _serial = real::testing::one_server_at_a_time();
     // Client 0 (stagger 0) begins its first cycle at 0 ms and holds its lease for 1500 ms, so
     // the crash at 300 ms kills its process holding (or, on a very slow start, asking for)
     // that lease, whatever the scheduling: its session keeps the lease until the server
@@ -259,7 +259,7 @@ fn a_crashed_lease_holder_is_restarted_and_carries_on_on_a_real_server() {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn a_crashed_mutex_client_carries_on_under_random_faults_on_a_real_server() {
-    let _serial = support::one_server_at_a_time();
+    let _serial = real::testing::one_server_at_a_time();
     // Seed 0 draws client 0's crash at 884 ms, pauses of clients 0 and 1 and a server
     // restart. Only what must hold is required: the violation the scenario expects in some
     // seeds (a waiter holding through its old session's node) is a race one run need not show.
@@ -301,7 +301,7 @@ fn an_unreachable_server_fails_at_once_naming_the_address() {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn a_sigstop_longer_than_the_session_splits_the_brain_and_fencing_catches_it() {
-    let _serial = support::one_server_at_a_time();
+    let _serial = real::testing::one_server_at_a_time();
     // Client 0 holds from about 0 ms and is stopped (SIGSTOP) from 300 to 2800 ms; its last
     // heartbeat is before 300 ms, so the server expires its session by 300 + 1000 ms + a tick
     // bucket, deletes its lock node, and client 1 (waiting since 100 ms) acquires well before
@@ -352,7 +352,7 @@ fn a_sigstop_longer_than_the_session_splits_the_brain_and_fencing_catches_it() {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn a_client_process_that_dies_ends_the_run_saying_how_with_the_partial_trace() {
-    let _serial = support::one_server_at_a_time();
+    let _serial = real::testing::one_server_at_a_time();
     let scenario = scenario("herd-free-mutex");
     let target = standalone(&scenario);
     // A client process that reads its spec and dies with a word on stderr.
@@ -376,7 +376,7 @@ fn a_client_process_that_dies_ends_the_run_saying_how_with_the_partial_trace() {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn partitions_through_the_proxy_cut_each_client_off_and_pass_on_a_real_server() {
-    let _serial = support::one_server_at_a_time();
+    let _serial = real::testing::one_server_at_a_time();
     // Each cut (800, 800 and 600 ms) outlasts the client's read timeout (two thirds of the
     // 1 s session timeout at most): the client hears nothing and drops the connection
     // itself during its cut, whatever the scheduling. The scenario expects overlaps in some
@@ -411,4 +411,106 @@ fn partitions_through_the_proxy_cut_each_client_off_and_pass_on_a_real_server() 
         });
         assert!(disconnected, "client {client} noticed its cut {fault:?}");
     }
+}
+
+/// The trace's first `FaultStart` (`end`: `FaultEnd`) of `fault`: its index.
+fn at(trace: &Trace, fault: &Fault, end: bool) -> usize {
+    let found = trace.events.iter().position(|e| match &e.kind {
+        EventKind::FaultStart { fault: f } => !end && f == fault,
+        EventKind::FaultEnd { fault: f } => end && f == fault,
+        _ => false,
+    });
+    found.unwrap_or_else(|| {
+        panic!(
+            "{fault:?}'s {} is recorded",
+            ["start", "end"][usize::from(end)]
+        )
+    })
+}
+
+#[test]
+fn overlapping_restarts_of_the_server_are_refused_naming_both() {
+    let mut scenario = scenario("server-downtime-old-session");
+    // Its restart at 1000 ms keeps the server down for 3000 ms.
+    let overlapping = ScheduledFault {
+        at_ms: 2500,
+        fault: Fault::RestartServer { down_ms: 500 },
+    };
+    scenario.faults.push(overlapping);
+    let schedule = scenario.fault_schedule(0);
+    assert_eq!(
+        real::faults::refusal(&scenario, 0, &schedule, true).as_deref(),
+        Some(
+            "faults[1] (restart_server at 2500 ms) starts while faults[0] (restart_server at \
+             1000 ms, down 3000 ms) keeps the server down: overlapping server restarts are \
+             refused on a real server (a second SIGKILL of an ensemble's leader kills a second \
+             server, not one longer downtime as in the simulator)"
+        )
+    );
+    // Back to back (the second at the first's end) is no overlap.
+    scenario.faults[1].at_ms = 4000;
+    let schedule = scenario.fault_schedule(0);
+    assert_eq!(real::faults::refusal(&scenario, 0, &schedule, true), None);
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn each_fault_starts_on_time_while_earlier_ones_last_on_a_real_server() {
+    let _serial = real::testing::one_server_at_a_time();
+    let mut overlapping = scenario("herd-free-mutex");
+    overlapping.clients = 3;
+    overlapping.workload.hold_ms = scenarios::scenario::Span::fixed(300);
+    let faults = [
+        (
+            300,
+            Fault::Pause {
+                client: 0,
+                for_ms: 2000,
+            },
+        ),
+        (500, Fault::ExpireSession { client: 1 }),
+        (
+            600,
+            Fault::Pause {
+                client: 0,
+                for_ms: 1000,
+            },
+        ),
+        (700, Fault::RestartServer { down_ms: 500 }),
+        (
+            800,
+            Fault::Pause {
+                client: 2,
+                for_ms: 1500,
+            },
+        ),
+        (900, Fault::Crash { client: 2 }),
+    ];
+    overlapping.faults = (faults.iter().cloned())
+        .map(|(at_ms, fault)| ScheduledFault { at_ms, fault })
+        .collect();
+    // Only fencing is sure under these faults (c0 is stopped past its session, c2 is killed
+    // stopped, the server restarts): the test is about when the faults start and end.
+    overlapping.properties.clear();
+    (overlapping.properties).insert(Property::MutualExclusionFenced, Expectation::Holds);
+    let trace = checked(overlapping, true);
+    let [long_pause, expiry, short_pause, restart, paused_2, crash] = faults.map(|(_, f)| f);
+    // The expiry (500 ms) and the restart (700 ms) start while c0's first pause lasts (to
+    // 2300 ms): the injector carried out the old schedule one fault after another.
+    assert!(at(&trace, &expiry, false) < at(&trace, &long_pause, true));
+    assert!(at(&trace, &restart, false) < at(&trace, &long_pause, true));
+    // c2 is crashed while the server restarts and while c2 is paused.
+    let crashed = at(&trace, &crash, false);
+    assert!(at(&trace, &restart, false) < crashed && crashed < at(&trace, &restart, true));
+    assert!(at(&trace, &paused_2, false) < crashed && crashed < at(&trace, &paused_2, true));
+    // Two pauses of c0 overlap: it is stopped until the last ends, so it records nothing
+    // between the end of the shorter (1600 ms) and the end of the longer (2300 ms).
+    let (from, to) = (
+        at(&trace, &short_pause, true),
+        at(&trace, &long_pause, true),
+    );
+    assert!(from < to);
+    let c0 = Some(ClientSlot(0));
+    let moved = trace.events[from..to].iter().find(|e| e.client == c0);
+    assert!(moved.is_none(), "c0 ran while still paused: {moved:?}");
 }

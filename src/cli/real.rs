@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use ::scenarios::fault::{DEFAULT_RESTART_DOWN_MS, Fault, ScheduledFault};
 use ::scenarios::property::{Expectation, Property};
 use ::scenarios::scenario::Scenario;
 use ::scenarios::trace::EventKind;
@@ -45,6 +46,12 @@ pub struct Args {
     /// server (`restart_server` then kills and restarts the leader).
     #[arg(long, value_name = "N", requires = "start_local", value_parser = clap::value_parser!(u32).range(2..=7))]
     ensemble: Option<u32>,
+    /// With --ensemble: also SIGKILL the ensemble's leader this many ms into each run and
+    /// start it again on its data 2 s later — a `restart_server` added to the scenario's
+    /// faults, refused like any fault that overlaps another restart, and in the trace like
+    /// any fault.
+    #[arg(long, value_name = "MS", requires = "ensemble")]
+    kill_leader_at: Option<u64>,
     /// The seed whose fault schedule (and hold and think times) the runs use.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -141,10 +148,28 @@ fn load(args: &Args) -> Result<Scenario, Failure> {
                 "{file}: expected a readable scenario file, found an error: {e}"
             ))
         })?;
-        return Ok(Scenario::from_json(&file, &text)?);
+        return with_leader_kill(Scenario::from_json(&file, &text)?, args);
     }
     let catalog = args.catalog.load()?;
-    Ok(find(&catalog, &args.scenario)?.clone())
+    with_leader_kill(find(&catalog, &args.scenario)?.clone(), args)
+}
+
+/// `scenario` with the restart of the leader that `--kill-leader-at` asks for, if it does.
+fn with_leader_kill(mut scenario: Scenario, args: &Args) -> Result<Scenario, Failure> {
+    let Some(at_ms) = args.kill_leader_at else {
+        return Ok(scenario);
+    };
+    if at_ms >= scenario.horizon_ms {
+        return Err(Failure(format!(
+            "--kill-leader-at: expected a time before the scenario's horizon ({} ms), found \
+             {at_ms} ms",
+            scenario.horizon_ms
+        )));
+    }
+    let down_ms = DEFAULT_RESTART_DOWN_MS;
+    let fault = Fault::RestartServer { down_ms };
+    scenario.faults.push(ScheduledFault { at_ms, fault });
+    Ok(scenario)
 }
 
 /// One run on a server of its own (started and stopped here with --start-local), with
