@@ -354,8 +354,8 @@ impl<R: Testable> LockModel<R> {
 
     /// Takes `action` from `state` as the search does: [`LockModel::step`], then each client
     /// whose ids it may have changed (the one that acted, and one whose session it closed)
-    /// has them renumbered 1, 2, 3 … ([`canonicalize`]), so that states differing only in
-    /// those ids are one state. `None` if the action is not enabled.
+    /// has them renumbered 1, 2, 3 … (`symmetry::canonicalize`), so that states differing
+    /// only in those ids are one state. `None` if the action is not enabled.
     pub fn next(&self, state: &State<R>, action: Action) -> Option<State<R>> {
         let mut next = self.step(state, action, &mut Silent)?;
         let acted = action.client().map(|slot| usize::from(slot.0));

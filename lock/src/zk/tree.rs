@@ -37,7 +37,7 @@ impl Node {
 /// lists children from a hash set, so their order is unspecified; a fixed order that is not
 /// the sequence order makes a recipe that forgets to sort them wrong everywhere (the
 /// simulator shuffles them with the seed). A listing relabelled for the model's symmetry
-/// ([`OpOk`](crate::zk::OpOk)'s `Relabel`) is put back in the same order, so relabelling a
+/// ([`OpOk`]'s `Relabel`) is put back in the same order, so relabelling a
 /// listing with the identity map changes nothing.
 pub fn in_listing_order(names: &mut [String]) {
     names.sort_unstable_by(|a, b| b.cmp(a));
