@@ -433,7 +433,8 @@ impl<R: Testable> Shortest<'_, R> {
     }
 }
 
-fn fingerprint<T: Hash>(value: &T) -> u64 {
+/// A value's 64-bit hash: what the model's own searches deduplicate states by.
+pub(crate) fn fingerprint<T: Hash>(value: &T) -> u64 {
     let mut hasher = DefaultHasher::new();
     value.hash(&mut hasher);
     hasher.finish()

@@ -9,10 +9,10 @@
 //! work on the `Debug` rendering of the state, so they reach ids wherever they are nested.
 
 use std::collections::BTreeSet;
-use std::hash::{DefaultHasher, Hash, Hasher};
 
 use stateright::Representative;
 
+use crate::check::fingerprint;
 use crate::model::LockModel;
 use crate::state::{Peer, State};
 use scenarios::recipes::Testable;
@@ -55,12 +55,6 @@ fn distinct(values: impl Iterator<Item = String>) -> usize {
         .map(|v| fingerprint(&v))
         .collect::<BTreeSet<_>>()
         .len()
-}
-
-fn fingerprint<T: Hash>(value: &T) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    value.hash(&mut hasher);
-    hasher.finish()
 }
 
 /// Breadth-first, over symmetry representatives.

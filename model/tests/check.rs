@@ -39,6 +39,15 @@ fn run<R: Testable>(def: &'static RecipeDef<R>, config: Config, symmetry: bool) 
     check(def, config, options)
 }
 
+/// The default options without counterexample paths: for tests that check verdicts and
+/// counts only (the path search can cost more than the check).
+fn verdicts_only() -> Options {
+    Options {
+        paths: false,
+        ..Options::default()
+    }
+}
+
 /// What the trace checkers need to judge a path of `model` as a whole (no time bound).
 fn checker_context<R: Testable>(
     model: &LockModel<R>,
@@ -951,11 +960,7 @@ fn herds_behind_a_kept_node<R: Testable>(
     config: Config,
     unique: usize,
 ) -> Outcome {
-    let options = Options {
-        paths: false,
-        ..Options::default()
-    };
-    let outcome = check(def, config, options);
+    let outcome = check(def, config, verdicts_only());
     assert!(
         outcome.complete && outcome.all_met(),
         "{:?}",
@@ -1003,11 +1008,7 @@ fn read_write_lock_herds_behind_a_writers_kept_node() {
         ..one_connection_loss(3)
     };
     herds_behind_a_kept_node(&READ_WRITE_LOCK, writers(2), 155_948);
-    let options = Options {
-        paths: false,
-        ..Options::default()
-    };
-    let one = check(&READ_WRITE_LOCK, writers(1), options);
+    let one = check(&READ_WRITE_LOCK, writers(1), verdicts_only());
     assert!(one.all_met() && one.verdict(Property::HerdFree).holds);
 }
 
@@ -1091,11 +1092,7 @@ impl scenarios::recipes::Visitor for CheckRow {
     type Output = Outcome;
 
     fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> Outcome {
-        let options = Options {
-            paths: false,
-            ..Options::default()
-        };
-        check(def, Config::new(2), options)
+        check(def, Config::new(2), verdicts_only())
     }
 }
 
@@ -1159,10 +1156,7 @@ fn the_first_writer_watch_herds_behind_two_writers_and_only_there() {
         ..Config::new(3)
     };
     let def = &scenarios::recipes::READ_WRITE_LOCK_FIRST_WRITER_WATCH;
-    let options = Options {
-        paths: false,
-        ..Options::default()
-    };
+    let options = verdicts_only();
     let curator = check(def, config, options);
     assert!(!curator.verdict(Property::HerdFree).holds, "the herd");
     assert!(curator.all_met());
@@ -1306,8 +1300,7 @@ fn revocable_mutex_with_two_clients_cuts_holds_short() {
 fn a_timeout_cuts_a_one_thread_search_short_and_a_finished_search_is_complete() {
     let within = |seconds| Options {
         timeout: Some(std::time::Duration::from_secs(seconds)),
-        paths: false,
-        ..Options::default()
+        ..verdicts_only()
     };
     // Out of time at once: one thread stops too (stateright's own timeout never fired there).
     let cut = check(&MUTEX, Config::new(4), within(0));
