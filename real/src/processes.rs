@@ -237,10 +237,7 @@ impl ClientProcess {
             queued && asked.is_ok()
         };
         async move {
-            let outcome = match asked {
-                true => waiting.await.ok(),
-                false => None,
-            };
+            let outcome = if asked { waiting.await.ok() } else { None };
             match outcome {
                 Some(outcome) => outcome,
                 None if self.is_done() => Ok(()),
@@ -272,9 +269,10 @@ impl ClientProcess {
             return Ok(());
         }
         running.pauses -= 1;
-        match running.pauses {
-            0 => self.signal(&running, libc::SIGCONT, "continue"),
-            _ => Ok(()),
+        if running.pauses == 0 {
+            self.signal(&running, libc::SIGCONT, "continue")
+        } else {
+            Ok(())
         }
     }
 
