@@ -308,7 +308,7 @@ fn paths<R: Testable>(
         .map(|(property, _)| *property)
         .collect();
     let mut shortest = if complete && !wanted.is_empty() {
-        shortest(&model, &wanted, SHORTEST_BUDGET)
+        shortest(&model, &wanted, SHORTEST_BUDGET, options.threads)
     } else {
         vec![None; wanted.len()]
     }
@@ -355,16 +355,20 @@ pub const SHORTEST_BUDGET: usize = 1_000_000;
 /// `None` for a property with no discovery, or for those not yet found when the search
 /// reached `budget` states ([`check`] gives it [`SHORTEST_BUDGET`]).
 ///
-/// This is our own single-threaded breadth-first search, one for all the properties, ending
-/// when each has its path: stateright's BFS checks its stop condition only every 1,500 states
-/// and overwrites the discovery meanwhile, which gave a 12-step path where 7 steps suffice.
-/// States are deduplicated by the fingerprint of their symmetry representative (every
-/// property is symmetric in the clients, so a shortest path in the reduced space is a shortest
-/// path).
+/// This is our own breadth-first search, one for all the properties, ending when each has its
+/// path: stateright's BFS checks its stop condition only every 1,500 states and overwrites the
+/// discovery meanwhile, which gave a 12-step path where 7 steps suffice. States are
+/// deduplicated by the fingerprint of their symmetry representative (every property is
+/// symmetric in the clients, so a shortest path in the reduced space is a shortest path).
+///
+/// Each level is expanded on `threads` threads, each taking a contiguous share of the level;
+/// the successors are then deduplicated and judged in the level's order, so the paths found
+/// are the same whatever the number of threads.
 pub fn shortest<R: Testable>(
     model: &LockModel<R>,
     properties: &[Checked],
     budget: usize,
+    threads: usize,
 ) -> Vec<Option<Vec<Action>>> {
     let mut search = Shortest {
         model,
@@ -382,33 +386,62 @@ pub fn shortest<R: Testable>(
     // would not fit: millions of them for a semaphore with 3 clients).
     let mut reached: Vec<(usize, Option<Action>)> = vec![(0, None)];
     let mut level: Vec<(usize, State<R>)> = vec![(0, init)];
-    let mut actions = Vec::new();
     while !level.is_empty() {
-        let mut next_level = Vec::new();
-        for (index, state) in &level {
-            actions.clear();
+        // The states seen on earlier levels are left out (and dropped) by the threads; the
+        // ones seen twice on this level, in the order below.
+        let successors = in_order(&level, threads, |(index, state)| {
+            let mut actions = Vec::new();
             model.reduced(state, &mut actions);
-            for &action in &actions {
-                let Some(next) = model.next(state, action) else {
-                    continue;
-                };
-                if !seen.insert(fingerprint(&next.representative())) {
-                    continue;
-                }
-                reached.push((*index, Some(action)));
-                if reached.len() > budget {
-                    return search.found;
-                }
-                let last = reached.len() - 1;
-                if search.shows(&next, || path_to(&reached, last)) {
-                    return search.found;
-                }
-                next_level.push((last, next));
+            (actions.into_iter())
+                .filter_map(|action| {
+                    let next = model.next(state, action)?;
+                    let print = fingerprint(&next.representative());
+                    (!seen.contains(&print)).then_some((*index, action, next, print))
+                })
+                .collect::<Vec<_>>()
+        });
+        let mut next_level = Vec::new();
+        let mut over_budget = false;
+        for (parent, action, next, print) in successors.into_iter().flatten() {
+            if !seen.insert(print) {
+                continue;
             }
+            if reached.len() == budget {
+                over_budget = true;
+                break;
+            }
+            reached.push((parent, Some(action)));
+            next_level.push((reached.len() - 1, next));
+        }
+        let showing = in_order(&next_level, threads, |(_, state)| search.showing(state));
+        for ((index, state), showing) in next_level.iter().zip(showing) {
+            if showing && search.shows(state, || path_to(&reached, *index)) {
+                return search.found;
+            }
+        }
+        if over_budget {
+            return search.found;
         }
         level = next_level;
     }
     search.found
+}
+
+/// `f` of each of `items`, in their order, computed on `threads` threads (each a contiguous
+/// share of the items).
+fn in_order<T: Sync, U: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> U + Sync) -> Vec<U> {
+    let share = items.len().div_ceil(threads.max(1)).max(1);
+    if items.len() <= share {
+        return items.iter().map(f).collect();
+    }
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (items.chunks(share))
+            .map(|chunk| scope.spawn(|| chunk.iter().map(&f).collect::<Vec<_>>()))
+            .collect();
+        (workers.into_iter())
+            .flat_map(|worker| worker.join().expect("a search thread panicked"))
+            .collect()
+    })
 }
 
 /// The properties [`shortest`] looks for, and the paths it found so far.
@@ -420,6 +453,12 @@ struct Shortest<'a, R: Testable> {
 }
 
 impl<R: Testable> Shortest<'_, R> {
+    /// Whether `state` shows some property still missing.
+    fn showing(&self, state: &State<R>) -> bool {
+        (self.properties.iter().zip(&self.found))
+            .any(|(property, found)| found.is_none() && shows(self.model, *property, state))
+    }
+
     /// Records the path (from `path`) for every property still missing that `state` shows;
     /// whether none is missing any more.
     fn shows(&mut self, state: &State<R>, path: impl Fn() -> Vec<Action>) -> bool {

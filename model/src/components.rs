@@ -210,7 +210,7 @@ fn components<R: Testable>() -> Vec<Component<R>> {
             forget: |s| {
                 without(s, |s| {
                     for peer in &mut s.peers {
-                        if let Some(handle) = &mut peer.handle {
+                        if let Some(handle) = &mut Peer::make_mut(peer).handle {
                             handle.requests.clear();
                             handle.events.clear();
                         }
@@ -266,7 +266,14 @@ fn components<R: Testable>() -> Vec<Component<R>> {
 
 /// Every peer's `part`, rendered.
 fn per_peer<R: Testable, T: std::fmt::Debug>(state: &State<R>, part: fn(&Peer<R>) -> T) -> String {
-    format!("{:?}", state.peers.iter().map(part).collect::<Vec<_>>())
+    format!(
+        "{:?}",
+        state
+            .peers
+            .iter()
+            .map(|peer| part(peer))
+            .collect::<Vec<_>>()
+    )
 }
 
 /// The state's rendering with every peer's `label: part` left out.

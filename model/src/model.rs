@@ -193,7 +193,10 @@ impl<R: Testable> LockModel<R> {
     /// [`LockModel::next`]).
     pub fn initial_canonical(&self) -> State<R> {
         let mut state = self.initial(&mut Silent);
-        state.peers.iter_mut().for_each(canonicalize);
+        state
+            .peers
+            .iter_mut()
+            .for_each(|peer| canonicalize(Peer::make_mut(peer)));
         state
     }
 
@@ -216,7 +219,7 @@ impl<R: Testable> LockModel<R> {
             tree.apply(SessionId(0), &create);
         }
         let peers = (0..self.config.clients)
-            .map(|slot| self.fresh_peer(ClientSlot(slot), 0, 0))
+            .map(|slot| Arc::new(self.fresh_peer(ClientSlot(slot), 0, 0)))
             .collect();
         let mut state = State {
             server: Server::new(tree),
@@ -254,6 +257,7 @@ impl<R: Testable> LockModel<R> {
             timers: Default::default(),
             workload: self.workload(slot),
             class: u8::from(!self.writes(slot)),
+            sort_key: Default::default(),
         }
     }
 
@@ -362,7 +366,7 @@ impl<R: Testable> LockModel<R> {
         for (index, peer) in next.peers.iter_mut().enumerate() {
             let closed = peer.handle.is_none() && state.peers[index].handle.is_some();
             if closed || acted == Some(index) {
-                canonicalize(peer);
+                canonicalize(Peer::make_mut(peer));
             }
         }
         Some(next)

@@ -5,6 +5,7 @@
 //! path.
 
 use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
 
 use lock::client::Client;
 use lock::fencing::{FencedResource, Token};
@@ -35,8 +36,9 @@ pub fn session_owner(session: SessionId) -> (ClientSlot, u8) {
 pub struct State<R> {
     /// The server: the data tree and the sessions it holds (not expired, not closed).
     pub server: Server,
-    /// The clients, by slot.
-    pub peers: Vec<Peer<R>>,
+    /// The clients, by slot. Shared between a state and its successors: a step copies only
+    /// the clients it changes ([`State::peer_mut`]).
+    pub peers: Vec<Arc<Peer<R>>>,
     /// The protected counter and what the accesses to it looked like.
     pub resource: Resource,
     /// Faults injected so far.
@@ -83,6 +85,19 @@ pub struct Peer<R> {
     /// within a class: the workload gives a client its role by its slot (a read-write lock's
     /// writers are the lowest slots), so a writer must never take a reader's slot.
     pub class: u8,
+    /// The client's symmetry sort key once computed: not part of the state (see
+    /// [`SortKeyMemo`]).
+    pub(crate) sort_key: SortKeyMemo<R>,
+}
+
+impl<R: Clone> Peer<R> {
+    /// The client behind `shared`, to change: its own copy if another state still shares it,
+    /// with its memoized sort key forgotten (a changed client has another key).
+    pub fn make_mut(shared: &mut Arc<Peer<R>>) -> &mut Peer<R> {
+        let peer = Arc::make_mut(shared);
+        peer.sort_key = SortKeyMemo::default();
+        peer
+    }
 }
 
 /// The protected counter, and the fenced-access monitor of the accesses it accepted.
@@ -123,16 +138,18 @@ impl<R> State<R> {
         &self.peers[usize::from(slot.0)]
     }
 
-    /// The peer of `slot`, mutably.
-    pub fn peer_mut(&mut self, slot: ClientSlot) -> &mut Peer<R> {
-        &mut self.peers[usize::from(slot.0)]
-    }
-
     /// The client whose current handle is on `session`, if any.
     pub fn attached(&self, session: SessionId) -> Option<ClientSlot> {
         let (slot, _) = session_owner(session);
         let peer = self.peers.get(usize::from(slot.0))?;
         (peer.handle.as_ref()?.session == session).then_some(slot)
+    }
+}
+
+impl<R: Clone> State<R> {
+    /// The peer of `slot`, mutably: its own copy, if another state still shares it.
+    pub fn peer_mut(&mut self, slot: ClientSlot) -> &mut Peer<R> {
+        Peer::make_mut(&mut self.peers[usize::from(slot.0)])
     }
 }
 
@@ -155,6 +172,69 @@ impl<R: Relabel> Relabel for Peer<R> {
             timers: self.timers.relabel(map),
             workload: self.workload.relabel(map),
             class: self.class,
+            sort_key: SortKeyMemo::default(),
         }
+    }
+}
+
+/// A client's symmetry sort key (`symmetry.rs`: its state seen from itself),
+/// computed the first time its summary ties with another client's and kept with the client
+/// for as long as it does not change: a step changes one or two clients, and the others keep
+/// their keys. Not part of the state: every memo is equal to every other and hashes to
+/// nothing, and a copy starts empty, so only an unchanged client ever has one
+/// ([`Peer::make_mut`] empties it before a change).
+pub(crate) struct SortKeyMemo<R>(OnceLock<Arc<Peer<R>>>);
+
+impl<R> SortKeyMemo<R> {
+    /// The key, computed by `key` the first time.
+    pub(crate) fn get_or_init(&self, key: impl FnOnce() -> Peer<R>) -> &Peer<R> {
+        self.0.get_or_init(|| Arc::new(key()))
+    }
+
+    /// A memo already holding `memo`'s key, if it has one: for the same client renamed.
+    pub(crate) fn carried(memo: &SortKeyMemo<R>) -> SortKeyMemo<R> {
+        SortKeyMemo(memo.0.clone())
+    }
+}
+
+impl<R> Default for SortKeyMemo<R> {
+    fn default() -> SortKeyMemo<R> {
+        SortKeyMemo(OnceLock::new())
+    }
+}
+
+impl<R> Clone for SortKeyMemo<R> {
+    fn clone(&self) -> SortKeyMemo<R> {
+        SortKeyMemo::default()
+    }
+}
+
+impl<R> PartialEq for SortKeyMemo<R> {
+    fn eq(&self, _: &SortKeyMemo<R>) -> bool {
+        true
+    }
+}
+
+impl<R> Eq for SortKeyMemo<R> {}
+
+impl<R> PartialOrd for SortKeyMemo<R> {
+    fn partial_cmp(&self, other: &SortKeyMemo<R>) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<R> Ord for SortKeyMemo<R> {
+    fn cmp(&self, _: &SortKeyMemo<R>) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
+}
+
+impl<R> std::hash::Hash for SortKeyMemo<R> {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl<R> std::fmt::Debug for SortKeyMemo<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("_")
     }
 }

@@ -4,9 +4,13 @@
 //! names, node owners, watch tables, queued requests and events — through
 //! [`lock::relabel::Relabel`]; when the sorted order is the clients' own, it is the state.
 //!
-//! Clients are sorted by a key that does not depend on their current numbering: each
-//! client's state with itself renamed to slot 0 and every other client to one placeholder.
-//! Clients whose keys tie keep their order (sound, if not always canonical).
+//! Clients are sorted by a cheap summary, and clients whose summaries tie by a key that does
+//! not depend on their current numbering: each client's state with itself renamed to slot 0
+//! and every other client to one placeholder. Clients whose keys tie keep their order (sound,
+//! if not always canonical). The key depends on the client alone, so it is kept with the
+//! client ([`crate::state::SortKeyMemo`]) and computed again only after the client changes:
+//! a step changes one or two clients, and the states share the others
+//! ([`State::peers`](crate::State::peers)).
 //!
 //! Each client's op ids and timer ids are kept renumbered in the state itself ([`canonicalize`],
 //! applied by [`LockModel::next`](crate::LockModel::next) to the client a step touched): the
@@ -23,6 +27,8 @@
 //! for every client of every successor's representative, is what makes the representative
 //! cheap: a permutation, or nothing.
 
+use std::sync::Arc;
+
 use lock::ids::ClientSlot;
 use lock::relabel::{ClientMap, Ids, Relabel};
 use lock::world::Link;
@@ -33,7 +39,7 @@ use lock::recipe::Recipe;
 use scenarios::monitor::{ClientBeliefs, ClientWaits};
 use scenarios::workload::Workload;
 
-use crate::state::{Peer, State, session_id};
+use crate::state::{Peer, SortKeyMemo, State, session_id};
 
 /// The slot every other client becomes in a client's sort key.
 const PLACEHOLDER: ClientSlot = ClientSlot(u16::MAX - 1);
@@ -56,7 +62,13 @@ impl<R: Recipe + Relabel> Representative for State<R> {
             server: self.server.relabel(&map),
             peers: order
                 .iter()
-                .map(|&old| self.peers[old].relabel(&map))
+                .map(|&old| {
+                    let peer = &self.peers[old];
+                    Arc::new(Peer {
+                        sort_key: SortKeyMemo::carried(&peer.sort_key),
+                        ..peer.relabel(&map)
+                    })
+                })
                 .collect(),
             resource: self.resource.relabel(&map),
             used: self.used,
@@ -84,19 +96,22 @@ impl<R: Recipe + Relabel> State<R> {
                 end += 1;
             }
             if end - start > 1 {
-                let keys: Vec<(Peer<R>, usize)> = order[start..end]
-                    .iter()
-                    .map(|&slot| (self.seen_from(slot), slot))
-                    .collect();
-                let mut keyed = keys;
-                keyed.sort();
-                for (offset, (_, slot)) in keyed.into_iter().enumerate() {
-                    order[start + offset] = slot;
-                }
+                order[start..end]
+                    .sort_by(|&a, &b| (self.sort_key(a), a).cmp(&(self.sort_key(b), b)));
             }
             start = end;
         }
         order
+    }
+
+    /// Client `focus`'s sort key: its state seen from itself ([`State::seen_from`]),
+    /// memoized in the client. The key does not depend on how the clients are numbered, so
+    /// the same client renamed keeps it (the representative carries it over); and it does not
+    /// depend on the other clients, so a step that leaves the client alone keeps it too.
+    fn sort_key(&self, focus: usize) -> &Peer<R> {
+        self.peers[focus]
+            .sort_key
+            .get_or_init(|| self.seen_from(focus))
     }
 
     /// Client `focus` with itself renamed to slot 0 and every other client to one

@@ -17,7 +17,7 @@ use scenarios::trace::{EventKind, ServerSession, client_event};
 use scenarios::workload::{Phase, WorkEffect, WorkInput, WorkTimer};
 
 use crate::model::{LockModel, Recorder, SESSION_TIMEOUT};
-use crate::state::{State, session_id};
+use crate::state::{Peer, State, session_id};
 use scenarios::recipes::Testable;
 
 /// One action being carried out on a copy of the state.
@@ -98,11 +98,13 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     /// step of or on the client itself can bring it there.
     pub(crate) fn close_finished(&mut self) {
         for index in 0..self.state.peers.len() {
-            let peer = &mut self.state.peers[index];
+            let slot = ClientSlot(index as u16);
+            let peer = self.state.peer(slot);
             let sent = (peer.handle.as_ref()).is_some_and(|handle| !handle.requests.is_empty());
             if peer.workload.phase() != Phase::Done || sent {
                 continue;
             }
+            let peer = self.state.peer_mut(slot);
             peer.timers.clear();
             if let Some(handle) = peer.handle.take() {
                 self.end_session(handle.session, ServerSession::Closed);
@@ -259,7 +261,9 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     /// `ConnectionLoss`.
     pub(crate) fn apply(&mut self, slot: ClientSlot, lost: bool) -> Option<()> {
         let State { server, peers, .. } = &mut *self.state;
-        let handle = peers[usize::from(slot.0)].handle.as_mut()?;
+        let handle = Peer::make_mut(&mut peers[usize::from(slot.0)])
+            .handle
+            .as_mut()?;
         let session = handle.session;
         let mut applied = server.apply_next(handle)?;
         self.rec.record(None, || EventKind::OpApplied {

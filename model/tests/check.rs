@@ -762,7 +762,7 @@ fn model_and_trace_checker_agree_on_orphans() {
         state.server.open(alive);
         let mut handle = Handle::open(alive, model::model::SESSION_TIMEOUT);
         handle.events.clear();
-        state.peers[0].handle = Some(handle);
+        state.peer_mut(ClientSlot(0)).handle = Some(handle);
         record(EventKind::ServerSession {
             session: alive,
             change: ServerSession::Created,
@@ -1014,18 +1014,20 @@ fn read_write_lock_herds_behind_a_writers_kept_node() {
 
 /// The search for the shortest counterexample gives up past its budget, and `check` then
 /// keeps the path its DFS found, minimized: still a counterexample, never longer than that.
+/// The search finds the same path on one thread and on several.
 #[test]
 fn a_shortest_path_search_past_its_budget_gives_up_for_the_dfs_path() {
     let model = LockModel::new(&MUTEX, Config::new(2));
     let belief = Checked::Shared(Property::MutualExclusionBelief);
-    assert_eq!(model::check::shortest(&model, &[belief], 5), vec![None]);
-    let [shortest] = <[_; 1]>::try_from(model::check::shortest(
-        &model,
-        &[belief],
-        model::check::SHORTEST_BUDGET,
-    ))
-    .unwrap();
+    let search = |budget, threads| model::check::shortest(&model, &[belief], budget, threads);
+    assert_eq!(search(5, 1), vec![None]);
+    assert_eq!(search(5, 3), vec![None]);
+    let [shortest] = <[_; 1]>::try_from(search(model::check::SHORTEST_BUDGET, 1)).unwrap();
     let shortest = shortest.expect("a counterexample within the budget");
+    assert_eq!(
+        search(model::check::SHORTEST_BUDGET, 3),
+        vec![Some(shortest.clone())]
+    );
     let outcome = check(&MUTEX, Config::new(2), Options::default());
     assert_eq!(outcome.verdict(belief).path.as_ref(), Some(&shortest));
     let visited = states(&model, &shortest).unwrap();
@@ -1117,7 +1119,7 @@ impl scenarios::recipes::Visitor for PathLengths {
         let properties = Checked::of(def.family);
         [true, false].map(|reduction| {
             let model = LockModel::new(def, self.0).with_reduction(reduction);
-            model::check::shortest(&model, &properties, model::check::SHORTEST_BUDGET)
+            model::check::shortest(&model, &properties, model::check::SHORTEST_BUDGET, 2)
                 .iter()
                 .map(|path| path.as_ref().map(Vec::len))
                 .collect()
