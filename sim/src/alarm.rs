@@ -50,8 +50,10 @@ impl Alarm {
     /// Arms a timer that wakes `waker`'s task at `deadline` (later than `now`), unless one is
     /// armed for that deadline already.
     pub fn arm(&mut self, deadline: Instant, now: Instant, waker: &Waker) {
-        // Timers at or before now have fired (or fire in this instant's round).
-        self.armed = self.armed.split_off(&now);
+        // Timers before now have fired (those at now fire in this instant's round).
+        while self.armed.first().is_some_and(|armed| *armed < now) {
+            self.armed.pop_first();
+        }
         if self.armed.insert(deadline) {
             // Polling a fresh sleep once registers its timer with the task's waker.
             let mut sleep = self.time.sleep_until(deadline);

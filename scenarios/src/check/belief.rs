@@ -105,10 +105,16 @@ impl Fold<'_> {
             self.open.remove(&pair);
             self.report_overlap(pair, from, Some(index));
         }
-        self.held.retain(|key, _| self.beliefs.believes(key));
-        for key in self.beliefs.believed().collect::<Vec<_>>() {
-            let token = self.tokens.get(&key).copied();
-            self.held.entry(key).or_insert(Held {
+        let Fold {
+            beliefs,
+            held,
+            tokens,
+            ..
+        } = &mut *self;
+        held.retain(|key, _| beliefs.believes(key));
+        for key in beliefs.believed() {
+            let token = tokens.get(&key).copied();
+            held.entry(key).or_insert(Held {
                 who: key.0,
                 role: key.1,
                 start: index,

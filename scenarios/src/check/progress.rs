@@ -5,8 +5,6 @@
 //! because of a fault (its session lost, its node vanished) has given up, not been served,
 //! and waits on until a later ask of its is granted.
 
-use std::collections::BTreeMap;
-
 use crate::monitor::{Key, Seen, Waits};
 use crate::property::{Property, Violation};
 use crate::trace::{EventKind, Source, Trace};
@@ -31,7 +29,7 @@ pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
             let stuck_from = since.max(healed_t);
             (stuck_from.saturating_add(cx.progress_grace) <= horizon).then(|| {
                 let client = key.0.0;
-                let failed = gave_up.get(&key).map(|&at| {
+                let failed = marked(&gave_up, &key).map(|at| {
                     format!(
                         ", gave up when its ask failed at {}, was not granted again",
                         when(trace, trace.events[at].t),
@@ -61,7 +59,7 @@ pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
                     ),
                 };
                 let mut events = vec![start];
-                events.extend(gave_up.get(&key));
+                events.extend(marked(&gave_up, &key));
                 Violation {
                     property: Property::Progress,
                     at: since,
@@ -77,28 +75,51 @@ pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
     violations
 }
 
+/// Each wait with the index of an event, sorted by wait.
+type Marks = Vec<(Key, usize)>;
+
 /// Folds the [`Waits`] monitor over `trace`: the waits unserved at its end, each with the
 /// event that began it, and, of those whose waiter gave up, the event at which it did.
-fn fold(trace: &Trace) -> (BTreeMap<Key, usize>, BTreeMap<Key, usize>) {
+fn fold(trace: &Trace) -> (Marks, Marks) {
     let mut waits = Waits::default();
-    let mut began: BTreeMap<Key, usize> = BTreeMap::new();
-    let mut gave_up: BTreeMap<Key, usize> = BTreeMap::new();
+    let mut began = Marks::new();
+    let mut gave_up = Marks::new();
+    // The waits unserved after the event, sorted by wait: one buffer for the whole fold.
+    let mut unserved: Vec<(Key, bool)> = Vec::new();
     for (index, event) in trace.events.iter().enumerate() {
         let Some(seen) = Seen::of_event(event.client, &event.kind) else {
             continue;
         };
         waits.observe(seen);
-        let unserved: BTreeMap<Key, bool> = waits.unserved().collect();
-        began.retain(|key, _| unserved.contains_key(key));
-        gave_up.retain(|key, _| unserved.get(key) == Some(&true));
-        for (key, given_up) in unserved {
-            began.entry(key).or_insert(index);
+        unserved.clear();
+        unserved.extend(waits.unserved());
+        // Whether `key` is unserved, and if so whether its waiter gave up.
+        let state =
+            |key: &Key| (unserved.binary_search_by(|(k, _)| k.cmp(key))).map(|at| unserved[at].1);
+        began.retain(|(key, _)| state(key).is_ok());
+        gave_up.retain(|(key, _)| state(key) == Ok(true));
+        for &(key, given_up) in &unserved {
+            mark(&mut began, key, index);
             if given_up {
-                gave_up.entry(key).or_insert(index);
+                mark(&mut gave_up, key, index);
             }
         }
     }
     (began, gave_up)
+}
+
+/// Marks `key` at event `index`, unless it is marked already.
+fn mark(marks: &mut Marks, key: Key, index: usize) {
+    if let Err(at) = marks.binary_search_by(|(k, _)| k.cmp(&key)) {
+        marks.insert(at, (key, index));
+    }
+}
+
+/// The event at which `key` is marked.
+fn marked(marks: &Marks, key: &Key) -> Option<usize> {
+    (marks.binary_search_by(|(k, _)| k.cmp(key)))
+        .ok()
+        .map(|at| marks[at].1)
 }
 
 #[cfg(test)]

@@ -156,13 +156,13 @@ impl Beliefs {
     /// `live_session_exclusion`, only those whose clients are both on live sessions).
     pub fn conflicts(&self, property: Property) -> impl Iterator<Item = Conflict> + '_ {
         let live = property == Property::LiveSessionExclusion;
-        let held: Vec<Key> = self
-            .believed()
-            .filter(|((client, _), _)| !live || self.on_live_session(*client))
-            .collect();
+        let held = || {
+            self.believed()
+                .filter(move |((client, _), _)| !live || self.on_live_session(*client))
+        };
         let mut pairs = Vec::new();
-        for (i, &a) in held.iter().enumerate() {
-            for &b in &held[i + 1..] {
+        for (i, a) in held().enumerate() {
+            for b in held().skip(i + 1) {
                 if a.0 != b.0 && conflict(property, a.1, b.1) {
                     pairs.push((a, b));
                 }
