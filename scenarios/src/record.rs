@@ -52,6 +52,15 @@ impl<C: Clock> Recorder<C> {
         }
     }
 
+    /// Makes room for `additional` more events at once, so that the list does not grow (and
+    /// copy itself) step by step while a run records.
+    pub fn reserve(&self, additional: usize) {
+        self.events
+            .lock()
+            .expect("recorder lock")
+            .reserve(additional);
+    }
+
     /// Appends an event stamped elsewhere on the same clock (by another process of a real
     /// run); [`Recorder::take_events_in_order`] puts it in its place.
     pub fn push(&self, event: Event) {

@@ -4,7 +4,6 @@
 //! when it fires. An [`Alarm`] remembers which deadlines it has already armed for its task,
 //! so waiting again for the same deadline adds nothing.
 
-use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -17,7 +16,8 @@ use crate::time::SimTime;
 /// the task that polled first.
 #[derive(Debug)]
 pub struct Alarm {
-    armed: BTreeSet<Instant>,
+    /// In time order (usually a few).
+    armed: Vec<Instant>,
     time: SimTime,
 }
 
@@ -25,7 +25,7 @@ impl Alarm {
     /// An alarm with nothing armed, on the simulation's clock `time`.
     pub fn new(time: SimTime) -> Alarm {
         Alarm {
-            armed: BTreeSet::new(),
+            armed: Vec::new(),
             time,
         }
     }
@@ -51,10 +51,10 @@ impl Alarm {
     /// armed for that deadline already.
     pub fn arm(&mut self, deadline: Instant, now: Instant, waker: &Waker) {
         // Timers before now have fired (those at now fire in this instant's round).
-        while self.armed.first().is_some_and(|armed| *armed < now) {
-            self.armed.pop_first();
-        }
-        if self.armed.insert(deadline) {
+        let fired = self.armed.partition_point(|armed| *armed < now);
+        self.armed.drain(..fired);
+        if let Err(at) = self.armed.binary_search(&deadline) {
+            self.armed.insert(at, deadline);
             // Polling a fresh sleep once registers its timer with the task's waker.
             let mut sleep = self.time.sleep_until(deadline);
             let _ = Pin::new(&mut sleep).poll(&mut Context::from_waker(waker));

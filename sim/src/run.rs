@@ -279,6 +279,7 @@ impl Sim {
         let handle = Handle::current();
         let time = crate::time::SimTime::current();
         let recorder = Recorder::new(SimClock::start(time.clone()));
+        recorder.reserve(self.expected_events());
         let network = Network::new(time);
         let server = ServerHandle::new(self.server, recorder.clone(), network.clone());
         let server_node = {
@@ -369,6 +370,16 @@ impl Sim {
             meta: self.meta(),
             events,
         })
+    }
+
+    /// About as many events as a run records (the bench scenario's record 24 per acquisition
+    /// on average, more under heavy faults), at most 65,536.
+    fn expected_events(&self) -> usize {
+        let acquisitions = usize::from(self.clients) * self.workload.acquisitions as usize;
+        acquisitions
+            .saturating_mul(32)
+            .saturating_add(256)
+            .min(1 << 16)
     }
 
     fn meta(&self) -> Meta {

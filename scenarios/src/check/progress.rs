@@ -84,15 +84,22 @@ fn fold(trace: &Trace) -> (Marks, Marks) {
     let mut waits = Waits::default();
     let mut began = Marks::new();
     let mut gave_up = Marks::new();
-    // The waits unserved after the event, sorted by wait: one buffer for the whole fold.
+    // The waits unserved, sorted by wait, before and after the event. `began` marks exactly
+    // the unserved waits and `gave_up` those whose waiter gave up, so an event that leaves
+    // them as they were changes neither.
     let mut unserved: Vec<(Key, bool)> = Vec::new();
+    let mut before: Vec<(Key, bool)> = Vec::new();
     for (index, event) in trace.events.iter().enumerate() {
         let Some(seen) = Seen::of_event(event.client, &event.kind) else {
             continue;
         };
         waits.observe(seen);
+        std::mem::swap(&mut before, &mut unserved);
         unserved.clear();
         unserved.extend(waits.unserved());
+        if unserved == before {
+            continue;
+        }
         // Whether `key` is unserved, and if so whether its waiter gave up.
         let state =
             |key: &Key| (unserved.binary_search_by(|(k, _)| k.cmp(key))).map(|at| unserved[at].1);
