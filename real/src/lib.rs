@@ -1,8 +1,9 @@
 //! splitbrain's third executor, on a real ZooKeeper: [`local`] starts Debian's `zookeeper`
 //! package on 127.0.0.1 (a standalone server or an ensemble) and stops it by PID;
 //! [`session`] implements `lock`'s `Coordination` and `Connector` over a real server with
-//! the `zookeeper-client` crate on the real tokio runtime (not madsim's), so the same
-//! recipes and driver run against it; [`run()`] runs a scenario's clients, workload and
+//! the `zookeeper-client` crate, each session on a thread of its own or its caller's with
+//! [`executor`]'s one-thread executor (on the real `async-io` reactor, not madsim's), so the
+//! same recipes and driver run against it; [`run()`] runs a scenario's clients, workload and
 //! faults there ([`target`]: on which server; [`faults`]: which faults can run), each client
 //! an OS process of its own ([`client`]: what such a process runs, [`ClientLauncher`]: how
 //! it is started), and returns its trace; [`run_with_curator`] runs Apache Curator's own
@@ -18,6 +19,7 @@ pub mod bench;
 pub mod client;
 pub mod clock;
 pub mod curator;
+pub mod executor;
 pub mod faults;
 pub mod local;
 mod processes;

@@ -2,8 +2,10 @@
 //!
 //! # Shape
 //! [`RealConnector::connect`] returns a [`RealSession`] at once and starts one OS thread for
-//! the session, running a current-thread tokio runtime. On that runtime run both the crate's
-//! own session task (it spawns it on the runtime that connects) and our **pump**, one task
+//! the session, running [`crate::executor`]'s one-thread executor (which waits on the crate's
+//! reactor itself), or, for a connector made [`RealConnector::on_the_calling_thread`], runs
+//! it on the executor of the thread that connects. On that one thread run both the crate's
+//! own session task (it spawns it on the executor that connects) and our **pump**, one task
 //! that owns the crate's `Client`, takes the submitted requests in order, and merges replies,
 //! watch events and state changes into the session's one ordered stream (an unbounded
 //! channel that [`RealSession::next_event`] reads). The pump connects (retrying every 200 ms
@@ -30,7 +32,7 @@
 //! So the pump polls every pending reply future, every watcher and the state channel with a
 //! waker of its own that appends "reply n", "watch n" or "state" to a **wake log**, and
 //! each time it runs it emits what was delivered in the log's order. Both the crate's session
-//! task and the pump run on the session's current-thread runtime, so the log is appended
+//! task and the pump run on the same one thread, so the log is appended
 //! only between runs of the pump and in exactly the crate's order — the server's order on the
 //! socket. Hence:
 //! - replies come in request order (a reply's wake emits every earlier reply first: they are
@@ -95,6 +97,8 @@ use lock::zk::{
 };
 use zookeeper_client as zk;
 
+use crate::executor;
+
 /// How long the pump waits between failed connection attempts.
 const RETRY_CONNECT: Duration = Duration::from_millis(200);
 /// How many second connections `expire` tries (see [`expire_session`]).
@@ -107,6 +111,8 @@ const CLOSE_WAIT: Duration = Duration::from_secs(5);
 pub struct RealConnector {
     connect_string: String,
     session_timeout: Duration,
+    /// Whether sessions run on the connecting thread's executor instead of threads of their own.
+    on_calling_thread: bool,
     /// The commands of the session this connector opened last (shared by its clones). Weak:
     /// dropping that session still closes it.
     latest: Arc<Mutex<Weak<UnboundedSender<Command>>>>,
@@ -119,8 +125,19 @@ impl RealConnector {
         RealConnector {
             connect_string: connect_string.into(),
             session_timeout,
+            on_calling_thread: false,
             latest: Arc::default(),
         }
+    }
+
+    /// This connector, its sessions run on the thread that connects them instead of threads
+    /// of their own: that thread must be running [`executor::block_on`] (a session connected
+    /// elsewhere ends at once, its [`RealSession::last_error`] says why). One thread then
+    /// drives the socket, the session and its caller; an expiry ([`RealSession::expire`])
+    /// holds that thread while the server closes the session.
+    pub fn on_the_calling_thread(mut self) -> RealConnector {
+        self.on_calling_thread = true;
+        self
     }
 
     /// The connect string sessions are opened on.
@@ -157,7 +174,11 @@ impl Connector for RealConnector {
     type Session = RealSession;
 
     async fn connect(&self) -> RealSession {
-        let session = RealSession::start(self.connect_string.clone(), self.session_timeout);
+        let session = RealSession::start(
+            self.connect_string.clone(),
+            self.session_timeout,
+            self.on_calling_thread,
+        );
         *self.latest.lock().expect("latest session") = Arc::downgrade(&session.commands);
         session
     }
@@ -177,7 +198,11 @@ pub struct RealSession {
 }
 
 impl RealSession {
-    fn start(connect_string: String, session_timeout: Duration) -> RealSession {
+    fn start(
+        connect_string: String,
+        session_timeout: Duration,
+        on_calling_thread: bool,
+    ) -> RealSession {
         let (commands_tx, commands_rx) = unbounded();
         let (events_tx, events_rx) = unbounded();
         let last_error = Arc::new(Mutex::new(None));
@@ -188,20 +213,18 @@ impl RealSession {
             events: events_tx,
             last_error: last_error.clone(),
         };
-        let spawned = std::thread::Builder::new()
-            .name("zk-session".into())
-            .spawn(move || {
-                match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(runtime) => runtime.block_on(pump.run()),
-                    Err(error) => pump.fail(format!("cannot build a tokio runtime: {error}")),
-                }
-            });
-        if let Err(error) = spawned {
-            *last_error.lock().expect("last error") =
-                Some(format!("cannot start the session thread: {error}"));
+        let started = if on_calling_thread {
+            executor::spawn(pump.run())
+                .map_err(|_| "connected outside `real::executor::block_on`".to_string())
+        } else {
+            std::thread::Builder::new()
+                .name("zk-session".into())
+                .spawn(move || executor::block_on(pump.run()))
+                .map(drop)
+                .map_err(|error| format!("cannot start the session thread: {error}"))
+        };
+        if let Err(error) = started {
+            *last_error.lock().expect("last error") = Some(error);
         }
         RealSession {
             commands: Arc::new(commands_tx),
@@ -244,7 +267,10 @@ impl Coordination for RealSession {
     }
 
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send + 'static {
-        tokio::time::sleep(duration)
+        let timer = async_io::Timer::after(duration);
+        async move {
+            timer.await;
+        }
     }
 }
 
@@ -359,10 +385,6 @@ struct Pump {
 }
 
 impl Pump {
-    fn fail(self, message: String) {
-        *self.last_error.lock().expect("last error") = Some(message);
-    }
-
     async fn run(mut self) {
         let mut early = VecDeque::new();
         let Some(client) = self.connect(&mut early).await else {
@@ -406,10 +428,9 @@ impl Pump {
             let attempt = zk::Client::connector()
                 .with_session_timeout(self.session_timeout)
                 .connect(&self.connect_string);
-            let mut attempt = Box::pin(attempt);
+            let mut attempt = Box::pin(attempt).fuse();
             let result = loop {
-                tokio::select! {
-                    biased;
+                futures::select_biased! {
                     command = self.commands.next() => match command {
                         Some(Command::Submit(op, request)) => early.push_back((op, request)),
                         // No session id yet, so none on the server to expire: the expiry
@@ -432,7 +453,7 @@ impl Pump {
                 Err(error) => {
                     *self.last_error.lock().expect("last error") =
                         Some(format!("connecting to {}: {error}", self.connect_string));
-                    tokio::time::sleep(RETRY_CONNECT).await;
+                    async_io::Timer::after(RETRY_CONNECT).await;
                 }
             }
         }
@@ -687,13 +708,7 @@ impl Live {
         // keeps it from reconnecting: a pause, as a GC pause would be.
         let worker = std::thread::Builder::new()
             .name("zk-expire".into())
-            .spawn(move || {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| format!("cannot build a tokio runtime: {e}"))?
-                    .block_on(expire_session(session, &connect_string, timeout))
-            });
+            .spawn(move || executor::block_on(expire_session(session, &connect_string, timeout)));
         let result = match worker {
             Ok(worker) => worker
                 .join()
@@ -810,7 +825,7 @@ impl Live {
                     states.changed().await;
                 }
             };
-            let _ = tokio::time::timeout(CLOSE_WAIT, closed).await;
+            executor::within(CLOSE_WAIT, closed).await;
         }
         self.events.close_channel();
         if let Some(done) = done {
@@ -851,10 +866,10 @@ async fn expire_session(
             }
             states.peek_state()
         };
-        match tokio::time::timeout(CLOSE_WAIT, ended).await {
-            Ok(zk::SessionState::Closed) => return Ok(()),
-            Ok(state) => last = format!("the second connection ended {state} instead of closing"),
-            Err(_) => last = format!("the server did not confirm the close within {CLOSE_WAIT:?}"),
+        match executor::within(CLOSE_WAIT, ended).await {
+            Some(zk::SessionState::Closed) => return Ok(()),
+            Some(state) => last = format!("the second connection ended {state} instead of closing"),
+            None => last = format!("the server did not confirm the close within {CLOSE_WAIT:?}"),
         }
     }
     Err(format!("expiring session {}: {last}", session.id()))

@@ -17,6 +17,7 @@ use lock::recipes::{Call, Mutex, Notice};
 use lock::zk::{
     CreateMode, EventKind, OpOk, OpResult, Path, Request, WatchedEvent, WatcherKind, ZkError,
 };
+use real::executor;
 use real::local::{Ensemble, Settings, Standalone};
 use real::session::{RealConnector, RealSession};
 
@@ -28,10 +29,11 @@ fn p(text: &str) -> Path {
     Path::new(text).unwrap()
 }
 
-async fn bounded<T>(what: &str, within: Duration, future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(within, future)
+/// `future`'s output within `limit` (on any executor: tokio's or `real::executor`'s).
+async fn bounded<T>(what: &str, limit: Duration, future: impl Future<Output = T>) -> T {
+    executor::within(limit, future)
         .await
-        .unwrap_or_else(|_| panic!("{what}: nothing within {within:?}"))
+        .unwrap_or_else(|| panic!("{what}: nothing within {limit:?}"))
 }
 
 /// The raw session of a test: numbers its requests and reads its stream with bounds.
@@ -628,8 +630,23 @@ async fn an_expiry_by_a_second_connection_ends_the_session_and_its_ephemerals() 
 async fn a_watch_event_precedes_every_reply_that_reflects_its_change() {
     let server = standalone();
     let connector = RealConnector::new(server.connect_string(), Duration::from_secs(4));
-    let (mut a, _) = Raw::open(&connector).await;
-    let (mut b, _) = Raw::open(&connector).await;
+    race_changes_against_reads(&connector).await;
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn on_the_calling_thread_a_watch_event_precedes_every_reply_that_reflects_its_change() {
+    let server = standalone();
+    let connector =
+        RealConnector::new(server.connect_string(), Duration::from_secs(4)).on_the_calling_thread();
+    executor::block_on(race_changes_against_reads(&connector));
+}
+
+/// 200 rounds of a change on one session racing a read on another that watches the node:
+/// the watch event comes before the read's reply exactly when the read reflects the change.
+async fn race_changes_against_reads(connector: &RealConnector) {
+    let (mut a, _) = Raw::open(connector).await;
+    let (mut b, _) = Raw::open(connector).await;
     created(a.create("/s", CreateMode::Persistent).await);
     let changed = watch(EventKind::NodeDataChanged, "/s");
     let (mut reflected, mut before, mut early) = (0, 0, 0);
@@ -802,4 +819,15 @@ async fn an_unreachable_server_gives_no_event_a_named_error_an_empty_expiry_and_
     assert_eq!(expired, Ok(()));
     bounded("close", Duration::from_secs(5), session.close()).await;
     assert_eq!(session.next_event().await, None);
+}
+
+#[tokio::test]
+async fn a_session_on_the_calling_thread_outside_the_executor_ends_at_once_saying_why() {
+    let connector =
+        RealConnector::new("127.0.0.1:1", Duration::from_secs(1)).on_the_calling_thread();
+    let session = connector.connect().await;
+    assert_eq!(session.next_event().await, None);
+    let error = session.last_error().expect("an error");
+    assert!(error.contains("real::executor::block_on"), "{error}");
+    bounded("close", Duration::from_secs(5), session.close()).await;
 }

@@ -25,6 +25,7 @@ use scenarios::workload::OWNER;
 use super::lines::{Line, Mark, format};
 use super::{ContenderSpec, Lock};
 use crate::clock::monotonic_ns;
+use crate::executor;
 use crate::session::RealConnector;
 use crate::wire::receive;
 
@@ -43,17 +44,16 @@ pub fn serve() -> ExitCode {
 fn run() -> Result<(), String> {
     let spec: ContenderSpec = receive(&mut std::io::stdin().lock(), "stdin")?
         .ok_or("stdin: expected the contender's spec, found the end of the stream")?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot build a tokio runtime: {e}"))?;
+    // The session runs on this thread beside its driver: one thread for the socket, the
+    // session and the recipe.
     let connector = RealConnector::new(
         spec.connect_string.clone(),
         Duration::from_millis(spec.session_timeout_ms),
-    );
+    )
+    .on_the_calling_thread();
     let framework = Framework::new(FrameworkConfig::default(), spec.slot, std::process::id());
     let path = spec.lock_path.clone();
-    runtime.block_on(async {
+    executor::block_on(async {
         match spec.lock {
             Lock::Mutex => contend(Mutex::new(path), framework, &connector, &spec).await,
             Lock::NaiveHerd => {
