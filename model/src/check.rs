@@ -387,19 +387,7 @@ pub fn shortest<R: Testable>(
     let mut reached: Vec<(usize, Option<Action>)> = vec![(0, None)];
     let mut level: Vec<(usize, State<R>)> = vec![(0, init)];
     while !level.is_empty() {
-        // The states seen on earlier levels are left out (and dropped) by the threads; the
-        // ones seen twice on this level, in the order below.
-        let successors = in_order(&level, threads, |(index, state)| {
-            let mut actions = Vec::new();
-            model.reduced(state, &mut actions);
-            (actions.into_iter())
-                .filter_map(|action| {
-                    let next = model.next(state, action)?;
-                    let print = fingerprint(&next.representative());
-                    (!seen.contains(&print)).then_some((*index, action, next, print))
-                })
-                .collect::<Vec<_>>()
-        });
+        let successors = expand(model, level, &seen, threads);
         let mut next_level = Vec::new();
         let mut over_budget = false;
         for (parent, action, next, print) in successors.into_iter().flatten() {
@@ -425,6 +413,63 @@ pub fn shortest<R: Testable>(
         level = next_level;
     }
     search.found
+}
+
+/// A successor found by [`expand`]: its parent's index, the action, the state and the
+/// fingerprint of its representative.
+type Successor<R> = (usize, Action, State<R>, u64);
+
+/// The successors of `level`'s states (each with its parent's index), in the level's order,
+/// computed on `threads` threads, each taking a contiguous share of the level. A thread leaves
+/// out the states seen on earlier levels and all but the first of those its share reaches more
+/// than once, and drops each parent once it is expanded, so that the states kept at once are
+/// few: a level of a 3-client semaphore holds tens of thousands, and a heap of whole states
+/// makes every allocation dear. Left for the caller: the states two shares both reach.
+fn expand<R: Testable>(
+    model: &LockModel<R>,
+    level: Vec<(usize, State<R>)>,
+    seen: &BTreeSet<u64>,
+    threads: usize,
+) -> Vec<Vec<Successor<R>>> {
+    let expand_share = |share: Vec<(usize, State<R>)>| {
+        let mut here = BTreeSet::new();
+        let mut actions = Vec::new();
+        let mut out = Vec::new();
+        for (index, state) in share {
+            actions.clear();
+            model.reduced(&state, &mut actions);
+            for &action in &actions {
+                let Some(next) = model.next(&state, action) else {
+                    continue;
+                };
+                let print = fingerprint(&next.representative());
+                if !seen.contains(&print) && here.insert(print) {
+                    out.push((index, action, next, print));
+                }
+            }
+        }
+        out
+    };
+    let share = level.len().div_ceil(threads.max(1)).max(1);
+    if level.len() <= share {
+        return vec![expand_share(level)];
+    }
+    let mut shares = Vec::new();
+    let mut rest = level;
+    while rest.len() > share {
+        let tail = rest.split_off(share);
+        shares.push(rest);
+        rest = tail;
+    }
+    shares.push(rest);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (shares.into_iter())
+            .map(|share| scope.spawn(|| expand_share(share)))
+            .collect();
+        (workers.into_iter())
+            .map(|worker| worker.join().expect("a search thread panicked"))
+            .collect()
+    })
 }
 
 /// `f` of each of `items`, in their order, computed on `threads` threads (each a contiguous
