@@ -437,9 +437,14 @@ fn expand<R: Testable>(
         let mut out = Vec::new();
         for (index, state) in share {
             actions.clear();
-            model.reduced(&state, &mut actions);
+            // The reduction's one delivery is stepped already.
+            let mut stepped = model.reduce(&state, &mut actions);
             for &action in &actions {
-                let Some(next) = model.next(&state, action) else {
+                let next = match stepped.take() {
+                    Some(stepped) => Some(model.renumbered(&state, action, stepped)),
+                    None => model.next(&state, action),
+                };
+                let Some(next) = next else {
                     continue;
                 };
                 let print = fingerprint(&next.representative());

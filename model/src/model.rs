@@ -361,15 +361,26 @@ impl<R: Testable> LockModel<R> {
     /// has them renumbered 1, 2, 3 … (`symmetry::canonicalize`), so that states differing
     /// only in those ids are one state. `None` if the action is not enabled.
     pub fn next(&self, state: &State<R>, action: Action) -> Option<State<R>> {
-        let mut next = self.step(state, action, &mut Silent)?;
+        let stepped = self.step(state, action, &mut Silent)?;
+        Some(self.renumbered(state, action, stepped))
+    }
+
+    /// `stepped`, the [`LockModel::step`] of `action` from `state`, with the ids renumbered as
+    /// [`LockModel::next`] renumbers them.
+    pub(crate) fn renumbered(
+        &self,
+        state: &State<R>,
+        action: Action,
+        mut stepped: State<R>,
+    ) -> State<R> {
         let acted = action.client().map(|slot| usize::from(slot.0));
-        for (index, peer) in next.peers.iter_mut().enumerate() {
+        for (index, peer) in stepped.peers.iter_mut().enumerate() {
             let closed = peer.handle.is_none() && state.peers[index].handle.is_some();
             if closed || acted == Some(index) {
                 canonicalize(Peer::make_mut(peer));
             }
         }
-        Some(next)
+        stepped
     }
 }
 

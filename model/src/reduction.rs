@@ -56,35 +56,41 @@ impl<R: Testable> LockModel<R> {
     /// The actions to explore from `state`: one local, invisible event delivery when some
     /// client has one and nothing else of its own to do, else every enabled action.
     pub(crate) fn reduced(&self, state: &State<R>, out: &mut Vec<Action>) {
-        self.enabled(state, out);
-        if !self.reduces() {
-            return;
-        }
-        let delivery = (0..state.peers.len())
-            .map(|slot| ClientSlot(slot as u16))
-            .find(|&slot| only_delivers(out, slot) && self.delivery_is_local(state, slot));
-        if let Some(slot) = delivery {
-            out.clear();
-            out.push(Action::Deliver(slot));
-        }
+        self.reduce(state, out);
     }
 
-    /// Whether handling `slot`'s next event changes only `slot`'s own state and queues and
-    /// shows nothing to a property monitor. Never for a client whose workload is done: the
-    /// server's application of its last request closes its session and drops the events
-    /// still queued for it, so that application and the delivery do not commute.
-    fn delivery_is_local(&self, state: &State<R>, slot: ClientSlot) -> bool {
+    /// [`LockModel::reduced`], and when it took one local delivery, the [`LockModel::step`]
+    /// of it (the trial that showed the delivery local), for [`LockModel::renumbered`].
+    pub(crate) fn reduce(&self, state: &State<R>, out: &mut Vec<Action>) -> Option<State<R>> {
+        self.enabled(state, out);
+        if !self.reduces() {
+            return None;
+        }
+        let (slot, stepped) = (0..state.peers.len())
+            .map(|slot| ClientSlot(slot as u16))
+            .filter(|&slot| only_delivers(out, slot))
+            .find_map(|slot| Some((slot, self.local_delivery(state, slot)?)))?;
+        out.clear();
+        out.push(Action::Deliver(slot));
+        Some(stepped)
+    }
+
+    /// The state after `slot` handles its next event, when that changes only `slot`'s own
+    /// state and queues and shows nothing to a property monitor. Never for a client whose
+    /// workload is done: the server's application of its last request closes its session and
+    /// drops the events still queued for it, so that application and the delivery do not
+    /// commute.
+    fn local_delivery(&self, state: &State<R>, slot: ClientSlot) -> Option<State<R>> {
         if state.peer(slot).workload.phase() == Phase::Done {
-            return false;
+            return None;
         }
         let mut seen = Sees {
             client: slot,
             any: false,
         };
-        let Some(next) = self.step(state, Action::Deliver(slot), &mut seen) else {
-            return false;
-        };
-        !seen.any && only_own_state_moved(state, &next, usize::from(slot.0))
+        // The same step as `next`'s: the recorder only watches.
+        let next = self.step(state, Action::Deliver(slot), &mut seen)?;
+        (!seen.any && only_own_state_moved(state, &next, usize::from(slot.0))).then_some(next)
     }
 }
 
