@@ -96,11 +96,12 @@ impl Path {
             path: format!("{}/{}", self.0.trim_end_matches('/'), name),
             reason,
         })?;
-        if self.is_root() {
-            Ok(Path(format!("/{name}").into()))
-        } else {
-            Ok(Path(format!("{}/{name}", self.0).into()))
-        }
+        let parent = if self.is_root() { "" } else { &*self.0 };
+        let mut text = String::with_capacity(parent.len() + 1 + name.len());
+        text.push_str(parent);
+        text.push('/');
+        text.push_str(name);
+        Ok(Path(text.into()))
     }
 
     /// The proper ancestors of this path, from the one below the root down to the parent.
