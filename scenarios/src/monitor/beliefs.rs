@@ -94,7 +94,8 @@ impl Beliefs {
         }
     }
 
-    /// Takes in one observation.
+    /// Takes in one observation. `Input`, `Session` and `DeadlinePassed` change no hold and
+    /// no session's liveness (the belief checkers skip their conflict bookkeeping on them).
     pub fn observe(&mut self, seen: Seen) {
         match seen {
             Seen::Call(client, call) => {
