@@ -337,9 +337,12 @@ impl Framework {
             serial: self.next_protection,
         };
         let handle = self.next_op_id();
+        let mut prefixed = String::with_capacity(ProtectionId::PREFIX_LEN + name.len());
+        protection.write_prefix(&mut prefixed);
+        prefixed.push_str(name);
         let protected = Protected {
             parent: parent.clone(),
-            name: format!("{}{name}", protection.prefix()),
+            name: prefixed,
             protection,
             data,
             mode,

@@ -48,7 +48,21 @@ pub struct ProtectionId {
 impl ProtectionId {
     /// The node-name prefix that marks this create: `_c_<id>-`.
     pub fn prefix(&self) -> String {
-        format!("_c_{self}-")
+        let mut prefix = String::with_capacity(Self::PREFIX_LEN);
+        self.write_prefix(&mut prefix);
+        prefix
+    }
+
+    /// Appends [`ProtectionId::prefix`] to `out` (without going through the formatter: a
+    /// protected create names its node with it).
+    pub fn write_prefix(&self, out: &mut String) {
+        out.push_str("_c_");
+        push_hex(out, u64::from(self.nonce), 8);
+        out.push('-');
+        push_hex(out, u64::from(self.client.0), 4);
+        out.push('-');
+        push_hex(out, u64::from(self.serial), 8);
+        out.push('-');
     }
 
     /// Where the client's four hex digits sit in [`ProtectionId::prefix`] (so that a
@@ -90,6 +104,15 @@ impl ProtectionId {
     }
 }
 
+/// Appends the low `digits` hex digits of `value`, lowercase and zero-padded (`{:0digits$x}`
+/// for a value that fits).
+fn push_hex(out: &mut String, value: u64, digits: u32) {
+    for shift in (0..digits).rev() {
+        let nibble = (value >> (4 * shift)) & 0xf;
+        out.push(char::from(b"0123456789abcdef"[nibble as usize]));
+    }
+}
+
 impl fmt::Display for ProtectionId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -103,6 +126,22 @@ impl fmt::Display for ProtectionId {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_prefix_is_the_formatted_id() {
+        for (nonce, client, serial) in [
+            (0, 0, 0),
+            (0xdead_beef, 3, 17),
+            (u32::MAX, u16::MAX, u32::MAX),
+        ] {
+            let id = ProtectionId {
+                nonce,
+                client: ClientSlot(client),
+                serial,
+            };
+            assert_eq!(id.prefix(), format!("_c_{id}-"));
+        }
+    }
 
     #[test]
     fn protection_prefix_round_trips() {

@@ -285,7 +285,8 @@ fn queue<'a>(names: &'a [String], kind: &str) -> Vec<&'a String> {
 /// ignoring the protection prefix.
 fn queue_of(names: &[String], is_node: impl Fn(&str) -> bool) -> Vec<&String> {
     let mut queue: Vec<&String> = names.iter().filter(|n| is_node(n)).collect();
-    queue.sort_by_key(|name| (sequence_suffix(name), name.as_str()));
+    // The key once per node, not twice per comparison (sorting is a recipe's hottest step).
+    queue.sort_by_cached_key(|name| (sequence_suffix(name), *name));
     queue
 }
 

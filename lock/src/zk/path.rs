@@ -96,11 +96,12 @@ impl Path {
             path: format!("{}/{}", self.0.trim_end_matches('/'), name),
             reason,
         })?;
-        if self.is_root() {
-            Ok(Path(format!("/{name}").into()))
-        } else {
-            Ok(Path(format!("{}/{name}", self.0).into()))
-        }
+        let parent = if self.is_root() { "" } else { &*self.0 };
+        let mut text = String::with_capacity(parent.len() + 1 + name.len());
+        text.push_str(parent);
+        text.push('/');
+        text.push_str(name);
+        Ok(Path(text.into()))
     }
 
     /// The proper ancestors of this path, from the one below the root down to the parent.
@@ -157,12 +158,18 @@ pub const SEQUENCE_DIGITS: usize = 10;
 
 /// The sequence number at the end of a sequential node's name, if it has one.
 pub fn sequence_suffix(name: &str) -> Option<u32> {
-    let digits = name.get(name.len().checked_sub(SEQUENCE_DIGITS)?..)?;
-    if digits.bytes().all(|b| b.is_ascii_digit()) {
-        digits.parse().ok()
-    } else {
-        None
+    let digits = name
+        .as_bytes()
+        .get(name.len().checked_sub(SEQUENCE_DIGITS)?..)?;
+    // Ten decimal digits fit a u64; beyond u32 there is no suffix (as `parse` says).
+    let mut value = 0u64;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        value = value * 10 + u64::from(b - b'0');
     }
+    u32::try_from(value).ok()
 }
 
 impl crate::relabel::Relabel for Path {
@@ -211,6 +218,10 @@ mod tests {
         assert_eq!(sequence_suffix("_c_x-lock-0000000042"), Some(42));
         assert_eq!(sequence_suffix("lock"), None);
         assert_eq!(sequence_suffix("lock-00000000x1"), None);
+        assert_eq!(sequence_suffix("lock-4294967295"), Some(u32::MAX));
+        assert_eq!(sequence_suffix("lock-4294967296"), None, "beyond u32");
+        assert_eq!(sequence_suffix("0000000007"), Some(7));
+        assert_eq!(sequence_suffix("é000000007"), None, "not a char boundary");
     }
 
     #[test]

@@ -96,6 +96,15 @@ impl Fold<'_> {
                 self.report_kept(key, Some(index));
             }
         }
+        // The most common events (replies, watch events, connection-state changes) change no
+        // hold and no session's liveness: the conflicts and the believed holds are the ones
+        // the previous step left, so `open` and `held` stand as they are.
+        if matches!(
+            seen,
+            Seen::Input(_) | Seen::Session(..) | Seen::DeadlinePassed(..)
+        ) {
+            return;
+        }
         let now: Vec<Conflict> = self.beliefs.conflicts(self.property).collect();
         let ended: Vec<(Conflict, usize)> = (self.open.iter())
             .filter(|(pair, _)| !now.contains(pair))

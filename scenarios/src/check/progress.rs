@@ -93,7 +93,12 @@ fn fold(trace: &Trace) -> (Marks, Marks) {
         let Some(seen) = Seen::of_event(event.client, &event.kind) else {
             continue;
         };
+        // Only calls, notices and crashes change the waits (`Waits::observe`).
+        let may_change = matches!(seen, Seen::Call(..) | Seen::Notice(..) | Seen::Crash(_));
         waits.observe(seen);
+        if !may_change {
+            continue;
+        }
         std::mem::swap(&mut before, &mut unserved);
         unserved.clear();
         unserved.extend(waits.unserved());

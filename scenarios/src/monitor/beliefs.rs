@@ -94,7 +94,8 @@ impl Beliefs {
         }
     }
 
-    /// Takes in one observation.
+    /// Takes in one observation. `Input`, `Session` and `DeadlinePassed` change no hold and
+    /// no session's liveness (the belief checkers skip their conflict bookkeeping on them).
     pub fn observe(&mut self, seen: Seen) {
         match seen {
             Seen::Call(client, call) => {
@@ -131,8 +132,10 @@ impl Beliefs {
         }
         // Only a hold still believed is owed, so that a step that met its obligation leaves
         // no trace of it in the state.
-        let holds = &self.holds;
-        (self.owed).retain(|key| holds.get(key).is_some_and(|hold| !hold.suspended));
+        if !self.owed.is_empty() {
+            let holds = &self.holds;
+            (self.owed).retain(|key| holds.get(key).is_some_and(|hold| !hold.suspended));
+        }
     }
 
     /// Whether `key` is believed held now.
@@ -215,6 +218,9 @@ impl Beliefs {
 
     /// `client` handles another input: what it owed and still believes is overdue.
     fn input(&mut self, client: ClientSlot) {
+        if self.owed.is_empty() {
+            return;
+        }
         let owed: Vec<Key> = (self.owed.iter())
             .filter(|((c, _), _)| *c == client)
             .copied()

@@ -58,7 +58,9 @@ pub struct Waits {
 }
 
 impl Waits {
-    /// Takes in one observation.
+    /// Takes in one observation. Only `Call`, `Notice` and `Crash` change the waits, and only
+    /// `DeadlinePassed` the late ones (`progress` and `answered_by_deadline` skip their
+    /// bookkeeping on the others).
     pub fn observe(&mut self, seen: Seen) {
         match seen {
             Seen::Call(client, call) => self.on_call((client, call.owner()), call),
