@@ -229,6 +229,7 @@ impl<R: Testable> LockModel<R> {
             beliefs: Beliefs::new(self.config.framework.error_policy),
             waits: Default::default(),
             herds: Default::default(),
+            revokes: Default::default(),
         };
         let mut step = Transition {
             model: self,

@@ -57,6 +57,7 @@ impl Checked {
         Checked::Shared(Property::NoOrphans),
         Checked::Shared(Property::Progress),
         Checked::Shared(Property::AnsweredByDeadline),
+        Checked::Shared(Property::RevocationAnswered),
         Checked::SomeoneAcquires,
     ];
 
@@ -132,6 +133,11 @@ impl Checked {
             // The [`Waits`](scenarios::monitor::Waits) monitor's late waiters, as the trace
             // checker's: no acquire still waits once its timeout timer has fired.
             Property::AnsweredByDeadline => state.waits.late().next().is_none(),
+            // The [`Revokes`](scenarios::monitor::Revokes) monitor, as the trace checker's:
+            // no revocation attempt is left unanswered once nothing but a fault can happen.
+            Property::RevocationAnswered => {
+                state.revokes.unanswered().next().is_none() || !quiescent(model, state)
+            }
         }
     }
 }
@@ -212,6 +218,7 @@ fn property<R: Testable>(checked: Checked) -> stateright::Property<LockModel<R>>
         condition::<R, 9>,
         condition::<R, 10>,
         condition::<R, 11>,
+        condition::<R, 12>,
     ];
     let at = (Checked::ALL.iter())
         .position(|&p| p == checked)

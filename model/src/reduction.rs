@@ -125,7 +125,8 @@ fn only_own_state_moved<R: PartialEq>(state: &State<R>, next: &State<R>, index: 
         && state.used == next.used
         && state.beliefs == next.beliefs
         && state.waits == next.waits
-        && state.herds == next.herds;
+        && state.herds == next.herds
+        && state.revokes == next.revokes;
     let others = (state.peers.iter().zip(&next.peers).enumerate())
         .all(|(at, (before, after))| at == index || before == after);
     shared && others && own_queues_moved(&state.peers[index], &next.peers[index])

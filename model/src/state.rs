@@ -13,7 +13,7 @@ use lock::ids::{ClientSlot, Owner, TimerId};
 use lock::relabel::{ClientMap, Relabel};
 use lock::world::{Handle, Server};
 use lock::zk::SessionId;
-use scenarios::monitor::{Access, Beliefs, Fenced, Herds, Seen, Waits};
+use scenarios::monitor::{Access, Beliefs, Fenced, Herds, Revokes, Seen, Waits};
 use scenarios::workload::Workload;
 
 /// The session id of `slot`'s `incarnation`-th session: deterministic, so that the same
@@ -51,6 +51,9 @@ pub struct State<R> {
     /// Who the changes to the tree woke: `herd_free`'s monitor, fed as [`State::beliefs`] is
     /// and with the watches each change fires.
     pub herds: Herds,
+    /// Which revocation attempts are not yet answered: `revocation_answered`'s monitor, fed
+    /// as [`State::beliefs`] is (empty unless the workload is revocable).
+    pub revokes: Revokes,
 }
 
 /// Faults injected so far, against the budgets.
@@ -131,6 +134,7 @@ impl<R> State<R> {
         self.beliefs.observe(seen);
         self.waits.observe(seen);
         self.herds.observe(seen, &self.waits);
+        self.revokes.observe(seen);
     }
 
     /// The peer of `slot`.

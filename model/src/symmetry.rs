@@ -36,7 +36,7 @@ use stateright::Representative;
 
 use lock::recipe::Recipe;
 
-use scenarios::monitor::{ClientBeliefs, ClientWaits};
+use scenarios::monitor::{ClientBeliefs, ClientRevokes, ClientWaits};
 use scenarios::workload::Workload;
 
 use crate::state::{Peer, SortKeyMemo, State, session_id};
@@ -75,6 +75,7 @@ impl<R: Recipe + Relabel> Representative for State<R> {
             beliefs: self.beliefs.relabel(&map),
             waits: self.waits.relabel(&map),
             herds: self.herds.relabel(&map),
+            revokes: self.revokes.relabel(&map),
         }
     }
 }
@@ -144,6 +145,7 @@ type Summary = (
     ClientBeliefs,
     ClientWaits,
     (Option<u16>, bool),
+    ClientRevokes,
     u8,
     u8,
     usize,
@@ -158,6 +160,7 @@ fn summary<R: Recipe>(peer: &Peer<R>, state: &State<R>, slot: ClientSlot) -> Sum
         state.beliefs.summary(slot),
         state.waits.summary(slot),
         state.herds.summary(slot),
+        state.revokes.summary(slot),
         peer.restarts,
         peer.incarnation,
         peer.timers.len(),

@@ -833,7 +833,8 @@ fn the_json_summary_has_the_agreed_shape() {
     assert_eq!(belief["report"], "mutual_exclusion_belief.report.html");
     assert_eq!(json["properties"][5]["name"], "progress");
     assert_eq!(json["properties"][6]["name"], "answered_by_deadline");
-    assert_eq!(json["properties"][7]["kind"], "sometimes");
+    assert_eq!(json["properties"][7]["name"], "revocation_answered");
+    assert_eq!(json["properties"][8]["kind"], "sometimes");
     assert_eq!(json["all_met"], true);
 }
 
@@ -1280,6 +1281,7 @@ fn revocable_mutex_with_two_clients_cuts_holds_short() {
     assert!(outcome.verdict(Property::MutualExclusionFenced).holds);
     assert!(outcome.verdict(Property::HerdFree).holds);
     assert!(outcome.verdict(Property::NoOrphans).holds);
+    assert!(outcome.verdict(Property::RevocationAnswered).holds);
     assert!(
         reaches(&MUTEX, config, |events| notice_then_call(
             events,
@@ -1296,6 +1298,84 @@ fn revocable_mutex_with_two_clients_cuts_holds_short() {
         )),
         "a waiter asked before its grant releases once granted"
     );
+}
+
+/// The mutex with `other_call` emptied (mutant 18 of `scripts/mutants`): `MakeRevocable` and
+/// `AttemptRevoke` do nothing, so no attempt is answered and nobody is asked to release.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct DroppedRevocationMutex(lock::recipes::Mutex);
+
+impl lock::recipe::Recipe for DroppedRevocationMutex {
+    type Call = lock::recipes::Call;
+    type Notice = Notice;
+
+    fn handle(
+        &mut self,
+        input: lock::recipe::Input<Self::Call>,
+        cx: &mut lock::recipe::Ctx<'_, Notice>,
+    ) {
+        use lock::recipes::Call;
+        if let lock::recipe::Input::Call(Call::MakeRevocable { .. } | Call::AttemptRevoke { .. }) =
+            input
+        {
+            return;
+        }
+        for notice in cx.run_inner(&mut self.0, input) {
+            cx.notify(notice);
+        }
+    }
+}
+
+impl lock::relabel::Relabel for DroppedRevocationMutex {
+    fn relabel(&self, map: &lock::relabel::ClientMap) -> Self {
+        DroppedRevocationMutex(self.0.relabel(map))
+    }
+}
+
+static DROPPED_REVOCATION_MUTEX: RecipeDef<DroppedRevocationMutex> = RecipeDef {
+    name: "dropped-revocation-mutex",
+    about: "the mutex with its revocation calls dropped (other_call emptied)",
+    family: scenarios::usage::Family::Lock,
+    revocable: true,
+    build: |path, _| DroppedRevocationMutex(lock::recipes::Mutex::new(path)),
+    directories: |_| Vec::new(),
+    expectation: scenarios::recipes::curator_lock_loop,
+};
+
+/// `revocation_answered` kills the mutant no other property sees (`progress` holds: a FIFO
+/// lock serves every waiter, revoked or not): the revocable check finds an attempt left
+/// unanswered at the end of a path, and the trace checker finds it in that path's trace. The
+/// mutex itself holds it (`revocable_mutex_with_two_clients_cuts_holds_short`).
+#[test]
+fn a_mutex_that_drops_revocation_calls_leaves_an_attempt_unanswered() {
+    let mut config = Config::new(2);
+    config.settings.revocable = true;
+    let outcome = check(&DROPPED_REVOCATION_MUTEX, config, Options::default());
+    assert!(outcome.complete);
+    let verdict = outcome.verdict(Property::RevocationAnswered);
+    assert!(!verdict.holds);
+    let path = verdict.path.clone().expect("a counterexample");
+    assert_eq!(path.len(), 14);
+    for verdict in &outcome.verdicts {
+        let caught = verdict.property == Checked::Shared(Property::RevocationAnswered);
+        assert!(verdict.met() || caught, "{}: {verdict:?}", verdict.property);
+    }
+    let model = LockModel::new(&DROPPED_REVOCATION_MUTEX, config);
+    let trace = trace(&model, &path, "revocation_answered").unwrap();
+    let cx = checker_context(&model, 1);
+    let found = scenarios::check::check(&trace, Property::RevocationAnswered, &cx);
+    let clients: Vec<_> = found.iter().map(|v| v.clients.clone()).collect();
+    assert_eq!(clients, [[ClientSlot(0)], [ClientSlot(1)]], "{found:?}");
+    assert!(
+        found[0]
+            .message
+            .ends_with("when nothing but a fault could happen any more"),
+        "{}",
+        found[0].message
+    );
+    // Without revocation the mutant is the mutex.
+    let plain = check(&DROPPED_REVOCATION_MUTEX, Config::new(2), verdicts_only());
+    assert!(plain.all_met() && plain.verdict(Property::RevocationAnswered).holds);
 }
 
 #[test]

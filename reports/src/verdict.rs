@@ -65,6 +65,9 @@ pub(crate) fn headline(violation: &Violation, clock: Clock) -> String {
         Property::AnsweredByDeadline => {
             format!("Missed deadline: {who} still waited when its acquire's timeout was up")
         }
+        Property::RevocationAnswered => {
+            format!("Revocation dropped: {who} had no answer to its attempt to revoke the lock")
+        }
     }
 }
 
@@ -88,6 +91,7 @@ pub(crate) fn label(violation: &Violation, clock: Clock) -> String {
             Property::Progress => "no progress",
             Property::NoOrphans => "orphaned node",
             Property::AnsweredByDeadline => "missed deadline",
+            Property::RevocationAnswered => "revocation unanswered",
             overlap => overlap.name(),
         };
         format!("⚠ {what}{lasting}")

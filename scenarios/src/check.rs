@@ -10,6 +10,7 @@ mod lease_bound;
 mod mutual_exclusion_fenced;
 mod no_orphans;
 mod progress;
+mod revocation;
 pub mod timeline;
 
 #[cfg(test)]
@@ -75,6 +76,7 @@ pub fn check(trace: &Trace, property: Property, cx: &Context) -> Vec<Violation> 
         Property::NoOrphans => no_orphans::check(trace, cx),
         Property::LeaseBound => lease_bound::check(trace, cx.max_leases, cx.error_policy),
         Property::AnsweredByDeadline => deadline::check(trace),
+        Property::RevocationAnswered => revocation::check(trace, cx),
     }
 }
 

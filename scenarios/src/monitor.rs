@@ -14,12 +14,14 @@ mod fenced;
 mod herd;
 mod orphans;
 mod progress;
+mod revokes;
 
 pub use beliefs::{Beliefs, ClientBeliefs, Conflict, Holder, Key, Role};
 pub use fenced::{Access, Accessor, Breach, Fenced};
 pub use herd::{Herd, Herds, Wake, changes, counts_as_acquired, wakes_waiters};
 pub use orphans::{TreeNode, orphaned};
 pub use progress::{ClientWaits, Wait, Waits, fault_failure};
+pub use revokes::{ClientRevokes, Revokes};
 
 use lock::coordination::{RawEvent, RawState};
 use lock::driver::Observed;

@@ -38,11 +38,17 @@ pub enum Property {
     /// instant plus its timeout in simulated time (moved to the end of a pause of the client
     /// that covers it); in the model, by the time the acquire's timeout timer has fired.
     AnsweredByDeadline,
+    /// Every revocation attempt (`AttemptRevoke`) is answered (`RevokeAttempted`, delivered or
+    /// not) by the end of the run: in the model, before nothing but a fault can happen any
+    /// more; in a simulated or real trace, by the horizon, once the faults have healed and the
+    /// grace `progress` allows has passed. Holds trivially where nobody attempts one (a lock
+    /// that is not revocable).
+    RevocationAnswered,
 }
 
 impl Property {
     /// Every property, in declaration order.
-    pub const ALL: [Property; 11] = [
+    pub const ALL: [Property; 12] = [
         Property::MutualExclusionBelief,
         Property::MutualExclusionFenced,
         Property::HerdFree,
@@ -54,6 +60,7 @@ impl Property {
         Property::LeaseBound,
         Property::LiveSessionExclusion,
         Property::AnsweredByDeadline,
+        Property::RevocationAnswered,
     ];
 
     /// The property's name as it appears in files and output.
@@ -70,6 +77,7 @@ impl Property {
             Property::LeaseBound => "lease_bound",
             Property::LiveSessionExclusion => "live_session_exclusion",
             Property::AnsweredByDeadline => "answered_by_deadline",
+            Property::RevocationAnswered => "revocation_answered",
         }
     }
 }

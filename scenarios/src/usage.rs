@@ -149,6 +149,7 @@ impl Family {
                 Property::HerdFree,
                 Property::Progress,
                 Property::AnsweredByDeadline,
+                Property::RevocationAnswered,
                 Property::NoOrphans,
             ],
             Family::ReadWrite => &[

@@ -15,19 +15,21 @@ use super::{ms, when};
 
 /// Every waiter unserved at the horizon.
 pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
-    let Some(healed) = healed_at(&trace.events) else {
+    let Some(end) = End::of(trace, cx) else {
         return Vec::new();
     };
-    let healed_t = trace.events.get(healed).map_or(0, |e| e.t);
-    let horizon = cx.horizon.max(trace.events.last().map_or(0, |e| e.t));
+    let End {
+        healed: healed_t,
+        horizon,
+        ..
+    } = end;
     let (unserved, gave_up) = fold(trace);
     // Only a violation's message needs it: no scan on the runs that pass.
     let faulted = || (trace.events.iter()).any(|e| matches!(e.kind, EventKind::FaultStart { .. }));
     let mut violations: Vec<Violation> = (unserved.into_iter())
         .filter_map(|(key, start)| {
             let since = trace.events[start].t;
-            let stuck_from = since.max(healed_t);
-            (stuck_from.saturating_add(cx.progress_grace) <= horizon).then(|| {
+            end.overdue(since).then(|| {
                 let client = key.0.0;
                 let failed = marked(&gave_up, &key).map(|at| {
                     format!(
@@ -73,6 +75,36 @@ pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
         .collect();
     violations.sort_by(|a, b| a.events.cmp(&b.events));
     violations
+}
+
+/// The end of a run as `progress` judges what is still pending there (and
+/// `revocation_answered` with it): the instant the last fault healed, the horizon (the
+/// context's, or the trace's last instant if later) and the grace.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct End {
+    /// When the last fault healed (0 in a run without faults).
+    pub healed: u64,
+    /// When the run is judged.
+    pub horizon: u64,
+    grace: u64,
+}
+
+impl End {
+    /// The end of `trace`, `None` while a fault is still in force at its end (no verdict).
+    pub(super) fn of(trace: &Trace, cx: &Context) -> Option<End> {
+        let healed = healed_at(&trace.events)?;
+        Some(End {
+            healed: trace.events.get(healed).map_or(0, |e| e.t),
+            horizon: cx.horizon.max(trace.events.last().map_or(0, |e| e.t)),
+            grace: cx.progress_grace,
+        })
+    }
+
+    /// Whether something pending since `since` is overdue at the horizon: the grace has
+    /// passed since the later of `since` and the faults' healing.
+    pub(super) fn overdue(&self, since: u64) -> bool {
+        since.max(self.healed).saturating_add(self.grace) <= self.horizon
+    }
 }
 
 /// Each wait with the index of an event, sorted by wait.
