@@ -9,6 +9,7 @@ use lock::zk::{
 };
 use serde_json::Value;
 
+use crate::check::Context;
 use crate::fault::Fault;
 use crate::trace::{Event, EventKind, Meta, ServerSession, Source, Trace};
 
@@ -23,6 +24,18 @@ pub const OWNER: Owner = Owner(1);
 
 pub fn path(text: &str) -> Path {
     Path::new(text).unwrap()
+}
+
+/// The context of a one-lease run on `/lock` judged at `horizon_ms`, with `grace_ms` of
+/// grace for what is still pending at the end.
+pub fn ending(horizon_ms: u64, grace_ms: u64) -> Context {
+    Context {
+        lock_path: path("/lock"),
+        horizon: horizon_ms * 1_000_000,
+        progress_grace: grace_ms * 1_000_000,
+        max_leases: 1,
+        error_policy: Default::default(),
+    }
 }
 
 impl Build {

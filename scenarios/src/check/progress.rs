@@ -169,19 +169,9 @@ fn marked(marks: &Marks, key: &Key) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::fixtures::{Build, path};
+    use crate::check::fixtures::{Build, ending as cx};
     use crate::fault::Fault;
     use lock::recipes::FailReason;
-
-    fn cx(horizon_ms: u64, grace_ms: u64) -> Context {
-        Context {
-            lock_path: path("/lock"),
-            horizon: horizon_ms * 1_000_000,
-            progress_grace: grace_ms * 1_000_000,
-            max_leases: 1,
-            error_policy: Default::default(),
-        }
-    }
 
     const PAUSE: Fault = Fault::Pause {
         client: 0,

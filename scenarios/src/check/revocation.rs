@@ -7,6 +7,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use lock::recipes::{Call, Notice};
+
 use crate::monitor::{Holder, Revokes, Seen};
 use crate::property::{Property, Violation};
 use crate::trace::{EventKind, Source, Trace};
@@ -71,6 +73,16 @@ fn fold(trace: &Trace) -> BTreeMap<Holder, VecDeque<usize>> {
         let Some(seen) = Seen::of_event(event.client, &event.kind) else {
             continue;
         };
+        // Only these change the attempts (most events are replies and watch events).
+        let changes = matches!(
+            seen,
+            Seen::Call(_, Call::AttemptRevoke { .. })
+                | Seen::Notice(_, Notice::RevokeAttempted { .. })
+                | Seen::Crash(_)
+        );
+        if !changes {
+            continue;
+        }
         revokes.observe(seen);
         let counts: BTreeMap<Holder, u16> = revokes.unanswered().collect();
         calls.retain(|holder, pending| {
@@ -93,19 +105,8 @@ fn fold(trace: &Trace) -> BTreeMap<Holder, VecDeque<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::fixtures::{Build, OWNER, path};
+    use crate::check::fixtures::{Build, OWNER, ending as cx};
     use crate::fault::{Fault, Node};
-    use lock::recipes::{Call, Notice};
-
-    fn cx(horizon_ms: u64, grace_ms: u64) -> Context {
-        Context {
-            lock_path: path("/lock"),
-            horizon: horizon_ms * 1_000_000,
-            progress_grace: grace_ms * 1_000_000,
-            max_leases: 1,
-            error_policy: Default::default(),
-        }
-    }
 
     trait Revoking {
         fn attempt(self, client: u16) -> Build;
