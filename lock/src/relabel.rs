@@ -286,7 +286,7 @@ macro_rules! unchanged {
     )*};
 }
 
-unchanged!(bool, u8, u32, u64, Duration, Owner, Token, ZkError);
+unchanged!(bool, u8, u16, u32, u64, Duration, Owner, Token, ZkError);
 
 impl<T: Relabel> Relabel for Option<T> {
     fn relabel(&self, map: &ClientMap) -> Self {

@@ -455,21 +455,29 @@ fn expand<R: Testable>(
         }
         out
     };
-    let share = level.len().div_ceil(threads.max(1)).max(1);
-    if level.len() <= share {
-        return vec![expand_share(level)];
+    in_shares(level, threads, expand_share)
+}
+
+/// `f` of each contiguous share of `items`, one share per thread (one share when `items` are
+/// few), each on its own thread; the outputs in the shares' order.
+fn in_shares<T: Send, U: Send>(
+    items: Vec<T>,
+    threads: usize,
+    f: impl Fn(Vec<T>) -> U + Sync,
+) -> Vec<U> {
+    let share = items.len().div_ceil(threads.max(1)).max(1);
+    if items.len() <= share {
+        return vec![f(items)];
     }
-    let mut shares = Vec::new();
-    let mut rest = level;
-    while rest.len() > share {
-        let tail = rest.split_off(share);
-        shares.push(rest);
-        rest = tail;
-    }
-    shares.push(rest);
+    let mut items = items.into_iter();
+    let shares: Vec<Vec<T>> = std::iter::from_fn(|| {
+        let share: Vec<T> = items.by_ref().take(share).collect();
+        (!share.is_empty()).then_some(share)
+    })
+    .collect();
     std::thread::scope(|scope| {
         let workers: Vec<_> = (shares.into_iter())
-            .map(|share| scope.spawn(|| expand_share(share)))
+            .map(|share| scope.spawn(|| f(share)))
             .collect();
         (workers.into_iter())
             .map(|worker| worker.join().expect("a search thread panicked"))
@@ -480,18 +488,11 @@ fn expand<R: Testable>(
 /// `f` of each of `items`, in their order, computed on `threads` threads (each a contiguous
 /// share of the items).
 fn in_order<T: Sync, U: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> U + Sync) -> Vec<U> {
-    let share = items.len().div_ceil(threads.max(1)).max(1);
-    if items.len() <= share {
-        return items.iter().map(f).collect();
-    }
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (items.chunks(share))
-            .map(|chunk| scope.spawn(|| chunk.iter().map(&f).collect::<Vec<_>>()))
-            .collect();
-        (workers.into_iter())
-            .flat_map(|worker| worker.join().expect("a search thread panicked"))
-            .collect()
-    })
+    let items: Vec<&T> = items.iter().collect();
+    let outputs = in_shares(items, threads, |share| {
+        share.into_iter().map(&f).collect::<Vec<U>>()
+    });
+    outputs.into_iter().flatten().collect()
 }
 
 /// The properties [`shortest`] looks for, and the paths it found so far.

@@ -415,7 +415,8 @@ impl<R: Testable> Model for LockModel<R> {
     }
 
     fn actions(&self, state: &State<R>, actions: &mut Vec<Action>) {
-        self.reduced(state, actions);
+        // The delivery's step is taken again by `next_state`: stateright hands over actions.
+        self.reduce(state, actions);
     }
 
     fn next_state(&self, state: &State<R>, action: Action) -> Option<State<R>> {

@@ -53,14 +53,10 @@ use scenarios::trace::EventKind;
 use scenarios::workload::Phase;
 
 impl<R: Testable> LockModel<R> {
-    /// The actions to explore from `state`: one local, invisible event delivery when some
-    /// client has one and nothing else of its own to do, else every enabled action.
-    pub(crate) fn reduced(&self, state: &State<R>, out: &mut Vec<Action>) {
-        self.reduce(state, out);
-    }
-
-    /// [`LockModel::reduced`], and when it took one local delivery, the [`LockModel::step`]
-    /// of it (the trial that showed the delivery local), for [`LockModel::renumbered`].
+    /// Puts in `out` the actions to explore from `state`: one local, invisible event delivery
+    /// when some client has one and nothing else of its own to do, else every enabled action.
+    /// When it took one delivery, returns its [`LockModel::step`] (the trial that showed the
+    /// delivery local), for [`LockModel::renumbered`].
     pub(crate) fn reduce(&self, state: &State<R>, out: &mut Vec<Action>) -> Option<State<R>> {
         self.enabled(state, out);
         if !self.reduces() {

@@ -71,9 +71,7 @@ impl Revokes {
 impl Relabel for Revokes {
     fn relabel(&self, map: &ClientMap) -> Self {
         Revokes {
-            pending: (self.pending.iter())
-                .map(|((client, owner), count)| ((map.slot(*client), *owner), *count))
-                .collect(),
+            pending: self.pending.relabel(map),
         }
     }
 }
