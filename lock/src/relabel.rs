@@ -43,6 +43,8 @@ pub struct ClientMap {
 pub struct Ids {
     ops: Vec<u32>,
     timers: Vec<u32>,
+    /// The op and timer counters a recording map met, if it met them.
+    counters: [Option<u32>; 2],
 }
 
 impl Ids {
@@ -55,13 +57,24 @@ impl Ids {
     pub fn timers(&self) -> impl Iterator<Item = u32> + '_ {
         self.timers.iter().copied()
     }
+
+    /// Whether renumbering these ids ([`ClientMap::renumber`]) would change nothing: the ids
+    /// of each kind are 1, 2, 3 … already, and each counter met is their number.
+    pub fn are_renumbered(&self) -> bool {
+        [IdKind::Op, IdKind::Timer].into_iter().all(|kind| {
+            let ids = self.of(kind);
+            let counter = self.counters[kind as usize];
+            (ids.iter().zip(1..)).all(|(&id, rank)| id == rank)
+                && counter.is_none_or(|counter| counter == count(ids))
+        })
+    }
 }
 
 /// The two kinds of per-client ids a map renumbers.
 #[derive(Clone, Copy)]
 enum IdKind {
-    Op,
-    Timer,
+    Op = 0,
+    Timer = 1,
 }
 
 impl Ids {
@@ -157,12 +170,20 @@ impl ClientMap {
 
     /// The image of a client's op counter (the last op id it handed out).
     pub fn op_counter(&self, counter: u32) -> u32 {
-        self.ids.as_ref().map_or(counter, |ids| count(&ids.ops))
+        self.counter(counter, IdKind::Op)
     }
 
     /// The image of a client's timer counter (the last timer id it handed out).
     pub fn timer_counter(&self, counter: u32) -> u32 {
-        self.ids.as_ref().map_or(counter, |ids| count(&ids.timers))
+        self.counter(counter, IdKind::Timer)
+    }
+
+    /// The image of the counter of ids of `kind`, noted if the map records.
+    fn counter(&self, counter: u32, kind: IdKind) -> u32 {
+        if let Some(recorded) = &self.recorded {
+            recorded.borrow_mut().counters[kind as usize] = Some(counter);
+        }
+        self.ids.as_ref().map_or(counter, |ids| count(ids.of(kind)))
     }
 
     /// The image of a client slot.
@@ -381,5 +402,45 @@ mod tests {
         assert_eq!(SessionId(5).relabel(&map), SessionId(9));
         assert_eq!(SessionId(6).relabel(&map), SessionId(6));
         assert_eq!(ClientSlot(4).relabel(&map), ClientSlot(4));
+    }
+
+    /// The ids a recording map meets: `ops` and `timers`, then the two counters.
+    fn met(ops: &[u32], timers: &[u32], counters: (u32, u32)) -> Ids {
+        let recording = ClientMap::recording();
+        for &op in ops {
+            recording.op(OpId(op));
+        }
+        for &timer in timers {
+            recording.timer(TimerId(timer));
+        }
+        recording.op_counter(counters.0);
+        recording.timer_counter(counters.1);
+        recording.recorded()
+    }
+
+    #[test]
+    fn ids_are_renumbered_only_when_renumbering_would_change_nothing() {
+        assert!(met(&[1, 2], &[1], (2, 1)).are_renumbered());
+        assert!(met(&[], &[], (0, 0)).are_renumbered());
+        assert!(
+            !met(&[2], &[1], (2, 1)).are_renumbered(),
+            "an id past a gap"
+        );
+        assert!(
+            !met(&[1, 2], &[1], (3, 1)).are_renumbered(),
+            "an op counter ahead"
+        );
+        assert!(
+            !met(&[1], &[1, 3], (1, 3)).are_renumbered(),
+            "a timer past a gap"
+        );
+        assert!(
+            !met(&[1], &[1], (1, 0)).are_renumbered(),
+            "a timer counter behind"
+        );
+        assert!(
+            ClientMap::recording().recorded().are_renumbered(),
+            "no counter met"
+        );
     }
 }

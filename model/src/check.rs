@@ -436,6 +436,7 @@ fn expand<R: Testable>(
         let mut actions = Vec::new();
         let mut out = Vec::new();
         for (index, state) in share {
+            let siblings = out.len();
             actions.clear();
             // The reduction's one delivery is stepped already.
             let mut stepped = model.reduce(&state, &mut actions);
@@ -451,6 +452,10 @@ fn expand<R: Testable>(
                 if !seen.contains(&print) && here.insert(print) {
                     out.push((index, action, next, print));
                 }
+            }
+            // The images kept for the siblings would otherwise stay with the next level.
+            for (_, _, next, _) in &out[siblings..] {
+                next.forget_images();
             }
         }
         out

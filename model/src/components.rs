@@ -146,7 +146,7 @@ fn components<R: Testable>() -> Vec<Component<R>> {
         Component {
             name: "tree",
             render: |s| format!("{:?}", s.server.tree),
-            forget: |s| without(s, |s| s.server.tree = Default::default()),
+            forget: |s| without(s, |s| s.server_mut().tree = Default::default()),
         },
         Component {
             name: "zxids, versions, cversions",

@@ -47,7 +47,7 @@ use stateright::{Model, Property};
 
 use crate::budget::Config;
 use crate::properties;
-use crate::state::{Peer, Resource, State, Used};
+use crate::state::{Peer, Resource, SharedServer, State, Used};
 use crate::symmetry::canonicalize;
 use crate::transition::Transition;
 
@@ -222,7 +222,7 @@ impl<R: Testable> LockModel<R> {
             .map(|slot| Arc::new(self.fresh_peer(ClientSlot(slot), 0, 0)))
             .collect();
         let mut state = State {
-            server: Server::new(tree),
+            server: Arc::new(SharedServer::new(Server::new(tree))),
             peers,
             resource: Resource::new(self.config.fenced),
             used: Used::default(),
@@ -259,6 +259,7 @@ impl<R: Testable> LockModel<R> {
             workload: self.workload(slot),
             class: u8::from(!self.writes(slot)),
             sort_key: Default::default(),
+            image: Default::default(),
         }
     }
 

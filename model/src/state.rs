@@ -5,7 +5,7 @@
 //! path.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use lock::client::Client;
 use lock::fencing::{FencedResource, Token};
@@ -34,8 +34,10 @@ pub fn session_owner(session: SessionId) -> (ClientSlot, u8) {
 /// One whole state of the model.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct State<R> {
-    /// The server: the data tree and the sessions it holds (not expired, not closed).
-    pub server: Server,
+    /// The server: the data tree and the sessions it holds (not expired, not closed). Shared
+    /// between a state and its successors as the clients are: only a step that changes the
+    /// server copies it ([`State::server_mut`]).
+    pub server: Arc<SharedServer>,
     /// The clients, by slot. Shared between a state and its successors: a step copies only
     /// the clients it changes ([`State::peer_mut`]).
     pub peers: Vec<Arc<Peer<R>>>,
@@ -91,6 +93,9 @@ pub struct Peer<R> {
     /// The client's symmetry sort key once computed: not part of the state (see
     /// [`SortKeyMemo`]).
     pub(crate) sort_key: SortKeyMemo<R>,
+    /// The client's last image under a renaming of the clients: not part of the state (see
+    /// [`ImageMemo`]).
+    pub(crate) image: ImageMemo<Peer<R>>,
 }
 
 impl<R: Clone> Peer<R> {
@@ -99,6 +104,7 @@ impl<R: Clone> Peer<R> {
     pub fn make_mut(shared: &mut Arc<Peer<R>>) -> &mut Peer<R> {
         let peer = Arc::make_mut(shared);
         peer.sort_key = SortKeyMemo::default();
+        peer.image = ImageMemo::default();
         peer
     }
 }
@@ -142,6 +148,15 @@ impl<R> State<R> {
         &self.peers[usize::from(slot.0)]
     }
 
+    /// Forgets the images under a renaming its clients and its server keep ([`ImageMemo`]):
+    /// for a search that keeps many states at once, once their siblings have used them.
+    pub(crate) fn forget_images(&self) {
+        self.server.image.forget();
+        for peer in &self.peers {
+            peer.image.forget();
+        }
+    }
+
     /// The client whose current handle is on `session`, if any.
     pub fn attached(&self, session: SessionId) -> Option<ClientSlot> {
         let (slot, _) = session_owner(session);
@@ -154,6 +169,11 @@ impl<R: Clone> State<R> {
     /// The peer of `slot`, mutably: its own copy, if another state still shares it.
     pub fn peer_mut(&mut self, slot: ClientSlot) -> &mut Peer<R> {
         Peer::make_mut(&mut self.peers[usize::from(slot.0)])
+    }
+
+    /// The server, mutably: its own copy, if another state still shares it.
+    pub fn server_mut(&mut self) -> &mut Server {
+        SharedServer::make_mut(&mut self.server)
     }
 }
 
@@ -177,17 +197,57 @@ impl<R: Relabel> Relabel for Peer<R> {
             workload: self.workload.relabel(map),
             class: self.class,
             sort_key: SortKeyMemo::default(),
+            image: ImageMemo::default(),
         }
     }
 }
 
-/// A client's symmetry sort key (`symmetry.rs`: its state seen from itself),
-/// computed the first time its summary ties with another client's and kept with the client
-/// for as long as it does not change: a step changes one or two clients, and the others keep
-/// their keys. Not part of the state: every memo is equal to every other and hashes to
-/// nothing, and a copy starts empty, so only an unchanged client ever has one
-/// ([`Peer::make_mut`] empties it before a change).
-pub(crate) struct SortKeyMemo<R>(OnceLock<Arc<Peer<R>>>);
+/// A cache kept with a state's data but not part of the state: every memo is equal to every
+/// other and hashes to nothing, and a copy starts empty, so only an unchanged client ever
+/// holds one ([`Peer::make_mut`] empties a client's before a change).
+#[derive(Default)]
+pub(crate) struct Memo<T>(T);
+
+impl<T: Default> Clone for Memo<T> {
+    fn clone(&self) -> Memo<T> {
+        Memo::default()
+    }
+}
+
+impl<T> PartialEq for Memo<T> {
+    fn eq(&self, _: &Memo<T>) -> bool {
+        true
+    }
+}
+
+impl<T> Eq for Memo<T> {}
+
+impl<T> PartialOrd for Memo<T> {
+    fn partial_cmp(&self, other: &Memo<T>) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T> Ord for Memo<T> {
+    fn cmp(&self, _: &Memo<T>) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
+}
+
+impl<T> std::hash::Hash for Memo<T> {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl<T> std::fmt::Debug for Memo<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("_")
+    }
+}
+
+/// A client's symmetry sort key (`symmetry.rs`: its state seen from itself), computed the
+/// first time its summary ties with another client's and kept with the client for as long as
+/// it does not change: a step changes one or two clients, and the others keep their keys.
+pub(crate) type SortKeyMemo<R> = Memo<OnceLock<Arc<Peer<R>>>>;
 
 impl<R> SortKeyMemo<R> {
     /// The key, computed by `key` the first time.
@@ -197,48 +257,101 @@ impl<R> SortKeyMemo<R> {
 
     /// A memo already holding `memo`'s key, if it has one: for the same client renamed.
     pub(crate) fn carried(memo: &SortKeyMemo<R>) -> SortKeyMemo<R> {
-        SortKeyMemo(memo.0.clone())
+        Memo(memo.0.clone())
     }
 }
 
-impl<R> Default for SortKeyMemo<R> {
-    fn default() -> SortKeyMemo<R> {
-        SortKeyMemo(OnceLock::new())
+/// A value's image under the last renaming of the clients its states' representatives
+/// applied (`symmetry.rs`), kept with the value for as long as it does not change: the
+/// successors of a state share the clients (and the server) a step left alone, and most of
+/// them are put in the same order, so each such part is relabelled once instead of once per
+/// successor.
+pub(crate) type ImageMemo<T> = Memo<Mutex<Option<Image<T>>>>;
+
+/// A value's image under one renaming: the renaming ([`State::representative`]'s new position
+/// of each client, and the incarnations it maps) and the image.
+pub(crate) struct Image<T> {
+    position: Vec<usize>,
+    incarnations: u8,
+    image: Arc<T>,
+}
+
+impl<T> ImageMemo<T> {
+    /// Forgets the image kept, if any.
+    pub(crate) fn forget(&self) {
+        if let Ok(mut kept) = self.0.try_lock() {
+            *kept = None;
+        }
+    }
+
+    /// The image under the renaming (`position`, `incarnations`), computed by `image` unless
+    /// it is the one kept. Another thread reading the memo at the same moment computes it
+    /// again rather than wait.
+    pub(crate) fn get_or_make(
+        &self,
+        position: &[usize],
+        incarnations: u8,
+        image: impl FnOnce() -> T,
+    ) -> Arc<T> {
+        let Ok(mut kept) = self.0.try_lock() else {
+            return Arc::new(image());
+        };
+        match &*kept {
+            Some(kept) if kept.position == position && kept.incarnations == incarnations => {
+                Arc::clone(&kept.image)
+            }
+            _ => {
+                let made = Arc::new(image());
+                *kept = Some(Image {
+                    position: position.to_vec(),
+                    incarnations,
+                    image: Arc::clone(&made),
+                });
+                made
+            }
+        }
     }
 }
 
-impl<R> Clone for SortKeyMemo<R> {
-    fn clone(&self) -> SortKeyMemo<R> {
-        SortKeyMemo::default()
+/// The server as states share it: the server, and its last image under a renaming of the
+/// clients (not part of the state: equal to every other, hashed as nothing, and empty in a
+/// copy).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SharedServer {
+    server: Server,
+    image: ImageMemo<SharedServer>,
+}
+
+impl SharedServer {
+    /// `server`, to be shared.
+    pub fn new(server: Server) -> SharedServer {
+        SharedServer {
+            server,
+            image: ImageMemo::default(),
+        }
+    }
+
+    /// The server behind `shared`, to change: its own copy if another state still shares it,
+    /// with its kept image forgotten.
+    pub(crate) fn make_mut(shared: &mut Arc<SharedServer>) -> &mut Server {
+        let this = Arc::make_mut(shared);
+        this.image = ImageMemo::default();
+        &mut this.server
+    }
+
+    /// The image of `self` under a renaming of the clients: (`position`, `incarnations`)
+    /// is the renaming, `map` the map that applies it.
+    pub(crate) fn image(&self, position: &[usize], incarnations: u8, map: &ClientMap) -> Arc<Self> {
+        (self.image).get_or_make(position, incarnations, || {
+            SharedServer::new(self.server.relabel(map))
+        })
     }
 }
 
-impl<R> PartialEq for SortKeyMemo<R> {
-    fn eq(&self, _: &SortKeyMemo<R>) -> bool {
-        true
-    }
-}
+impl std::ops::Deref for SharedServer {
+    type Target = Server;
 
-impl<R> Eq for SortKeyMemo<R> {}
-
-impl<R> PartialOrd for SortKeyMemo<R> {
-    fn partial_cmp(&self, other: &SortKeyMemo<R>) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl<R> Ord for SortKeyMemo<R> {
-    fn cmp(&self, _: &SortKeyMemo<R>) -> std::cmp::Ordering {
-        std::cmp::Ordering::Equal
-    }
-}
-
-impl<R> std::hash::Hash for SortKeyMemo<R> {
-    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
-}
-
-impl<R> std::fmt::Debug for SortKeyMemo<R> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("_")
+    fn deref(&self) -> &Server {
+        &self.server
     }
 }

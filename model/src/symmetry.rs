@@ -10,7 +10,10 @@
 //! if not always canonical). The key depends on the client alone, so it is kept with the
 //! client ([`crate::state::SortKeyMemo`]) and computed again only after the client changes:
 //! a step changes one or two clients, and the states share the others
-//! ([`State::peers`](crate::State::peers)).
+//! ([`State::peers`](crate::State::peers)). For the same reason each client, and the server,
+//! keeps its image under the last renaming applied to it ([`crate::state::ImageMemo`]): the
+//! successors of a state share what their step left alone and are mostly put in the same
+//! order, so a shared client is relabelled once for all of them, not once per successor.
 //!
 //! Each client's op ids and timer ids are kept renumbered in the state itself ([`canonicalize`],
 //! applied by [`LockModel::next`](crate::LockModel::next) to the client a step touched): the
@@ -26,8 +29,6 @@
 //! every client's ids are 1, 2, 3 …. Renumbering once per step, for one client, instead of
 //! for every client of every successor's representative, is what makes the representative
 //! cheap: a permutation, or nothing.
-
-use std::sync::Arc;
 
 use lock::ids::ClientSlot;
 use lock::relabel::{ClientMap, Ids, Relabel};
@@ -55,16 +56,17 @@ impl<R: Recipe + Relabel> Representative for State<R> {
         for (new, &old) in order.iter().enumerate() {
             position[old] = new;
         }
-        let map = client_map(clients, self.max_incarnation(), |slot| {
+        let incarnations = self.max_incarnation();
+        let map = client_map(clients, incarnations, |slot| {
             ClientSlot(position[slot] as u16)
         });
         State {
-            server: self.server.relabel(&map),
+            server: self.server.image(&position, incarnations, &map),
             peers: order
                 .iter()
                 .map(|&old| {
                     let peer = &self.peers[old];
-                    Arc::new(Peer {
+                    peer.image.get_or_make(&position, incarnations, || Peer {
                         sort_key: SortKeyMemo::carried(&peer.sort_key),
                         ..peer.relabel(&map)
                     })
@@ -179,10 +181,14 @@ pub(crate) fn ids_in_use<R: Relabel>(peer: &Peer<R>) -> Ids {
 }
 
 /// Renumbers `peer`'s op ids and timer ids 1, 2, 3 … in order, and its counters to the
-/// number of ids in use ([`ClientMap::renumber`]).
+/// number of ids in use ([`ClientMap::renumber`]); leaves it alone if they are already.
 pub(crate) fn canonicalize<R: Relabel>(peer: &mut Peer<R>) {
+    let in_use = ids_in_use(peer);
+    if in_use.are_renumbered() {
+        return;
+    }
     let mut map = ClientMap::new();
-    map.renumber(ids_in_use(peer));
+    map.renumber(in_use);
     *peer = peer.relabel(&map);
 }
 

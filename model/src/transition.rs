@@ -17,7 +17,7 @@ use scenarios::trace::{EventKind, ServerSession, client_event};
 use scenarios::workload::{Phase, WorkEffect, WorkInput, WorkTimer};
 
 use crate::model::{LockModel, Recorder, SESSION_TIMEOUT};
-use crate::state::{Peer, State, session_id};
+use crate::state::{Peer, SharedServer, State, session_id};
 use scenarios::recipes::Testable;
 
 /// One action being carried out on a copy of the state.
@@ -249,7 +249,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     /// first event on the new handle.
     pub(crate) fn open_session(&mut self, slot: ClientSlot) {
         let session = session_id(slot, self.state.peer(slot).incarnation);
-        self.state.server.open(session);
+        self.state.server_mut().open(session);
         self.rec.record(None, || EventKind::ServerSession {
             session,
             change: ServerSession::Created,
@@ -265,7 +265,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
             .handle
             .as_mut()?;
         let session = handle.session;
-        let mut applied = server.apply_next(handle)?;
+        let mut applied = SharedServer::make_mut(server).apply_next(handle)?;
         self.rec.record(None, || EventKind::OpApplied {
             session,
             op: applied.op,
@@ -305,7 +305,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     /// Ends `session` on the server (`change`: expired or closed): watches dropped, ephemerals
     /// deleted in one zxid.
     fn end_session(&mut self, session: SessionId, change: ServerSession) -> Option<()> {
-        let fired = self.state.server.end(session)?;
+        let fired = self.state.server_mut().end(session)?;
         let zxid = Some(self.state.server.tree.zxid());
         self.state.observe(Seen::SessionEnded(session));
         self.rec

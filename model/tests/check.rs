@@ -708,12 +708,12 @@ fn a_lock_node_left_after_the_workload_is_an_orphan() {
         mode,
     };
     settled
-        .server
+        .server_mut()
         .tree
         .apply(ended, &create("/lock/leases", CreateMode::Container));
     assert!(no_orphans.holds_in(&model, &settled));
     let lease = create("/lock/leases/lease-", CreateMode::PersistentSequential);
-    settled.server.tree.apply(ended, &lease);
+    settled.server_mut().tree.apply(ended, &lease);
     assert!(!no_orphans.holds_in(&model, &settled));
 }
 
@@ -759,7 +759,7 @@ fn model_and_trace_checker_agree_on_orphans() {
                 kind,
             });
         };
-        state.server.open(alive);
+        state.server_mut().open(alive);
         let mut handle = Handle::open(alive, model::model::SESSION_TIMEOUT);
         handle.events.clear();
         state.peer_mut(ClientSlot(0)).handle = Some(handle);
@@ -773,7 +773,7 @@ fn model_and_trace_checker_agree_on_orphans() {
                 data: Vec::new(),
                 mode,
             };
-            let applied = state.server.tree.apply(session, &request);
+            let applied = state.server_mut().tree.apply(session, &request);
             record(EventKind::OpApplied {
                 session,
                 op: lock::ids::OpId(op as u32),
