@@ -137,14 +137,13 @@ impl ServerHandle {
     /// The server node's main: call it from the node's init. Starts (or restarts) the server.
     pub async fn run(self) {
         let (control_tx, control_rx) = unbounded();
-        let (tick, sweep, expired) = {
+        let (tick, sweep) = {
             let mut state = self.lock();
-            let expired = state.restart(control_tx);
+            state.restart(control_tx);
             let sweep = Duration::from_millis(state.settings.container_sweep_ms);
-            (tick(&state.settings), sweep, expired)
+            (tick(&state.settings), sweep)
         };
         let wire = Wire::bind(SERVER_PORT, Node::Server, self.network.clone());
-        send_all(&wire, expired);
         self.serve(wire, control_rx, tick, sweep).await;
     }
 
@@ -196,12 +195,12 @@ impl ServerHandle {
 impl State {
     /// The process serves (again). After an exit, every session it holds got its full timeout
     /// when its session tracker started, a startup tail ago (drawn from the run's seed, not
-    /// before the exit); those already due expire now (the returned resets: none, every
-    /// connection ended with the exit).
-    fn restart(&mut self, control: UnboundedSender<Control>) -> Vec<Out> {
+    /// before the exit); those already due expire now, with nothing to send: every
+    /// connection ended with the exit.
+    fn restart(&mut self, control: UnboundedSender<Control>) {
         self.control = Some(control);
         let Some(exited) = self.exited else {
-            return Vec::new();
+            return;
         };
         let now = self.time.now();
         let drawn = madsim::rand::thread_rng().gen_range(STARTUP_TAIL_MS);
@@ -209,7 +208,8 @@ impl State {
         for session in self.sessions.values_mut() {
             session.deadline = tracked + session.timeout;
         }
-        self.expire_due()
+        let out = self.expire_due();
+        debug_assert!(out.is_empty(), "no connection outlives an exit: {out:?}");
     }
 
     /// The process exits: it takes no more commands, and its host closes every connection
