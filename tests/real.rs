@@ -9,9 +9,7 @@ mod support;
 use std::path::PathBuf;
 use std::process::Output;
 
-use lock::framework::OnLost;
 use scenarios::catalog::Catalog;
-use scenarios::property::{Expectation, Property};
 use serde_json::{Value, json};
 use support::{scratch, splitbrain};
 
@@ -53,21 +51,12 @@ fn two_client_mutex(
     file
 }
 
-/// The catalog scenario `name` under `on_lost = release`, written to a scenario file. Under
-/// Curator's lock loop (the default) a real restart can let a waiter hold through its old
-/// session's node beside the next holder, both sessions alive (seen once on a real server in
-/// `server-restart`: c1 and c2 from 6,025 to 6,166 ms); that is a race, so the restart tests
-/// pin what is guaranteed: with the waiters giving up at LOST, every expectation holds.
+/// The catalog scenario `name` with its waiters giving up at LOST
+/// ([`real::testing::giving_up_at_lost`]), written to a scenario file: what the restart tests
+/// can pin on a real server.
 fn releasing_at_lost(name: &str, test: &str) -> PathBuf {
-    let mut scenario = Catalog::builtin().unwrap().get(name).unwrap().clone();
-    scenario.framework.on_lost = OnLost::Release;
-    // Under `on_lost = release` a waiter that the restarts cut off past LOST fails its
-    // acquire, and `progress` counts that as a waiter never served when it was its last
-    // cycle. Whether LOST comes depends on how long the real servers take to come back (a CI
-    // run: c2 lost its session 1 s into the second restart), so it is not asserted here.
-    scenario
-        .properties
-        .insert(Property::Progress, Expectation::Unchecked);
+    let scenario = Catalog::builtin().unwrap().get(name).unwrap().clone();
+    let scenario = real::testing::giving_up_at_lost(scenario);
     let file = scratch(test).join(format!("{name}.json"));
     std::fs::write(&file, serde_json::to_string(&scenario).unwrap()).unwrap();
     file

@@ -94,17 +94,13 @@ fn session_expiries_by_a_second_connection_pass_on_a_real_server() {
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn server_restarts_pass_on_a_real_server() {
     let _serial = real::testing::one_server_at_a_time();
-    // Under Curator's lock loop (the default) a real restart can let a waiter hold through
-    // its old session's node beside the next holder, both sessions alive (seen once here:
-    // c1 and c2 from 6,025 to 6,166 ms). That is a race; with the waiters giving up at LOST
-    // (`on_lost = release`) every safety expectation is guaranteed. `progress` is not: a
-    // waiter cut off past LOST fails its acquire, and when that was its last cycle it is never
-    // served. How many asks a restart cuts off depends on how long the real server takes to
-    // come back (under a loaded suite c1's last ask failed at LOST), so it is left unchecked.
-    let mut releasing = scenario("server-restart");
-    releasing.framework.on_lost = lock::framework::OnLost::Release;
-    (releasing.properties).insert(Property::Progress, Expectation::Unchecked);
-    checked(releasing, true);
+    // Under Curator's lock loop (the default) a real restart lets a waiter hold through its
+    // old session's node beside the next holder, both sessions alive (the catalog scenario
+    // expects it); with the waiters giving up at LOST every safety expectation holds.
+    checked(
+        real::testing::giving_up_at_lost(scenario("server-restart")),
+        true,
+    );
 }
 
 #[test]
