@@ -203,8 +203,9 @@ impl<R: Relabel> Relabel for Peer<R> {
 }
 
 /// A cache kept with a state's data but not part of the state: every memo is equal to every
-/// other and hashes to nothing, and a copy starts empty, so only an unchanged client ever
-/// holds one ([`Peer::make_mut`] empties a client's before a change).
+/// other and hashes to nothing, and a copy starts empty, so only an unchanged client or server
+/// ever holds one ([`Peer::make_mut`] and [`SharedServer::make_mut`] empty theirs before a
+/// change).
 #[derive(Default)]
 pub(crate) struct Memo<T>(T);
 

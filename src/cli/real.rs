@@ -119,21 +119,21 @@ pub fn run(args: Args) -> Outcome {
             outcomes.len()
         ));
     }
-    if !args.json {
-        for (property, why) in blind(&scenario) {
-            say!("note: {property} is not judged on a real trace: {why}");
-        }
-    }
     if args.json {
         let json = match printed.len() {
             1 => printed.remove(0),
             _ => serde_json::Value::Array(printed),
         };
         say!("{}", serde_json::to_string_pretty(&json)?);
-    } else if unmet.is_empty() {
-        say!("expectations met over {} run(s)", outcomes.len());
     } else {
-        say!("expectations not met: {}", unmet.join("; "));
+        for (property, why) in blind(&scenario) {
+            say!("note: {property} is not judged on a real trace: {why}");
+        }
+        if unmet.is_empty() {
+            say!("expectations met over {} run(s)", outcomes.len());
+        } else {
+            say!("expectations not met: {}", unmet.join("; "));
+        }
     }
     Ok(if unmet.is_empty() {
         ExitCode::SUCCESS
@@ -394,7 +394,7 @@ fn unmet(scenario: &Scenario, outcomes: &[RunOutcome]) -> Vec<String> {
     let violating = |property: Property| outcomes.iter().filter(|o| o.violates(property)).count();
     let runs = outcomes.len();
     let cannot_show = |property: Property| {
-        if BLIND_ON_REAL.iter().any(|&(blind, _)| blind == property) {
+        if blind(scenario).any(|(not_judged, _)| not_judged == property) {
             " (a real trace cannot show it; see the note above)"
         } else {
             ""
