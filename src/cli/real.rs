@@ -126,8 +126,8 @@ pub fn run(args: Args) -> Outcome {
         };
         say!("{}", serde_json::to_string_pretty(&json)?);
     } else {
-        for (property, why) in blind(&scenario) {
-            say!("note: {property} is not judged on a real trace: {why}");
+        for (property, why) in partly_judged(&scenario) {
+            say!("note: {property} is judged only in part on a real trace: {why}");
         }
         if unmet.is_empty() {
             say!("expectations met over {} run(s)", outcomes.len());
@@ -371,17 +371,17 @@ fn print_run(args: &Args, run: u32, outcome: &RunOutcome, trace: &Path, report: 
     say!("report: {}", report.display());
 }
 
-/// The properties whose trace checker needs events only the simulated server records, so
-/// that no real trace violates them whatever happened: each with why.
-const BLIND_ON_REAL: &[(Property, &str)] = &[(
+/// The properties a real trace shows only in part, each with what it cannot show.
+const PARTLY_JUDGED_ON_REAL: &[(Property, &str)] = &[(
     Property::HerdFree,
-    "its checker counts the server's watch_fired events, which a real run does not record \
-     (the wake-ups are in the clients' watch_delivered events; see the README's fidelity notes)",
+    "ZooKeeper 3.8's watch events carry no zxid, so a change is told by what its watchers \
+     received: each node's deletion is one change, but the wake-ups of child watches (the \
+     semaphore's lease loop) cannot be tied to one change, and a herd of them is not seen",
 )];
 
-/// The scenario's checked properties a real trace cannot violate ([`BLIND_ON_REAL`]).
-fn blind(scenario: &Scenario) -> impl Iterator<Item = (Property, &'static str)> + '_ {
-    (BLIND_ON_REAL.iter().copied()).filter(|&(property, _)| {
+/// The scenario's checked properties a real trace shows only in part ([`PARTLY_JUDGED_ON_REAL`]).
+fn partly_judged(scenario: &Scenario) -> impl Iterator<Item = (Property, &'static str)> + '_ {
+    (PARTLY_JUDGED_ON_REAL.iter().copied()).filter(|&(property, _)| {
         scenario.recipe.properties().contains(&property)
             && scenario.expectation(property) != Expectation::Unchecked
     })
@@ -389,13 +389,13 @@ fn blind(scenario: &Scenario) -> impl Iterator<Item = (Property, &'static str)> 
 
 /// The scenario's expectations the runs do not meet, one phrase each: a property expected
 /// to hold that some run violates, or one expected to be violated that no run violates
-/// (saying so when a real trace cannot show it).
+/// (saying so when a real trace shows it only in part).
 fn unmet(scenario: &Scenario, outcomes: &[RunOutcome]) -> Vec<String> {
     let violating = |property: Property| outcomes.iter().filter(|o| o.violates(property)).count();
     let runs = outcomes.len();
     let cannot_show = |property: Property| {
-        if blind(scenario).any(|(not_judged, _)| not_judged == property) {
-            " (a real trace cannot show it; see the note above)"
+        if partly_judged(scenario).any(|(in_part, _)| in_part == property) {
+            " (a real trace shows it only in part; see the note above)"
         } else {
             ""
         }
@@ -428,19 +428,21 @@ mod tests {
     }
 
     #[test]
-    fn a_property_no_real_trace_can_violate_is_said_to_be_not_judged() {
+    fn a_property_a_real_trace_shows_only_in_part_is_said_so() {
         let mut scenario = catalog_scenario("mutex-acquire-timeout");
-        let not_judged: Vec<Property> = blind(&scenario).map(|(property, _)| property).collect();
-        assert_eq!(not_judged, [Property::HerdFree]);
+        let in_part: Vec<Property> = (partly_judged(&scenario))
+            .map(|(property, _)| property)
+            .collect();
+        assert_eq!(in_part, [Property::HerdFree]);
         let unmet = unmet(&scenario, &[]);
         assert_eq!(
             unmet,
             ["herd_free should be violated, held in all 0 run(s) \
-              (a real trace cannot show it; see the note above)"]
+              (a real trace shows it only in part; see the note above)"]
         );
         (scenario.properties).insert(Property::HerdFree, Expectation::Unchecked);
         assert_eq!(
-            blind(&scenario).count(),
+            partly_judged(&scenario).count(),
             0,
             "an unchecked property needs no note"
         );

@@ -18,6 +18,9 @@ use crate::trace::{Event, EventKind, Meta, ServerSession, Source, Trace};
 pub struct Build {
     trace: Trace,
     t: u64,
+    /// Watch events fired to a connected client, received once the server's firings of the
+    /// instant are recorded (before the next event that is not one).
+    in_flight: Vec<(u16, WatchedEvent)>,
 }
 
 pub const OWNER: Owner = Owner(1);
@@ -59,11 +62,20 @@ impl Build {
                 events: Vec::new(),
             },
             t: 0,
+            in_flight: Vec::new(),
         }
     }
 
     pub fn trace(self) -> Trace {
-        self.trace
+        self.land().trace
+    }
+
+    /// The watch events in flight arrive.
+    fn land(mut self) -> Build {
+        for (client, event) in std::mem::take(&mut self.in_flight) {
+            self = self.push(Some(client), EventKind::WatchDelivered { event });
+        }
+        self
     }
 
     /// Sets the time of the next events, in ms.
@@ -73,6 +85,9 @@ impl Build {
     }
 
     pub fn push(mut self, client: Option<u16>, kind: EventKind) -> Build {
+        if !matches!(kind, EventKind::WatchFired { .. }) {
+            self = self.land();
+        }
         self.trace.events.push(Event {
             t: self.t,
             client: client.map(ClientSlot),
@@ -213,13 +228,76 @@ impl Build {
         self.push(None, EventKind::ServerSession { session, change })
     }
 
-    /// A NodeDeleted watch on `node` fired for `session` by the change `zxid`.
+    /// Makes the trace a real run's (only the clients' side is recorded).
+    pub fn real(mut self) -> Build {
+        self.trace.meta.source = Source::Real;
+        self
+    }
+
+    /// `client` leaves a data watch on `node` with `getData` (its op `op`) and is answered
+    /// with the node's stat, created at `czxid`.
+    pub fn watching(self, client: u16, op: u32, node: &str, czxid: u64) -> Build {
+        let request = Request::GetData {
+            path: path(node),
+            watch: true,
+        };
+        let stat = Stat {
+            czxid: Zxid(czxid),
+            ..Stat::default()
+        };
+        let result = Ok(OpOk::Data {
+            data: Vec::new(),
+            stat,
+        });
+        let op = OpId(op);
+        self.push(Some(client), EventKind::OpSent { op, request })
+            .push(Some(client), EventKind::Reply { op, result })
+    }
+
+    /// `client` receives a watch event of `kind` on `node`.
+    pub fn delivered(self, client: u16, kind: ZkEventKind, node: &str) -> Build {
+        let event = WatchedEvent {
+            kind,
+            path: path(node),
+        };
+        self.push(Some(client), EventKind::WatchDelivered { event })
+    }
+
+    /// A NodeDeleted watch on `node` fired for `session` by the change `zxid`, and its event
+    /// received by the session's client.
     pub fn deleted_watch(self, session: u64, node: &str, zxid: u64) -> Build {
         self.watch_fired(session, ZkEventKind::NodeDeleted, node, zxid)
     }
 
-    /// A watch of `kind` on `node` fired for `session` by the change `zxid`.
+    /// A watch of `kind` on `node` fired for `session` by the change `zxid`, and its event
+    /// received by the client last connected on `session` (if any).
     pub fn watch_fired(self, session: u64, kind: ZkEventKind, node: &str, zxid: u64) -> Build {
+        let client = (self.trace.events.iter().rev()).find_map(|e| match e.kind {
+            EventKind::RawSession {
+                state: RawState::Connected { session: s, .. },
+            } if s == SessionId(session) => e.client,
+            _ => None,
+        });
+        let mut fired = self.watch_fired_unreceived(session, kind, node, zxid);
+        if let Some(client) = client {
+            let event = WatchedEvent {
+                kind,
+                path: path(node),
+            };
+            fired.in_flight.push((client.0, event));
+        }
+        fired
+    }
+
+    /// A watch of `kind` on `node` fired for `session` by the change `zxid`, whose event never
+    /// reaches the client (its connection drops first).
+    pub fn watch_fired_unreceived(
+        self,
+        session: u64,
+        kind: ZkEventKind,
+        node: &str,
+        zxid: u64,
+    ) -> Build {
         let event = WatchedEvent {
             kind,
             path: path(node),

@@ -1,64 +1,188 @@
-//! `herd_free`: per change, the server's watch events that wake a waiter reach at most
-//! max(1, n) clients that are waiting at that moment, where n is how many of them then
-//! acquire. The rule, what a change is, who is woken and who "then acquires" are the
-//! [`Herds`] monitor's to say (the model keeps the same one); this checker folds it over the
-//! trace, with the [`Waits`] monitor for who is waiting. A change is one request (one zxid),
-//! or one node an expiry deletes (a zxid no request has). Watches fired by a reconnect's
-//! SetWatches (no zxid) do not count.
+//! `herd_free`: per change, the watch events that wake a waiter reach at most max(1, n)
+//! clients that are waiting at that moment, where n is how many of them then acquire. The
+//! rule, who is woken and who "then acquires" are the [`Herds`] monitor's to say (the model
+//! keeps the same one); this checker finds the changes in the trace and folds the monitor over
+//! it, with the [`Waits`] monitor for who is waiting.
+//!
+//! What a change is depends on what the trace recorded. A simulated or model trace has the
+//! server's side: each fired watch with the zxid of its change, so a change is one request (one
+//! zxid) or one node an expiry deletes (a zxid no request has), and watches fired by a
+//! reconnect's SetWatches (no zxid) do not count. In a simulated trace a fired watch wakes its
+//! client only if the event reaches it ([`received`]): one sent on a connection that dies
+//! first wakes nobody. A real trace has only the clients' side, whose watch events carry no
+//! zxid from ZooKeeper 3.8; there a change is found from what each client received
+//! ([`delivered`]).
+
+mod delivered;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 
+use lock::coordination::RawState;
 use lock::ids::ClientSlot;
+use lock::recipe::SessionEvent;
 use lock::zk::{EventKind as ZkEventKind, Path, SessionId, Zxid};
 
 use crate::monitor::{Herd, Herds, Seen, Waits, changes};
 use crate::property::{Property, Violation};
-use crate::trace::{EventKind, Trace};
+use crate::trace::{EventKind, Source, Trace};
 
 use super::{list, when};
 
 /// Every change that woke more waiting clients than could then acquire (and more than one).
 pub fn check(trace: &Trace) -> Vec<Violation> {
-    // The zxids of requests, each one change (the others are expiries').
-    let requests: BTreeSet<Zxid> = (trace.events.iter())
-        .filter_map(|event| match &event.kind {
-            EventKind::OpApplied { zxid, .. } => *zxid,
-            _ => None,
-        })
-        .collect();
+    let changes = match trace.meta.source {
+        Source::Sim => fired(trace, Some(&received(trace))),
+        Source::Model => fired(trace, None),
+        Source::Real => delivered::changes(trace),
+    };
+    let mut changes = changes.into_iter().peekable();
     let mut fold = Fold {
         trace,
         waits: Waits::default(),
         herds: Herds::default(),
         wakes: BTreeMap::new(),
-        fired: Vec::new(),
         violations: Vec::new(),
     };
     for (index, event) in trace.events.iter().enumerate() {
-        if let EventKind::WatchFired {
-            session,
-            event: watched,
-            zxid: Some(zxid),
-        } = &event.kind
-        {
-            if fold.fired.last().is_some_and(|(z, ..)| z != zxid) {
-                fold.flush(&requests);
-            }
-            let watch = (*session, watched.kind, index);
-            fold.fired.push((*zxid, watched.path.clone(), watch));
-            continue;
+        while let Some((_, change)) = changes.next_if(|(at, _)| *at == index) {
+            fold.wake(change);
         }
-        fold.flush(&requests);
         if let Some(seen) = Seen::of_event(event.client, &event.kind) {
             fold.waits.observe(seen);
             let herds = fold.herds.observe(seen, &fold.waits);
             fold.report(herds);
         }
     }
-    fold.flush(&requests);
     let unfinished: Vec<Herd> = fold.herds.unfinished().collect();
     fold.report(unfinished);
     fold.violations
+}
+
+/// One change to the tree and the watch events it caused: each with the session it was for,
+/// its kind and the index of the trace event that tells it.
+struct Change {
+    what: What,
+    watches: Vec<(SessionId, ZkEventKind, usize)>,
+}
+
+/// Which change, as a violation names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum What {
+    /// The change of this zxid (the server's record).
+    Zxid(Zxid),
+    /// The deletion of this node (what its watchers received).
+    Deletion(Path),
+    /// A change among the children of this node (what one child watcher received).
+    Children(Path),
+}
+
+impl fmt::Display for What {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            What::Zxid(zxid) => write!(f, "zxid {}", zxid.0),
+            What::Deletion(node) => write!(f, "the deletion of {node}"),
+            What::Children(node) => write!(f, "among the children of {node}"),
+        }
+    }
+}
+
+/// The changes of the server's fired watches, each at the index of its first watch event: the
+/// watches of one zxid, recorded together, split per node when no request has that zxid (an
+/// expiry's). With `received`, only the watches whose event reached its client count (a change
+/// none reached is left out).
+fn fired(trace: &Trace, received: Option<&BTreeSet<usize>>) -> Vec<(usize, Change)> {
+    let requests: BTreeSet<Zxid> = (trace.events.iter())
+        .filter_map(|event| match &event.kind {
+            EventKind::OpApplied { zxid, .. } => *zxid,
+            _ => None,
+        })
+        .collect();
+    let mut found = Vec::new();
+    let mut run: Vec<(Zxid, Path, (SessionId, ZkEventKind, usize))> = Vec::new();
+    let mut flush = |run: &mut Vec<(Zxid, Path, (SessionId, ZkEventKind, usize))>| {
+        let Some(&(zxid, _, (_, _, at))) = run.first() else {
+            return;
+        };
+        let watches = (run.drain(..))
+            .filter(|(.., (_, _, index))| received.is_none_or(|r| r.contains(index)))
+            .map(|(_, node, watch)| (node, watch));
+        for watches in changes(watches, !requests.contains(&zxid)) {
+            let what = What::Zxid(zxid);
+            found.push((at, Change { what, watches }));
+        }
+    };
+    for (index, event) in trace.events.iter().enumerate() {
+        match &event.kind {
+            EventKind::WatchFired {
+                session,
+                event: watched,
+                zxid: Some(zxid),
+            } => {
+                if run.last().is_some_and(|(z, ..)| z != zxid) {
+                    flush(&mut run);
+                }
+                run.push((*zxid, watched.path.clone(), (*session, watched.kind, index)));
+            }
+            _ => flush(&mut run),
+        }
+    }
+    flush(&mut run);
+    found
+}
+
+/// The indices of the fired watches (those with a zxid) whose event reached the client of
+/// their session. Each connection delivers in order, so a client's watch event is the first
+/// fired for its session, of the same kind on the same node, not yet received; one still
+/// unreceived when the client's connection drops (or it gives its session up) never arrives.
+fn received(trace: &Trace) -> BTreeSet<usize> {
+    let mut clients: BTreeMap<SessionId, ClientSlot> = BTreeMap::new();
+    let mut pending: BTreeMap<ClientSlot, Vec<(ZkEventKind, &Path, usize)>> = BTreeMap::new();
+    let mut received = BTreeSet::new();
+    for (index, event) in trace.events.iter().enumerate() {
+        match (&event.kind, event.client) {
+            (
+                EventKind::WatchFired {
+                    session,
+                    event: watched,
+                    zxid: Some(_),
+                },
+                _,
+            ) => {
+                if let Some(&client) = clients.get(session) {
+                    let fired = (watched.kind, &watched.path, index);
+                    pending.entry(client).or_default().push(fired);
+                }
+            }
+            (EventKind::WatchDelivered { event: watched }, Some(client)) => {
+                let queue = pending.entry(client).or_default();
+                let first = (queue.iter())
+                    .position(|(kind, node, _)| *kind == watched.kind && **node == watched.path);
+                if let Some(at) = first {
+                    received.insert(queue[at].2);
+                    queue.drain(..=at);
+                }
+            }
+            (EventKind::RawSession { state }, Some(client)) => {
+                pending.remove(&client);
+                if let RawState::Connected { session, .. } = state {
+                    clients.retain(|_, c| *c != client);
+                    clients.insert(*session, client);
+                }
+            }
+            (
+                EventKind::Session {
+                    event: SessionEvent::Lost { .. },
+                },
+                Some(client),
+            ) => {
+                pending.remove(&client);
+                clients.retain(|_, c| *c != client);
+            }
+            _ => {}
+        }
+    }
+    received
 }
 
 /// The monitors folded over a trace so far.
@@ -66,47 +190,37 @@ struct Fold<'a> {
     trace: &'a Trace,
     waits: Waits,
     herds: Herds,
-    /// Each wake of several clients still open: its zxid, and the clients it woke, each with
+    /// Each wake of several clients still open: its change, and the clients it woke, each with
     /// the event of the watch that woke it.
-    wakes: BTreeMap<u16, (Zxid, BTreeMap<ClientSlot, usize>)>,
-    /// The watches fired by the zxid under way, each with its node and event.
-    fired: Vec<(Zxid, Path, (SessionId, ZkEventKind, usize))>,
+    wakes: BTreeMap<u16, (What, BTreeMap<ClientSlot, usize>)>,
     violations: Vec<Violation>,
 }
 
 impl Fold<'_> {
-    /// The zxid under way has fired all its watches: the monitor takes in its changes.
-    fn flush(&mut self, requests: &BTreeSet<Zxid>) {
-        let Some(&(zxid, ..)) = self.fired.first() else {
-            return;
-        };
-        let fired = std::mem::take(&mut self.fired);
-        let per_node = !requests.contains(&zxid);
-        let watches = fired.into_iter().map(|(_, node, watch)| (node, watch));
-        for change in changes(watches, per_node) {
-            let (woken, id, herds) = self.herds.wake(change, &self.waits);
-            self.report(herds);
-            if let Some(id) = id {
-                self.wakes.insert(id, (zxid, woken));
-            }
+    /// The monitor takes in one change.
+    fn wake(&mut self, change: Change) {
+        let (woken, id, herds) = self.herds.wake(change.watches, &self.waits);
+        self.report(herds);
+        if let Some(id) = id {
+            self.wakes.insert(id, (change.what, woken));
         }
     }
 
     /// The wakes the monitor found to be herds, as violations.
     fn report(&mut self, herds: Vec<Herd>) {
         for (id, wake) in herds {
-            if let Some((zxid, clients)) = self.wakes.remove(&id) {
-                let violation = herd(self.trace, zxid, &clients, usize::from(wake.acquired));
+            if let Some((what, clients)) = self.wakes.remove(&id) {
+                let violation = herd(self.trace, &what, &clients, usize::from(wake.acquired));
                 self.violations.push(violation);
             }
         }
     }
 }
 
-/// The violation of the change `zxid` waking `clients`, of which `acquired` then acquired.
+/// The violation of the change `what` waking `clients`, of which `acquired` then acquired.
 fn herd(
     trace: &Trace,
-    zxid: Zxid,
+    what: &What,
     clients: &BTreeMap<ClientSlot, usize>,
     acquired: usize,
 ) -> Violation {
@@ -120,8 +234,7 @@ fn herd(
         String::new()
     };
     let message = format!(
-        "one change (zxid {}) at {} woke {} waiting clients at once{then}: {}",
-        zxid.0,
+        "one change ({what}) at {} woke {} waiting clients at once{then}: {}",
         when(trace, at),
         clients.len(),
         list(&clients)
@@ -217,6 +330,36 @@ mod tests {
             .deleted_watch(12, "/lock/a", 20)
             .trace();
         assert_eq!(check(&heard).len(), 1);
+    }
+
+    #[test]
+    fn a_watch_event_lost_with_its_connection_wakes_nobody() {
+        // mutex-revocation-partition seed 52 was flagged as a herd for this: an expiry fires
+        // the watches of c0 and of c2, which is cut off; c2's connection drops before the
+        // event arrives, and it never hears it.
+        let deleted = ZkEventKind::NodeDeleted;
+        let lost = || {
+            waiting_three()
+                .watch_fired_unreceived(11, deleted, "/lock/a", 20)
+                .deleted_watch(12, "/lock/a", 20)
+        };
+        assert_eq!(check(&lost().trace()), []);
+        // Back on the same session, its SetWatches fires the watch again (no zxid): the event
+        // that then arrives is not the one the change sent.
+        let disconnected = EventKind::RawSession {
+            state: RawState::Disconnected,
+        };
+        let refired = (lost().push(Some(1), disconnected))
+            .connected(1, 11)
+            .delivered(1, deleted, "/lock/a")
+            .trace();
+        assert_eq!(check(&refired), []);
+        let late = lost().delivered(1, deleted, "/lock/a").trace();
+        assert_eq!(
+            check(&late).len(),
+            1,
+            "received on the same connection, later"
+        );
     }
 
     #[test]
