@@ -1,5 +1,14 @@
 //! Running a check: one exhaustive DFS (with symmetry reduction) for the verdicts and the
-//! state counts, then one breadth-first search for the shortest path to each discovery.
+//! state counts, and one breadth-first search for the shortest path to each discovery.
+//!
+//! The path search starts beside the DFS, on its own thread, for the discoveries the recipe
+//! table expects (the violations expected and the examples of `sometimes` properties); once
+//! the verdicts are in it is told which of those the DFS found, and ends when it has their
+//! paths. Each path is the first state of the breadth-first order that shows its property,
+//! whichever other properties the search also looks for, so the paths are the ones a search
+//! started after the DFS finds; only the wall time changes (a 3-client semaphore's 45-step
+//! `herd_free` path needs most of its space breadth-first, more than the DFS takes). A
+//! discovery nobody expected (a finding) gets its search after the DFS, as before.
 //!
 //! stateright 0.31 keeps the *last* discovery it sees, not the shortest, and BFS ignores
 //! symmetry. So the counterexamples are searched for separately, with a single-threaded BFS
@@ -19,7 +28,7 @@
 
 use std::collections::BTreeSet;
 use std::hash::Hash;
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use scenarios::property::Expectation;
@@ -225,6 +234,10 @@ pub fn expectation<R>(def: &RecipeDef<R>, property: Checked, config: &Config) ->
     }
 }
 
+/// A path (the actions from the initial state) for each of some properties, `None` where none
+/// was found.
+pub type Paths = Vec<Option<Vec<Action>>>;
+
 /// A discovery name that no property has: the search never stops early.
 const EXHAUSTIVE: &str = "(explore everything)";
 
@@ -245,19 +258,54 @@ pub fn check<R: Testable>(def: &'static RecipeDef<R>, config: Config, options: O
     let timer = options
         .timeout
         .map(|timeout| stop_after(timeout, cutoff.clone()));
-    let checker = builder.spawn_dfs().join();
-    let seconds = started.elapsed().as_secs_f64();
-    drop(timer);
-    let complete = !cutoff.cut_short();
-    let mut discovered = checker.discoveries();
     let properties = Checked::of(def.family);
+    let expected: Vec<Checked> = (properties.iter().copied())
+        .filter(|property| options.paths && discovery_expected(def, *property, &config))
+        .collect();
+    let told = Told::default();
+    let (checker, seconds, complete, early) = std::thread::scope(|scope| {
+        let early = (!expected.is_empty()).then(|| {
+            scope.spawn(|| {
+                let model = LockModel::new(def, config).with_reduction(options.reduction);
+                let budget = SHORTEST_BUDGET;
+                search_shortest(&model, &expected, budget, options.threads, Some(&told))
+            })
+        });
+        let checker = builder.spawn_dfs().join();
+        let seconds = started.elapsed().as_secs_f64();
+        drop(timer);
+        let complete = !cutoff.cut_short();
+        let discovered = checker.discoveries();
+        let early = early.map(|search| {
+            let found = |property: &Checked| discovered.contains_key(property.name());
+            let unexpected = (properties.iter()).any(|p| found(p) && !expected.contains(p));
+            told.tell(if complete && !unexpected {
+                expected.iter().map(found).collect()
+            } else {
+                vec![false; expected.len()]
+            });
+            let paths = search.join().expect("the path search panicked");
+            (complete && !unexpected).then_some(paths)
+        });
+        (checker, seconds, complete, early.flatten())
+    });
+    let mut discovered = checker.discoveries();
     let discoveries: Vec<_> = properties
         .iter()
         .map(|property| discovered.remove(property.name()))
         .collect();
-    let paths = options
-        .paths
-        .then(|| paths(def, config, options, complete, &properties, &discoveries));
+    let early = early.map(|paths| (expected.as_slice(), paths));
+    let paths = (options.paths).then(|| {
+        paths(
+            def,
+            config,
+            options,
+            complete,
+            &properties,
+            &discoveries,
+            early,
+        )
+    });
     let verdicts = properties
         .into_iter()
         .zip(discoveries)
@@ -288,10 +336,21 @@ pub fn check<R: Testable>(def: &'static RecipeDef<R>, config: Config, options: O
     }
 }
 
+/// Whether the recipe table expects `property` to have a discovery under `config`: a
+/// violation expected, or an example of a `sometimes` property expected to hold.
+fn discovery_expected<R>(def: &RecipeDef<R>, property: Checked, config: &Config) -> bool {
+    matches!(
+        (property.kind(), expectation(def, property, config)),
+        (Kind::Always, Expectation::Violated) | (Kind::Sometimes, Expectation::Holds)
+    )
+}
+
 /// The path to show for each discovery (`None` where there is none): the shortest, found by
 /// one breadth-first search for all of them when the check was complete and the search stays
 /// within [`SHORTEST_BUDGET`]; otherwise the DFS's own path, minimized. A search cut short by
-/// the timeout, or a space past that budget, would not finish breadth-first either.
+/// the timeout, or a space past that budget, would not finish breadth-first either. `early`
+/// is the search that ran beside the DFS (its properties and paths), when it covers every
+/// discovery.
 fn paths<R: Testable>(
     def: &'static RecipeDef<R>,
     config: Config,
@@ -299,7 +358,8 @@ fn paths<R: Testable>(
     complete: bool,
     properties: &[Checked],
     discoveries: &[Option<stateright::Path<State<R>, Action>>],
-) -> Vec<Option<Vec<Action>>> {
+    early: Option<(&[Checked], Paths)>,
+) -> Paths {
     let model = LockModel::new(def, config).with_reduction(options.reduction);
     let wanted: Vec<Checked> = properties
         .iter()
@@ -307,10 +367,17 @@ fn paths<R: Testable>(
         .filter(|(_, discovery)| discovery.is_some())
         .map(|(property, _)| *property)
         .collect();
-    let mut shortest = if complete && !wanted.is_empty() {
-        shortest(&model, &wanted, SHORTEST_BUDGET, options.threads)
-    } else {
-        vec![None; wanted.len()]
+    let mut shortest = match early {
+        Some((searched, paths)) => (wanted.iter())
+            .map(|property| {
+                let at = searched.iter().position(|p| p == property);
+                at.and_then(|at| paths[at].clone())
+            })
+            .collect(),
+        None if complete && !wanted.is_empty() => {
+            shortest(&model, &wanted, SHORTEST_BUDGET, options.threads)
+        }
+        None => vec![None; wanted.len()],
     }
     .into_iter();
     discoveries
@@ -369,7 +436,38 @@ pub fn shortest<R: Testable>(
     properties: &[Checked],
     budget: usize,
     threads: usize,
-) -> Vec<Option<Vec<Action>>> {
+) -> Paths {
+    search_shortest(model, properties, budget, threads, None)
+}
+
+/// What a check tells the path search running beside its DFS once the verdicts are in: which
+/// of the search's properties the DFS found, so still wanted (all `false`: stop).
+#[derive(Default)]
+struct Told(Mutex<Option<Vec<bool>>>);
+
+impl Told {
+    fn tell(&self, wanted: Vec<bool>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(wanted);
+    }
+
+    /// Whether every property still wanted has its path in `found` (never before the check
+    /// has told).
+    fn settled(&self, found: &[Option<Vec<Action>>]) -> bool {
+        let told = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        (told.as_ref()).is_some_and(|wanted| {
+            (wanted.iter().zip(found)).all(|(wanted, found)| !wanted || found.is_some())
+        })
+    }
+}
+
+/// [`shortest`], also ending at a level's end once `told` says every path still wanted is found.
+fn search_shortest<R: Testable>(
+    model: &LockModel<R>,
+    properties: &[Checked],
+    budget: usize,
+    threads: usize,
+    told: Option<&Told>,
+) -> Paths {
     let mut search = Shortest {
         model,
         properties,
@@ -407,7 +505,8 @@ pub fn shortest<R: Testable>(
                 return search.found;
             }
         }
-        if over_budget {
+        let settled = told.is_some_and(|told| told.settled(&search.found));
+        if over_budget || settled {
             return search.found;
         }
         level = next_level;
@@ -504,7 +603,7 @@ fn in_order<T: Sync, U: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> U +
 struct Shortest<'a, R: Testable> {
     model: &'a LockModel<R>,
     properties: &'a [Checked],
-    found: Vec<Option<Vec<Action>>>,
+    found: Paths,
     missing: usize,
 }
 

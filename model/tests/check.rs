@@ -17,6 +17,47 @@ use scenarios::trace::{EventKind, Source};
 use stateright::{Checker, HasDiscoveries, Model};
 
 /// Unique states with and without the symmetry reduction across the clients; each client's
+/// The paths `check` shows, from the search it runs beside its DFS for the discoveries the
+/// recipe table expects, and from a search run after it for the discoveries it made (as
+/// `check` searched before), for a row of the recipe table under `config`.
+struct BesideAndAfter(Config);
+
+impl scenarios::recipes::Visitor for BesideAndAfter {
+    type Output = [model::check::Paths; 2];
+
+    fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> Self::Output {
+        let outcome = check(def, self.0, Options::default());
+        let beside: model::check::Paths = (outcome.verdicts.iter())
+            .map(|verdict| verdict.path.clone())
+            .collect();
+        let discovered: Vec<Checked> = (outcome.verdicts.iter())
+            .filter(|verdict| verdict.path.is_some())
+            .map(|verdict| verdict.property)
+            .collect();
+        let model = LockModel::new(def, self.0);
+        let budget = model::check::SHORTEST_BUDGET;
+        let mut after = model::check::shortest(&model, &discovered, budget, 1).into_iter();
+        let after = (beside.iter())
+            .map(|path| path.as_ref().and_then(|_| after.next().flatten()))
+            .collect();
+        [beside, after]
+    }
+}
+
+/// The path search that runs beside the DFS finds the paths a search after it finds: every
+/// row of the recipe table with 2 clients, and the lock loop's connection loss.
+#[test]
+fn the_paths_searched_beside_the_dfs_are_those_searched_after_it() {
+    use scenarios::recipes::RecipeKind;
+    let rows = RecipeKind::ALL.iter().map(|&kind| (kind, Config::new(2)));
+    let lost = [(RecipeKind::Mutex, one_connection_loss(2))];
+    for (kind, config) in rows.chain(lost) {
+        let [beside, after] = kind.visit(BesideAndAfter(config));
+        assert_eq!(beside, after, "{kind} {:?}", config.budgets);
+        assert!(beside.iter().any(Option::is_some), "{kind}: some discovery");
+    }
+}
+
 /// op and timer ids are renumbered either way, in the state itself (see `model::symmetry`;
 /// without symmetry they were not, until the renumbering moved from the representative to the
 /// step, which shrank every count `plain` by 27-66 % and no `symmetric` one); both with the
