@@ -25,7 +25,7 @@ use lock::zk::{EventKind as ZkEventKind, Path, SessionId, Zxid};
 
 use crate::monitor::{Herd, Herds, Seen, Waits, changes};
 use crate::property::{Property, Violation};
-use crate::trace::{EventKind, Source, Trace};
+use crate::trace::{EventKind, ServerSession, Source, Trace};
 
 use super::{list, when};
 
@@ -133,8 +133,11 @@ fn fired(trace: &Trace, received: Option<&BTreeSet<usize>>) -> Vec<(usize, Chang
 
 /// The indices of the fired watches (those with a zxid) whose event reached the client of
 /// their session. Each connection delivers in order, so a client's watch event is the first
-/// fired for its session, of the same kind on the same node, not yet received; one still
-/// unreceived when the client's connection drops (or it gives its session up) never arrives.
+/// fired for its session, of the same kind on the same node, not yet received. One still
+/// unreceived when the client's connection drops, when the server takes a new connection to
+/// the session, or when the client gives the session up, was sent on a connection that is gone
+/// and never arrives. (One fired after the server took the new connection arrives after the
+/// client records it connected: a `Connected` of the client's own forgets nothing.)
 fn received(trace: &Trace) -> BTreeSet<usize> {
     let mut clients: BTreeMap<SessionId, ClientSlot> = BTreeMap::new();
     let mut pending: BTreeMap<ClientSlot, Vec<(ZkEventKind, &Path, usize)>> = BTreeMap::new();
@@ -163,11 +166,24 @@ fn received(trace: &Trace) -> BTreeSet<usize> {
                     queue.drain(..=at);
                 }
             }
-            (EventKind::RawSession { state }, Some(client)) => {
-                pending.remove(&client);
-                if let RawState::Connected { session, .. } = state {
+            (EventKind::RawSession { state }, Some(client)) => match state {
+                RawState::Connected { session, .. } => {
                     clients.retain(|_, c| *c != client);
                     clients.insert(*session, client);
+                }
+                RawState::Disconnected | RawState::Expired => {
+                    pending.remove(&client);
+                }
+            },
+            (
+                EventKind::ServerSession {
+                    session,
+                    change: ServerSession::Reattached,
+                },
+                _,
+            ) => {
+                if let Some(client) = clients.get(session) {
+                    pending.remove(client);
                 }
             }
             (
@@ -360,6 +376,18 @@ mod tests {
             1,
             "received on the same connection, later"
         );
+        // Fired on the new connection while its connect reply is on the way: it arrives.
+        let disconnected = EventKind::RawSession {
+            state: RawState::Disconnected,
+        };
+        let on_the_new_connection = (waiting_three().push(Some(1), disconnected))
+            .server_session(11, ServerSession::Reattached)
+            .watch_fired_unreceived(11, deleted, "/lock/a", 20)
+            .deleted_watch(12, "/lock/a", 20)
+            .connected(1, 11)
+            .delivered(1, deleted, "/lock/a")
+            .trace();
+        assert_eq!(check(&on_the_new_connection).len(), 1);
     }
 
     #[test]
