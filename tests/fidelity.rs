@@ -154,7 +154,7 @@ fn reply(result: &OpResult) -> String {
         Ok(OpOk::Data { data, .. }) => format!("data {data:?}"),
         Ok(OpOk::DataSet { .. }) => "data set".into(),
         Ok(OpOk::Exists { stat }) => format!("exists {}", stat.is_some()),
-        Ok(OpOk::Children { names }) => {
+        Ok(OpOk::Children { names, .. }) => {
             let mut names = names.clone();
             names.sort();
             format!("children {names:?}")

@@ -580,7 +580,7 @@ impl Framework {
                 self.protected.remove(&handle);
                 return vec![Delivery::Reply { op: handle, result }];
             }
-            (Step::Finding, Ok(OpOk::Children { names })) => {
+            (Step::Finding, Ok(OpOk::Children { names, .. })) => {
                 let prefix = protected.protection.prefix();
                 match names.iter().filter(|n| n.starts_with(&prefix)).min() {
                     Some(found) => {
@@ -624,7 +624,7 @@ impl Framework {
         let Some(protected) = self.protected.remove(&handle) else {
             return;
         };
-        if let Ok(OpOk::Children { names }) = result {
+        if let Ok(OpOk::Children { names, .. }) = result {
             let prefix = protected.protection.prefix();
             for found in names.iter().filter(|n| n.starts_with(&prefix)) {
                 let path = protected

@@ -496,7 +496,7 @@ fn the_search_hands_recipes_listings_in_the_trees_order() {
             let events = state.peers.iter().filter_map(|peer| peer.handle.as_ref());
             for event in events.flat_map(|handle| &handle.events) {
                 if let lock::coordination::RawEvent::Reply {
-                    result: Ok(lock::zk::OpOk::Children { names }),
+                    result: Ok(lock::zk::OpOk::Children { names, .. }),
                     ..
                 } = event
                     && names.len() >= 2

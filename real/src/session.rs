@@ -989,16 +989,16 @@ fn send(
             }
             Request::GetChildren { path, watch: false } => Outcome {
                 result: client
-                    .list_children(path.as_str())
+                    .get_children(path.as_str())
                     .await
-                    .map(|names| OpOk::Children { names })
+                    .map(|(names, stat)| children(names, &stat))
                     .map_err(zk_error),
                 watch: None,
             },
             Request::GetChildren { path, watch: true } => {
-                match client.list_and_watch_children(path.as_str()).await {
-                    Ok((names, watcher)) => Outcome {
-                        result: Ok(OpOk::Children { names }),
+                match client.get_and_watch_children(path.as_str()).await {
+                    Ok((names, stat, watcher)) => Outcome {
+                        result: Ok(children(names, &stat)),
                         watch: Some((path, Table::Child, watcher)),
                     },
                     Err(error) => Outcome {
@@ -1045,6 +1045,12 @@ pub fn stat_of(stat: &zk::Stat) -> Stat {
         num_children: u32::try_from(stat.num_children).unwrap_or(0),
         data_length: u32::try_from(stat.data_length).unwrap_or(0),
     }
+}
+
+/// A listing's reply: the children's names and their parent's pzxid.
+fn children(names: Vec<String>, stat: &zk::Stat) -> OpOk {
+    let pzxid = Some(Zxid(stat.pzxid as u64));
+    OpOk::Children { names, pzxid }
 }
 
 /// The crate's error in our vocabulary (see the module documentation for the fallbacks).

@@ -369,7 +369,7 @@ pub(crate) fn result(result: &OpResult) -> String {
         }
         Ok(OpOk::Exists { stat: Some(stat) }) => format!("exists (czxid {})", czxid(stat)),
         Ok(OpOk::Exists { stat: None }) => "does not exist".to_owned(),
-        Ok(OpOk::Children { names }) => {
+        Ok(OpOk::Children { names, .. }) => {
             let mut sorted = names.clone();
             sorted.sort_unstable();
             format!("children {}", some(&sorted))

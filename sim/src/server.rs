@@ -349,8 +349,9 @@ impl State {
         out: &mut Vec<Out>,
     ) {
         let mut applied = self.tree.apply(session, &request);
-        if let Ok(OpOk::Children { names }) = &mut applied.result {
+        if let Ok(OpOk::Children { names, pzxid }) = &mut applied.result {
             shuffle(names);
+            *pzxid = (self.tree.get(request.path())).map(|parent| parent.stat.pzxid);
         }
         let result = applied.result.clone();
         self.record(EventKind::OpApplied {

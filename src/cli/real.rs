@@ -125,15 +125,10 @@ pub fn run(args: Args) -> Outcome {
             _ => serde_json::Value::Array(printed),
         };
         say!("{}", serde_json::to_string_pretty(&json)?);
+    } else if unmet.is_empty() {
+        say!("expectations met over {} run(s)", outcomes.len());
     } else {
-        for (property, why) in partly_judged(&scenario) {
-            say!("note: {property} is judged only in part on a real trace: {why}");
-        }
-        if unmet.is_empty() {
-            say!("expectations met over {} run(s)", outcomes.len());
-        } else {
-            say!("expectations not met: {}", unmet.join("; "));
-        }
+        say!("expectations not met: {}", unmet.join("; "));
     }
     Ok(if unmet.is_empty() {
         ExitCode::SUCCESS
@@ -371,35 +366,11 @@ fn print_run(args: &Args, run: u32, outcome: &RunOutcome, trace: &Path, report: 
     say!("report: {}", report.display());
 }
 
-/// The properties a real trace shows only in part, each with what it cannot show.
-const PARTLY_JUDGED_ON_REAL: &[(Property, &str)] = &[(
-    Property::HerdFree,
-    "ZooKeeper 3.8's watch events carry no zxid, so a change is told by what its watchers \
-     received: each node's deletion is one change, but the wake-ups of child watches (the \
-     semaphore's lease loop) cannot be tied to one change, and a herd of them is not seen",
-)];
-
-/// The scenario's checked properties a real trace shows only in part ([`PARTLY_JUDGED_ON_REAL`]).
-fn partly_judged(scenario: &Scenario) -> impl Iterator<Item = (Property, &'static str)> + '_ {
-    (PARTLY_JUDGED_ON_REAL.iter().copied()).filter(|&(property, _)| {
-        scenario.recipe.properties().contains(&property)
-            && scenario.expectation(property) != Expectation::Unchecked
-    })
-}
-
 /// The scenario's expectations the runs do not meet, one phrase each: a property expected
-/// to hold that some run violates, or one expected to be violated that no run violates
-/// (saying so when a real trace shows it only in part).
+/// to hold that some run violates, or one expected to be violated that no run violates.
 fn unmet(scenario: &Scenario, outcomes: &[RunOutcome]) -> Vec<String> {
     let violating = |property: Property| outcomes.iter().filter(|o| o.violates(property)).count();
     let runs = outcomes.len();
-    let cannot_show = |property: Property| {
-        if partly_judged(scenario).any(|(in_part, _)| in_part == property) {
-            " (a real trace shows it only in part; see the note above)"
-        } else {
-            ""
-        }
-    };
     scenario
         .recipe
         .properties()
@@ -410,41 +381,9 @@ fn unmet(scenario: &Scenario, outcomes: &[RunOutcome]) -> Vec<String> {
                 violating(property)
             )),
             Expectation::Violated if violating(property) == 0 => Some(format!(
-                "{property} should be violated, held in all {runs} run(s){}",
-                cannot_show(property)
+                "{property} should be violated, held in all {runs} run(s)"
             )),
             _ => None,
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ::scenarios::catalog::Catalog;
-
-    fn catalog_scenario(name: &str) -> Scenario {
-        Catalog::builtin().unwrap().get(name).unwrap().clone()
-    }
-
-    #[test]
-    fn a_property_a_real_trace_shows_only_in_part_is_said_so() {
-        let mut scenario = catalog_scenario("mutex-acquire-timeout");
-        let in_part: Vec<Property> = (partly_judged(&scenario))
-            .map(|(property, _)| property)
-            .collect();
-        assert_eq!(in_part, [Property::HerdFree]);
-        let unmet = unmet(&scenario, &[]);
-        assert_eq!(
-            unmet,
-            ["herd_free should be violated, held in all 0 run(s) \
-              (a real trace shows it only in part; see the note above)"]
-        );
-        (scenario.properties).insert(Property::HerdFree, Expectation::Unchecked);
-        assert_eq!(
-            partly_judged(&scenario).count(),
-            0,
-            "an unchecked property needs no note"
-        );
-    }
 }

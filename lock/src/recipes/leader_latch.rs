@@ -237,7 +237,7 @@ impl LeaderLatch {
                     step: Step::Listing(_),
                     ..
                 },
-                Ok(OpOk::Children { names }),
+                Ok(OpOk::Children { names, .. }),
             ) => latch.check(owner, path, &names, cx),
             // A listing of the session that was lost: the Reconnected check lists again.
             (

@@ -211,7 +211,7 @@ impl Mutex {
                 create_parents(&self.path, cx);
                 *pending = create_sequential(&self.path, self.queue.name(), cx);
             }
-            (Stage::Waiting { node, step, .. }, Ok(OpOk::Children { names })) => {
+            (Stage::Waiting { node, step, .. }, Ok(OpOk::Children { names, .. })) => {
                 match self.queue.place(&names, node.name()) {
                     Place::Missing if cx.on_lost() == OnLost::Release => {
                         self.fail(owner, FailReason::NodeVanished, cx)

@@ -148,7 +148,7 @@ impl Revocation {
         cx: &mut Ctx<'_, Notice>,
     ) {
         let delivered = match result {
-            Ok(OpOk::Children { names }) => {
+            Ok(OpOk::Children { names, .. }) => {
                 let Some(first) = queue(&names, kind).first().map(|name| name.as_str()) else {
                     return cx.notify(Notice::RevokeAttempted {
                         owner,

@@ -198,7 +198,7 @@ impl Semaphore {
                 create_parents(&self.leases, cx);
                 *pending = create_sequential(&self.leases, LEASE_NAME, cx);
             }
-            (Stage::Listing { node, token, .. }, Ok(OpOk::Children { names })) => {
+            (Stage::Listing { node, token, .. }, Ok(OpOk::Children { names, .. })) => {
                 if !names.iter().any(|name| name == node.name()) {
                     return self.lease_vanished(owner, cx);
                 }

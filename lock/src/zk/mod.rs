@@ -294,6 +294,13 @@ pub enum OpOk {
     Children {
         /// Child names (not paths).
         names: Vec<String>,
+        /// The zxid of the last create or delete among the children (the parent's pzxid, as
+        /// ZooKeeper's `getChildren2` returns it), where the backend reports it: the simulated
+        /// and the real server do, the model leaves it out (a zxid in a reply would tell apart
+        /// states that behave alike). A real trace's `herd_free` reads it to tell which change
+        /// a child watch left by the listing was woken by.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pzxid: Option<Zxid>,
     },
     /// The watches were removed.
     WatchesRemoved,
@@ -347,10 +354,13 @@ impl Relabel for OpOk {
             OpOk::Exists { stat } => OpOk::Exists {
                 stat: stat.relabel(map),
             },
-            OpOk::Children { names } => {
+            OpOk::Children { names, pzxid } => {
                 let mut names = names.relabel(map);
                 tree::in_listing_order(&mut names);
-                OpOk::Children { names }
+                OpOk::Children {
+                    names,
+                    pzxid: *pzxid,
+                }
             }
             OpOk::Deleted | OpOk::WatchesRemoved => self.clone(),
         }

@@ -412,7 +412,7 @@ impl Tree {
         if watch {
             register(&mut self.child_watches, path, session);
         }
-        Ok(OpOk::Children { names })
+        Ok(OpOk::Children { names, pzxid: None })
     }
 
     fn remove_watches(&mut self, session: SessionId, path: &Path, kind: WatcherKind) -> OpResult {
@@ -599,7 +599,7 @@ mod tests {
             path: p("/locks"),
             watch: false,
         };
-        let Ok(OpOk::Children { names }) = tree.apply(A, &list).result else {
+        let Ok(OpOk::Children { names, .. }) = tree.apply(A, &list).result else {
             panic!("children listed")
         };
         assert_eq!(

@@ -184,7 +184,13 @@ impl Builder {
             watch: false,
         };
         let names = vec![path.name().to_owned()];
-        self.request(t + 4, c, list, Ok(OpOk::Children { names }), None);
+        self.request(
+            t + 4,
+            c,
+            list,
+            Ok(OpOk::Children { names, pzxid: None }),
+            None,
+        );
         Node {
             path,
             token: Token(zxid.0),
@@ -346,7 +352,13 @@ impl Builder {
             watch: false,
         };
         let names = vec![n1.path.name().to_owned(), n2.path.name().to_owned()];
-        self.request(expiry + 40, 1, list, Ok(OpOk::Children { names }), None);
+        self.request(
+            expiry + 40,
+            1,
+            list,
+            Ok(OpOk::Children { names, pzxid: None }),
+            None,
+        );
         self.acquired(expiry + 100, 1, &n1);
         self.increment(expiry + 200, 1, &n1, before, true);
         // c0 resumes and finishes its read-modify-write with the token it still believes in.

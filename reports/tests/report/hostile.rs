@@ -26,11 +26,11 @@ pub fn trace() -> (Trace, Vec<Violation>, ReportOptions) {
     for event in &mut trace.events {
         match &mut event.kind {
             scenarios::trace::EventKind::OpApplied {
-                result: Ok(lock::zk::OpOk::Children { names }),
+                result: Ok(lock::zk::OpOk::Children { names, .. }),
                 ..
             }
             | scenarios::trace::EventKind::Reply {
-                result: Ok(lock::zk::OpOk::Children { names }),
+                result: Ok(lock::zk::OpOk::Children { names, .. }),
                 ..
             } => names.extend([SCRIPT.to_owned(), IMG.to_owned()]),
             scenarios::trace::EventKind::OpSent {

@@ -254,6 +254,22 @@ impl Build {
             .push(Some(client), EventKind::Reply { op, result })
     }
 
+    /// `client` lists `node`'s children leaving a child watch (its op `op`) and is answered
+    /// with the children's `pzxid`.
+    pub fn listing(self, client: u16, op: u32, node: &str, pzxid: u64) -> Build {
+        let request = Request::GetChildren {
+            path: path(node),
+            watch: true,
+        };
+        let result = Ok(OpOk::Children {
+            names: Vec::new(),
+            pzxid: Some(Zxid(pzxid)),
+        });
+        let op = OpId(op);
+        self.push(Some(client), EventKind::OpSent { op, request })
+            .push(Some(client), EventKind::Reply { op, result })
+    }
+
     /// `client` receives a watch event of `kind` on `node`.
     pub fn delivered(self, client: u16, kind: ZkEventKind, node: &str) -> Build {
         let event = WatchedEvent {

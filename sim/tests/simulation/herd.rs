@@ -104,10 +104,11 @@ fn curators_lock_loop_wakes_two_waiters_after_a_server_restart_longer_than_t() {
 }
 
 /// A real trace has no server side, so `herd_free` finds its changes there from the watch
-/// events each client received. On the simulator's runs, which record both sides, that finding
-/// agrees with the server's record (each fired watch with its zxid) seed for seed, herds
-/// (`mutex-acquire-timeout`, `herd-naive`, `mutex-lock-loop-herd`) and wake-ups of readers
-/// together alike.
+/// events each client received and the versions their watches were left on. On the
+/// simulator's runs, which record both sides, that finding agrees with the server's record
+/// (each fired watch with its zxid) seed for seed: herds of deleted nodes (`mutex-acquire-timeout`,
+/// `herd-naive`, `mutex-lock-loop-herd`), of child watches (the semaphores' lease loop), and
+/// wake-ups of readers together alike.
 #[test]
 fn herds_found_from_what_clients_received_agree_with_the_servers_record() {
     for (name, herds) in [
@@ -117,6 +118,8 @@ fn herds_found_from_what_clients_received_agree_with_the_servers_record() {
         ("herd-free-mutex", 0),
         ("read-write-lock-fault-free", 0),
         ("read-write-lock-first-writer-watch-herd", 40),
+        ("semaphore-session-expiry", 13),
+        ("semaphore-mutex-session-expiry", 23),
     ] {
         let scenario = catalog_scenario(name);
         let mut seen = 0;

@@ -513,7 +513,7 @@ fn listings(scenario: &str, seed: u64) -> Vec<Vec<String>> {
         .iter()
         .filter_map(|event| match &event.kind {
             scenarios::trace::EventKind::Reply {
-                result: Ok(lock::zk::OpOk::Children { names }),
+                result: Ok(lock::zk::OpOk::Children { names, .. }),
                 ..
             } => Some(names.clone()),
             _ => None,

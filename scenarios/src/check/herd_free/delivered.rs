@@ -1,22 +1,23 @@
 //! The changes of a real trace, found from the watch events each client received.
 //!
 //! ZooKeeper 3.8 sends a watch event without the zxid of its change (3.9 added it,
-//! ZOOKEEPER-4655), and a real trace has none of the server's side. So a change is told by
-//! what its watchers saw:
+//! ZOOKEEPER-4655), and a real trace has none of the server's side. So a change is told by the
+//! version of the node each watcher's watch was left on, which the reply of the request that
+//! left it carries:
 //!
-//! - A `NodeDeleted` is the deletion of the node generation the client's watch was left on:
-//!   the node's czxid in the reply of the `exists` or `getData` that left the watch. Watchers
-//!   of one generation were woken by one deletion, however far apart their events arrived. A
-//!   `NodeDeleted` whose generation the client never saw (a child watch on the deleted node
-//!   itself) is a change of its own.
-//! - A `NodeChildrenChanged` cannot be tied to one change: two child watchers of a node may
-//!   have been woken by two different creates or deletes under it. Each is a change of its own,
-//!   so a herd of child watchers (none of the catalog's recipes makes one: only the semaphore
-//!   watches children, and only its internal lock's holder does) is not seen on a real trace.
+//! - A `NodeDeleted` is the deletion of the node generation the client's data watch was left
+//!   on: the node's czxid in the reply of the `exists` or `getData` that left it.
+//! - A `NodeChildrenChanged` is the first create or delete among the children after the
+//!   listing that left the child watch: the parent's pzxid in that listing's reply (the last
+//!   such change before it). Two watchers whose listings saw the same pzxid saw no change
+//!   between them, so the next change wakes both.
 //!
-//! Either way a change found here can only be smaller than the true one: a real trace may miss
-//! a herd, never invent one. A change happens at its first watch event; whether a client was
-//! waiting is judged there, as the server's record judges it at the change.
+//! Watchers of one version were woken by one change, however far apart their events arrived.
+//! An event whose version the client never saw (a `NodeDeleted` of a node it watched only as a
+//! parent, or a listing that told no pzxid) is a change of its own. A change found here is
+//! never larger than the true one: a real trace may miss a herd, never invent one. A change
+//! happens at its first watch event; whether a client was waiting is judged there, as the
+//! server's record judges it at the change.
 
 use std::collections::BTreeMap;
 
@@ -29,13 +30,21 @@ use super::{Change, What};
 use crate::monitor::wakes_waiters;
 use crate::trace::{EventKind, Trace};
 
+/// Which of a node's watches: its data (and existence), or its children.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Table {
+    Data,
+    Children,
+}
+
 /// The changes of `trace`'s received watch events that may wake waiters, each at the index of
 /// its first event.
 pub(super) fn changes(trace: &Trace) -> Vec<(usize, Change)> {
     let mut clients = Clients::default();
     let mut found: Vec<(usize, Change)> = Vec::new();
-    // Each node generation's deletion already found, by its position in `found`.
-    let mut deletions: BTreeMap<(Path, Zxid), usize> = BTreeMap::new();
+    // Each change already found, by the node, the watch and the version it was left on, with
+    // its position in `found`.
+    let mut known: BTreeMap<(Path, Table, Zxid), usize> = BTreeMap::new();
     for (index, event) in trace.events.iter().enumerate() {
         let Some(client) = event.client else {
             continue;
@@ -52,19 +61,22 @@ pub(super) fn changes(trace: &Trace) -> Vec<(usize, Change)> {
         }
         let watch = (session, watched.kind, index);
         let node = watched.path.clone();
-        let generation = (watched.kind == ZkEventKind::NodeDeleted)
-            .then(|| clients.watched.remove(&(client, node.clone())))
-            .flatten();
-        if let Some(&at) = generation.and_then(|czxid| deletions.get(&(node.clone(), czxid))) {
+        let table = match watched.kind {
+            ZkEventKind::NodeDeleted => Table::Data,
+            _ => Table::Children,
+        };
+        let version = clients.fired(client, &node, watched.kind, table);
+        let key = version.map(|version| (node.clone(), table, version));
+        if let Some(&at) = key.as_ref().and_then(|key| known.get(key)) {
             found[at].1.watches.push(watch);
             continue;
         }
-        if let Some(czxid) = generation {
-            deletions.insert((node.clone(), czxid), found.len());
+        if let Some(key) = key {
+            known.insert(key, found.len());
         }
-        let what = match watched.kind {
-            ZkEventKind::NodeDeleted => What::Deletion(node),
-            _ => What::Children(node),
+        let what = match table {
+            Table::Data => What::Deletion(node),
+            Table::Children => What::Children(node),
         };
         let watches = vec![watch];
         found.push((index, Change { what, watches }));
@@ -72,15 +84,16 @@ pub(super) fn changes(trace: &Trace) -> Vec<(usize, Change)> {
     found
 }
 
-/// What the clients' own events tell of their sessions and their data watches.
+/// What the clients' own events tell of their sessions and their watches.
 #[derive(Default)]
 struct Clients {
     /// Each client's current session, until it gives it up at `Lost`.
     sessions: BTreeMap<ClientSlot, SessionId>,
-    /// The node of each `exists` or `getData` with a watch still unanswered.
-    asked: BTreeMap<(ClientSlot, OpId), Path>,
-    /// The czxid of the node each client's data watch on a path was left on.
-    watched: BTreeMap<(ClientSlot, Path), Zxid>,
+    /// The node and watch of each request that leaves a watch, still unanswered.
+    asked: BTreeMap<(ClientSlot, OpId), (Path, Table)>,
+    /// The version each client's watch on a node was left on: the czxid of the node for a
+    /// data watch, the pzxid of its children for a child watch.
+    watched: BTreeMap<(ClientSlot, Path, Table), Zxid>,
 }
 
 impl Clients {
@@ -97,25 +110,48 @@ impl Clients {
             } => {
                 self.sessions.remove(&client);
             }
-            EventKind::OpSent {
-                op,
-                request:
-                    Request::Exists { path, watch: true } | Request::GetData { path, watch: true },
-            } => {
-                self.asked.insert((client, *op), path.clone());
-            }
-            EventKind::Reply { op, result } => {
-                let Some(node) = self.asked.remove(&(client, *op)) else {
-                    return;
-                };
-                let stat = match result {
-                    Ok(OpOk::Exists { stat: Some(stat) } | OpOk::Data { stat, .. }) => stat,
+            EventKind::OpSent { op, request } => {
+                let table = match request {
+                    Request::Exists { watch: true, .. } | Request::GetData { watch: true, .. } => {
+                        Table::Data
+                    }
+                    Request::GetChildren { watch: true, .. } => Table::Children,
                     _ => return,
                 };
-                self.watched.insert((client, node), stat.czxid);
+                let node = request.path().clone();
+                self.asked.insert((client, *op), (node, table));
+            }
+            EventKind::Reply { op, result } => {
+                let Some((node, table)) = self.asked.remove(&(client, *op)) else {
+                    return;
+                };
+                let version = match result {
+                    Ok(OpOk::Exists { stat: Some(stat) } | OpOk::Data { stat, .. }) => stat.czxid,
+                    Ok(OpOk::Children {
+                        pzxid: Some(pzxid), ..
+                    }) => *pzxid,
+                    _ => return,
+                };
+                self.watched.insert((client, node, table), version);
             }
             _ => {}
         }
+    }
+
+    /// The version `client`'s watch of `table` on `node` was left on, as an event of `kind`
+    /// fires it; a deletion fires the node's child watch too.
+    fn fired(
+        &mut self,
+        client: ClientSlot,
+        node: &Path,
+        kind: ZkEventKind,
+        table: Table,
+    ) -> Option<Zxid> {
+        if kind == ZkEventKind::NodeDeleted {
+            self.watched
+                .remove(&(client, node.clone(), Table::Children));
+        }
+        self.watched.remove(&(client, node.clone(), table))
     }
 }
 
@@ -182,6 +218,33 @@ mod tests {
             .delivered(2, DELETED, "/lock/n")
             .trace();
         assert_eq!(check(&trace), []);
+    }
+
+    #[test]
+    fn child_watchers_whose_listings_saw_one_version_are_woken_by_one_change() {
+        let children = ZkEventKind::NodeChildrenChanged;
+        let listed = |pzxid_of_c2| {
+            (Build::new().real())
+                .connected(1, 11)
+                .connected(2, 12)
+                .acquire(1)
+                .acquire(2)
+                .listing(1, 1, "/leases", 7)
+                .listing(2, 1, "/leases", pzxid_of_c2)
+                .delivered(1, children, "/leases")
+                .delivered(2, children, "/leases")
+                .trace()
+        };
+        let herds = check(&listed(7));
+        assert_eq!(herds.len(), 1);
+        assert!(
+            herds[0]
+                .message
+                .starts_with("one change (among the children of /leases)"),
+            "{}",
+            herds[0].message
+        );
+        assert_eq!(check(&listed(8)), [], "a change came between the listings");
     }
 
     #[test]
