@@ -9,7 +9,8 @@
 //! zxid) or one node an expiry deletes (a zxid no request has), and watches fired by a
 //! reconnect's SetWatches (no zxid) do not count. In a simulated trace a fired watch wakes its
 //! client only if the event reaches it ([`received`]): one sent on a connection that dies
-//! first wakes nobody. A real trace has only the clients' side, whose watch events carry no
+//! first wakes nobody. (The model loses none: a connection loss there keeps the events already
+//! queued for the client, so its monitor and its traces count every fired watch.) A real trace has only the clients' side, whose watch events carry no
 //! zxid from ZooKeeper 3.8; there a change is found from what each client received
 //! ([`delivered`]).
 
