@@ -33,8 +33,20 @@ use crate::trace::{EventKind, Trace};
 /// Which of a node's watches: its data (and existence), or its children.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Table {
+    /// Left by `exists` or `getData`; a `NodeDeleted` fires it.
     Data,
+    /// Left by `getChildren`; a `NodeChildrenChanged` fires it.
     Children,
+}
+
+impl Table {
+    /// The watch an event of `kind` that wakes waiters fires.
+    fn fired_by(kind: ZkEventKind) -> Table {
+        match kind {
+            ZkEventKind::NodeDeleted => Table::Data,
+            _ => Table::Children,
+        }
+    }
 }
 
 /// The changes of `trace`'s received watch events that may wake waiters, each at the index of
@@ -61,11 +73,8 @@ pub(super) fn changes(trace: &Trace) -> Vec<(usize, Change)> {
         }
         let watch = (session, watched.kind, index);
         let node = watched.path.clone();
-        let table = match watched.kind {
-            ZkEventKind::NodeDeleted => Table::Data,
-            _ => Table::Children,
-        };
-        let version = clients.fired(client, &node, watched.kind, table);
+        let table = Table::fired_by(watched.kind);
+        let version = clients.fired(client, &node, table);
         let key = version.map(|version| (node.clone(), table, version));
         if let Some(&at) = key.as_ref().and_then(|key| known.get(key)) {
             found[at].1.watches.push(watch);
@@ -138,16 +147,10 @@ impl Clients {
         }
     }
 
-    /// The version `client`'s watch of `table` on `node` was left on, as an event of `kind`
-    /// fires it; a deletion fires the node's child watch too.
-    fn fired(
-        &mut self,
-        client: ClientSlot,
-        node: &Path,
-        kind: ZkEventKind,
-        table: Table,
-    ) -> Option<Zxid> {
-        if kind == ZkEventKind::NodeDeleted {
+    /// The version `client`'s watch of `table` on `node` was left on, as an event fires it;
+    /// a deletion fires the node's child watch too.
+    fn fired(&mut self, client: ClientSlot, node: &Path, table: Table) -> Option<Zxid> {
+        if table == Table::Data {
             self.watched
                 .remove(&(client, node.clone(), Table::Children));
         }
