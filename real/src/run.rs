@@ -289,7 +289,9 @@ impl RealRun<'_> {
             return Err(self.partial(&recorder, why));
         }
         let tree = async {
-            let session = connect_within(&observer, within).await?;
+            // The server answered the probe: one slow to answer now (a loaded machine) gets
+            // ten times as long before the run is given up for its tree.
+            let session = connect_within(&observer, within * 10).await?;
             let tree = snapshot(&session, self.recipe, &self.scenario.lock_path).await;
             session.close().await;
             tree
