@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use lock::coordination::{Connector, Coordination, RawEvent, RawState};
 use lock::ids::OpId;
-use lock::zk::{OpOk, Path, Request};
+use lock::zk::{OpOk, OpResult, Path, Request, ZkError};
 use scenarios::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
 use scenarios::trace::{EventKind, SnapshotNode};
 
@@ -61,7 +61,7 @@ pub async fn snapshot(
             watch: false,
         };
         let Some(stat) = (match requests.send(exists).await? {
-            OpOk::Exists { stat } => stat,
+            Ok(OpOk::Exists { stat }) => stat,
             other => return Err(format!("{path}: expected a stat, found {other:?}")),
         }) else {
             continue;
@@ -70,13 +70,18 @@ pub async fn snapshot(
             path: path.clone(),
             watch: false,
         };
-        if let OpOk::Children { names, .. } = requests.send(list).await? {
-            for name in names {
-                pending.push(
-                    path.child(&name)
-                        .map_err(|e| format!("{path}/{name}: {e}"))?,
-                );
+        match requests.send(list).await? {
+            Ok(OpOk::Children { names, .. }) => {
+                for name in names {
+                    pending.push(
+                        path.child(&name)
+                            .map_err(|e| format!("{path}/{name}: {e}"))?,
+                    );
+                }
             }
+            // Gone since its stat (an ephemeral of a session that was still closing).
+            Err(ZkError::NoNode) => continue,
+            other => return Err(format!("{path}: expected its children, found {other:?}")),
         }
         if !containers.contains(&path) {
             nodes.push(SnapshotNode {
@@ -107,17 +112,16 @@ struct Requests<'a> {
 }
 
 impl Requests<'_> {
-    /// Sends `request` and waits for its reply (other events are passed over).
-    async fn send(&mut self, request: Request) -> Result<OpOk, String> {
+    /// Sends `request` and waits for its reply (other events are passed over); an error only
+    /// when the session ends first.
+    async fn send(&mut self, request: Request) -> Result<OpResult, String> {
         let op = OpId(self.next);
         self.next += 1;
         let path = request.path().clone();
         self.session.submit(op, request).await;
         loop {
             match self.session.next_event().await {
-                Some(RawEvent::Reply { op: got, result }) if got == op => {
-                    return result.map_err(|e| format!("{path}: {e}"));
-                }
+                Some(RawEvent::Reply { op: got, result }) if got == op => return Ok(result),
                 Some(_) => {}
                 None => return Err(format!("{path}: the session ended before the reply")),
             }
