@@ -182,6 +182,9 @@ struct RealRun<'a> {
     schedule: Vec<ScheduledFault>,
 }
 
+/// How many times a run's end-of-run tree read is tried before the run is given up.
+const TREE_READS: usize = 3;
+
 impl RealRun<'_> {
     async fn execute(&self) -> Result<Trace, RunFailure> {
         let timeout = Duration::from_millis(self.scenario.server.session_timeout_ms);
@@ -288,15 +291,23 @@ impl RealRun<'_> {
         if let Some(why) = failed {
             return Err(self.partial(&recorder, why));
         }
-        let tree = async {
-            // The server answered the probe: one slow to answer now (a loaded machine) gets
-            // ten times as long before the run is given up for its tree.
+        // The server answered the probe: one slow to answer now, or a read's connection lost
+        // (a loaded machine), gets ten times as long and three tries, each on a session of its
+        // own, before the run is given up for its tree (the read changes nothing).
+        let read_tree = || async {
             let session = connect_within(&observer, within * 10).await?;
             let tree = snapshot(&session, self.recipe, &self.scenario.lock_path).await;
             session.close().await;
             tree
         };
-        match tree.await {
+        let mut tree = read_tree().await;
+        for _ in 1..TREE_READS {
+            if tree.is_ok() {
+                break;
+            }
+            tree = read_tree().await;
+        }
+        match tree {
             Ok(tree) => recorder.record(None, tree),
             Err(why) => {
                 let why = format!("the run ended, but the lock's tree could not be read: {why}");
