@@ -5,7 +5,8 @@ use lock::fencing::Token;
 use lock::ids::{ClientSlot, OpId, Owner};
 use lock::recipes::{Call, FailReason, Mode, Notice};
 use lock::zk::{
-    CreateMode, EventKind as ZkEventKind, OpOk, Path, Request, SessionId, Stat, WatchedEvent, Zxid,
+    CreateMode, EventKind as ZkEventKind, OpOk, OpResult, Path, Request, SessionId, Stat,
+    WatchedEvent, Zxid,
 };
 use serde_json::Value;
 
@@ -249,9 +250,7 @@ impl Build {
             data: Vec::new(),
             stat,
         });
-        let op = OpId(op);
-        self.push(Some(client), EventKind::OpSent { op, request })
-            .push(Some(client), EventKind::Reply { op, result })
+        self.answered(client, OpId(op), request, result)
     }
 
     /// `client` lists `node`'s children leaving a child watch (its op `op`) and is answered
@@ -265,7 +264,11 @@ impl Build {
             names: Vec::new(),
             pzxid: Some(Zxid(pzxid)),
         });
-        let op = OpId(op);
+        self.answered(client, OpId(op), request, result)
+    }
+
+    /// `client` sends `request` as `op` and is answered with `result`.
+    fn answered(self, client: u16, op: OpId, request: Request, result: OpResult) -> Build {
         self.push(Some(client), EventKind::OpSent { op, request })
             .push(Some(client), EventKind::Reply { op, result })
     }

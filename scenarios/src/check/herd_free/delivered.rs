@@ -168,6 +168,15 @@ mod tests {
 
     const DELETED: ZkEventKind = ZkEventKind::NodeDeleted;
 
+    /// A real run: c1 and c2 connected on sessions 11 and 12, both asking.
+    fn two_asking() -> Build {
+        (Build::new().real())
+            .connected(1, 11)
+            .connected(2, 12)
+            .acquire(1)
+            .acquire(2)
+    }
+
     /// A real run: c0 holds, c1 and c2 wait, both watching c0's node (created at zxid 5), and
     /// c0 releases.
     fn both_watching_one_node() -> Build {
@@ -210,11 +219,7 @@ mod tests {
     #[test]
     fn deletions_of_two_generations_of_one_path_are_two_changes() {
         // The naive lock's fixed node: c2's watch is on the node c1 made after c0's went.
-        let trace = (Build::new().real())
-            .connected(1, 11)
-            .connected(2, 12)
-            .acquire(1)
-            .acquire(2)
+        let trace = two_asking()
             .watching(1, 1, "/lock/n", 5)
             .watching(2, 1, "/lock/n", 7)
             .delivered(1, DELETED, "/lock/n")
@@ -227,11 +232,7 @@ mod tests {
     fn child_watchers_whose_listings_saw_one_version_are_woken_by_one_change() {
         let children = ZkEventKind::NodeChildrenChanged;
         let listed = |pzxid_of_c2| {
-            (Build::new().real())
-                .connected(1, 11)
-                .connected(2, 12)
-                .acquire(1)
-                .acquire(2)
+            two_asking()
                 .listing(1, 1, "/leases", 7)
                 .listing(2, 1, "/leases", pzxid_of_c2)
                 .delivered(1, children, "/leases")
@@ -252,11 +253,7 @@ mod tests {
 
     #[test]
     fn a_deletion_whose_node_the_client_never_saw_and_child_watches_are_changes_of_their_own() {
-        let unseen = (Build::new().real())
-            .connected(1, 11)
-            .connected(2, 12)
-            .acquire(1)
-            .acquire(2)
+        let unseen = two_asking()
             .delivered(1, DELETED, "/lock/a")
             .delivered(2, DELETED, "/lock/a")
             .trace();
