@@ -56,6 +56,7 @@ impl Checked {
         Checked::Shared(Property::HerdFree),
         Checked::Shared(Property::NoOrphans),
         Checked::Shared(Property::Progress),
+        Checked::Shared(Property::Answered),
         Checked::Shared(Property::AnsweredByDeadline),
         Checked::Shared(Property::RevocationAnswered),
         Checked::SomeoneAcquires,
@@ -129,7 +130,10 @@ impl Checked {
                 herds.holds() && (herds.holds_at_end() || !quiescent(model, state))
             }
             Property::NoOrphans => !has_orphans(model, state) || !quiescent(model, state),
-            Property::Progress => !stuck(model, state),
+            Property::Progress => !stuck(model, state, false),
+            // The same, counting only the waiters that still ask: one that gave up has had its
+            // answer.
+            Property::Answered => !stuck(model, state, true),
             // The [`Waits`](scenarios::monitor::Waits) monitor's late waiters, as the trace
             // checker's: no acquire still waits once its timeout timer has fired.
             Property::AnsweredByDeadline => state.waits.late().next().is_none(),
@@ -159,10 +163,11 @@ fn no_conflict<R>(state: &State<R>, property: Property) -> bool {
 /// to expire. The path to such a state is a waiter left waiting forever (DESIGN's
 /// `progress`, on a path). Who waits is the [`Waits`](scenarios::monitor::Waits) monitor's to
 /// say, as in the trace checker: an ask not yet granted, one whose waiter gave up when the
-/// ask failed because of a fault among them. A path can also stop short of the answer to an
-/// end call (a release or close), which the workload knows of.
-fn stuck<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
-    let unserved = state.waits.unserved().next().is_some();
+/// ask failed because of a fault among them, unless `asking_only` (`answered`: a waiter that
+/// gave up has had its answer). A path can also stop short of the answer to an end call (a
+/// release or close), which the workload knows of.
+fn stuck<R: Testable>(model: &LockModel<R>, state: &State<R>, asking_only: bool) -> bool {
+    let unserved = (state.waits.unserved()).any(|(_, gave_up)| !(asking_only && gave_up));
     let ending =
         (state.peers.iter()).any(|peer| matches!(peer.workload.phase(), Phase::Ending { .. }));
     (unserved || ending) && quiescent(model, state)
@@ -219,6 +224,7 @@ fn property<R: Testable>(checked: Checked) -> stateright::Property<LockModel<R>>
         condition::<R, 10>,
         condition::<R, 11>,
         condition::<R, 12>,
+        condition::<R, 13>,
     ];
     let at = (Checked::ALL.iter())
         .position(|&p| p == checked)

@@ -204,7 +204,8 @@ fn naive_herd_mutex_with_two_clients_has_no_herd() {
 }
 
 /// The internal lock and the lease phase multiply the mutex's states by about 12. Curator's
-/// lease loop deadlocks after an expiry past the internal lock (`progress`, 25 steps).
+/// lease loop deadlocks after an expiry past the internal lock (`progress`, 25 steps): a hang,
+/// the waiters still asking (`answered`, the same 25 steps).
 #[test]
 fn semaphore_mutex_with_two_clients() {
     let outcome = pinned(
@@ -219,6 +220,8 @@ fn semaphore_mutex_with_two_clients() {
         },
     );
     assert!(!outcome.verdict(Property::Progress).holds);
+    let hang = outcome.verdict(Property::Answered);
+    assert_eq!(hang.path.as_ref().map(Vec::len), Some(25), "{hang:?}");
     assert!(!outcome.verdict(Property::MutualExclusionBelief).holds);
     assert!(outcome.verdict(Property::MutualExclusionFenced).holds);
     assert!(outcome.verdict(Property::HerdFree).holds);
@@ -873,9 +876,10 @@ fn the_json_summary_has_the_agreed_shape() {
     assert_eq!(belief["counterexample_steps"], 7);
     assert_eq!(belief["report"], "mutual_exclusion_belief.report.html");
     assert_eq!(json["properties"][5]["name"], "progress");
-    assert_eq!(json["properties"][6]["name"], "answered_by_deadline");
-    assert_eq!(json["properties"][7]["name"], "revocation_answered");
-    assert_eq!(json["properties"][8]["kind"], "sometimes");
+    assert_eq!(json["properties"][6]["name"], "answered");
+    assert_eq!(json["properties"][7]["name"], "answered_by_deadline");
+    assert_eq!(json["properties"][8]["name"], "revocation_answered");
+    assert_eq!(json["properties"][9]["kind"], "sometimes");
     assert_eq!(json["all_met"], true);
 }
 
@@ -1078,7 +1082,8 @@ fn a_shortest_path_search_past_its_budget_gives_up_for_the_dfs_path() {
 
 /// A retry policy that runs out fails the acquire, as Curator's `acquire()` throws: with one
 /// retry, the expiry that fails a request in flight and then its retry at LOST leaves the
-/// waiter unserved (`progress`, as the recipe table expects); retrying forever serves it.
+/// waiter unserved (`progress`, as the recipe table expects), but answered (`answered`: it
+/// gave up, it does not hang); retrying forever serves it.
 #[test]
 fn mutex_acquire_fails_when_the_retry_policy_runs_out() {
     let mut config = Config::new(2);
@@ -1089,6 +1094,7 @@ fn mutex_acquire_fails_when_the_retry_policy_runs_out() {
     let bounded = check(&MUTEX, config, Options::default());
     assert!(bounded.all_met(), "{:?}", bounded.verdicts);
     assert!(!bounded.verdict(Property::Progress).holds);
+    assert!(bounded.verdict(Property::Answered).holds);
     config.framework.retry = lock::retry::RetryPolicy::Forever { sleep_ms: 100 };
     let forever = check(&MUTEX, config, Options::default());
     assert!(forever.all_met(), "{:?}", forever.verdicts);

@@ -61,6 +61,9 @@ pub(crate) fn headline(violation: &Violation, clock: Clock) -> String {
         }
         Property::HerdFree => format!("Herd effect: one change woke {who}"),
         Property::Progress => format!("No progress: {who} still waiting when the run ended"),
+        Property::Answered => {
+            format!("Hang: {who} still waiting for an answer to its ask when the run ended")
+        }
         Property::NoOrphans => "Orphaned lock nodes left after every session closed".to_owned(),
         Property::AnsweredByDeadline => {
             format!("Missed deadline: {who} still waited when its acquire's timeout was up")
@@ -89,6 +92,7 @@ pub(crate) fn label(violation: &Violation, clock: Clock) -> String {
             Property::MutualExclusionFenced | Property::LeaderUniqueFenced => "fencing broken",
             Property::HerdFree => "herd",
             Property::Progress => "no progress",
+            Property::Answered => "unanswered",
             Property::NoOrphans => "orphaned node",
             Property::AnsweredByDeadline => "missed deadline",
             Property::RevocationAnswered => "revocation unanswered",

@@ -73,6 +73,7 @@ pub fn check(trace: &Trace, property: Property, cx: &Context) -> Vec<Violation> 
         }
         Property::HerdFree => herd_free::check(trace),
         Property::Progress => progress::check(trace, cx),
+        Property::Answered => progress::check_answered(trace, cx),
         Property::NoOrphans => no_orphans::check(trace, cx),
         Property::LeaseBound => lease_bound::check(trace, cx.max_leases, cx.error_policy),
         Property::AnsweredByDeadline => deadline::check(trace),

@@ -19,6 +19,11 @@ pub enum Property {
     HerdFree,
     /// No waiter is still waiting at the horizon once faults have healed.
     Progress,
+    /// Every ask is answered: no waiter is still waiting for the answer to its ask at the
+    /// horizon once faults have healed. Unlike `progress`, an ask that failed, timed out or
+    /// was refused has had its answer, so this tells a recipe that hangs from one that gives
+    /// up (as Curator's bounded retry policies and error policies let a recipe do).
+    Answered,
     /// No lock node is left once all sessions have closed.
     NoOrphans,
     /// At most one leader at an instant, as the participants believe.
@@ -48,11 +53,12 @@ pub enum Property {
 
 impl Property {
     /// Every property, in declaration order.
-    pub const ALL: [Property; 12] = [
+    pub const ALL: [Property; 13] = [
         Property::MutualExclusionBelief,
         Property::MutualExclusionFenced,
         Property::HerdFree,
         Property::Progress,
+        Property::Answered,
         Property::NoOrphans,
         Property::LeaderUniqueBelief,
         Property::LeaderUniqueFenced,
@@ -70,6 +76,7 @@ impl Property {
             Property::MutualExclusionFenced => "mutual_exclusion_fenced",
             Property::HerdFree => "herd_free",
             Property::Progress => "progress",
+            Property::Answered => "answered",
             Property::NoOrphans => "no_orphans",
             Property::LeaderUniqueBelief => "leader_unique_belief",
             Property::LeaderUniqueFenced => "leader_unique_fenced",

@@ -88,7 +88,8 @@ pub fn violated_if(violated: bool) -> Expectation {
 /// What every exclusive lock (and election) shares: beliefs overlap (and an unfenced resource
 /// loses an update) once a paused holder's session can expire; a lock loop that gives its
 /// waiter up at LOST (`on_lost = release`) leaves it unserved (see `waiter_gives_up`), and
-/// so does a retry policy that runs out (`retries_run_out`); everything else holds.
+/// so does a retry policy that runs out (`retries_run_out`), but every ask is answered;
+/// everything else holds.
 pub fn exclusive_lock(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
     let overlap = spec.clients >= 2 && budgets.expiries >= 1 && budgets.cycles >= 1;
@@ -185,7 +186,8 @@ fn lease_loop_herd(spec: &ModelSpec) -> bool {
 
 /// `progress` of a semaphore of `max_leases` leases: a waiter gives up at LOST under
 /// `on_lost = release` ([`released_at_lost`]) or when the retry policy runs out
-/// ([`retries_run_out`]); Curator's lease loop can deadlock instead ([`lease_loop_deadlocks`]).
+/// ([`retries_run_out`]); Curator's lease loop can deadlock instead ([`lease_loop_deadlocks`]),
+/// the one way a semaphore leaves an ask unanswered (`answered`).
 fn lease_progress(spec: &ModelSpec, max_leases: u32) -> Expectation {
     violated_if(
         released_at_lost(spec) || retries_run_out(spec) || lease_loop_deadlocks(spec, max_leases),
@@ -197,6 +199,7 @@ fn lease_progress(spec: &ModelSpec, max_leases: u32) -> Expectation {
 fn one_lease_lock(property: Property, spec: &ModelSpec) -> Expectation {
     match property {
         Property::Progress => lease_progress(spec, 1),
+        Property::Answered => violated_if(lease_loop_deadlocks(spec, 1)),
         Property::HerdFree => violated_if(lease_loop_herd(spec)),
         _ => curator_lock_loop(property, spec),
     }
@@ -308,6 +311,7 @@ fn semaphore(property: Property, spec: &ModelSpec) -> Expectation {
             violated_if(acquires && budgets.expiries >= 1 && u32::from(spec.clients) > max)
         }
         Property::Progress => lease_progress(spec, max),
+        Property::Answered => violated_if(lease_loop_deadlocks(spec, max)),
         Property::HerdFree => violated_if(lease_loop_herd(spec)),
         _ => Expectation::Holds,
     }

@@ -166,7 +166,7 @@ fn violation_end(run: &Run, v: &Violation) -> Option<Line> {
             tone: Tone::Bad,
             event: None,
             text: match v.property {
-                Property::Progress => format!(
+                Property::Progress | Property::Answered => format!(
                     "The run ends, {} later, with the waiter still waiting.",
                     run.clock.duration(length)
                 ),

@@ -4,6 +4,9 @@
 //! is the [`Waits`] monitor's to say (the model keeps the same one): a waiter whose ask failed
 //! because of a fault (its session lost, its node vanished) has given up, not been served,
 //! and waits on until a later ask of its is granted.
+//!
+//! `answered` is the same check counting only the waiters that still ask: one that gave up
+//! has had its answer, so a violation of `answered` is a hang, not a give-up.
 
 use crate::monitor::{Key, Seen, Waits};
 use crate::property::{Property, Violation};
@@ -13,8 +16,19 @@ use super::Context;
 use super::timeline::healed_at;
 use super::{ms, when};
 
-/// Every waiter unserved at the horizon.
+/// Every waiter unserved at the horizon (`progress`).
 pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
+    unserved(trace, cx, Property::Progress)
+}
+
+/// Every waiter still asking at the horizon, its ask neither granted nor answered otherwise
+/// (`answered`): a waiter that gave up is not one.
+pub fn check_answered(trace: &Trace, cx: &Context) -> Vec<Violation> {
+    unserved(trace, cx, Property::Answered)
+}
+
+/// The waits unserved at the horizon as `property` (`progress` or `answered`) counts them.
+fn unserved(trace: &Trace, cx: &Context, property: Property) -> Vec<Violation> {
     let Some(end) = End::of(trace, cx) else {
         return Vec::new();
     };
@@ -23,7 +37,10 @@ pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
         horizon,
         ..
     } = end;
-    let (unserved, gave_up) = fold(trace);
+    let (mut unserved, gave_up) = fold(trace);
+    if property == Property::Answered {
+        unserved.retain(|(key, _)| marked(&gave_up, key).is_none());
+    }
     // Only a violation's message needs it: no scan on the runs that pass.
     let faulted = || (trace.events.iter()).any(|e| matches!(e.kind, EventKind::FaultStart { .. }));
     let mut violations: Vec<Violation> = (unserved.into_iter())
@@ -63,7 +80,7 @@ pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
                 let mut events = vec![start];
                 events.extend(marked(&gave_up, &key));
                 Violation {
-                    property: Property::Progress,
+                    property,
                     at: since,
                     until: Some(horizon),
                     clients: vec![client],
@@ -213,6 +230,18 @@ mod tests {
         );
         let retried = gave_up.release(0).acquire(1).acquired(1, 6).trace();
         assert_eq!(check(&retried, &cx(100, 10)), [], "a later ask was granted");
+    }
+
+    #[test]
+    fn a_waiter_that_gave_up_is_answered_and_one_still_asking_is_not() {
+        let gave_up = Build::new().acquire(0).acquired(0, 5).acquire(1).failed(1);
+        assert_eq!(check_answered(&gave_up.clone().trace(), &cx(100, 10)), []);
+        let asking = gave_up.acquire(1).trace();
+        let violations = check_answered(&asking, &cx(100, 10));
+        assert_eq!(violations.len(), 1);
+        assert_eq!(violations[0].property, Property::Answered);
+        assert_eq!(violations[0].events, [2], "unserved since its first ask");
+        assert_eq!(check(&asking, &cx(100, 10)).len(), 1, "unserved too");
     }
 
     #[test]
