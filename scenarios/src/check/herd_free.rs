@@ -15,6 +15,7 @@
 //! ([`delivered`]).
 
 mod delivered;
+mod sessions;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -27,6 +28,7 @@ use lock::zk::{EventKind as ZkEventKind, Path, SessionId, Zxid};
 use crate::monitor::{Herd, Herds, Seen, Waits, changes};
 use crate::property::{Property, Violation};
 use crate::trace::{EventKind, ServerSession, Source, Trace};
+use sessions::Sessions;
 
 use super::{list, when};
 
@@ -140,10 +142,13 @@ fn fired(trace: &Trace, received: Option<&BTreeSet<usize>>) -> Vec<(usize, Chang
 /// and never arrives. (One fired after the server took the new connection arrives after the
 /// client records it connected: a `Connected` of the client's own forgets nothing.)
 fn received(trace: &Trace) -> BTreeSet<usize> {
-    let mut clients: BTreeMap<SessionId, ClientSlot> = BTreeMap::new();
+    let mut sessions = Sessions::default();
     let mut pending: BTreeMap<ClientSlot, Vec<(ZkEventKind, &Path, usize)>> = BTreeMap::new();
     let mut received = BTreeSet::new();
     for (index, event) in trace.events.iter().enumerate() {
+        if let Some(client) = event.client {
+            sessions.observe(client, &event.kind);
+        }
         match (&event.kind, event.client) {
             (
                 EventKind::WatchFired {
@@ -153,7 +158,7 @@ fn received(trace: &Trace) -> BTreeSet<usize> {
                 },
                 _,
             ) => {
-                if let Some(&client) = clients.get(session) {
+                if let Some(client) = sessions.client_on(*session) {
                     let fired = (watched.kind, &watched.path, index);
                     pending.entry(client).or_default().push(fired);
                 }
@@ -167,15 +172,17 @@ fn received(trace: &Trace) -> BTreeSet<usize> {
                     queue.drain(..=at);
                 }
             }
-            (EventKind::RawSession { state }, Some(client)) => match state {
-                RawState::Connected { session, .. } => {
-                    clients.retain(|_, c| *c != client);
-                    clients.insert(*session, client);
+            (
+                EventKind::RawSession {
+                    state: RawState::Disconnected | RawState::Expired,
                 }
-                RawState::Disconnected | RawState::Expired => {
-                    pending.remove(&client);
-                }
-            },
+                | EventKind::Session {
+                    event: SessionEvent::Lost { .. },
+                },
+                Some(client),
+            ) => {
+                pending.remove(&client);
+            }
             (
                 EventKind::ServerSession {
                     session,
@@ -183,18 +190,9 @@ fn received(trace: &Trace) -> BTreeSet<usize> {
                 },
                 _,
             ) => {
-                if let Some(client) = clients.get(session) {
-                    pending.remove(client);
+                if let Some(client) = sessions.client_on(*session) {
+                    pending.remove(&client);
                 }
-            }
-            (
-                EventKind::Session {
-                    event: SessionEvent::Lost { .. },
-                },
-                Some(client),
-            ) => {
-                pending.remove(&client);
-                clients.retain(|_, c| *c != client);
             }
             _ => {}
         }

@@ -21,11 +21,10 @@
 
 use std::collections::BTreeMap;
 
-use lock::coordination::RawState;
 use lock::ids::{ClientSlot, OpId};
-use lock::recipe::SessionEvent;
-use lock::zk::{EventKind as ZkEventKind, OpOk, Path, Request, SessionId, Zxid};
+use lock::zk::{EventKind as ZkEventKind, OpOk, Path, Request, Zxid};
 
+use super::sessions::Sessions;
 use super::{Change, What};
 use crate::monitor::wakes_waiters;
 use crate::trace::{EventKind, Trace};
@@ -65,7 +64,7 @@ pub(super) fn changes(trace: &Trace) -> Vec<(usize, Change)> {
             clients.observe(client, &event.kind);
             continue;
         };
-        let Some(session) = clients.sessions.get(&client).copied() else {
+        let Some(session) = clients.sessions.of(client) else {
             continue;
         };
         if !wakes_waiters(watched.kind) {
@@ -97,7 +96,7 @@ pub(super) fn changes(trace: &Trace) -> Vec<(usize, Change)> {
 #[derive(Default)]
 struct Clients {
     /// Each client's current session, until it gives it up at `Lost`.
-    sessions: BTreeMap<ClientSlot, SessionId>,
+    sessions: Sessions,
     /// The node and watch of each request that leaves a watch, still unanswered.
     asked: BTreeMap<(ClientSlot, OpId), (Path, Table)>,
     /// The version each client's watch on a node was left on: the czxid of the node for a
@@ -108,17 +107,8 @@ struct Clients {
 impl Clients {
     /// Takes in one of `client`'s events other than a received watch event.
     fn observe(&mut self, client: ClientSlot, kind: &EventKind) {
+        self.sessions.observe(client, kind);
         match kind {
-            EventKind::RawSession {
-                state: RawState::Connected { session, .. },
-            } => {
-                self.sessions.insert(client, *session);
-            }
-            EventKind::Session {
-                event: SessionEvent::Lost { .. },
-            } => {
-                self.sessions.remove(&client);
-            }
             EventKind::OpSent { op, request } => {
                 let table = match request {
                     Request::Exists { watch: true, .. } | Request::GetData { watch: true, .. } => {
