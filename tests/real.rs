@@ -146,6 +146,69 @@ fn curator_contenders_beside_a_mutex_scenario_are_in_its_trace_and_verdict() {
     assert_eq!(trace["meta"]["settings"]["curator_contenders"], 2);
 }
 
+#[test]
+#[ignore = "needs zookeeper and curator: scripts/test installs Debian's zookeeper and \
+            libcurator-{recipes,framework,client}-java"]
+fn curator_in_place_runs_curators_own_semaphore_mutex_as_the_clients_through_their_proxies() {
+    let _serial = real::testing::one_server_at_a_time();
+    let args = [
+        "semaphore-mutex-partition",
+        "--start-local",
+        "--curator-in-place",
+    ];
+    let (code, out) = real("curator-in-place", &args);
+    assert!(code == 0 || code == 1, "{out}");
+    let trace: Value =
+        serde_json::from_str(&std::fs::read_to_string(out["trace"].as_str().unwrap()).unwrap())
+            .unwrap();
+    assert_eq!(
+        trace["meta"]["clients"], 3,
+        "the contenders are the clients"
+    );
+    assert_eq!(trace["meta"]["settings"]["curator_in_place"], true);
+    let events = trace["events"].as_array().unwrap();
+    let of = |kind: &str| {
+        (events.iter())
+            .filter(|e| e["kind"] == kind)
+            .filter_map(|e| e["client"].as_u64())
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    assert_eq!(of("call"), [0, 1, 2].into(), "each slot is a contender");
+    assert_eq!(of("notice"), [0, 1, 2].into(), "each contender was granted");
+    let cut = events
+        .iter()
+        .any(|e| e["kind"] == "fault_start" && e["fault"]["kind"] == "partition");
+    assert!(cut, "the partition cut a contender off through its proxy");
+    assert!(
+        events.iter().all(|e| e["kind"] != "session"),
+        "Curator keeps its connection states inside"
+    );
+}
+
+#[test]
+fn curator_in_place_refuses_faults_its_java_clients_cannot_take() {
+    assert_eq!(
+        refused(&[
+            "semaphore-mutex-gc-pause",
+            "--start-local",
+            "--curator-in-place"
+        ]),
+        "splitbrain: faults: Curator contenders in place of the clients take network faults and \
+         server restarts only (the harness cannot pause, crash or expire a Java contender), \
+         found pause at 300 ms (seed 0)"
+    );
+    assert_eq!(
+        refused(&[
+            "semaphore-fault-free",
+            "--start-local",
+            "--curator-in-place"
+        ]),
+        "splitbrain: recipe: Curator contenders run InterProcessMutex, \
+         InterProcessSemaphoreMutex or LeaderLatch, so the recipe must be `mutex`, \
+         `semaphore-mutex` or `leader-latch`, found `semaphore`"
+    );
+}
+
 /// Runs `splitbrain real <args>` expecting one line on stderr and exit code 2.
 fn refused(args: &[&str]) -> String {
     let mut all = vec!["real"];
@@ -176,8 +239,9 @@ fn faults_with_no_real_counterpart_are_refused_naming_them() {
 fn curator_contenders_beside_a_recipe_they_cannot_run_are_refused_before_the_run() {
     assert_eq!(
         refused(&["semaphore-fault-free", "--start-local", "--curator", "2"]),
-        "splitbrain: recipe: Curator contenders run InterProcessMutex or LeaderLatch, so the \
-         recipe must be `mutex` or `leader-latch`, found `semaphore`"
+        "splitbrain: recipe: Curator contenders run InterProcessMutex, \
+         InterProcessSemaphoreMutex or LeaderLatch, so the recipe must be `mutex`, \
+         `semaphore-mutex` or `leader-latch`, found `semaphore`"
     );
     assert_eq!(
         refused(&["mutex-reentrant", "--start-local", "--curator", "2"]),

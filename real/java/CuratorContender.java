@@ -1,17 +1,19 @@
 // One Apache Curator 5 contender of a splitbrain interop run (real/src/curator.rs compiles it
 // with plain javac against Debian's Curator jars and runs it as its own process).
 //
-// Usage: CuratorContender <mutex|latch> <connect> <session-timeout-ms> <lock-path>
+// Usage: CuratorContender <mutex|semaphore-mutex|latch> <connect> <session-timeout-ms> <lock-path>
 //                         <acquisitions> <hold-min-ms> <hold-max-ms> <think-min-ms>
 //                         <think-max-ms> <seed> <resource-port> <slot>
 //
 // It connects, prints "ready", waits for a line "go" on stdin, then runs <acquisitions>
-// cycles on <lock-path> of InterProcessMutex (mutex: acquire ... release) or LeaderLatch
-// (latch: a new latch, start, await leadership ... close): read the shared fenced resource
-// with the lock or latch node's czxid as the token, hold, write the value read plus one,
-// give it back, think. Every call and outcome is one line on stdout,
+// cycles on <lock-path> of InterProcessMutex (mutex: acquire ... release), of
+// InterProcessSemaphoreMutex (semaphore-mutex: the InterProcessSemaphoreV2 of one lease it
+// wraps, so that the lease node is known: acquire ... release) or LeaderLatch (latch: a new
+// latch, start, await leadership ... close): read the shared fenced resource with the lock,
+// lease or latch node's czxid as the token, hold, write the value read plus one, give it
+// back, think. Every call and outcome is one line on stdout,
 // "<System.nanoTime()> <word> [args]":
-//   ready | acquire | acquired <czxid> <node> | release | released            (mutex)
+//   ready | acquire | acquired <czxid> <node> | release | released  (mutex, semaphore-mutex)
 //         | start | leader <czxid> <node> | close | closed                    (latch)
 //         | done
 // System.nanoTime() reads CLOCK_MONOTONIC on Linux, the clock the Rust harness stamps its
@@ -33,6 +35,9 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public final class CuratorContender {
@@ -115,6 +120,27 @@ public final class CuratorContender {
         };
     }
 
+    /** InterProcessSemaphoreMutex as it is built: an InterProcessSemaphoreV2 of one lease on
+     * the same path (its internal lock under "locks", its leases under "leases"), acquire
+     * takes the lease, release closes it. */
+    static Cycle semaphoreMutex(CuratorFramework client, String path) {
+        InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, path, 1);
+        Lease[] lease = new Lease[1];
+        return new Cycle() {
+            public String take() throws Exception {
+                log("acquire");
+                lease[0] = semaphore.acquire();
+                return ZKPaths.makePath(ZKPaths.makePath(path, "leases"), lease[0].getNodeName());
+            }
+
+            public void giveBack() throws Exception {
+                log("release");
+                lease[0].close();
+                log("released");
+            }
+        };
+    }
+
     /** LeaderLatch: a new latch per cycle (a closed latch cannot start again), start,
      * await, close (CloseMode.SILENT, Curator's default). */
     static Cycle latch(CuratorFramework client, String path) {
@@ -168,13 +194,14 @@ public final class CuratorContender {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 12 || !(args[0].equals("mutex") || args[0].equals("latch"))) {
-            System.err.println("usage: CuratorContender <mutex|latch> <connect>"
+        String recipe = args.length == 12 ? args[0] : "";
+        if (!(recipe.equals("mutex") || recipe.equals("semaphore-mutex") || recipe.equals("latch"))) {
+            System.err.println("usage: CuratorContender <mutex|semaphore-mutex|latch> <connect>"
                 + " <session-timeout-ms> <lock-path> <acquisitions> <hold-min-ms> <hold-max-ms>"
                 + " <think-min-ms> <think-max-ms> <seed> <resource-port> <slot>");
             System.exit(2);
         }
-        boolean isLatch = args[0].equals("latch");
+        boolean isLatch = recipe.equals("latch");
         String connect = args[1];
         int sessionTimeout = Integer.parseInt(args[2]);
         String path = args[3];
@@ -189,7 +216,9 @@ public final class CuratorContender {
         SplittableRandom random = new SplittableRandom(seed * 31 + slot);
         try (CuratorFramework client = connect(connect, sessionTimeout);
              Resource resource = new Resource(port, slot)) {
-            Cycle cycle = isLatch ? latch(client, path) : mutex(client, path);
+            Cycle cycle = isLatch ? latch(client, path)
+                : recipe.equals("semaphore-mutex") ? semaphoreMutex(client, path)
+                : mutex(client, path);
             String granted = isLatch ? "leader" : "acquired";
             log("ready");
             BufferedReader stdin = new BufferedReader(

@@ -99,7 +99,7 @@ fn missing_counterpart(fault: &Fault, local: bool) -> Option<&'static str> {
 }
 
 /// The fault's kind as scenario files name it (`pause`, `restart_server`, ...).
-fn kind_name(fault: &Fault) -> String {
+pub(crate) fn kind_name(fault: &Fault) -> String {
     let value = serde_json::to_value(fault).expect("a fault serializes");
     value["kind"].as_str().unwrap_or("fault").to_owned()
 }

@@ -35,4 +35,6 @@ pub mod wakeups;
 mod wire;
 
 pub use processes::ClientLauncher;
-pub use run::{RunFailure, curator_refusal, run, run_with_curator};
+pub use run::{
+    RunFailure, curator_only_refusal, curator_refusal, run, run_curator_only, run_with_curator,
+};

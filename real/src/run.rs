@@ -89,13 +89,14 @@ pub fn run(
     target: &Target,
     launcher: &ClientLauncher,
 ) -> Result<Trace, RunFailure> {
-    run_beside(scenario, seed, target, launcher, None)
+    run_beside(scenario, seed, target, launcher, Contenders::None)
 }
 
 /// As [`run()`], with `curator`'s contenders running Curator's own `InterProcessMutex` beside
 /// the scenario's clients, on the same lock path, with the same workload and resource (see
 /// [`crate::curator`]); they are the trace's clients after the scenario's. Refused before
-/// the run unless the recipe is `mutex` (`leader-latch`: they run Curator's `LeaderLatch`),
+/// the run unless the recipe is `mutex` (`semaphore-mutex`: they run Curator's
+/// `InterProcessSemaphoreMutex`; `leader-latch`: its `LeaderLatch`),
 /// without acquire timeouts or reentrant holds (the contenders acquire plainly).
 pub fn run_with_curator(
     scenario: &Scenario,
@@ -107,7 +108,90 @@ pub fn run_with_curator(
     if let Some(refused) = curator_refusal(scenario) {
         return Err(RunFailure::before_start(refused));
     }
-    run_beside(scenario, seed, target, launcher, Some(curator))
+    run_beside(
+        scenario,
+        seed,
+        target,
+        launcher,
+        Contenders::Beside(curator),
+    )
+}
+
+/// As [`run()`], with `curator`'s contenders as the scenario's clients: contender `i` runs
+/// Curator's own counterpart of the recipe (`InterProcessMutex`, `InterProcessSemaphoreMutex`,
+/// `LeaderLatch`) as client `i`, through its own proxy, so that the scenario's partitions cut
+/// Curator's own client off. Refused before the run as [`run_with_curator`] is, and also
+/// unless there is one contender per client and every fault acts on the network or the
+/// server (a contender's process cannot be paused, crashed or have its session expired).
+pub fn run_curator_only(
+    scenario: &Scenario,
+    seed: u64,
+    target: &Target,
+    launcher: &ClientLauncher,
+    curator: &Curator,
+) -> Result<Trace, RunFailure> {
+    let refused = curator_refusal(scenario).or_else(|| curator_only_refusal(scenario, seed));
+    if let Some(refused) = refused {
+        return Err(RunFailure::before_start(refused));
+    }
+    if curator.count() != scenario.clients {
+        return Err(RunFailure::before_start(format!(
+            "clients: Curator contenders in place of the clients take one per client, so \
+             expected {} contender(s), found {}",
+            scenario.clients,
+            curator.count()
+        )));
+    }
+    run_beside(
+        scenario,
+        seed,
+        target,
+        launcher,
+        Contenders::InPlace(curator),
+    )
+}
+
+/// Why Curator contenders cannot take the place of `scenario`'s clients under the faults of
+/// `seed`, if they cannot: one line naming the fault.
+pub fn curator_only_refusal(scenario: &Scenario, seed: u64) -> Option<String> {
+    let schedule = scenario.fault_schedule(seed);
+    let fault = (schedule.iter())
+        .find(|f| !is_network(&f.fault) && !matches!(f.fault, Fault::RestartServer { .. }))?;
+    Some(format!(
+        "faults: Curator contenders in place of the clients take network faults and server \
+         restarts only (the harness cannot pause, crash or expire a Java contender), found \
+         {} at {} ms (seed {seed})",
+        crate::faults::kind_name(&fault.fault),
+        fault.at_ms
+    ))
+}
+
+/// Who runs the scenario's workload.
+#[derive(Clone, Copy)]
+enum Contenders<'a> {
+    /// splitbrain's clients alone.
+    None,
+    /// splitbrain's clients, and Curator's contenders beside them.
+    Beside(&'a Curator),
+    /// Curator's contenders, as the scenario's clients.
+    InPlace(&'a Curator),
+}
+
+impl<'a> Contenders<'a> {
+    fn curator(self) -> Option<&'a Curator> {
+        match self {
+            Contenders::None => None,
+            Contenders::Beside(curator) | Contenders::InPlace(curator) => Some(curator),
+        }
+    }
+
+    /// How many of splitbrain's clients run.
+    fn rust_clients(self, scenario: &Scenario) -> u16 {
+        match self {
+            Contenders::InPlace(_) => 0,
+            _ => scenario.clients,
+        }
+    }
 }
 
 /// Why Curator contenders cannot run beside `scenario`'s clients, if they cannot: one line
@@ -116,8 +200,9 @@ pub fn curator_refusal(scenario: &Scenario) -> Option<String> {
     let workload = &scenario.workload;
     if CuratorRecipe::of(scenario).is_none() {
         Some(format!(
-            "recipe: Curator contenders run InterProcessMutex or LeaderLatch, so the recipe \
-             must be `mutex` or `leader-latch`, found `{}`",
+            "recipe: Curator contenders run InterProcessMutex, InterProcessSemaphoreMutex or \
+             LeaderLatch, so the recipe must be `mutex`, `semaphore-mutex` or `leader-latch`, \
+             found `{}`",
             scenario.recipe
         ))
     } else if workload.acquire_timeout_ms.is_some() || workload.reentrant != 1 {
@@ -136,7 +221,7 @@ fn run_beside(
     seed: u64,
     target: &Target,
     launcher: &ClientLauncher,
-    curator: Option<&Curator>,
+    contenders: Contenders<'_>,
 ) -> Result<Trace, RunFailure> {
     let Some(recipe) = scenario.recipe.built_in() else {
         return Err(RunFailure::before_start(format!(
@@ -159,7 +244,7 @@ fn run_beside(
         seed,
         target,
         launcher,
-        curator,
+        contenders,
         target_kind: target.kind(),
         schedule,
     };
@@ -175,8 +260,8 @@ struct RealRun<'a> {
     target: &'a Target,
     /// How to start each client's process.
     launcher: &'a ClientLauncher,
-    /// Curator contenders beside the scenario's clients.
-    curator: Option<&'a Curator>,
+    /// Curator contenders beside the scenario's clients, or in their place.
+    contenders: Contenders<'a>,
     /// What the target is, read once (a restart holds the local server meanwhile).
     target_kind: String,
     schedule: Vec<ScheduledFault>,
@@ -210,7 +295,7 @@ impl RealRun<'_> {
         };
         let (progress_tx, mut progress) = unbounded();
         let mut clients = Vec::new();
-        for slot in (0..self.scenario.clients).map(ClientSlot) {
+        for slot in (0..self.contenders.rust_clients(self.scenario)).map(ClientSlot) {
             let spec = ClientSpec {
                 scenario: self.scenario.clone(),
                 seed: self.seed,
@@ -233,10 +318,10 @@ impl RealRun<'_> {
         if let Some(why) = all(&clients, &mut progress, Progress::Ready).await {
             return Err(self.partial(&recorder, why));
         }
-        let mut contenders = match self.curator {
+        let mut contenders = match self.contenders.curator() {
             None => None,
             Some(curator) => {
-                let run = self.contender_run(&recorder, clock, &resource);
+                let run = self.contender_run(&recorder, clock, &resource, proxies.as_deref());
                 let started = curator.start(run).await;
                 Some(started.map_err(|why| self.partial(&recorder, why))?)
             }
@@ -323,15 +408,26 @@ impl RealRun<'_> {
         recorder: &Recorder,
         clock: RealClock,
         resource: &ResourceServer,
+        proxies: Option<&Proxies>,
     ) -> ContenderRun<'_> {
+        let first_slot = self.contenders.rust_clients(self.scenario);
+        let count = self.contenders.curator().map_or(0, Curator::count);
+        // In the clients' place each contender connects through its client's proxy.
+        let connect_strings = (0..count)
+            .map(|i| match (self.contenders, proxies) {
+                (Contenders::InPlace(_), Some(proxies)) => proxies.connect_string(i),
+                _ => self.target.connect_string(),
+            })
+            .map(str::to_owned)
+            .collect();
         ContenderRun {
             recipe: CuratorRecipe::of(self.scenario).expect("refused before the run"),
-            connect_string: self.target.connect_string(),
+            connect_strings,
             session_timeout_ms: self.scenario.server.session_timeout_ms,
             lock_path: &self.scenario.lock_path,
             workload: &self.scenario.workload,
             seed: self.seed,
-            first_slot: self.scenario.clients,
+            first_slot,
             recorder: recorder.clone(),
             clock,
             resource: resource.resource(),
@@ -350,7 +446,8 @@ impl RealRun<'_> {
             "target": self.target_kind,
             "connect_string": self.target.connect_string(),
             "session_timeout_ms": self.scenario.server.session_timeout_ms,
-            "curator_contenders": self.curator.map_or(0, Curator::count),
+            "curator_contenders": self.contenders.curator().map_or(0, Curator::count),
+            "curator_in_place": matches!(self.contenders, Contenders::InPlace(_)),
         });
         Trace {
             meta: Meta {
@@ -359,7 +456,8 @@ impl RealRun<'_> {
                 source: Source::Real,
                 build: format!("splitbrain-real {}", env!("CARGO_PKG_VERSION")),
                 recipe: self.scenario.recipe.clone(),
-                clients: self.scenario.clients + self.curator.map_or(0, Curator::count),
+                clients: self.contenders.rust_clients(self.scenario)
+                    + self.contenders.curator().map_or(0, Curator::count),
                 settings,
                 fault_schedule: self.schedule.clone(),
                 scenario_spec: Some(Box::new(self.scenario.clone())),

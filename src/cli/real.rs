@@ -65,12 +65,19 @@ pub struct Args {
     /// Where to write each run's trace and HTML report.
     #[arg(long, value_name = "DIR", default_value = "splitbrain-out/real")]
     out: PathBuf,
-    /// Also run N Java processes with Apache Curator 5's own InterProcessMutex (LeaderLatch
-    /// for a `leader-latch` scenario) on the scenario's lock path, beside its clients (needs
-    /// Debian's libcurator-*-java). The run then also checks that grants follow the queue across
+    /// Also run N Java processes with Apache Curator 5's own InterProcessMutex
+    /// (InterProcessSemaphoreMutex for a `semaphore-mutex` scenario, LeaderLatch for a
+    /// `leader-latch` one) on the scenario's lock path, beside its clients (needs Debian's
+    /// libcurator-*-java). The run then also checks that grants follow the queue across
     /// languages, and counts the waiters each release wakes from the server's `mntr`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32))]
     curator: Option<u16>,
+    /// Run Curator's own recipe (as for --curator) in place of the scenario's clients: one
+    /// Java process per client, each through its own proxy, so that the scenario's network
+    /// faults cut Curator's own client off (faults that need splitbrain's client process —
+    /// pause, crash, expire_session — are refused).
+    #[arg(long, conflicts_with = "curator")]
+    curator_in_place: bool,
     #[command(flatten)]
     catalog: CatalogArgs,
 }
@@ -83,12 +90,20 @@ pub fn run(args: Args) -> Outcome {
     if let Some(refused) = real::faults::refusal(&scenario, args.seed, &schedule, local) {
         return Err(Failure(refused));
     }
-    if args.curator.is_some()
+    if (args.curator.is_some() || args.curator_in_place)
         && let Some(refused) = real::curator_refusal(&scenario)
     {
         return Err(Failure(refused));
     }
-    let curator = args.curator.map(Curator::compile).transpose()?;
+    if args.curator_in_place
+        && let Some(refused) = real::curator_only_refusal(&scenario, args.seed)
+    {
+        return Err(Failure(refused));
+    }
+    let contenders = args
+        .curator
+        .or(args.curator_in_place.then_some(scenario.clients));
+    let curator = contenders.map(Curator::compile).transpose()?;
     let mut outcomes = Vec::new();
     let mut printed = Vec::new();
     let mut out_of_order_runs = 0;
@@ -191,11 +206,15 @@ fn run_once(
         }
     };
     // Wake-ups are counted (best effort: a server of the user's may refuse `mntr`) in runs
-    // with Curator contenders, on a single server.
-    let server = standalone_addr(&target).filter(|_| curator.is_some());
+    // with Curator contenders beside the clients, on a single server.
+    let beside = curator.is_some() && !args.curator_in_place;
+    let server = standalone_addr(&target).filter(|_| beside);
     let before = server.and_then(|server| DeletedWatches::read(server).ok());
     let launcher = client_launcher()?;
     let result = match curator {
+        Some(curator) if args.curator_in_place => {
+            real::run_curator_only(scenario, args.seed, &target, &launcher, curator)
+        }
         Some(curator) => real::run_with_curator(scenario, args.seed, &target, &launcher, curator),
         None => real::run(scenario, args.seed, &target, &launcher),
     };
@@ -222,7 +241,7 @@ fn run_once(
         }
     };
     let violations = ::scenarios::verdict::violations(&trace)?;
-    let interop = curator.map(|_| Interop {
+    let interop = beside.then(|| Interop {
         out_of_order: out_of_order_grants(&trace.events),
         woken,
         releases: releases(&trace),

@@ -4,9 +4,11 @@
 //! with plain `javac` against Debian's Curator 5 jars into a temporary directory. A run with
 //! contenders (`crate::run_with_curator`) starts each as its own JVM process, after the Rust
 //! clients' clock has started: the contender connects, says `ready`, waits for `go`, then
-//! runs the scenario's acquisitions with Curator's own `InterProcessMutex` (or, beside a
-//! `leader-latch` scenario, a fresh `LeaderLatch` per cycle: start, await, close) on the
-//! scenario's lock path, beside the Rust clients. It prints each call and outcome stamped with
+//! runs the scenario's acquisitions with Curator's own `InterProcessMutex` (beside a
+//! `semaphore-mutex` scenario `InterProcessSemaphoreMutex`; beside a `leader-latch` scenario
+//! a fresh `LeaderLatch` per cycle: start, await, close) on the scenario's lock path, beside
+//! the Rust clients, or in their place (`crate::run_curator_only`: each contender is one of
+//! the scenario's clients, cut off through its own proxy by the scenario's network faults). It prints each call and outcome stamped with
 //! `System.nanoTime()` — `CLOCK_MONOTONIC` on Linux, the clock [`crate::clock::RealClock`]
 //! reads — which a reader thread turns into trace events on the contender's client slot
 //! (after the Rust clients' slots), placed on the run's clock. The contenders read and write
@@ -137,7 +139,8 @@ impl Curator {
         };
         for i in 0..self.count {
             let slot = ClientSlot(run.first_slot + i);
-            let command = self.command(&run, slot, contenders.service.port());
+            let connect_string = &run.connect_strings[usize::from(i)];
+            let command = self.command(&run, slot, connect_string, contenders.service.port());
             let stderr = self.dir.join(format!("contender-{}.stderr", slot.0));
             let sink = Sink {
                 recorder: run.recorder.clone(),
@@ -192,13 +195,19 @@ impl Curator {
         command
     }
 
-    /// The command line of the contender of `slot`.
-    fn command(&self, run: &ContenderRun<'_>, slot: ClientSlot, port: u16) -> Command {
+    /// The command line of the contender of `slot`, which connects to `connect_string`.
+    fn command(
+        &self,
+        run: &ContenderRun<'_>,
+        slot: ClientSlot,
+        connect_string: &str,
+        port: u16,
+    ) -> Command {
         let mut command = self.java(MAIN_CLASS);
         let workload = run.workload;
         command
             .arg(run.recipe.argument())
-            .arg(run.connect_string)
+            .arg(connect_string)
             .arg(run.session_timeout_ms.to_string())
             .arg(run.lock_path.as_str())
             .arg(workload.acquisitions.to_string())
@@ -229,6 +238,9 @@ impl Drop for Curator {
 pub(crate) enum CuratorRecipe {
     /// `InterProcessMutex`, beside our `mutex`.
     Mutex,
+    /// `InterProcessSemaphoreMutex` (the `InterProcessSemaphoreV2` of one lease it wraps),
+    /// beside our `semaphore-mutex`.
+    SemaphoreMutex,
     /// `LeaderLatch`, beside our `leader-latch`.
     LeaderLatch,
 }
@@ -238,6 +250,7 @@ impl CuratorRecipe {
     pub(crate) fn of(scenario: &scenarios::scenario::Scenario) -> Option<CuratorRecipe> {
         match scenario.recipe.built_in()? {
             RecipeKind::Mutex => Some(CuratorRecipe::Mutex),
+            RecipeKind::SemaphoreMutex => Some(CuratorRecipe::SemaphoreMutex),
             RecipeKind::LeaderLatch => Some(CuratorRecipe::LeaderLatch),
             _ => None,
         }
@@ -247,6 +260,7 @@ impl CuratorRecipe {
     fn argument(self) -> &'static str {
         match self {
             CuratorRecipe::Mutex => "mutex",
+            CuratorRecipe::SemaphoreMutex => "semaphore-mutex",
             CuratorRecipe::LeaderLatch => "latch",
         }
     }
@@ -256,8 +270,9 @@ impl CuratorRecipe {
 pub(crate) struct ContenderRun<'a> {
     /// Curator's recipe they run.
     pub recipe: CuratorRecipe,
-    /// The server.
-    pub connect_string: &'a str,
+    /// Where each contender connects, in slot order: the server, or the contender's own
+    /// proxy in a run whose faults cut the contenders off.
+    pub connect_strings: Vec<String>,
     /// The session timeout they ask for.
     pub session_timeout_ms: u64,
     /// The lock path.
@@ -266,7 +281,8 @@ pub(crate) struct ContenderRun<'a> {
     pub workload: &'a Workload,
     /// The run's seed (each contender draws its hold and think times from it and its slot).
     pub seed: u64,
-    /// The slot of the first contender (the one after the last Rust client).
+    /// The slot of the first contender (the one after the last Rust client, or 0 when the
+    /// contenders are the scenario's clients).
     pub first_slot: u16,
     /// The run's recorder.
     pub recorder: Recorder,
