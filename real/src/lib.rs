@@ -36,5 +36,6 @@ mod wire;
 
 pub use processes::ClientLauncher;
 pub use run::{
-    RunFailure, curator_only_refusal, curator_refusal, run, run_curator_only, run_with_curator,
+    RunFailure, curator_in_place_refusal, curator_refusal, run, run_curator_in_place,
+    run_with_curator,
 };

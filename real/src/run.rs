@@ -123,14 +123,14 @@ pub fn run_with_curator(
 /// Curator's own client off. Refused before the run as [`run_with_curator`] is, and also
 /// unless there is one contender per client and every fault acts on the network or the
 /// server (a contender's process cannot be paused, crashed or have its session expired).
-pub fn run_curator_only(
+pub fn run_curator_in_place(
     scenario: &Scenario,
     seed: u64,
     target: &Target,
     launcher: &ClientLauncher,
     curator: &Curator,
 ) -> Result<Trace, RunFailure> {
-    let refused = curator_refusal(scenario).or_else(|| curator_only_refusal(scenario, seed));
+    let refused = curator_refusal(scenario).or_else(|| curator_in_place_refusal(scenario, seed));
     if let Some(refused) = refused {
         return Err(RunFailure::before_start(refused));
     }
@@ -153,7 +153,7 @@ pub fn run_curator_only(
 
 /// Why Curator contenders cannot take the place of `scenario`'s clients under the faults of
 /// `seed`, if they cannot: one line naming the fault.
-pub fn curator_only_refusal(scenario: &Scenario, seed: u64) -> Option<String> {
+pub fn curator_in_place_refusal(scenario: &Scenario, seed: u64) -> Option<String> {
     let schedule = scenario.fault_schedule(seed);
     let fault = (schedule.iter())
         .find(|f| !is_network(&f.fault) && !matches!(f.fault, Fault::RestartServer { .. }))?;

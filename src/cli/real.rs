@@ -96,7 +96,7 @@ pub fn run(args: Args) -> Outcome {
         return Err(Failure(refused));
     }
     if args.curator_in_place
-        && let Some(refused) = real::curator_only_refusal(&scenario, args.seed)
+        && let Some(refused) = real::curator_in_place_refusal(&scenario, args.seed)
     {
         return Err(Failure(refused));
     }
@@ -213,7 +213,7 @@ fn run_once(
     let launcher = client_launcher()?;
     let result = match curator {
         Some(curator) if args.curator_in_place => {
-            real::run_curator_only(scenario, args.seed, &target, &launcher, curator)
+            real::run_curator_in_place(scenario, args.seed, &target, &launcher, curator)
         }
         Some(curator) => real::run_with_curator(scenario, args.seed, &target, &launcher, curator),
         None => real::run(scenario, args.seed, &target, &launcher),

@@ -7,7 +7,7 @@
 //! runs the scenario's acquisitions with Curator's own `InterProcessMutex` (beside a
 //! `semaphore-mutex` scenario `InterProcessSemaphoreMutex`; beside a `leader-latch` scenario
 //! a fresh `LeaderLatch` per cycle: start, await, close) on the scenario's lock path, beside
-//! the Rust clients, or in their place (`crate::run_curator_only`: each contender is one of
+//! the Rust clients, or in their place (`crate::run_curator_in_place`: each contender is one of
 //! the scenario's clients, cut off through its own proxy by the scenario's network faults). It prints each call and outcome stamped with
 //! `System.nanoTime()` — `CLOCK_MONOTONIC` on Linux, the clock [`crate::clock::RealClock`]
 //! reads — which a reader thread turns into trace events on the contender's client slot
