@@ -13,9 +13,8 @@
 //! `System.nanoTime()` — `CLOCK_MONOTONIC` on Linux, the clock [`crate::clock::RealClock`]
 //! reads — which a reader thread turns into trace events on the contender's client slot
 //! (after the Rust clients' slots, or the clients' own in place), placed on the run's
-//! clock. The contenders read and write
-//! the run's fenced resource, the same one the Rust clients use, through a local socket
-//! served by the harness, which records their accesses. So a mixed run is one trace,
+//! clock. The contenders read and write the run's fenced resource, the same one the Rust
+//! clients use, through a local socket served by the harness, which records their accesses. So a mixed run is one trace,
 //! checked and reported like any other; [`fifo`] adds the check that grants follow the
 //! queue across languages.
 //!
