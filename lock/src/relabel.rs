@@ -71,7 +71,7 @@ impl Ids {
 }
 
 /// The two kinds of per-client ids a map renumbers.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum IdKind {
     Op = 0,
     Timer = 1,
@@ -179,11 +179,25 @@ impl ClientMap {
     }
 
     /// The image of the counter of ids of `kind`, noted if the map records.
+    ///
+    /// # Panics
+    ///
+    /// When renumbering and an id in use is above the counter: the renumbered counter (the
+    /// number of ids in use) would then hand out an id already in use. The framework and
+    /// the recipes must hand ids out counting up.
     fn counter(&self, counter: u32, kind: IdKind) -> u32 {
         if let Some(recorded) = &self.recorded {
             recorded.borrow_mut().counters[kind as usize] = Some(counter);
         }
-        self.ids.as_ref().map_or(counter, |ids| count(ids.of(kind)))
+        self.ids.as_ref().map_or(counter, |ids| {
+            let in_use = ids.of(kind);
+            assert!(
+                in_use.last().is_none_or(|&newest| newest <= counter),
+                "{kind:?} counter {counter} is below an id in use ({in_use:?}): renumbering \
+                 needs ids handed out counting up"
+            );
+            count(in_use)
+        })
     }
 
     /// The image of a client slot.
@@ -393,6 +407,30 @@ mod tests {
             id.prefix().replace("0001", "0003")
         );
         assert_eq!(map.path_text(&unmoved), None, "a prefix the map leaves");
+    }
+
+    /// A map renumbering a client whose op ids in use are `ops`.
+    fn renumbering(ops: &[u32]) -> ClientMap {
+        let recording = ClientMap::recording();
+        for &op in ops {
+            recording.op(OpId(op));
+        }
+        let mut map = ClientMap::new();
+        map.renumber(recording.recorded());
+        map
+    }
+
+    #[test]
+    fn renumbering_ranks_the_ids_in_use_and_counts_them() {
+        let map = renumbering(&[40, 7, 12]);
+        assert_eq!([7, 12, 40].map(|op| map.op(OpId(op)).0), [1, 2, 3]);
+        assert_eq!(map.op_counter(41), 3, "the next id, 4, is above the three");
+    }
+
+    #[test]
+    #[should_panic(expected = "Op counter 20 is below an id in use ([7, 12, 40])")]
+    fn a_counter_below_an_id_in_use_cannot_be_renumbered() {
+        renumbering(&[40, 7, 12]).op_counter(20);
     }
 
     #[test]
