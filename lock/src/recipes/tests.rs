@@ -362,13 +362,41 @@ fn connection_loss_during_create_leaves_exactly_one_node() {
         assert_eq!(h.peers[0].sessions, [SessionEvent::Suspended]);
         h.reconnect(0);
         h.settle();
-        assert_eq!(
-            h.children("/locks/m").len(),
-            1,
-            "applied before the loss: {applied}"
-        );
+        let same_session = SessionEvent::Reconnected {
+            session_changed: false,
+        };
+        assert_eq!(h.peers[0].sessions, [SessionEvent::Suspended, same_session]);
+        let names = h.children("/locks/m");
+        assert_eq!(names.len(), 1, "applied before the loss: {applied}");
         assert!(acquired(&h, 0).is_some());
     }
+}
+
+#[test]
+fn an_own_node_found_after_a_connection_loss_is_adopted_not_made_again() {
+    let mut h = mutexes(1);
+    for call in [acquire(A), release(A)] {
+        h.call(0, call);
+        h.settle();
+    }
+    let deletes = |h: &Harness<Mutex>| sent(h, 0, |r| matches!(r, Request::Delete { .. }));
+    assert_eq!(deletes(&h), 1, "the release");
+    h.call(0, acquire(A));
+    // The create is applied and its answer lost with the connection; the client reconnects
+    // to the same session and finds the node by its protection prefix.
+    h.drop_connection(0, true);
+    h.settle();
+    h.reconnect(0);
+    h.settle();
+    assert!(acquired(&h, 0).is_some());
+    let names = h.children("/locks/m");
+    assert_eq!(names.len(), 1);
+    assert!(names[0].ends_with("-lock-0000000001"), "{names:?}");
+    assert_eq!(
+        deletes(&h),
+        1,
+        "the session's own node is not deleted and made again"
+    );
 }
 
 #[test]
