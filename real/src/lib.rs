@@ -36,6 +36,5 @@ mod wire;
 
 pub use processes::ClientLauncher;
 pub use run::{
-    RunFailure, curator_in_place_refusal, curator_refusal, run, run_curator_in_place,
-    run_with_curator,
+    CuratorPlacement, RunFailure, curator_in_place_refusal, curator_refusal, run, run_with_curator,
 };

@@ -92,69 +92,47 @@ pub fn run(
     run_beside(scenario, seed, target, launcher, Contenders::None)
 }
 
-/// As [`run()`], with `curator`'s contenders running Curator's own `InterProcessMutex` beside
-/// the scenario's clients, on the same lock path, with the same workload and resource (see
-/// [`crate::curator`]); they are the trace's clients after the scenario's. Refused before
-/// the run unless the recipe is `mutex` (`semaphore-mutex`: they run Curator's
-/// `InterProcessSemaphoreMutex`; `leader-latch`: its `LeaderLatch`),
-/// without acquire timeouts or reentrant holds (the contenders acquire plainly).
+/// As [`run()`], with `curator`'s contenders running Curator's own counterpart of the recipe
+/// (`InterProcessMutex` for `mutex`, `InterProcessSemaphoreMutex` for `semaphore-mutex`,
+/// `LeaderLatch` for `leader-latch`) on the same lock path, with the same workload and
+/// resource (see [`crate::curator`]), placed as `placement` says:
+///
+/// - [`CuratorPlacement::Beside`] the scenario's clients: they are the trace's clients after
+///   the scenario's.
+/// - [`CuratorPlacement::InPlace`] of them: contender `i` is client `i`, through its own
+///   proxy, so that the scenario's partitions cut Curator's own client off.
+///
+/// Refused before the run unless the recipe has a Curator counterpart, without acquire
+/// timeouts or reentrant holds (the contenders acquire plainly) and, in place, unless there
+/// is one contender per client and every fault acts on the network or the server (a
+/// contender's process cannot be paused, crashed or have its session expired).
 pub fn run_with_curator(
     scenario: &Scenario,
     seed: u64,
     target: &Target,
     launcher: &ClientLauncher,
     curator: &Curator,
+    placement: CuratorPlacement,
 ) -> Result<Trace, RunFailure> {
-    if let Some(refused) = curator_refusal(scenario) {
-        return Err(RunFailure::before_start(refused));
-    }
-    run_beside(
-        scenario,
-        seed,
-        target,
-        launcher,
-        Contenders::Beside(curator),
-    )
+    let contenders = match placement {
+        CuratorPlacement::Beside => Contenders::Beside(curator),
+        CuratorPlacement::InPlace => Contenders::InPlace(curator),
+    };
+    run_beside(scenario, seed, target, launcher, contenders)
 }
 
-/// As [`run()`], with `curator`'s contenders as the scenario's clients: contender `i` runs
-/// Curator's own counterpart of the recipe (`InterProcessMutex`, `InterProcessSemaphoreMutex`,
-/// `LeaderLatch`) as client `i`, through its own proxy, so that the scenario's partitions cut
-/// Curator's own client off. Refused before the run as [`run_with_curator`] is, and also
-/// unless there is one contender per client and every fault acts on the network or the
-/// server (a contender's process cannot be paused, crashed or have its session expired).
-pub fn run_curator_in_place(
-    scenario: &Scenario,
-    seed: u64,
-    target: &Target,
-    launcher: &ClientLauncher,
-    curator: &Curator,
-) -> Result<Trace, RunFailure> {
-    let refused = curator_refusal(scenario).or_else(|| curator_in_place_refusal(scenario, seed));
-    if let Some(refused) = refused {
-        return Err(RunFailure::before_start(refused));
-    }
-    if curator.count() != scenario.clients {
-        return Err(RunFailure::before_start(format!(
-            "clients: Curator contenders in place of the clients take one per client, so \
-             expected {} contender(s), found {}",
-            scenario.clients,
-            curator.count()
-        )));
-    }
-    run_beside(
-        scenario,
-        seed,
-        target,
-        launcher,
-        Contenders::InPlace(curator),
-    )
+/// Where Curator's contenders run ([`run_with_curator`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CuratorPlacement {
+    /// Beside the scenario's clients, on the same lock path.
+    Beside,
+    /// In the place of the scenario's clients, one contender per client.
+    InPlace,
 }
 
-/// Why Curator contenders cannot take the place of `scenario`'s clients under the faults of
-/// `seed`, if they cannot: one line naming the fault.
-pub fn curator_in_place_refusal(scenario: &Scenario, seed: u64) -> Option<String> {
-    let schedule = scenario.fault_schedule(seed);
+/// Why Curator contenders cannot take the place of the clients of a scenario whose seed
+/// draws `schedule`, if they cannot: one line naming the first fault they cannot take.
+pub fn curator_in_place_refusal(schedule: &[ScheduledFault], seed: u64) -> Option<String> {
     let fault = (schedule.iter())
         .find(|f| !is_network(&f.fault) && !matches!(f.fault, Fault::RestartServer { .. }))?;
     Some(format!(
@@ -192,6 +170,32 @@ impl<'a> Contenders<'a> {
             _ => scenario.clients,
         }
     }
+
+    /// Why these contenders cannot run `scenario` under the faults of `seed`, its
+    /// `schedule`, if they cannot: one line.
+    fn refusal(
+        self,
+        scenario: &Scenario,
+        seed: u64,
+        schedule: &[ScheduledFault],
+    ) -> Option<String> {
+        match self {
+            Contenders::None => None,
+            Contenders::Beside(_) => curator_refusal(scenario),
+            Contenders::InPlace(curator) => curator_refusal(scenario)
+                .or_else(|| curator_in_place_refusal(schedule, seed))
+                .or_else(|| {
+                    (curator.count() != scenario.clients).then(|| {
+                        format!(
+                            "clients: Curator contenders in place of the clients take one per \
+                             client, so expected {} contender(s), found {}",
+                            scenario.clients,
+                            curator.count()
+                        )
+                    })
+                }),
+        }
+    }
 }
 
 /// Why Curator contenders cannot run beside `scenario`'s clients, if they cannot: one line
@@ -223,6 +227,10 @@ fn run_beside(
     launcher: &ClientLauncher,
     contenders: Contenders<'_>,
 ) -> Result<Trace, RunFailure> {
+    let schedule = scenario.fault_schedule(seed);
+    if let Some(refused) = contenders.refusal(scenario, seed, &schedule) {
+        return Err(RunFailure::before_start(refused));
+    }
     let Some(recipe) = scenario.recipe.built_in() else {
         return Err(RunFailure::before_start(format!(
             "recipe: expected a recipe of splitbrain's table, found `{}`, a recipe of your own \
@@ -230,7 +238,6 @@ fn run_beside(
             scenario.recipe
         )));
     };
-    let schedule = scenario.fault_schedule(seed);
     if let Some(refused) = refusal(scenario, seed, &schedule, target.is_local()) {
         return Err(RunFailure::before_start(refused));
     }

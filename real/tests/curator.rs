@@ -50,8 +50,15 @@ fn passes_mixed(scenario: &Scenario) {
     let server: SocketAddr = target.connect_string().parse().unwrap();
     let before = DeletedWatches::read(server).unwrap();
     let started = Instant::now();
-    let trace = real::run_with_curator(scenario, 0, &target, &launcher(), &curator)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let trace = real::run_with_curator(
+        scenario,
+        0,
+        &target,
+        &launcher(),
+        &curator,
+        real::CuratorPlacement::Beside,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let took = started.elapsed();
     let woken = DeletedWatches::read(server).unwrap().since(before);
     target.stop();

@@ -14,6 +14,7 @@ use ::scenarios::scenario::Scenario;
 use ::scenarios::trace::EventKind;
 use lock::recipes::Call;
 use real::ClientLauncher;
+use real::CuratorPlacement;
 use real::curator::Curator;
 use real::curator::fifo::out_of_order_grants;
 use real::local::Settings;
@@ -96,7 +97,7 @@ pub fn run(args: Args) -> Outcome {
         return Err(Failure(refused));
     }
     if args.curator_in_place
-        && let Some(refused) = real::curator_in_place_refusal(&scenario, args.seed)
+        && let Some(refused) = real::curator_in_place_refusal(&schedule, args.seed)
     {
         return Err(Failure(refused));
     }
@@ -188,7 +189,8 @@ fn with_leader_kill(mut scenario: Scenario, args: &Args) -> Result<Scenario, Fai
 }
 
 /// One run on a server of its own (started and stopped here with --start-local), with
-/// `curator`'s contenders beside the scenario's clients when given.
+/// `curator`'s contenders beside the scenario's clients (in their place with
+/// `--curator-in-place`) when given.
 fn run_once(
     args: &Args,
     scenario: &Scenario,
@@ -212,10 +214,14 @@ fn run_once(
     let before = server.and_then(|server| DeletedWatches::read(server).ok());
     let launcher = client_launcher()?;
     let result = match curator {
-        Some(curator) if args.curator_in_place => {
-            real::run_curator_in_place(scenario, args.seed, &target, &launcher, curator)
+        Some(curator) => {
+            let placement = if args.curator_in_place {
+                CuratorPlacement::InPlace
+            } else {
+                CuratorPlacement::Beside
+            };
+            real::run_with_curator(scenario, args.seed, &target, &launcher, curator, placement)
         }
-        Some(curator) => real::run_with_curator(scenario, args.seed, &target, &launcher, curator),
         None => real::run(scenario, args.seed, &target, &launcher),
     };
     let woken = match (server, before, &result) {

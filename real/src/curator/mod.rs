@@ -7,16 +7,16 @@
 //! runs the scenario's acquisitions with Curator's own `InterProcessMutex` (beside a
 //! `semaphore-mutex` scenario `InterProcessSemaphoreMutex`; beside a `leader-latch` scenario
 //! a fresh `LeaderLatch` per cycle: start, await, close) on the scenario's lock path, beside
-//! the Rust clients, or in their place (`crate::run_curator_in_place`: each contender is one
+//! the Rust clients, or in their place (`crate::CuratorPlacement::InPlace`: each contender is one
 //! of the scenario's clients, cut off through its own proxy by the scenario's network
 //! faults). It prints each call and outcome stamped with
 //! `System.nanoTime()` — `CLOCK_MONOTONIC` on Linux, the clock [`crate::clock::RealClock`]
 //! reads — which a reader thread turns into trace events on the contender's client slot
 //! (after the Rust clients' slots, or the clients' own in place), placed on the run's
 //! clock. The contenders read and write the run's fenced resource, the same one the Rust
-//! clients use, through a local socket served by the harness, which records their accesses. So a mixed run is one trace,
-//! checked and reported like any other; [`fifo`] adds the check that grants follow the
-//! queue across languages.
+//! clients use, through a local socket served by the harness, which records their
+//! accesses. So a mixed run is one trace, checked and reported like any other; [`fifo`] adds
+//! the check that grants follow the queue across languages.
 //!
 //! A contender's trace has no session or watch events: Curator keeps those inside
 //! (count its wake-ups from the server, [`crate::wakeups`]).
