@@ -194,10 +194,7 @@ pub fn trace<R: Testable>(
     let fault_schedule = events
         .iter()
         .filter_map(|event| match &event.kind {
-            EventKind::FaultStart { fault } => Some(ScheduledFault {
-                at_ms: event.t,
-                fault: fault.clone(),
-            }),
+            EventKind::FaultStart { fault } => Some(ScheduledFault::at(event.t, fault.clone())),
             _ => None,
         })
         .collect();

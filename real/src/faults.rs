@@ -13,7 +13,9 @@
 //! - `partition`, `isolate`, `heal`: the client's links through its proxy (`real::proxy`) hold
 //!   bytes in the cut directions until the fault's `for_ms` ends it or a `heal` ends every
 //!   cut; the fault's end is recorded then (a cut between two clients cuts nothing: they
-//!   exchange nothing).
+//!   exchange nothing). A cut with an `on_request` is armed at its time and starts (and is
+//!   recorded) when the client's matching request reaches the proxy, which holds it; one
+//!   whose request has not come when every workload is done never starts.
 //! - `crash`: the client's process is SIGKILLed (its sessions stay on the server until the
 //!   server expires them) and a new process for the client carries on with the cycles the
 //!   dead one had not begun (`ClientProcess::kill`, then `ClientProcess::restart`). The
@@ -71,7 +73,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use futures::channel::oneshot;
 use futures::stream::FuturesUnordered;
-use scenarios::fault::{Fault, ScheduledFault};
+use scenarios::fault::{Fault, RequestTrigger, ScheduledFault};
 use scenarios::scenario::Scenario;
 use scenarios::trace::EventKind;
 use tokio::task::JoinHandle;
@@ -98,12 +100,6 @@ fn missing_counterpart(fault: &Fault, local: bool) -> Option<&'static str> {
     }
 }
 
-/// The fault's kind as scenario files name it (`pause`, `restart_server`, ...).
-pub(crate) fn kind_name(fault: &Fault) -> String {
-    let value = serde_json::to_value(fault).expect("a fault serializes");
-    value["kind"].as_str().unwrap_or("fault").to_owned()
-}
-
 /// One line refusing the first fault of `schedule` (seed `seed`'s schedule of `scenario`,
 /// in time order) that has no real counterpart, or the first restart of the server that
 /// starts while an earlier one keeps the server down: a fixed fault by its index in the
@@ -117,7 +113,7 @@ pub fn refusal(
 ) -> Option<String> {
     for (index, scheduled) in scenario.faults.iter().enumerate() {
         if let Some(why) = missing_counterpart(&scheduled.fault, local) {
-            let kind = kind_name(&scheduled.fault);
+            let kind = scheduled.fault.kind();
             return Some(format!(
                 "faults[{index}]: {kind} has no real counterpart yet ({why})"
             ));
@@ -130,7 +126,7 @@ pub fn refusal(
             continue;
         }
         if let Some(why) = missing_counterpart(&scheduled.fault, local) {
-            let kind = kind_name(&scheduled.fault);
+            let kind = scheduled.fault.kind();
             return Some(format!(
                 "random_faults: seed {seed} draws {kind} at {} ms, which has no real \
                  counterpart yet ({why})",
@@ -249,11 +245,20 @@ impl<'a> Injector<'a> {
             tokio::select! {
                 biased;
                 Some(ended) = lasting.next(), if !lasting.is_empty() => ended?,
-                () = &mut no_more, if starting => starting = false,
+                () = &mut no_more, if starting => {
+                    starting = false;
+                    // A cut armed for a request that has not come never starts now.
+                    if let Some(proxies) = &self.proxies {
+                        proxies.disarm_all();
+                    }
+                }
                 () = tokio::time::sleep_until(at.unwrap_or(start).into()), if at.is_some() => {
                     let (index, scheduled) = due.next().expect("a fault is due");
-                    let named = move |why: String| format!("fault_schedule[{index}] ({}): {why}", kind_name(&scheduled.fault));
-                    let started = self.start(index, &scheduled.fault, schedule).await;
+                    let named = move |why: String| format!("fault_schedule[{index}] ({}): {why}", scheduled.fault.kind());
+                    let started = match &scheduled.on_request {
+                        Some(trigger) => self.arm(index, &scheduled.fault, trigger.clone()).map(Some),
+                        None => self.start(index, &scheduled.fault, schedule).await,
+                    };
                     if let Some(rest) = started.map_err(named)? {
                         lasting.push(Box::pin(async move { rest.await.map_err(named) }));
                     }
@@ -331,24 +336,48 @@ impl<'a> Injector<'a> {
                     (self.proxies.clone()).ok_or("no proxy between clients and server")?;
                 self.record(start);
                 proxies.cut(index, fault);
-                let Some(for_ms) = for_ms else {
+                if for_ms.is_none() {
                     return Ok(None);
-                };
+                }
                 let recorder = self.recorder.clone();
-                Box::pin(async move {
-                    tokio::time::sleep(Duration::from_millis(for_ms)).await;
-                    // False when a heal ended it first.
-                    if proxies.heal(index) {
-                        recorder.record(None, end);
-                    }
-                    Ok(())
-                })
+                Box::pin(heal_after(for_ms, proxies, index, recorder, end))
             }
             Fault::Delay { .. } | Fault::Drop { .. } => {
                 return Err("no real counterpart (refused before the run)".into());
             }
         };
         Ok(Some(lasting))
+    }
+
+    /// Arms fault `index` (a cut of one client's links) to start at that client's request
+    /// matching `trigger`: its start is recorded then. The part that lasts waits for the
+    /// start, then for the cut's `for_ms`, and records the end; a cut disarmed before its
+    /// request came ends without a record.
+    fn arm(
+        &self,
+        index: usize,
+        fault: &Fault,
+        trigger: RequestTrigger,
+    ) -> Result<Lasting<'a>, String> {
+        let proxies = (self.proxies.clone()).ok_or("no proxy between clients and server")?;
+        let (start, end) = (fault_start(fault), fault_end(fault));
+        let (started_tx, started) = oneshot::channel();
+        let recorder = self.recorder.clone();
+        proxies.arm(index, fault, trigger, move || {
+            recorder.record(None, start);
+            let _ = started_tx.send(());
+        })?;
+        let for_ms = match *fault {
+            Fault::Partition { for_ms, .. } | Fault::Isolate { for_ms, .. } => for_ms,
+            _ => None,
+        };
+        let recorder = self.recorder.clone();
+        Ok(Box::pin(async move {
+            match started.await {
+                Ok(()) => heal_after(for_ms, proxies, index, recorder, end).await,
+                Err(_) => Ok(()),
+            }
+        }))
     }
 
     /// Starts a restart of the local server on a thread of its own: its start is recorded
@@ -379,6 +408,24 @@ impl<'a> Injector<'a> {
     fn record(&self, kind: EventKind) {
         self.recorder.record(None, kind);
     }
+}
+
+/// Heals cut `index` after `for_ms` (a cut without one lasts until a `heal`) and records its
+/// `end`, unless a heal ended it first.
+async fn heal_after(
+    for_ms: Option<u64>,
+    proxies: Arc<Proxies>,
+    index: usize,
+    recorder: Recorder,
+    end: EventKind,
+) -> Result<(), String> {
+    if let Some(for_ms) = for_ms {
+        tokio::time::sleep(Duration::from_millis(for_ms)).await;
+        if proxies.heal(index) {
+            recorder.record(None, end);
+        }
+    }
+    Ok(())
 }
 
 fn fault_start(fault: &Fault) -> EventKind {

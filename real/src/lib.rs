@@ -21,6 +21,7 @@ pub mod clock;
 pub mod curator;
 pub mod executor;
 pub mod faults;
+mod frames;
 pub mod local;
 mod processes;
 mod proxy;

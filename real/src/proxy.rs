@@ -11,15 +11,22 @@
 //! at the heal. A new connection made while the client is cut is accepted and held likewise
 //! (its handshake gets no answer until the heal). Cuts are keyed by the index of the fault
 //! that made them, so overlapping faults heal one by one, or all at once (`heal`).
+//!
+//! A cut can also be armed to start at a client's request ([`Proxies::arm`], a fault's
+//! `on_request`): the client's stream is read as ZooKeeper's frames ([`crate::frames`]), and
+//! the frame carrying the first matching request starts the cut before it is passed on, so
+//! the cut holds that request and everything after it.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use scenarios::fault::{Fault, Node};
+use scenarios::fault::{Fault, Node, RequestTrigger};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+
+use crate::frames::{FoundRequest, Frames};
 
 /// A direction of a client's links.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -33,10 +40,22 @@ pub(crate) enum Direction {
 /// One cut: a client's links in one direction.
 type Cut = (u16, Direction);
 
-/// The cuts in force, by the index of the fault that made them; a change is announced on
-/// `changed`.
+/// A cut waiting for a request of its client (a fault's `on_request`).
+struct ArmedCut {
+    /// The index of its fault.
+    index: usize,
+    client: u16,
+    trigger: RequestTrigger,
+    cuts: Vec<Cut>,
+    /// Called as the cut starts (before it is in force).
+    started: Box<dyn FnOnce() + Send>,
+}
+
+/// The cuts in force, by the index of the fault that made them, and the cuts armed to start
+/// at a request; a change of the cuts is announced on `changed`.
 struct Links {
     cuts: Mutex<BTreeMap<usize, Vec<Cut>>>,
+    armed: Mutex<Vec<ArmedCut>>,
     changed: watch::Sender<()>,
 }
 
@@ -46,6 +65,25 @@ impl Links {
         cuts.values()
             .flatten()
             .any(|&cut| cut == (client, direction))
+    }
+
+    /// Starts every cut armed for `client`'s `request`, about to be passed on.
+    fn fire(&self, client: u16, (op, path): &FoundRequest) {
+        let fired: Vec<ArmedCut> = {
+            let mut armed = self.armed.lock().expect("armed cuts");
+            let matches = |a: &ArmedCut| a.client == client && a.trigger.matches(*op, path);
+            let (fired, waiting) = std::mem::take(&mut *armed).into_iter().partition(matches);
+            *armed = waiting;
+            fired
+        };
+        for armed in fired {
+            (armed.started)();
+            self.cuts
+                .lock()
+                .expect("cuts")
+                .insert(armed.index, armed.cuts);
+            self.changed.send_replace(());
+        }
     }
 }
 
@@ -63,6 +101,7 @@ impl Proxies {
     pub async fn start(servers: &str, clients: u16) -> Result<Proxies, String> {
         let links = Arc::new(Links {
             cuts: Mutex::default(),
+            armed: Mutex::default(),
             changed: watch::Sender::new(()),
         });
         let mut connect_strings = Vec::new();
@@ -97,6 +136,34 @@ impl Proxies {
         let cuts = cuts_of(fault, clients);
         self.links.cuts.lock().expect("cuts").insert(index, cuts);
         self.links.changed.send_replace(());
+    }
+
+    /// Arms what `fault` (fault `index` of the schedule, a cut of one client's links) cuts,
+    /// to start when that client's request matching `trigger` reaches its proxy: `started`
+    /// is called then, and the cut holds the request and what follows.
+    pub fn arm(
+        &self,
+        index: usize,
+        fault: &Fault,
+        trigger: RequestTrigger,
+        started: impl FnOnce() + Send + 'static,
+    ) -> Result<(), String> {
+        let client =
+            (fault.requesting_client()).ok_or("on_request only on a cut of one client's links")?;
+        let clients = u16::try_from(self.connect_strings.len()).unwrap_or(u16::MAX);
+        self.links.armed.lock().expect("armed cuts").push(ArmedCut {
+            index,
+            client,
+            trigger,
+            cuts: cuts_of(fault, clients),
+            started: Box::new(started),
+        });
+        Ok(())
+    }
+
+    /// Disarms every cut that has not started (their `started` is never called).
+    pub fn disarm_all(&self) {
+        self.links.armed.lock().expect("armed cuts").clear();
     }
 
     /// Ends the cuts of fault `index`; false when a heal had ended them already.
@@ -166,24 +233,127 @@ async fn accept(listener: TcpListener, server: String, client: u16, links: Arc<L
     }
 }
 
-/// Copies `from` to `to`, holding each chunk (and the end of stream) while `cut` is in force.
+/// Copies `from` to `to`, holding each piece (and the end of stream) while `cut` is in force.
+/// From a client, the pieces are ZooKeeper's frames, and a request in one starts the cuts
+/// armed for it before it is passed on (so that they hold it); from the server, whatever each
+/// read returns.
 async fn pump(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, cut: Cut, links: Arc<Links>) {
-    let mut changes = links.changed.subscribe();
+    let mut link = Link {
+        to: &mut to,
+        cut,
+        links: &links,
+        changes: links.changed.subscribe(),
+    };
     let mut chunk = vec![0; 64 * 1024];
+    let mut frames = (cut.1 == Direction::Up).then(Frames::default);
     loop {
         let read = from.read(&mut chunk).await.unwrap_or(0);
-        loop {
-            changes.borrow_and_update();
-            if !links.is_cut(cut.0, cut.1) {
-                break;
+        let passed = match frames.as_mut() {
+            Some(frames) if read == 0 => link.pass(&frames.rest()).await,
+            None => link.pass(&chunk[..read]).await,
+            Some(frames) => {
+                frames.push(&chunk[..read]);
+                let mut passed = true;
+                while passed && let Some((frame, request)) = frames.next() {
+                    if let Some(request) = request {
+                        links.fire(cut.0, &request);
+                    }
+                    passed = link.pass(&frame).await;
+                }
+                passed
             }
-            if changes.changed().await.is_err() {
-                return;
-            }
-        }
-        if read == 0 || to.write_all(&chunk[..read]).await.is_err() {
-            let _ = to.shutdown().await;
+        };
+        if !passed || read == 0 {
+            let _ = link.to.shutdown().await;
             return;
         }
+    }
+}
+
+/// One direction of a client's link, as a pump writes it.
+struct Link<'a> {
+    to: &'a mut OwnedWriteHalf,
+    cut: Cut,
+    links: &'a Links,
+    changes: watch::Receiver<()>,
+}
+
+impl Link<'_> {
+    /// Waits while the link is cut, then writes `bytes`; false when the proxies are gone or
+    /// the write failed.
+    async fn pass(&mut self, bytes: &[u8]) -> bool {
+        loop {
+            self.changes.borrow_and_update();
+            if !self.links.is_cut(self.cut.0, self.cut.1) {
+                break;
+            }
+            if self.changes.changed().await.is_err() {
+                return false;
+            }
+        }
+        bytes.is_empty() || self.to.write_all(bytes).await.is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scenarios::fault::RequestOp;
+
+    /// A ZooKeeper frame: its length, then `body`.
+    fn frame(body: &[u8]) -> Vec<u8> {
+        [&(body.len() as u32).to_be_bytes()[..], body].concat()
+    }
+
+    /// A request frame of op code `op` on `path`.
+    fn request(op: i32, path: &str) -> Vec<u8> {
+        let body = [
+            &7i32.to_be_bytes()[..],
+            &op.to_be_bytes(),
+            &(path.len() as i32).to_be_bytes(),
+            path.as_bytes(),
+        ]
+        .concat();
+        frame(&body)
+    }
+
+    #[tokio::test]
+    async fn an_armed_cut_starts_at_its_client_s_matching_request_and_holds_it() {
+        let server = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = server.local_addr().unwrap().to_string();
+        let proxies = Proxies::start(&address, 1).await.unwrap();
+        let cut_off = Fault::Isolate {
+            node: Node::Client(0),
+            for_ms: None,
+        };
+        let trigger = RequestTrigger {
+            op: RequestOp::Create,
+            path_contains: "/leases/".into(),
+        };
+        let (started_tx, started) = tokio::sync::oneshot::channel();
+        proxies
+            .arm(3, &cut_off, trigger, move || started_tx.send(()).unwrap())
+            .unwrap();
+        let mut client = TcpStream::connect(proxies.connect_string(0)).await.unwrap();
+        let (mut inbound, _) = server.accept().await.unwrap();
+        // The connect request, then a listing and a create elsewhere: none starts the cut.
+        let before = [
+            frame(&[0; 12]),
+            request(12, "/l/leases"),
+            request(15, "/l/locks/_c_1-lock-"),
+        ]
+        .concat();
+        client.write_all(&before).await.unwrap();
+        let mut received = vec![0; before.len()];
+        inbound.read_exact(&mut received).await.unwrap();
+        assert_eq!(received, before);
+        let create = request(1, "/l/leases/_c_1-lease-");
+        client.write_all(&create).await.unwrap();
+        started.await.expect("the create started the cut");
+        assert!(proxies.links.is_cut(0, Direction::Up), "the create is held");
+        assert!(proxies.heal(3));
+        let mut received = vec![0; create.len()];
+        inbound.read_exact(&mut received).await.unwrap();
+        assert_eq!(received, create, "passed on at the heal");
     }
 }

@@ -139,7 +139,7 @@ pub fn curator_in_place_refusal(schedule: &[ScheduledFault], seed: u64) -> Optio
         "faults: Curator contenders in place of the clients take network faults and server \
          restarts only (the harness cannot pause, crash or expire a Java contender), found \
          {} at {} ms (seed {seed})",
-        crate::faults::kind_name(&fault.fault),
+        fault.fault.kind(),
         fault.at_ms
     ))
 }

@@ -1,6 +1,7 @@
 //! The fault vocabulary, shared by scenario files, property-test generators, the simulator's
 //! fault injector and traces. Times and durations are milliseconds of simulated time.
 
+use lock::zk::Request;
 use serde::{Deserialize, Serialize};
 
 /// A machine in a run: the ZooKeeper server or a client by index.
@@ -106,12 +107,140 @@ fn default_restart_down_ms() -> u64 {
     DEFAULT_RESTART_DOWN_MS
 }
 
-/// A fault at a point of simulated time.
+/// A fault at a point of simulated time, or at the first request of a kind its client sends
+/// from then on.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduledFault {
-    /// When, in ms of simulated time from the start of the run.
+    /// When, in ms of simulated time from the start of the run; with `on_request`, when the
+    /// fault is armed.
     pub at_ms: u64,
     /// What.
     pub fault: Fault,
+    /// When given, the fault starts not at `at_ms` but at the first request matching it that
+    /// the fault's client sends from then on (a partition between one client and the server,
+    /// or an isolation of one client): the cut is in force before that request leaves, so
+    /// the request itself is held. A fault whose request never comes never starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_request: Option<RequestTrigger>,
+}
+
+impl ScheduledFault {
+    /// `fault` at `at_ms`, started by time alone.
+    pub fn at(at_ms: u64, fault: Fault) -> ScheduledFault {
+        ScheduledFault {
+            at_ms,
+            fault,
+            on_request: None,
+        }
+    }
+}
+
+impl Fault {
+    /// The fault's kind as scenario files name it (`pause`, `restart_server`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Fault::Pause { .. } => "pause",
+            Fault::Partition { .. } => "partition",
+            Fault::Isolate { .. } => "isolate",
+            Fault::Heal => "heal",
+            Fault::ExpireSession { .. } => "expire_session",
+            Fault::Crash { .. } => "crash",
+            Fault::RestartServer { .. } => "restart_server",
+            Fault::Delay { .. } => "delay",
+            Fault::Drop { .. } => "drop",
+        }
+    }
+
+    /// The client a request of which may start this fault (see
+    /// [`ScheduledFault::on_request`]): the one client of a partition between a client and
+    /// the server, or an isolated client.
+    pub fn requesting_client(&self) -> Option<u16> {
+        match *self {
+            Fault::Isolate {
+                node: Node::Client(client),
+                ..
+            }
+            | Fault::Partition {
+                a: Node::Client(client),
+                b: Node::Server,
+                ..
+            }
+            | Fault::Partition {
+                a: Node::Server,
+                b: Node::Client(client),
+                ..
+            } => Some(client),
+            _ => None,
+        }
+    }
+}
+
+/// The requests that start a fault: of one kind, on a path containing some text.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestTrigger {
+    /// The request's kind.
+    pub op: RequestOp,
+    /// Text the request's path contains (for a create, the path asked for: a sequential
+    /// node's prefix, with a protected create's `_c_` prefix); empty matches every path.
+    #[serde(default)]
+    pub path_contains: String,
+}
+
+impl RequestTrigger {
+    /// Whether a request of kind `op` on `path` starts the fault.
+    pub fn matches(&self, op: RequestOp, path: &str) -> bool {
+        self.op == op && path.contains(&self.path_contains)
+    }
+}
+
+/// A kind of ZooKeeper request, as [`RequestTrigger`] names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestOp {
+    /// `create` (any mode, also ZooKeeper's `create2`, container and TTL creates).
+    Create,
+    /// `delete`.
+    Delete,
+    /// `setData`.
+    SetData,
+    /// `getData`.
+    GetData,
+    /// `exists`.
+    Exists,
+    /// `getChildren` (and `getChildren2`).
+    GetChildren,
+    /// `removeWatches`.
+    RemoveWatches,
+}
+
+impl RequestOp {
+    /// The kind of `request`.
+    pub fn of(request: &Request) -> RequestOp {
+        match request {
+            Request::Create { .. } => RequestOp::Create,
+            Request::Delete { .. } => RequestOp::Delete,
+            Request::SetData { .. } => RequestOp::SetData,
+            Request::GetData { .. } => RequestOp::GetData,
+            Request::Exists { .. } => RequestOp::Exists,
+            Request::GetChildren { .. } => RequestOp::GetChildren,
+            Request::RemoveWatches { .. } => RequestOp::RemoveWatches,
+        }
+    }
+
+    /// The kind of a request with ZooKeeper's wire op code `code` (`ZooDefs.OpCode`), if it
+    /// is one a trigger can name.
+    pub fn of_code(code: i32) -> Option<RequestOp> {
+        match code {
+            1 | 15 | 19 | 21 => Some(RequestOp::Create),
+            2 => Some(RequestOp::Delete),
+            3 => Some(RequestOp::Exists),
+            4 => Some(RequestOp::GetData),
+            5 => Some(RequestOp::SetData),
+            8 | 12 => Some(RequestOp::GetChildren),
+            18 => Some(RequestOp::RemoveWatches),
+            _ => None,
+        }
+    }
 }

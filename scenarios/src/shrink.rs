@@ -107,8 +107,8 @@ pub fn shorter(scheduled: &ScheduledFault) -> Vec<ScheduledFault> {
                 Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } => {}
             }
             ScheduledFault {
-                at_ms: scheduled.at_ms,
                 fault,
+                ..scheduled.clone()
             }
         })
         .collect()
@@ -191,17 +191,14 @@ mod tests {
     #[test]
     fn simplify_shortens_items_while_the_violation_stays() {
         // Violates while the pause lasts at least 300 ms.
-        let pause = ScheduledFault {
-            at_ms: 10,
-            fault: Fault::Pause {
+        let pause = ScheduledFault::at(
+            10,
+            Fault::Pause {
                 client: 0,
                 for_ms: 2_000,
             },
-        };
-        let restart = ScheduledFault {
-            at_ms: 20,
-            fault: Fault::Crash { client: 0 },
-        };
+        );
+        let restart = ScheduledFault::at(20, Fault::Crash { client: 0 });
         let long_enough = |s: &[ScheduledFault]| matches!(s[0].fault, Fault::Pause { for_ms, .. } if for_ms >= 300);
         let simplified = simplify(&[pause, restart.clone()], shorter, long_enough);
         let Fault::Pause { for_ms, .. } = simplified.schedule[0].fault else {
@@ -214,10 +211,7 @@ mod tests {
 
     #[test]
     fn a_restart_s_downtime_shrinks_like_a_duration() {
-        let restart = ScheduledFault {
-            at_ms: 20,
-            fault: Fault::RestartServer { down_ms: 2_000 },
-        };
+        let restart = ScheduledFault::at(20, Fault::RestartServer { down_ms: 2_000 });
         let downs: Vec<Fault> = shorter(&restart).into_iter().map(|s| s.fault).collect();
         assert_eq!(
             downs,

@@ -343,6 +343,7 @@ impl SessionTask {
     fn submit(&mut self, op: OpId, request: Request) {
         match self.phase {
             Phase::Connected => {
+                self.wire.before_request(&request);
                 self.conn.in_flight.push_back((op, request.clone()));
                 self.send(ToServer::Request { op, request });
             }

@@ -13,10 +13,15 @@
 //!   host refuses connections for `down_ms`; then madsim restarts the server node (state
 //!   kept, see [`crate::server`]).
 //!
-//! Instantaneous faults record their start and end at the same instant.
+//! Instantaneous faults record their start and end at the same instant. A network fault with
+//! an `on_request` is armed at its time and starts at its client's request
+//! ([`crate::trigger`]); it ends `for_ms` after that.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
+use futures::channel::mpsc::{UnboundedSender, unbounded};
+use futures::{FutureExt, StreamExt, select_biased};
 use madsim::runtime::Handle;
 use madsim::task::NodeId;
 use madsim::time::{Instant, sleep_until};
@@ -27,6 +32,7 @@ use crate::links::{Effect, End, Links, Rule};
 use crate::net::Network;
 use crate::recorder::Recorder;
 use crate::server::{Control, ServerHandle};
+use crate::trigger::Armed;
 
 /// What the injector acts on.
 pub(crate) struct Injector {
@@ -43,27 +49,82 @@ enum Step {
     /// Ends come first at a tie, so that back-to-back faults do not overlap.
     End,
     Start,
+    /// A fault that starts at a request is armed (see [`crate::trigger`]).
+    Arm,
 }
 
 impl Injector {
-    /// Runs `schedule` (times from `start`) to its last step.
+    /// Runs `schedule` (times from `start`) to its last step, and on until every fault armed
+    /// to start at a request has started and ended.
     pub async fn run(self, start: Instant, schedule: Vec<ScheduledFault>) {
-        let mut timeline: Vec<(u64, Step, usize)> = Vec::new();
+        let mut timeline: BTreeSet<(Instant, Step, usize)> = BTreeSet::new();
         for (index, scheduled) in schedule.iter().enumerate() {
-            timeline.push((scheduled.at_ms, Step::Start, index));
+            let at = start + Duration::from_millis(scheduled.at_ms);
+            if scheduled.on_request.is_some() {
+                timeline.insert((at, Step::Arm, index));
+                continue;
+            }
+            timeline.insert((at, Step::Start, index));
             if let Some(lasts) = duration_ms(&scheduled.fault) {
-                timeline.push((scheduled.at_ms + lasts, Step::End, index));
+                timeline.insert((at + Duration::from_millis(lasts), Step::End, index));
             }
         }
-        timeline.sort();
-        for (at_ms, step, index) in timeline {
-            sleep_until(start + Duration::from_millis(at_ms)).await;
-            let fault = &schedule[index].fault;
-            match step {
-                Step::Start => self.start(index, fault, &schedule),
-                Step::End => self.end(index, fault),
+        let (started_tx, mut started) = unbounded();
+        let mut armed = 0;
+        loop {
+            let next = timeline.first().copied();
+            if next.is_none() && armed == 0 {
+                return;
+            }
+            let due = async move {
+                match next {
+                    Some((at, ..)) => sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            select_biased! {
+                index = started.next() => {
+                    let index: usize = index.expect("the injector holds a sender");
+                    armed -= 1;
+                    if let Some(lasts) = duration_ms(&schedule[index].fault) {
+                        let end = self.network.time().now() + Duration::from_millis(lasts);
+                        timeline.insert((end, Step::End, index));
+                    }
+                }
+                () = due.fuse() => {
+                    let (_, step, index) = timeline.pop_first().expect("a step was due");
+                    let fault = &schedule[index].fault;
+                    match step {
+                        Step::Start => self.start(index, fault, &schedule),
+                        Step::End => self.end(index, fault),
+                        Step::Arm => {
+                            self.arm(index, &schedule[index], started_tx.clone());
+                            armed += 1;
+                        }
+                    }
+                }
             }
         }
+    }
+
+    /// Arms fault `index`, which starts at its client's request (see [`crate::trigger`]);
+    /// `started` is told when it starts.
+    fn arm(&self, index: usize, scheduled: &ScheduledFault, started: UnboundedSender<usize>) {
+        let (Some(trigger), Some(client)) = (
+            scheduled.on_request.clone(),
+            scheduled.fault.requesting_client(),
+        ) else {
+            unreachable!("validated: on_request only on a cut of one client's links");
+        };
+        self.network.triggers().arm(Armed {
+            index,
+            fault: scheduled.fault.clone(),
+            client,
+            trigger,
+            rules: network_rules(&scheduled.fault),
+            recorder: self.recorder.clone(),
+            started,
+        });
     }
 
     fn record(&self, kind: EventKind) {
@@ -79,33 +140,10 @@ impl Injector {
                 self.handle.pause(self.client_nodes[client as usize]);
                 Vec::new()
             }
-            Fault::Partition { a, b, oneway, .. } => {
-                let mut rules = vec![rule(End::Is(a), End::Is(b), Effect::Cut)];
-                if !oneway {
-                    rules.push(rule(End::Is(b), End::Is(a), Effect::Cut));
-                }
-                rules
-            }
-            Fault::Isolate { node, .. } => vec![
-                rule(End::Is(node), End::Any, Effect::Cut),
-                rule(End::Any, End::Is(node), Effect::Cut),
-            ],
-            Fault::Delay {
-                from,
-                to,
-                min_ms,
-                max_ms,
-                ..
-            } => {
-                let effect = Effect::Delay {
-                    min: Duration::from_millis(min_ms),
-                    max: Duration::from_millis(max_ms),
-                };
-                vec![rule(End::Is(from), End::Is(to), effect)]
-            }
-            Fault::Drop {
-                from, to, percent, ..
-            } => vec![rule(End::Is(from), End::Is(to), Effect::Drop { percent })],
+            Fault::Partition { .. }
+            | Fault::Isolate { .. }
+            | Fault::Delay { .. }
+            | Fault::Drop { .. } => network_rules(fault),
             Fault::Heal => {
                 let healed = self.links().clear();
                 for healed in healed {
@@ -178,6 +216,41 @@ impl Injector {
 
 fn rule(from: End, to: End, effect: Effect) -> Rule {
     Rule { from, to, effect }
+}
+
+/// The link-table rules of a network fault (`partition`, `isolate`, `delay`, `drop`); none
+/// for any other.
+fn network_rules(fault: &Fault) -> Vec<Rule> {
+    match *fault {
+        Fault::Partition { a, b, oneway, .. } => {
+            let mut rules = vec![rule(End::Is(a), End::Is(b), Effect::Cut)];
+            if !oneway {
+                rules.push(rule(End::Is(b), End::Is(a), Effect::Cut));
+            }
+            rules
+        }
+        Fault::Isolate { node, .. } => vec![
+            rule(End::Is(node), End::Any, Effect::Cut),
+            rule(End::Any, End::Is(node), Effect::Cut),
+        ],
+        Fault::Delay {
+            from,
+            to,
+            min_ms,
+            max_ms,
+            ..
+        } => {
+            let effect = Effect::Delay {
+                min: Duration::from_millis(min_ms),
+                max: Duration::from_millis(max_ms),
+            };
+            vec![rule(End::Is(from), End::Is(to), effect)]
+        }
+        Fault::Drop {
+            from, to, percent, ..
+        } => vec![rule(End::Is(from), End::Is(to), Effect::Drop { percent })],
+        _ => Vec::new(),
+    }
 }
 
 /// How long a fault lasts by itself, if it ends by itself.

@@ -26,6 +26,7 @@ mod run;
 pub mod server;
 mod settings;
 pub mod time;
+mod trigger;
 pub mod wire;
 mod workload;
 

@@ -1,5 +1,6 @@
 //! The run's network: datagram sockets between its nodes, delivered after a LAN latency, and
-//! the fault table every datagram consults ([`Links`]).
+//! the fault table every datagram consults ([`Links`]), with the faults armed to start at a
+//! client's request ([`Triggers`]).
 //!
 //! It takes the place of madsim's endpoints, which cost about a quarter of a hunt's CPU
 //! (profiled with `perf` on the bench scenario: `Endpoint::send_to_raw` 14.7 % and
@@ -27,6 +28,7 @@ use madsim::time::Instant;
 use crate::alarm::Alarm;
 use crate::links::Links;
 use crate::time::SimTime;
+use crate::trigger::Triggers;
 
 /// What a datagram carries.
 pub type Payload = Box<dyn Any + Send + Sync>;
@@ -41,6 +43,7 @@ const FIRST_EPHEMERAL_PORT: u16 = 32768;
 #[derive(Clone)]
 pub struct Network {
     links: Arc<Mutex<Links>>,
+    triggers: Triggers,
     sockets: Arc<Mutex<Sockets>>,
     time: SimTime,
 }
@@ -50,6 +53,7 @@ impl Network {
     pub fn new(time: SimTime) -> Network {
         Network {
             links: Arc::default(),
+            triggers: Triggers::default(),
             sockets: Arc::default(),
             time,
         }
@@ -63,6 +67,16 @@ impl Network {
     /// The fault table.
     pub fn links(&self) -> MutexGuard<'_, Links> {
         self.links.lock().expect("links lock")
+    }
+
+    /// The faults armed to start at a client's request.
+    pub(crate) fn triggers(&self) -> &Triggers {
+        &self.triggers
+    }
+
+    /// Starts the faults armed for `client`'s `request`, which is about to be sent.
+    pub(crate) fn before_request(&self, client: u16, request: &lock::zk::Request) {
+        self.triggers.fire(client, request, &self.links);
     }
 
     /// Binds a socket at `addr`; port 0 takes a fresh port. A node that restarts binds

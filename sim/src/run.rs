@@ -266,6 +266,13 @@ impl Sim {
                 }
                 _ => {}
             }
+            if scheduled.on_request.is_some() && scheduled.fault.requesting_client().is_none() {
+                return fail(
+                    field("on_request"),
+                    "only on a partition between one client and the server or an isolation of \
+                     one client",
+                );
+            }
         }
         Ok(())
     }

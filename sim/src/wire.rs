@@ -281,6 +281,14 @@ impl Wire {
         self.transmit(to, dst, datagram, retry);
     }
 
+    /// Starts the faults armed to start when this client sends `request` (see
+    /// [`crate::trigger`]); call it just before sending the request.
+    pub fn before_request(&self, request: &Request) {
+        if let Node::Client(client) = self.me {
+            self.network.before_request(client, request);
+        }
+    }
+
     /// Now, on the simulation's clock.
     pub fn now(&self) -> Instant {
         self.network.time().now()

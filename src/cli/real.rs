@@ -184,7 +184,7 @@ fn with_leader_kill(mut scenario: Scenario, args: &Args) -> Result<Scenario, Fai
     }
     let down_ms = DEFAULT_RESTART_DOWN_MS;
     let fault = Fault::RestartServer { down_ms };
-    scenario.faults.push(ScheduledFault { at_ms, fault });
+    scenario.faults.push(ScheduledFault::at(at_ms, fault));
     Ok(scenario)
 }
 

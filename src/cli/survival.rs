@@ -214,7 +214,7 @@ pub(crate) fn survival_scenario(job: Job) -> Scenario {
             ..FrameworkConfig::default()
         },
         horizon_ms,
-        faults: vec![ScheduledFault { at_ms, fault: cut }],
+        faults: vec![ScheduledFault::at(at_ms, cut)],
         random_faults: Vec::new(),
         seeds: Default::default(),
         properties: Default::default(),

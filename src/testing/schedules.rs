@@ -81,7 +81,7 @@ fn fault(clients: u16, within_ms: u64) -> impl Strategy<Value = ScheduledFault> 
         }),
         (100..3_000u64).prop_map(|down_ms| Fault::RestartServer { down_ms }),
     ];
-    (0..within_ms.max(1), kind).prop_map(|(at_ms, fault)| ScheduledFault { at_ms, fault })
+    (0..within_ms.max(1), kind).prop_map(|(at_ms, fault)| ScheduledFault::at(at_ms, fault))
 }
 
 /// Runs `scenario` with `seed` under exactly `faults`; fails the case, naming the violations

@@ -436,13 +436,13 @@ impl Builder {
                 recipe: scenarios::recipes::RecipeKind::Mutex.into(),
                 clients: 3,
                 settings,
-                fault_schedule: vec![ScheduledFault {
-                    at_ms: schedule_at_ms + PAUSE_AT_MS,
-                    fault: Fault::Pause {
+                fault_schedule: vec![ScheduledFault::at(
+                    schedule_at_ms + PAUSE_AT_MS,
+                    Fault::Pause {
                         client: 0,
                         for_ms: PAUSE_MS,
                     },
-                }],
+                )],
                 scenario_spec: None,
                 model_spec: None,
                 shrunk_from: None,

@@ -144,7 +144,7 @@ impl RandomFaults {
             let at_ms = self.at_ms.draw(rng);
             let template = &self.pick[rng.index(self.pick.len())];
             let fault = template.draw(clients, rng);
-            out.push(ScheduledFault { at_ms, fault });
+            out.push(ScheduledFault::at(at_ms, fault));
         }
     }
 }

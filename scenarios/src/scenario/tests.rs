@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::fault::Fault;
+use crate::fault::{Fault, RequestOp};
 
 fn base() -> Value {
     json!({
@@ -422,4 +422,46 @@ fn seed_ranges_parse_like_the_command_line() {
     assert!("9..3".parse::<SeedRange>().is_err());
     assert!("3-9".parse::<SeedRange>().is_err());
     assert_eq!(SeedRange { start: 3, end: 9 }.iter().count(), 6);
+}
+
+#[test]
+fn a_cut_can_start_at_its_client_s_request_and_only_a_cut_can() {
+    let mut value = base();
+    value["faults"] = json!([{
+        "at_ms": 0,
+        "fault": {"kind": "partition", "a": {"client": 1}, "b": "server", "oneway": false, "for_ms": 1135},
+        "on_request": {"op": "create", "path_contains": "/leases/"}
+    }]);
+    let scenario = parse(&value).expect("a cut at a request parses");
+    let trigger = scenario.faults[0].on_request.clone().expect("kept");
+    assert!(trigger.matches(RequestOp::Create, "/locks/unit/leases/_c_1-lease-"));
+    assert!(!trigger.matches(RequestOp::Create, "/locks/unit/locks/_c_1-lock-"));
+    assert!(!trigger.matches(RequestOp::Delete, "/locks/unit/leases/_c_1-lease-"));
+    assert_eq!(scenario.faults[0].fault.requesting_client(), Some(1));
+    let written = serde_json::to_value(&scenario).expect("serializes");
+    assert_eq!(written["faults"], value["faults"], "written back as read");
+    let timed = serde_json::to_value(&base()["faults"][0]).expect("a value");
+    let read: ScheduledFault = serde_json::from_value(timed.clone()).expect("parses");
+    assert_eq!(
+        serde_json::to_value(read).expect("serializes"),
+        timed,
+        "no on_request written"
+    );
+
+    let on_pause = error_after("/faults/0", |fault| {
+        fault["on_request"] = json!({"op": "create"});
+    });
+    assert_eq!(
+        on_pause,
+        "unit.json: /faults/0/on_request: expected on_request only on a partition between one \
+         client and the server or an isolation of one client, found on_request on pause"
+    );
+    let unknown_op = error_after("/faults/0", |fault| {
+        fault["fault"] = json!({"kind": "isolate", "node": {"client": 0}});
+        fault["on_request"] = json!({"op": "sync"});
+    });
+    assert!(
+        unknown_op.starts_with("unit.json: /faults/0/on_request/op: expected one of `create`"),
+        "{unknown_op}"
+    );
 }

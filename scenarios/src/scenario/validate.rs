@@ -7,7 +7,7 @@ use lock::framework::FrameworkConfig;
 use lock::recipes::TimeoutScope;
 use lock::retry::RetryPolicy;
 
-use crate::fault::{Fault, Node, ScheduledFault};
+use crate::fault::{Fault, Node, RequestTrigger, ScheduledFault};
 use crate::property::Expectation;
 
 use super::parse::Invalid;
@@ -246,6 +246,9 @@ fn check_scheduled(s: &Scenario, scheduled: &ScheduledFault, at: &str) -> Check 
         &before,
         scheduled.at_ms,
     )?;
+    if let Some(trigger) = &scheduled.on_request {
+        check_trigger(scheduled, trigger, at)?;
+    }
     let at = format!("{at}/fault");
     let clients = s.clients;
     match scheduled.fault {
@@ -294,6 +297,24 @@ fn check_scheduled(s: &Scenario, scheduled: &ScheduledFault, at: &str) -> Check 
             check_duration(for_ms, &at)
         }
     }
+}
+
+/// A request can start only a cut of one client's links.
+fn check_trigger(scheduled: &ScheduledFault, trigger: &RequestTrigger, at: &str) -> Check {
+    require(
+        scheduled.fault.requesting_client().is_some(),
+        &format!("{at}/on_request"),
+        "on_request only on a partition between one client and the server or an isolation \
+         of one client",
+        format!("on_request on {}", scheduled.fault.kind()),
+    )?;
+    let found = format!("{:?}", trigger.path_contains);
+    require(
+        !trigger.path_contains.contains('\n'),
+        &format!("{at}/on_request/path_contains"),
+        "text on one line",
+        found,
+    )
 }
 
 fn check_percent(percent: u8, at: &str) -> Check {

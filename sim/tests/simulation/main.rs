@@ -16,5 +16,6 @@ mod revocation;
 mod semaphore;
 mod sessions;
 mod split_brain;
+mod triggers;
 mod wakeups;
 mod workload;

@@ -212,7 +212,7 @@ pub fn assert_all_hold(scenario: &Scenario, trace: &Trace) {
 
 /// `fault` at `at_ms`.
 pub fn at(at_ms: u64, fault: Fault) -> ScheduledFault {
-    ScheduledFault { at_ms, fault }
+    ScheduledFault::at(at_ms, fault)
 }
 
 /// Client `client` and the server cut off from each other, both ways, for `for_ms`.

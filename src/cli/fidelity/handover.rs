@@ -99,10 +99,10 @@ pub fn handover_scenario(seed: u64) -> Scenario {
         },
         framework: FrameworkConfig::default(),
         horizon_ms: 4_000,
-        faults: vec![ScheduledFault {
-            at_ms: EXPIRE_AT_MS,
-            fault: Fault::ExpireSession { client: 0 },
-        }],
+        faults: vec![ScheduledFault::at(
+            EXPIRE_AT_MS,
+            Fault::ExpireSession { client: 0 },
+        )],
         random_faults: Vec::new(),
         seeds: Default::default(),
         properties: Default::default(),
