@@ -206,6 +206,23 @@ fn keep_trace(
     Ok(())
 }
 
+/// Reads the trace just written at `path` back and reruns it as `replay --from` does: a kept
+/// trace must reproduce its run event for event (its scenario as run, seed and schedule are
+/// all it has), or the hunt fails saying from which event on it does not.
+fn check_rerun(path: &Path, outcome: &RunOutcome) -> Result<(), Failure> {
+    let rerun = super::replay::rerun_from(path)?;
+    let (kept, again) = (&outcome.trace.events, &rerun.trace.events);
+    let differs = (kept.iter().zip(again)).position(|(a, b)| a != b);
+    match differs.or((kept.len() != again.len()).then(|| kept.len().min(again.len()))) {
+        None => Ok(()),
+        Some(event) => Err(Failure(format!(
+            "{}: rerunning this trace (`splitbrain replay --from`) gives another run from event \
+             {event} on: the trace does not record everything its run depends on",
+            path.display()
+        ))),
+    }
+}
+
 /// Writes `<stem>.trace.json` and `<stem>.report.html` (about `property` first, if given).
 fn write_run(
     stem: &Path,
@@ -219,8 +236,41 @@ fn write_run(
     };
     let (trace, report) = (with(".trace.json"), with(".report.html"));
     write_json(&trace, &outcome.trace).map_err(|e| Failure(format!("{}: {e}", trace.display())))?;
+    check_rerun(&trace, outcome)?;
     let html = super::report_html(outcome, &trace, property);
     write_atomic(&report, html.as_bytes())
         .map_err(|e| Failure(format!("{}: {e}", report.display())))?;
     Ok((trace, report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scenarios::catalog::Catalog;
+
+    #[test]
+    fn a_kept_trace_must_rerun_to_its_own_events() {
+        let catalog = Catalog::builtin().expect("the catalog");
+        let scenario = catalog
+            .get("mutex-listing-out-of-retries")
+            .expect("in the catalog");
+        let outcome = run::run(scenario, 0).expect("runs");
+        let dir = std::env::temp_dir().join(format!("splitbrain-rerun-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let path = dir.join("seed-0.trace.json");
+        write_json(&path, &outcome.trace).expect("written");
+        assert!(
+            check_rerun(&path, &outcome).is_ok(),
+            "the run as kept reruns"
+        );
+        let mut other = outcome.clone();
+        other.trace.events.truncate(10);
+        let Failure(error) = check_rerun(&path, &other).expect_err("a shorter run differs");
+        assert!(error.contains("from event 10 on"), "{error}");
+        let mut other = outcome;
+        other.trace.events[3].t += 1;
+        let Failure(error) = check_rerun(&path, &other).expect_err("a changed event differs");
+        assert!(error.contains("from event 3 on"), "{error}");
+        std::fs::remove_dir_all(&dir).expect("removed");
+    }
 }

@@ -116,8 +116,8 @@ fn run_failed(scenario: &str, seed: u64, error: &run::RunError) -> Failure {
     Failure(format!("scenario {scenario}, seed {seed}: the run {error}"))
 }
 
-/// Reads a trace file and reruns it.
-fn rerun_from(path: &Path) -> Result<RunOutcome, Failure> {
+/// Reads a trace file and reruns it (`replay --from`).
+pub(super) fn rerun_from(path: &Path) -> Result<RunOutcome, Failure> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
         Failure(format!(
