@@ -71,10 +71,8 @@ impl Links {
     fn fire(&self, client: u16, (op, path): &FoundRequest) {
         let fired: Vec<ArmedCut> = {
             let mut armed = self.armed.lock().expect("armed cuts");
-            let matches = |a: &ArmedCut| a.client == client && a.trigger.matches(*op, path);
-            let (fired, waiting) = std::mem::take(&mut *armed).into_iter().partition(matches);
-            *armed = waiting;
-            fired
+            let matches = |a: &mut ArmedCut| a.client == client && a.trigger.matches(*op, path);
+            armed.extract_if(.., matches).collect()
         };
         for armed in fired {
             (armed.started)();

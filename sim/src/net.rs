@@ -1,6 +1,6 @@
 //! The run's network: datagram sockets between its nodes, delivered after a LAN latency, and
 //! the fault table every datagram consults ([`Links`]), with the faults armed to start at a
-//! client's request ([`Triggers`]).
+//! client's request (`trigger::Triggers`).
 //!
 //! It takes the place of madsim's endpoints, which cost about a quarter of a hunt's CPU
 //! (profiled with `perf` on the bench scenario: `Endpoint::send_to_raw` 14.7 % and

@@ -51,10 +51,8 @@ impl Triggers {
                 return;
             }
             let (op, path) = (RequestOp::of(request), request.path().as_str());
-            let matches = |a: &Armed| a.client == client && a.trigger.matches(op, path);
-            let (fired, waiting) = std::mem::take(&mut *armed).into_iter().partition(matches);
-            *armed = waiting;
-            fired
+            let matches = |a: &mut Armed| a.client == client && a.trigger.matches(op, path);
+            armed.extract_if(.., matches).collect()
         };
         for armed in fired {
             let fault = armed.fault.clone();

@@ -282,7 +282,7 @@ impl Wire {
     }
 
     /// Starts the faults armed to start when this client sends `request` (see
-    /// [`crate::trigger`]); call it just before sending the request.
+    /// the simulator's `trigger` module); call it just before sending the request.
     pub fn before_request(&self, request: &Request) {
         if let Node::Client(client) = self.me {
             self.network.before_request(client, request);
