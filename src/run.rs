@@ -32,6 +32,10 @@ pub enum RunError {
     Settings(String),
     /// The run panicked.
     Panicked(String),
+    /// The framework layer's connection states broke Curator's rules against the client's
+    /// raw session (a bug of splitbrain's, not of the recipe: see
+    /// [`scenarios::check::check_framework_states`]).
+    Framework(String),
 }
 
 impl std::fmt::Display for RunError {
@@ -39,6 +43,7 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Settings(message) => write!(f, "invalid settings: {message}"),
             RunError::Panicked(message) => write!(f, "panicked: {message}"),
+            RunError::Framework(message) => write!(f, "broke the framework's rules: {message}"),
         }
     }
 }
@@ -58,6 +63,7 @@ pub fn run_with(
     let sim = Sim::from_scenario(scenario, seed, faults);
     guarded(|| {
         let trace = sim.run().map_err(|e| RunError::Settings(e.to_string()))?;
+        scenarios::check::check_framework_states(&trace).map_err(RunError::Framework)?;
         Ok(checked(trace, scenario))
     })
 }

@@ -5,6 +5,7 @@
 
 mod belief;
 mod deadline;
+mod framework_states;
 mod herd_free;
 mod lease_bound;
 mod mutual_exclusion_fenced;
@@ -12,6 +13,8 @@ mod no_orphans;
 mod progress;
 mod revocation;
 pub mod timeline;
+
+pub use framework_states::check_framework_states;
 
 #[cfg(test)]
 pub(crate) mod fixtures;
