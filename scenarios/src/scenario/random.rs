@@ -11,6 +11,11 @@
 //!     { "kind": "expire_session", "client": 1 },
 //!     { "kind": "restart_server" } ] }
 //! ```
+//!
+//! A generator whose templates all cut one client's links can draw faults that start at that
+//! client's request: `"on_request": { "ops": ["create", "get_children"], "path_contains": "" }`
+//! draws one request kind per fault (after its other parts, so generators without it draw
+//! as before).
 
 use std::fmt;
 
@@ -18,7 +23,9 @@ use serde::de::{self, Unexpected, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::span::Span;
-use crate::fault::{DEFAULT_RESTART_DOWN_MS, Fault, Node, ScheduledFault};
+use crate::fault::{
+    DEFAULT_RESTART_DOWN_MS, Fault, Node, RequestOp, RequestTrigger, ScheduledFault,
+};
 use crate::rng::SplitMix64;
 
 /// One generator of randomized faults.
@@ -31,6 +38,31 @@ pub struct RandomFaults {
     pub at_ms: Span,
     /// What each one is: one template, picked uniformly.
     pub pick: Vec<FaultTemplate>,
+    /// When given, each fault drawn starts at its client's request instead of at its instant
+    /// (then only armed): every template must cut one client's links, and each fault's
+    /// request kind is drawn from `ops` (see [`ScheduledFault::on_request`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_request: Option<RequestPick>,
+}
+
+/// The requests that start drawn faults: a kind drawn per fault, a path text for all.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestPick {
+    /// The kinds to draw from, uniformly.
+    pub ops: Vec<RequestOp>,
+    /// Text the request's path contains; empty matches every path.
+    #[serde(default)]
+    pub path_contains: String,
+}
+
+impl RequestPick {
+    fn draw(&self, rng: &mut SplitMix64) -> RequestTrigger {
+        RequestTrigger {
+            op: self.ops[rng.index(self.ops.len())],
+            path_contains: self.path_contains.clone(),
+        }
+    }
 }
 
 /// A client: a fixed index, or `"any"` (drawn per fault).
@@ -144,7 +176,11 @@ impl RandomFaults {
             let at_ms = self.at_ms.draw(rng);
             let template = &self.pick[rng.index(self.pick.len())];
             let fault = template.draw(clients, rng);
-            out.push(ScheduledFault::at(at_ms, fault));
+            let on_request = self.on_request.as_ref().map(|pick| pick.draw(rng));
+            out.push(ScheduledFault {
+                on_request,
+                ..ScheduledFault::at(at_ms, fault)
+            });
         }
     }
 }
@@ -218,6 +254,17 @@ impl FaultTemplate {
     }
 
     /// The clients and nodes the template names, and its spans, for validation.
+    /// Whether every fault drawn from it cuts the links of exactly one client (with the
+    /// server), so that one client's request can start it.
+    pub(super) fn cuts_one_client(&self) -> bool {
+        let client = |node: NodePick| !matches!(node, NodePick::Server);
+        match *self {
+            FaultTemplate::Isolate { node, .. } => client(node),
+            FaultTemplate::Partition { a, b, .. } => client(a) != client(b),
+            _ => false,
+        }
+    }
+
     pub(super) fn parts(&self) -> (Vec<ClientPick>, Vec<NodePick>, Vec<Span>) {
         let spans = |for_ms: &Option<Span>| for_ms.iter().copied().collect::<Vec<_>>();
         match self {

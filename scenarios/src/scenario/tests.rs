@@ -465,3 +465,46 @@ fn a_cut_can_start_at_its_client_s_request_and_only_a_cut_can() {
         "{unknown_op}"
     );
 }
+
+#[test]
+fn random_cuts_can_start_at_drawn_requests_and_other_generators_draw_as_before() {
+    let mut value = base();
+    let before = parse(&value).expect("parses").fault_schedule(7);
+    value["random_faults"][0]["pick"] =
+        json!([{"kind": "isolate", "node": "any_client", "for_ms": {"min": 800, "max": 1200}}]);
+    value["random_faults"][0]["on_request"] =
+        json!({"ops": ["create", "get_children"], "path_contains": "lock-"});
+    let scenario = parse(&value).expect("random cuts at requests parse");
+    let mut kinds = std::collections::BTreeSet::new();
+    for seed in 0..50 {
+        let schedule = scenario.fault_schedule(seed);
+        for scheduled in schedule.iter().filter(|f| f.fault.kind() == "isolate") {
+            let trigger = (scheduled.on_request.as_ref()).expect("every drawn cut has one");
+            assert_eq!(trigger.path_contains, "lock-");
+            kinds.insert(trigger.op);
+        }
+    }
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        [RequestOp::Create, RequestOp::GetChildren]
+    );
+    assert_eq!(parse(&base()).expect("parses").fault_schedule(7), before);
+
+    let on_pause = error_after("/random_faults/0", |random| {
+        random["on_request"] = json!({"ops": ["create"]});
+    });
+    assert_eq!(
+        on_pause,
+        "unit.json: /random_faults/0/pick/0: expected with on_request, only partitions between \
+         one client and the server or isolations of one client, found pause"
+    );
+    let no_ops = error_after("/random_faults/0", |random| {
+        random["pick"] = json!([{"kind": "isolate", "node": {"client": 0}}]);
+        random["on_request"] = json!({"ops": []});
+    });
+    assert_eq!(
+        no_ops,
+        "unit.json: /random_faults/0/on_request/ops: expected at least one request kind, found \
+         an empty list"
+    );
+}

@@ -9,6 +9,7 @@ use lock::retry::RetryPolicy;
 
 use crate::fault::{Fault, Node, RequestTrigger, ScheduledFault};
 use crate::property::Expectation;
+use crate::rng::SplitMix64;
 
 use super::parse::Invalid;
 use super::random::{ClientPick, FaultTemplate, NodePick};
@@ -103,6 +104,22 @@ pub(super) fn validate(s: &Scenario) -> Check {
         )?;
         for (j, template) in random.pick.iter().enumerate() {
             check_template(s.clients, template, &format!("{at}/pick/{j}"))?;
+            require(
+                random.on_request.is_none() || template.cuts_one_client(),
+                &format!("{at}/pick/{j}"),
+                "with on_request, only partitions between one client and the server or \
+                 isolations of one client",
+                // The kind of fault it draws (any draw has the template's kind).
+                template.draw(s.clients, &mut SplitMix64::new(0)).kind(),
+            )?;
+        }
+        if let Some(pick) = &random.on_request {
+            require(
+                !pick.ops.is_empty(),
+                &format!("{at}/on_request/ops"),
+                "at least one request kind",
+                "an empty list",
+            )?;
         }
     }
     check_properties(s)
