@@ -64,18 +64,13 @@ impl FaultSpan {
         matches!(self.fault, Fault::Pause { client: c, .. } | Fault::Crash { client: c } if c == client)
     }
 
-    /// A short name for the fault's kind: the CSS class and the timeline label.
+    /// A short name for the fault's kind: the CSS class and the timeline label (the kind's
+    /// name in scenario files, shortened for the two long ones).
     pub(crate) fn short(&self) -> &'static str {
         match self.fault {
-            Fault::Pause { .. } => "pause",
-            Fault::Partition { .. } => "partition",
-            Fault::Isolate { .. } => "isolate",
-            Fault::Heal => "heal",
             Fault::ExpireSession { .. } => "expiry",
-            Fault::Crash { .. } => "crash",
             Fault::RestartServer { .. } => "restart",
-            Fault::Delay { .. } => "delay",
-            Fault::Drop { .. } => "drop",
+            ref fault => fault.kind(),
         }
     }
 }
