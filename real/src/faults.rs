@@ -367,11 +367,7 @@ impl<'a> Injector<'a> {
             recorder.record(None, start);
             let _ = started_tx.send(());
         })?;
-        let for_ms = match *fault {
-            Fault::Partition { for_ms, .. } | Fault::Isolate { for_ms, .. } => for_ms,
-            _ => None,
-        };
-        let recorder = self.recorder.clone();
+        let (for_ms, recorder) = (fault.duration_ms(), self.recorder.clone());
         Ok(Box::pin(async move {
             match started.await {
                 Ok(()) => heal_after(for_ms, proxies, index, recorder, end).await,

@@ -152,6 +152,20 @@ impl Fault {
         }
     }
 
+    /// How long the fault lasts by itself, in ms (`for_ms`, a restart's `down_ms`), if it
+    /// ends by itself: `None` for instantaneous faults and for cuts that last until a `heal`.
+    pub fn duration_ms(&self) -> Option<u64> {
+        match *self {
+            Fault::Pause { for_ms, .. } => Some(for_ms),
+            Fault::Partition { for_ms, .. }
+            | Fault::Isolate { for_ms, .. }
+            | Fault::Delay { for_ms, .. }
+            | Fault::Drop { for_ms, .. } => for_ms,
+            Fault::RestartServer { down_ms } => Some(down_ms),
+            Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } => None,
+        }
+    }
+
     /// The client a request of which may start this fault (see
     /// [`ScheduledFault::on_request`]): the one client of a partition between a client and
     /// the server, or an isolated client.

@@ -78,16 +78,7 @@ pub fn simplify<T: Clone>(
 /// Shorter versions of a fault that lasts (half, then three quarters of its duration), for
 /// [`simplify`]; none for instantaneous faults or at 1 ms.
 pub fn shorter(scheduled: &ScheduledFault) -> Vec<ScheduledFault> {
-    let duration = match &scheduled.fault {
-        Fault::Pause { for_ms, .. } => Some(*for_ms),
-        Fault::Partition { for_ms, .. }
-        | Fault::Isolate { for_ms, .. }
-        | Fault::Delay { for_ms, .. }
-        | Fault::Drop { for_ms, .. } => *for_ms,
-        Fault::RestartServer { down_ms } => Some(*down_ms),
-        Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } => None,
-    };
-    let Some(duration) = duration.filter(|d| *d > 1) else {
+    let Some(duration) = scheduled.fault.duration_ms().filter(|d| *d > 1) else {
         return Vec::new();
     };
     let mut lengths = vec![duration / 2, duration - duration / 4];

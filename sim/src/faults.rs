@@ -65,7 +65,7 @@ impl Injector {
                 continue;
             }
             timeline.insert((at, Step::Start, index));
-            if let Some(lasts) = duration_ms(&scheduled.fault) {
+            if let Some(lasts) = scheduled.fault.duration_ms() {
                 timeline.insert((at + Duration::from_millis(lasts), Step::End, index));
             }
         }
@@ -86,7 +86,7 @@ impl Injector {
                 index = started.next() => {
                     let index: usize = index.expect("the injector holds a sender");
                     armed -= 1;
-                    if let Some(lasts) = duration_ms(&schedule[index].fault) {
+                    if let Some(lasts) = schedule[index].fault.duration_ms() {
                         let end = self.network.time().now() + Duration::from_millis(lasts);
                         timeline.insert((end, Step::End, index));
                     }
@@ -250,18 +250,5 @@ fn network_rules(fault: &Fault) -> Vec<Rule> {
             from, to, percent, ..
         } => vec![rule(End::Is(from), End::Is(to), Effect::Drop { percent })],
         _ => Vec::new(),
-    }
-}
-
-/// How long a fault lasts by itself, if it ends by itself.
-fn duration_ms(fault: &Fault) -> Option<u64> {
-    match *fault {
-        Fault::Pause { for_ms, .. } => Some(for_ms),
-        Fault::Partition { for_ms, .. }
-        | Fault::Isolate { for_ms, .. }
-        | Fault::Delay { for_ms, .. }
-        | Fault::Drop { for_ms, .. } => for_ms,
-        Fault::RestartServer { down_ms } => Some(down_ms),
-        Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } => None,
     }
 }

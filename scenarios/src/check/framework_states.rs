@@ -23,7 +23,8 @@ use crate::trace::{EventKind, Trace};
 enum Framework {
     /// Before a first connection, or after LOST.
     Connecting,
-    Connected(SessionId),
+    Connected,
+    /// SUSPENDED on this session.
     Suspended(SessionId),
 }
 
@@ -50,10 +51,10 @@ impl Client {
                 let session_changed = session != old;
                 self.owed = Some((SessionEvent::Reconnected { session_changed }, index));
             }
-            (RawState::Connected { session, .. }, Framework::Connecting) if self.raw.is_none() => {
-                self.framework = Framework::Connected(session);
+            (RawState::Connected { .. }, Framework::Connecting) if self.raw.is_none() => {
+                self.framework = Framework::Connected;
             }
-            (RawState::Expired, Framework::Connected(_) | Framework::Suspended(_)) => {
+            (RawState::Expired, Framework::Connected | Framework::Suspended(_)) => {
                 let server_confirmed = true;
                 self.owed = Some((SessionEvent::Lost { server_confirmed }, index));
             }
@@ -69,7 +70,7 @@ impl Client {
         let owed = self.owed.take().filter(|&(owed, _)| owed != event);
         self.framework = match (event, self.raw) {
             (SessionEvent::Suspended, Some(session)) => Framework::Suspended(session),
-            (SessionEvent::Reconnected { .. }, Some(session)) => Framework::Connected(session),
+            (SessionEvent::Reconnected { .. }, Some(_)) => Framework::Connected,
             (SessionEvent::Lost { .. }, _) => Framework::Connecting,
             (_, None) => self.framework,
         };
@@ -82,32 +83,20 @@ impl Client {
 pub fn check_framework_states(trace: &Trace) -> Result<(), String> {
     let mut clients: Vec<Client> = Vec::new();
     for (index, event) in trace.events.iter().enumerate() {
-        let slot = match &event.kind {
-            EventKind::FaultStart {
-                fault: Fault::Crash { client },
-            } => {
-                let client = usize::from(*client);
-                if let Some(reading) = clients.get_mut(client) {
-                    *reading = Client::START;
-                }
-                continue;
+        match (&event.kind, event.client) {
+            (
+                EventKind::FaultStart {
+                    fault: Fault::Crash { client },
+                },
+                _,
+            ) => *reading(&mut clients, *client) = Client::START,
+            (EventKind::RawSession { state }, Some(slot)) => {
+                reading(&mut clients, slot.0).on_raw(*state, index)
             }
-            EventKind::RawSession { .. } | EventKind::Session { .. } => match event.client {
-                Some(slot) => usize::from(slot.0),
-                None => continue,
-            },
-            _ => continue,
-        };
-        if clients.len() <= slot {
-            clients.resize(slot + 1, Client::START);
-        }
-        let client = &mut clients[slot];
-        match &event.kind {
-            EventKind::RawSession { state } => client.on_raw(*state, index),
-            EventKind::Session { event: session } => {
-                if let Some((owed, asked)) = client.on_session(*session) {
+            (EventKind::Session { event: session }, Some(slot)) => {
+                if let Some((owed, asked)) = reading(&mut clients, slot.0).on_session(*session) {
                     return Err(format!(
-                        "c{slot}'s framework layer said {session:?} (event {index}) where its raw \
+                        "{slot}'s framework layer said {session:?} (event {index}) where its raw \
                          session's change (event {asked}) asks for {owed:?} next, as Curator's \
                          ConnectionStateManager does"
                     ));
@@ -117,6 +106,15 @@ pub fn check_framework_states(trace: &Trace) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Client `slot`'s reading, made at the start when first seen.
+fn reading(clients: &mut Vec<Client>, slot: u16) -> &mut Client {
+    let slot = usize::from(slot);
+    if clients.len() <= slot {
+        clients.resize(slot + 1, Client::START);
+    }
+    &mut clients[slot]
 }
 
 #[cfg(test)]

@@ -254,17 +254,6 @@ impl FaultTemplate {
     }
 
     /// The clients and nodes the template names, and its spans, for validation.
-    /// Whether every fault drawn from it cuts the links of exactly one client (with the
-    /// server), so that one client's request can start it.
-    pub(super) fn cuts_one_client(&self) -> bool {
-        let client = |node: NodePick| !matches!(node, NodePick::Server);
-        match *self {
-            FaultTemplate::Isolate { node, .. } => client(node),
-            FaultTemplate::Partition { a, b, .. } => client(a) != client(b),
-            _ => false,
-        }
-    }
-
     pub(super) fn parts(&self) -> (Vec<ClientPick>, Vec<NodePick>, Vec<Span>) {
         let spans = |for_ms: &Option<Span>| for_ms.iter().copied().collect::<Vec<_>>();
         match self {

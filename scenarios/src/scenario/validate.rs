@@ -104,13 +104,15 @@ pub(super) fn validate(s: &Scenario) -> Check {
         )?;
         for (j, template) in random.pick.iter().enumerate() {
             check_template(s.clients, template, &format!("{at}/pick/{j}"))?;
+            // Every draw of a valid template has its kind and the same ends (client or
+            // server), so one draw tells whether a client's request can start its faults.
+            let drawn = template.draw(s.clients, &mut SplitMix64::new(0));
             require(
-                random.on_request.is_none() || template.cuts_one_client(),
+                random.on_request.is_none() || drawn.requesting_client().is_some(),
                 &format!("{at}/pick/{j}"),
                 "with on_request, only partitions between one client and the server or \
                  isolations of one client",
-                // The kind of fault it draws (any draw has the template's kind).
-                template.draw(s.clients, &mut SplitMix64::new(0)).kind(),
+                drawn.kind(),
             )?;
         }
         if let Some(pick) = &random.on_request {
