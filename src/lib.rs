@@ -9,6 +9,7 @@ pub mod files;
 pub mod run;
 pub mod sweep;
 pub mod testing;
+pub mod wants;
 
 /// The recipe contract, the framework layer, the recipes and the in-memory tree.
 pub use lock;

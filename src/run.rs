@@ -60,11 +60,25 @@ pub fn run_with(
     seed: u64,
     faults: Vec<ScheduledFault>,
 ) -> Result<Outcome, RunError> {
+    run_then(scenario, seed, faults, |outcome| outcome)
+}
+
+/// [`run_with`], then `then` with the checked run, still on the run's own thread: a caller
+/// that keeps less than the whole trace should take what it keeps here, so the rest is freed
+/// by the thread that allocated it (see [`Sim::run_then`]).
+pub fn run_then<R: Send>(
+    scenario: &Scenario,
+    seed: u64,
+    faults: Vec<ScheduledFault>,
+    then: impl FnOnce(Outcome) -> R + Send,
+) -> Result<R, RunError> {
     let sim = Sim::from_scenario(scenario, seed, faults);
     guarded(|| {
-        let trace = sim.run().map_err(|e| RunError::Settings(e.to_string()))?;
-        scenarios::check::check_framework_states(&trace).map_err(RunError::Framework)?;
-        Ok(checked(trace, scenario))
+        let judged = sim.run_then(|trace| {
+            scenarios::check::check_framework_states(&trace).map_err(RunError::Framework)?;
+            Ok(then(checked(trace, scenario)))
+        });
+        judged.map_err(|e| RunError::Settings(e.to_string()))?
     })
 }
 

@@ -85,11 +85,19 @@ pub fn check(trace: &Trace, property: Property, cx: &Context) -> Vec<Violation> 
 }
 
 /// Checks every property in `properties` that has a checker, violations in property order.
+/// `progress` and `answered` share one fold of the waits.
 pub fn check_all(trace: &Trace, properties: &[Property], cx: &Context) -> Vec<Violation> {
-    properties
-        .iter()
-        .flat_map(|property| check(trace, *property, cx))
-        .collect()
+    let waits = progress::Folded::new();
+    let mut violations = Vec::new();
+    for &property in properties {
+        violations.extend(match property {
+            Property::Progress | Property::Answered => {
+                progress::unserved(trace, cx, property, &waits)
+            }
+            _ => check(trace, property, cx),
+        });
+    }
+    violations
 }
 
 /// `c0, c2` for messages.

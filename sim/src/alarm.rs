@@ -7,10 +7,14 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
-use madsim::time::Instant;
+use madsim::time::{Instant, Sleep};
 
 use crate::time::SimTime;
+
+/// The shortest sleep madsim's `sleep_until` makes.
+const MIN_SLEEP: Duration = Duration::from_millis(1);
 
 /// The deadlines one task has armed a timer for. Use one `Alarm` per task: the timer wakes
 /// the task that polled first.
@@ -19,6 +23,9 @@ pub struct Alarm {
     /// In time order (usually a few).
     armed: Vec<Instant>,
     time: SimTime,
+    /// The sleep each arming resets and polls once (making a fresh one per arming cost two
+    /// shared-pointer clones and drops and a clock read more).
+    sleep: Sleep,
 }
 
 impl Alarm {
@@ -26,6 +33,7 @@ impl Alarm {
     pub fn new(time: SimTime) -> Alarm {
         Alarm {
             armed: Vec::new(),
+            sleep: time.sleep_until(time.now()),
             time,
         }
     }
@@ -55,9 +63,12 @@ impl Alarm {
         self.armed.drain(..fired);
         if let Err(at) = self.armed.binary_search(&deadline) {
             self.armed.insert(at, deadline);
-            // Polling a fresh sleep once registers its timer with the task's waker.
-            let mut sleep = self.time.sleep_until(deadline);
-            let _ = Pin::new(&mut sleep).poll(&mut Context::from_waker(waker));
+            // Polling a pending sleep once registers its timer with the task's waker. madsim's
+            // `sleep_until` makes a sleep last at least 1 ms; `reset` does not, so that floor
+            // is kept here.
+            let mut sleep = Pin::new(&mut self.sleep);
+            sleep.as_mut().reset(deadline.max(now + MIN_SLEEP));
+            let _ = sleep.poll(&mut Context::from_waker(waker));
         }
     }
 }

@@ -16,6 +16,7 @@ use scenarios::scenario::{Scenario, SeedRange};
 use splitbrain::files::{write_atomic, write_json};
 use splitbrain::run::{self, Outcome as RunOutcome};
 use splitbrain::sweep::{self, Shard};
+use splitbrain::wants::{Judged, TraceWants};
 
 use super::{CatalogArgs, Failure, Outcome, UNMET, find};
 use progress::Progress;
@@ -86,17 +87,33 @@ pub fn run(args: Args) -> Outcome {
     let mut sweep = Sweep::new(&scenarios, setup);
     let mut write_error = None;
     let workers = args.jobs.unwrap_or_else(sweep::default_workers);
+    let wants: Vec<TraceWants> = (scenarios.iter())
+        .map(|(scenario, _)| TraceWants::new(&run::checked_properties(scenario)))
+        .collect();
     sweep::in_order(
         jobs(&scenarios, part),
         workers,
-        |&(index, seed)| run::run(&scenarios[index].0, seed),
+        |&(index, seed)| {
+            let scenario = &scenarios[index].0;
+            let faults = scenario.fault_schedule(seed);
+            run::run_then(scenario, seed, faults, |outcome| {
+                Judged::of(outcome, &wants[index])
+            })
+        },
         |(index, seed), result| {
             let scenario = &scenarios[index].0;
             let tally = &mut sweep.scenarios[index];
             match result {
-                Ok(outcome) => {
-                    let keep = tally.record(seed, &outcome, args.all_reports, KEPT_PER_PROPERTY);
-                    if let Some(violated) = keep.filter(|_| write_error.is_none()) {
+                Ok(judged) => {
+                    let all = args.all_reports;
+                    let keep = tally.record(seed, judged.violations(), all, KEPT_PER_PROPERTY);
+                    if !all {
+                        tally
+                            .settled(KEPT_PER_PROPERTY)
+                            .for_each(|p| wants[index].settle(p));
+                    }
+                    let wanted = keep.filter(|_| write_error.is_none());
+                    if let (Some(violated), Some(outcome)) = (wanted, judged.outcome()) {
                         let kept = keep_trace(&args.out, scenario, tally, &violated, outcome);
                         write_error = kept.err();
                     }

@@ -10,8 +10,9 @@ use scenarios::scenario::Scenario;
 
 use super::{default_out_dir, fail_unless_empty, rerun_command, seed_from_environment};
 use crate::files::{evidence_paths, write_trace_and_report};
-use crate::run::{self, Outcome, RunError};
+use crate::run::{self, RunError};
 use crate::sweep;
+use crate::wants::{Judged, TraceWants};
 
 /// A hunt to run: build with [`hunt`], adjust, then [`Hunt::run`].
 #[derive(Clone, Debug)]
@@ -78,11 +79,20 @@ impl Hunt {
             failures: Vec::new(),
         };
         let scenario = &self.scenario;
+        let wants = TraceWants::new(&run::checked_properties(scenario));
         sweep::in_order(
             self.seeds.clone(),
             sweep::default_workers(),
-            |&seed| run::run(scenario, seed),
-            |seed, result| hunted.record(seed, result, &self.out),
+            |&seed| {
+                let faults = scenario.fault_schedule(seed);
+                run::run_then(scenario, seed, faults, |outcome| {
+                    Judged::of(outcome, &wants)
+                })
+            },
+            |seed, result| {
+                hunted.record(seed, result, &self.out);
+                (hunted.findings.iter()).for_each(|found| wants.settle(found.violation.property));
+            },
         );
         hunted
     }
@@ -118,20 +128,23 @@ pub struct Hunted {
 
 impl Hunted {
     /// Counts the run of `seed`, writing its evidence if it is a property's first violation.
-    fn record(&mut self, seed: u64, result: Result<Outcome, RunError>, out: &std::path::Path) {
+    fn record(&mut self, seed: u64, result: Result<Judged, RunError>, out: &std::path::Path) {
         self.seeds_run += 1;
-        let outcome = match result {
-            Ok(outcome) => outcome,
+        let judged = match result {
+            Ok(judged) => judged,
             Err(error) => return self.failures.push((seed, error.to_string())),
         };
         // Violations come in property order: the first of each property not found before.
-        let mut new: Vec<&Violation> = (outcome.violations.iter())
+        let mut new: Vec<Violation> = (judged.violations().iter())
             .filter(|v| self.finding(v.property).is_none())
+            .cloned()
             .collect();
         new.dedup_by_key(|v| v.property);
-        if new.is_empty() {
+        // A run none of whose properties wanted its trace any more violates none for the first
+        // time (see `crate::wants`).
+        let Some(outcome) = judged.outcome().filter(|_| !new.is_empty()) else {
             return;
-        }
+        };
         let (trace, report) = evidence_paths(out, &format!("seed-{seed}"));
         let files = (trace.as_path(), report.as_path());
         let replay = rerun_command(Some(seed));
@@ -147,7 +160,7 @@ impl Hunted {
         for violation in new {
             self.findings.push(Finding {
                 seed,
-                violation: violation.clone(),
+                violation,
                 trace: trace.clone(),
                 report: report.clone(),
                 replay: replay.clone(),

@@ -8,6 +8,8 @@
 //! `answered` is the same check counting only the waiters that still ask: one that gave up
 //! has had its answer, so a violation of `answered` is a hang, not a give-up.
 
+use std::cell::OnceCell;
+
 use crate::monitor::{Key, Seen, Waits};
 use crate::property::{Property, Violation};
 use crate::trace::{EventKind, Source, Trace};
@@ -16,19 +18,28 @@ use super::Context;
 use super::timeline::healed_at;
 use super::{ms, when};
 
+/// The [`Waits`] monitor folded over a trace, once for both properties (see [`unserved`]).
+pub type Folded = OnceCell<(Marks, Marks)>;
+
 /// Every waiter unserved at the horizon (`progress`).
 pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
-    unserved(trace, cx, Property::Progress)
+    unserved(trace, cx, Property::Progress, &Folded::new())
 }
 
 /// Every waiter still asking at the horizon, its ask neither granted nor answered otherwise
 /// (`answered`): a waiter that gave up is not one.
 pub fn check_answered(trace: &Trace, cx: &Context) -> Vec<Violation> {
-    unserved(trace, cx, Property::Answered)
+    unserved(trace, cx, Property::Answered, &Folded::new())
 }
 
-/// The waits unserved at the horizon as `property` (`progress` or `answered`) counts them.
-fn unserved(trace: &Trace, cx: &Context, property: Property) -> Vec<Violation> {
+/// The waits unserved at the horizon as `property` (`progress` or `answered`) counts them;
+/// `folded` holds the monitor's fold of `trace` once either property has needed it.
+pub(super) fn unserved(
+    trace: &Trace,
+    cx: &Context,
+    property: Property,
+    folded: &Folded,
+) -> Vec<Violation> {
     let Some(end) = End::of(trace, cx) else {
         return Vec::new();
     };
@@ -37,9 +48,10 @@ fn unserved(trace: &Trace, cx: &Context, property: Property) -> Vec<Violation> {
         horizon,
         ..
     } = end;
-    let (mut unserved, gave_up) = fold(trace);
+    let (unserved, gave_up) = folded.get_or_init(|| fold(trace));
+    let mut unserved = unserved.clone();
     if property == Property::Answered {
-        unserved.retain(|(key, _)| marked(&gave_up, key).is_none());
+        unserved.retain(|(key, _)| marked(gave_up, key).is_none());
     }
     // Only a violation's message needs it: no scan on the runs that pass.
     let faulted = || (trace.events.iter()).any(|e| matches!(e.kind, EventKind::FaultStart { .. }));
@@ -48,7 +60,7 @@ fn unserved(trace: &Trace, cx: &Context, property: Property) -> Vec<Violation> {
             let since = trace.events[start].t;
             end.overdue(since).then(|| {
                 let client = key.0.0;
-                let failed = marked(&gave_up, &key).map(|at| {
+                let failed = marked(gave_up, &key).map(|at| {
                     format!(
                         ", gave up when its ask failed at {}, was not granted again",
                         when(trace, trace.events[at].t),
@@ -78,7 +90,7 @@ fn unserved(trace: &Trace, cx: &Context, property: Property) -> Vec<Violation> {
                     ),
                 };
                 let mut events = vec![start];
-                events.extend(marked(&gave_up, &key));
+                events.extend(marked(gave_up, &key));
                 Violation {
                     property,
                     at: since,
@@ -125,7 +137,7 @@ impl End {
 }
 
 /// Each wait with the index of an event, sorted by wait.
-type Marks = Vec<(Key, usize)>;
+pub(super) type Marks = Vec<(Key, usize)>;
 
 /// Folds the [`Waits`] monitor over `trace`: the waits unserved at its end, each with the
 /// event that began it, and, of those whose waiter gave up, the event at which it did.

@@ -12,10 +12,10 @@ use std::fmt::Write;
 use std::path::Path;
 
 use reports::{ReportLink, Summary as ReportSummary, SummaryRow, render_summary};
-use scenarios::property::{Expectation, Property};
+use scenarios::property::{Expectation, Property, Violation};
 use scenarios::scenario::{Scenario, SeedRange};
 use serde::{Deserialize, Serialize};
-use splitbrain::run::{self, Outcome, RunError};
+use splitbrain::run::{self, RunError};
 use splitbrain::sweep::Shard;
 
 /// How many failed runs per scenario the summary lists (all are counted).
@@ -106,7 +106,7 @@ impl Tally {
     pub fn record(
         &mut self,
         seed: u64,
-        outcome: &Outcome,
+        violations: &[Violation],
         all: bool,
         keep: usize,
     ) -> Option<Vec<Property>> {
@@ -114,7 +114,7 @@ impl Tally {
         let mut wanted = false;
         let mut violated = Vec::new();
         for property in &mut self.properties {
-            if outcome.violates(property.name) {
+            if violations.iter().any(|v| v.property == property.name) {
                 property.seeds_violating += 1;
                 property.first_violating_seed.get_or_insert(seed);
                 wanted |= all || property.seeds_violating <= keep as u64;
@@ -122,6 +122,13 @@ impl Tally {
             }
         }
         wanted.then_some(violated)
+    }
+
+    /// The properties that have had `keep` violating seeds counted: they want no more traces.
+    pub fn settled(&self, keep: usize) -> impl Iterator<Item = Property> + '_ {
+        (self.properties.iter())
+            .filter(move |property| property.seeds_violating >= keep as u64)
+            .map(|property| property.name)
     }
 
     /// Notes that a trace of `seed` and its report were written: for `shrunk_for` only (a
