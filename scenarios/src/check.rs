@@ -85,15 +85,26 @@ pub fn check(trace: &Trace, property: Property, cx: &Context) -> Vec<Violation> 
 }
 
 /// Checks every property in `properties` that has a checker, violations in property order.
-/// `progress` and `answered` share one fold of the waits.
+/// The belief properties share one fold of their monitor, `progress` and `answered` one of
+/// the waits.
 pub fn check_all(trace: &Trace, properties: &[Property], cx: &Context) -> Vec<Violation> {
     let waits = progress::Folded::new();
+    let beliefs: Vec<Property> = (properties.iter().copied())
+        .filter(|property| belief::judges(*property))
+        .collect();
+    // Each belief property's violations, in the order of `beliefs`, once the first is met.
+    let mut believed = None;
     let mut violations = Vec::new();
     for &property in properties {
         violations.extend(match property {
             Property::Progress | Property::Answered => {
                 progress::unserved(trace, cx, property, &waits)
             }
+            _ if belief::judges(property) => (believed.get_or_insert_with(|| {
+                belief::check_each(trace, &beliefs, cx.error_policy).into_iter()
+            }))
+            .next()
+            .unwrap_or_default(),
             _ => check(trace, property, cx),
         });
     }
@@ -146,5 +157,33 @@ mod tests {
             ..sim.clone()
         };
         assert_eq!(count(&early), 0, "within the grace at a 1 s horizon");
+    }
+
+    #[test]
+    fn checking_all_at_once_finds_what_each_check_finds() {
+        let catalog = Catalog::builtin().unwrap();
+        let cx = Context::for_scenario(catalog.get("herd-free-mutex").unwrap(), Source::Sim);
+        // c0 and c1 overlap, c2 waits to the end and c1 gave up once.
+        let trace = Build::new()
+            .acquired(0, 5)
+            .acquire(1)
+            .failed(1)
+            .acquire(1)
+            .acquired(1, 6)
+            .acquire(2)
+            .release(0)
+            .trace();
+        let properties = [
+            Property::MutualExclusionBelief,
+            Property::Progress,
+            Property::LiveSessionExclusion,
+            Property::Answered,
+            Property::NoOrphans,
+        ];
+        let each: Vec<Violation> = (properties.iter())
+            .flat_map(|property| check(&trace, *property, &cx))
+            .collect();
+        assert!(each.len() >= 3, "{each:?}");
+        assert_eq!(check_all(&trace, &properties, &cx), each);
     }
 }

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use madsim::rand::Rng;
+use madsim::rand::{GlobalRng, Rng};
 use madsim::time::Instant;
 
 use crate::alarm::Alarm;
@@ -46,17 +46,27 @@ pub struct Network {
     triggers: Triggers,
     sockets: Arc<Mutex<Sockets>>,
     time: SimTime,
+    /// The run's seeded source (madsim's `thread_rng` finds it through a thread-local on every
+    /// call; this is the same source, kept).
+    rng: GlobalRng,
 }
 
 impl Network {
-    /// A network with no faults and nothing bound, on the simulation's clock `time`.
+    /// A network with no faults and nothing bound, on the simulation's clock `time` (call it
+    /// inside the runtime).
     pub fn new(time: SimTime) -> Network {
         Network {
             links: Arc::default(),
             triggers: Triggers::default(),
             sockets: Arc::default(),
             time,
+            rng: madsim::rand::thread_rng(),
         }
+    }
+
+    /// The run's seeded source of randomness.
+    pub fn rng(&self) -> GlobalRng {
+        self.rng.clone()
     }
 
     /// The simulation's clock.
@@ -157,7 +167,7 @@ impl Socket {
         let Some(mailbox) = self.network.sockets().bound.get(&dst).cloned() else {
             return false;
         };
-        let latency = madsim::rand::thread_rng().gen_range(LATENCY);
+        let latency = self.network.rng.clone().gen_range(LATENCY);
         let now = self.network.time().now();
         let at = now + latency;
         let mut guard = mailbox.lock().expect("mailbox lock");
@@ -173,11 +183,10 @@ impl Socket {
     }
 
     /// Waits for the next datagram delivered to this socket, with its sender's address.
-    pub fn recv_from(&self) -> impl Future<Output = (Payload, SocketAddr)> + Send + 'static {
-        let mailbox = self.mailbox.clone();
-        let time = self.network.time().clone();
+    pub fn recv_from(&self) -> impl Future<Output = (Payload, SocketAddr)> + Send + '_ {
         std::future::poll_fn(move |cx| {
-            let mut mailbox = mailbox.lock().expect("mailbox lock");
+            let mut mailbox = self.mailbox.lock().expect("mailbox lock");
+            let time = self.network.time();
             let now = time.now();
             if let Some(entry) = mailbox.in_flight.first_entry()
                 && entry.key().0 <= now

@@ -302,7 +302,7 @@ impl Wire {
     fn verdict(&self, to: Node) -> Verdict {
         self.network
             .links()
-            .verdict(self.me, to, &mut madsim::rand::thread_rng())
+            .verdict(self.me, to, &mut self.network.rng())
     }
 
     /// Sends at once when nothing is in the way; otherwise a task of its own carries the

@@ -35,20 +35,45 @@ struct Held {
     token: Option<Token>,
 }
 
+/// Whether `property` is one of the belief properties this module checks.
+pub fn judges(property: Property) -> bool {
+    matches!(
+        property,
+        Property::MutualExclusionBelief
+            | Property::LeaderUniqueBelief
+            | Property::RwExclusion
+            | Property::LiveSessionExclusion
+    )
+}
+
 /// Every overlap of two holds that `property` forbids, read by folding the [`Beliefs`]
 /// monitor over the trace under `policy`; for `live_session_exclusion`, also every hold kept
 /// past the connection-state change at which `policy` says it must end.
 pub fn check(trace: &Trace, property: Property, policy: ErrorPolicy) -> Vec<Violation> {
+    check_each(trace, &[property], policy).concat()
+}
+
+/// [`check`] for each of `properties`, in their order, from one fold of the monitor (its
+/// state does not depend on the property judged).
+pub fn check_each(
+    trace: &Trace,
+    properties: &[Property],
+    policy: ErrorPolicy,
+) -> Vec<Vec<Violation>> {
     let mut fold = Fold {
         trace,
-        property,
         policy,
         beliefs: Beliefs::new(policy),
         held: BTreeMap::new(),
         tokens: BTreeMap::new(),
         obliged: BTreeMap::new(),
-        open: BTreeMap::new(),
-        violations: Vec::new(),
+        judged: (properties.iter())
+            .map(|&property| Judged {
+                property,
+                open: BTreeMap::new(),
+                violations: Vec::new(),
+            })
+            .collect(),
     };
     for (index, event) in trace.events.iter().enumerate() {
         if let Some(seen) = Seen::of_event(event.client, &event.kind) {
@@ -62,7 +87,6 @@ pub fn check(trace: &Trace, property: Property, policy: ErrorPolicy) -> Vec<Viol
 /// tokens, which the monitor leaves out).
 struct Fold<'a> {
     trace: &'a Trace,
-    property: Property,
     policy: ErrorPolicy,
     beliefs: Beliefs,
     /// The believed holds, each since the event that began its belief.
@@ -71,6 +95,13 @@ struct Fold<'a> {
     tokens: BTreeMap<Key, Token>,
     /// Each client's latest connection-state change that obliged its holders, and where.
     obliged: BTreeMap<ClientSlot, (usize, SessionEvent)>,
+    /// Each property judged.
+    judged: Vec<Judged>,
+}
+
+/// One property's judgement so far.
+struct Judged {
+    property: Property,
     /// The forbidden pairs under way, each since the event that began it.
     open: BTreeMap<Conflict, usize>,
     violations: Vec<Violation>,
@@ -91,7 +122,7 @@ impl Fold<'_> {
             _ => {}
         }
         // Judged on the holds as they stood before this event (its input may end them).
-        if self.property == Property::LiveSessionExclusion {
+        if self.judges(Property::LiveSessionExclusion) {
             for key in self.beliefs.take_overdue() {
                 self.report_kept(key, Some(index));
             }
@@ -105,21 +136,29 @@ impl Fold<'_> {
         ) {
             return;
         }
-        let now: Vec<Conflict> = self.beliefs.conflicts(self.property).collect();
-        let ended: Vec<(Conflict, usize)> = (self.open.iter())
-            .filter(|(pair, _)| !now.contains(pair))
-            .map(|(pair, from)| (*pair, *from))
-            .collect();
-        for (pair, from) in ended {
-            self.open.remove(&pair);
-            self.report_overlap(pair, from, Some(index));
-        }
         let Fold {
+            trace,
             beliefs,
             held,
             tokens,
+            judged,
             ..
         } = &mut *self;
+        for judged in judged.iter_mut() {
+            let now: Vec<Conflict> = beliefs.conflicts(judged.property).collect();
+            let ended: Vec<(Conflict, usize)> = (judged.open.iter())
+                .filter(|(pair, _)| !now.contains(pair))
+                .map(|(pair, from)| (*pair, *from))
+                .collect();
+            for (pair, from) in ended {
+                judged.open.remove(&pair);
+                let violation = overlap_of(trace, held, judged.property, pair, (from, Some(index)));
+                judged.violations.push(violation);
+            }
+            for pair in now {
+                judged.open.entry(pair).or_insert(index);
+            }
+        }
         held.retain(|key, _| beliefs.believes(key));
         for key in beliefs.believed() {
             let token = tokens.get(&key).copied();
@@ -130,47 +169,49 @@ impl Fold<'_> {
                 token,
             });
         }
-        for pair in now {
-            self.open.entry(pair).or_insert(index);
-        }
     }
 
-    fn finish(mut self) -> Vec<Violation> {
-        for (pair, from) in std::mem::take(&mut self.open) {
-            self.report_overlap(pair, from, None);
+    fn finish(mut self) -> Vec<Vec<Violation>> {
+        let Fold {
+            trace,
+            held,
+            judged,
+            ..
+        } = &mut self;
+        for judged in judged.iter_mut() {
+            for (pair, from) in std::mem::take(&mut judged.open) {
+                let violation = overlap_of(trace, held, judged.property, pair, (from, None));
+                judged.violations.push(violation);
+            }
         }
-        if self.property == Property::LiveSessionExclusion {
+        if self.judges(Property::LiveSessionExclusion) {
             let kept: Vec<Key> = self.beliefs.kept_too_long().collect();
             for key in kept {
                 self.report_kept(key, None);
             }
         }
-        self.violations.sort_by(|a, b| a.events.cmp(&b.events));
-        self.violations
+        (self.judged.into_iter())
+            .map(|mut judged| {
+                judged.violations.sort_by(|a, b| a.events.cmp(&b.events));
+                judged.violations
+            })
+            .collect()
     }
 
-    /// The hold of `key` as messages tell it (it is believed when this is asked).
-    fn held(&self, key: Key) -> Held {
-        self.held[&key]
-    }
-
-    fn report_overlap(&mut self, (a, b): Conflict, from: usize, to: Option<usize>) {
-        let (a, b) = (self.held(a), self.held(b));
-        let (a, b) = if b.start < a.start { (b, a) } else { (a, b) };
-        let len = self.trace.events.len();
-        let window = (from, to.unwrap_or(len));
-        let violation = overlap(self.trace, self.property, &a, &b, window);
-        self.violations.push(violation);
+    /// Whether `property` is among those judged.
+    fn judges(&self, property: Property) -> bool {
+        self.judged.iter().any(|judged| judged.property == property)
     }
 
     /// `key`'s hold outlived the connection-state change at which the policy ends it: seen
-    /// at event `at` (the client's next input), or at the end of the trace.
+    /// at event `at` (the client's next input), or at the end of the trace
+    /// (`live_session_exclusion`).
     fn report_kept(&mut self, key: Key, at: Option<usize>) {
         let trace = self.trace;
         let Some(&(obliged, event)) = self.obliged.get(&key.0.0) else {
             return;
         };
-        let hold = self.held(key);
+        let hold = self.held[&key];
         let len = trace.events.len();
         let t = |index: usize| trace.events[index.min(len - 1)].t;
         let mut events = vec![hold.start, obliged];
@@ -199,15 +240,33 @@ impl Fold<'_> {
                 .map_or_else(String::new, |t| format!(" (token {t})")),
             when(trace, t(obliged)),
         );
-        self.violations.push(Violation {
-            property: self.property,
+        let violation = Violation {
+            property: Property::LiveSessionExclusion,
             at: t(obliged),
             until: None,
             clients: vec![hold.who.0],
             events,
             message,
-        });
+        };
+        (self.judged.iter_mut())
+            .filter(|judged| judged.property == Property::LiveSessionExclusion)
+            .for_each(|judged| judged.violations.push(violation.clone()));
     }
+}
+
+/// The violation of `property` by the overlap of the holds of `pair` (both believed when
+/// this is asked) over the events `[from, to)` (`to`: the end of the trace when `None`).
+fn overlap_of(
+    trace: &Trace,
+    held: &BTreeMap<Key, Held>,
+    property: Property,
+    (a, b): Conflict,
+    (from, to): (usize, Option<usize>),
+) -> Violation {
+    let (a, b) = (held[&a], held[&b]);
+    let (a, b) = if b.start < a.start { (b, a) } else { (a, b) };
+    let window = (from, to.unwrap_or(trace.events.len()));
+    overlap(trace, property, &a, &b, window)
 }
 
 /// The role of the hold `notice` grants.
@@ -652,5 +711,36 @@ mod tests {
             ),
             []
         );
+    }
+
+    #[test]
+    fn one_fold_for_several_properties_judges_each_as_its_own_fold_does() {
+        // c0's framework gives its session up, the recipe never says so, c0 goes on.
+        let kept_past_lost = Build::new()
+            .connected(0, 1)
+            .acquired(0, 5)
+            .session_lost(0)
+            .acquire(0)
+            .acquired(1, 6)
+            .trace();
+        let all = [
+            Property::MutualExclusionBelief,
+            Property::LiveSessionExclusion,
+            Property::RwExclusion,
+            Property::LeaderUniqueBelief,
+        ];
+        let mut found = 0;
+        for trace in [two_holders(true), two_holders(false), kept_past_lost] {
+            let each = check_each(&trace, &all, ErrorPolicy::Standard);
+            for (property, violations) in all.iter().zip(each) {
+                assert_eq!(
+                    violations,
+                    check(&trace, *property, ErrorPolicy::Standard),
+                    "{property}"
+                );
+                found += violations.len();
+            }
+        }
+        assert!(found >= 4, "the traces break some of them ({found})");
     }
 }
