@@ -8,8 +8,12 @@ use std::sync::mpsc;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// How many results per worker may wait for the consumer: finished but not yet handed back
-/// in order, or running ahead of the oldest unfinished job.
-pub const WINDOW_PER_WORKER: usize = 2;
+/// in order, or running ahead of the oldest unfinished job. Enough that the workers go on
+/// while the consumer writes a kept trace, reruns it and renders its report (tens of
+/// milliseconds, runs of a few milliseconds each); few enough that what waits stays small (a
+/// hunt's results are a run's violations, and its trace only while a property still wants
+/// one: see [`crate::wants`]).
+pub const WINDOW_PER_WORKER: usize = 32;
 
 /// What the workers and the consumer share: the jobs not yet started and how far the
 /// consumer has got.
