@@ -120,6 +120,12 @@ impl Links {
         }
     }
 
+    /// True when no rule is in force and no node is down: every datagram is sent at once,
+    /// without a draw.
+    pub fn is_clear(&self) -> bool {
+        self.rules.is_empty() && self.down.is_empty()
+    }
+
     /// Decides the fate of one datagram from `from` to `to`, drawing from `rng` for lossy and
     /// delayed links (one draw per matching rule, in installation order); a datagram that
     /// reaches a node that is down is refused, its reset subject to the way back.
@@ -172,6 +178,36 @@ mod tests {
     fn with_rng(seed: u64, check: impl FnOnce(&mut GlobalRng) + Send + 'static) {
         let rt = Runtime::with_seed_and_config(seed, madsim::Config::default());
         rt.block_on(async move { check(&mut thread_rng()) });
+    }
+
+    #[test]
+    fn a_clear_table_sends_everything_without_a_draw() {
+        let next_draw = |ask: bool| {
+            let drawn = std::sync::Arc::new(std::sync::Mutex::new(0));
+            let into = drawn.clone();
+            with_rng(3, move |rng| {
+                let mut links = Links::default();
+                assert!(links.is_clear());
+                if ask {
+                    assert_eq!(links.verdict(C0, S, rng), Verdict::Send(Duration::ZERO));
+                }
+                links.add(0, rule(End::Any, End::Any, Effect::Drop { percent: 50 }));
+                assert!(!links.is_clear());
+                assert!(links.remove(0));
+                assert!(links.take_down(S));
+                assert!(!links.is_clear(), "a node is down");
+                assert!(links.bring_up(S));
+                assert!(links.is_clear());
+                *into.lock().unwrap() = rng.r#gen::<u64>();
+            });
+            let drawn = *drawn.lock().unwrap();
+            drawn
+        };
+        assert_eq!(
+            next_draw(true),
+            next_draw(false),
+            "the verdict drew nothing"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! first time a request of its client matches it; a heal does not disarm one that has not
 //! fired (it ends faults in force, and this one is not yet).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::channel::mpsc::UnboundedSender;
@@ -34,25 +35,33 @@ pub(crate) struct Armed {
 
 /// The run's armed triggers. Clones share them.
 #[derive(Clone, Default)]
-pub struct Triggers(Arc<Mutex<Vec<Armed>>>);
+pub struct Triggers {
+    armed: Arc<Mutex<Vec<Armed>>>,
+    /// Whether any is armed: read before every request, so that a run without triggers does
+    /// not take the lock (an atomic round trip) for each.
+    any: Arc<AtomicBool>,
+}
 
 impl Triggers {
     /// Arms `armed`.
     pub(crate) fn arm(&self, armed: Armed) {
         self.armed().push(armed);
+        self.any.store(true, Ordering::Relaxed);
     }
 
     /// Starts every armed fault that `client`'s `request`, about to be sent, matches: each is
     /// recorded, its rules enter `links`, and its injector is told.
     pub(crate) fn fire(&self, client: u16, request: &Request, links: &Mutex<Links>) {
+        if !self.any.load(Ordering::Relaxed) {
+            return;
+        }
         let fired: Vec<Armed> = {
             let mut armed = self.armed();
-            if armed.is_empty() {
-                return;
-            }
             let (op, path) = (RequestOp::of(request), request.path().as_str());
             let matches = |a: &mut Armed| a.client == client && a.trigger.matches(op, path);
-            armed.extract_if(.., matches).collect()
+            let fired = armed.extract_if(.., matches).collect();
+            self.any.store(!armed.is_empty(), Ordering::Relaxed);
+            fired
         };
         for armed in fired {
             let fault = armed.fault.clone();
@@ -66,6 +75,6 @@ impl Triggers {
     }
 
     fn armed(&self) -> std::sync::MutexGuard<'_, Vec<Armed>> {
-        self.0.lock().expect("triggers lock")
+        self.armed.lock().expect("triggers lock")
     }
 }
