@@ -14,8 +14,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use scenarios::property::{Property, Violation};
+use scenarios::scenario::Scenario;
 
-use crate::run::Outcome;
+use crate::run::{self, Outcome, RunError};
 
 /// The properties of one scenario and whether each still wants the traces of its violating
 /// runs; shared between threads.
@@ -65,6 +66,13 @@ pub enum Judged {
 }
 
 impl Judged {
+    /// Runs seed `seed` of `scenario` with the seed's own fault schedule (as [`run::run`]
+    /// does) and keeps what `wants` says, on the run's own thread.
+    pub fn run(scenario: &Scenario, seed: u64, wants: &TraceWants) -> Result<Judged, RunError> {
+        let faults = scenario.fault_schedule(seed);
+        run::run_then(scenario, seed, faults, |outcome| Judged::of(outcome, wants))
+    }
+
     /// What to keep of `outcome`, as `wants` says now.
     pub fn of(outcome: Outcome, wants: &TraceWants) -> Judged {
         if wants.wants(&outcome.violations) {
@@ -130,11 +138,7 @@ mod tests {
         let scenario = catalog.get("gc-pause-split-brain").expect("in the catalog");
         let belief = Property::MutualExclusionBelief;
         let wants = TraceWants::new(&[belief]);
-        let judge = || {
-            let faults = scenario.fault_schedule(0);
-            crate::run::run_then(scenario, 0, faults, |outcome| Judged::of(outcome, &wants))
-                .expect("runs")
-        };
+        let judge = || Judged::run(scenario, 0, &wants).expect("runs");
         let whole = judge();
         assert!(whole.violations().iter().any(|v| v.property == belief));
         let outcome = whole.clone().outcome().expect("wanted: kept whole");

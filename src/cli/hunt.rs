@@ -93,13 +93,7 @@ pub fn run(args: Args) -> Outcome {
     sweep::in_order(
         jobs(&scenarios, part),
         workers,
-        |&(index, seed)| {
-            let scenario = &scenarios[index].0;
-            let faults = scenario.fault_schedule(seed);
-            run::run_then(scenario, seed, faults, |outcome| {
-                Judged::of(outcome, &wants[index])
-            })
-        },
+        |&(index, seed)| Judged::run(&scenarios[index].0, seed, &wants[index]),
         |(index, seed), result| {
             let scenario = &scenarios[index].0;
             let tally = &mut sweep.scenarios[index];

@@ -83,12 +83,7 @@ impl Hunt {
         sweep::in_order(
             self.seeds.clone(),
             sweep::default_workers(),
-            |&seed| {
-                let faults = scenario.fault_schedule(seed);
-                run::run_then(scenario, seed, faults, |outcome| {
-                    Judged::of(outcome, &wants)
-                })
-            },
+            |&seed| Judged::run(scenario, seed, &wants),
             |seed, result| {
                 hunted.record(seed, result, &self.out);
                 (hunted.findings.iter()).for_each(|found| wants.settle(found.violation.property));

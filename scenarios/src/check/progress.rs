@@ -18,8 +18,9 @@ use super::Context;
 use super::timeline::healed_at;
 use super::{ms, when};
 
-/// The [`Waits`] monitor folded over a trace, once for both properties (see [`unserved`]).
-pub type Folded = OnceCell<(Marks, Marks)>;
+/// A trace's end and the [`Waits`] monitor folded over it (none while a fault is in force at
+/// its end), worked out once for both properties (see [`unserved`]).
+pub type Folded = OnceCell<Option<(End, Marks, Marks)>>;
 
 /// Every waiter unserved at the horizon (`progress`).
 pub fn check(trace: &Trace, cx: &Context) -> Vec<Violation> {
@@ -33,22 +34,27 @@ pub fn check_answered(trace: &Trace, cx: &Context) -> Vec<Violation> {
 }
 
 /// The waits unserved at the horizon as `property` (`progress` or `answered`) counts them;
-/// `folded` holds the monitor's fold of `trace` once either property has needed it.
+/// `folded` holds the end and the monitor's fold of `trace` once either property has needed
+/// them.
 pub(super) fn unserved(
     trace: &Trace,
     cx: &Context,
     property: Property,
     folded: &Folded,
 ) -> Vec<Violation> {
-    let Some(end) = End::of(trace, cx) else {
+    let folded = folded.get_or_init(|| {
+        let end = End::of(trace, cx)?;
+        let (unserved, gave_up) = fold(trace);
+        Some((end, unserved, gave_up))
+    });
+    let Some((end, unserved, gave_up)) = folded else {
         return Vec::new();
     };
-    let End {
+    let &End {
         healed: healed_t,
         horizon,
         ..
     } = end;
-    let (unserved, gave_up) = folded.get_or_init(|| fold(trace));
     let mut unserved = unserved.clone();
     if property == Property::Answered {
         unserved.retain(|(key, _)| marked(gave_up, key).is_none());
