@@ -175,16 +175,17 @@ mod tests {
     }
 
     /// Runs `check` with the simulator's seeded RNG.
-    fn with_rng(seed: u64, check: impl FnOnce(&mut GlobalRng) + Send + 'static) {
+    fn with_rng<R: Send + 'static>(
+        seed: u64,
+        check: impl FnOnce(&mut GlobalRng) -> R + Send + 'static,
+    ) -> R {
         let rt = Runtime::with_seed_and_config(seed, madsim::Config::default());
-        rt.block_on(async move { check(&mut thread_rng()) });
+        rt.block_on(async move { check(&mut thread_rng()) })
     }
 
     #[test]
     fn a_clear_table_sends_everything_without_a_draw() {
         let next_draw = |ask: bool| {
-            let drawn = std::sync::Arc::new(std::sync::Mutex::new(0));
-            let into = drawn.clone();
             with_rng(3, move |rng| {
                 let mut links = Links::default();
                 assert!(links.is_clear());
@@ -198,10 +199,8 @@ mod tests {
                 assert!(!links.is_clear(), "a node is down");
                 assert!(links.bring_up(S));
                 assert!(links.is_clear());
-                *into.lock().unwrap() = rng.r#gen::<u64>();
-            });
-            let drawn = *drawn.lock().unwrap();
-            drawn
+                rng.r#gen::<u64>()
+            })
         };
         assert_eq!(
             next_draw(true),
