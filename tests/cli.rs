@@ -79,7 +79,7 @@ fn malformed_scenario_files_each_give_one_line_and_exit_2() {
             "recipe",
             edit("/recipe", json!("spin")),
             "/recipe: expected one of `mutex`, `naive-herd-mutex`, `trusting-wakeup-mutex`, \
-             `semaphore-mutex`, `multi-lock`, `semaphore`, `leader-latch`, `leader-selector`, `read-write-lock`, \
+             `state-blind-mutex`, `semaphore-mutex`, `multi-lock`, `semaphore`, `leader-latch`, `leader-selector`, `read-write-lock`, \
              `read-write-lock-first-writer-watch` (or a recipe of your own as {\"name\", \
              \"family\"}), found `spin`",
         ),
@@ -420,7 +420,7 @@ fn hunt_over_the_catalog_meets_every_expectation() {
     let table = stdout(&output);
     assert!(output.status.success(), "{table}{}", stderr(&output));
     assert!(
-        table.contains("every expectation met: 63 scenario(s), 12800 runs"),
+        table.contains("every expectation met: 64 scenario(s), 13000 runs"),
         "{table}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

@@ -24,16 +24,24 @@ pub(crate) fn extent(violation: &Violation) -> Option<u64> {
         .map(|until| until - violation.at)
 }
 
-/// Whether the property is about holding something at once: its violation is an overlap.
-pub(crate) fn is_overlap(property: Property) -> bool {
-    matches!(
-        property,
+/// Whether the violation is an overlap: holding something at once. `live_session_exclusion`
+/// is also violated by one client alone, whose hold outlived the connection-state change at
+/// which the error policy ends it.
+pub(crate) fn is_overlap(violation: &Violation) -> bool {
+    match violation.property {
         Property::MutualExclusionBelief
-            | Property::LeaderUniqueBelief
-            | Property::RwExclusion
-            | Property::LeaseBound
-            | Property::LiveSessionExclusion
-    )
+        | Property::LeaderUniqueBelief
+        | Property::RwExclusion
+        | Property::LeaseBound => true,
+        Property::LiveSessionExclusion => !is_kept_hold(violation),
+        _ => false,
+    }
+}
+
+/// Whether `live_session_exclusion` was violated by one client keeping its hold past the
+/// connection-state change that ends it, rather than by an overlap.
+fn is_kept_hold(violation: &Violation) -> bool {
+    violation.property == Property::LiveSessionExclusion && violation.clients.len() == 1
 }
 
 /// The headline: what went wrong, between whom, for how long.
@@ -50,6 +58,9 @@ pub(crate) fn headline(violation: &Violation, clock: Clock) -> String {
             format!("Split brain: {who} both believed they led{lasting}")
         }
         Property::RwExclusion => format!("{who} held the read-write lock incompatibly{lasting}"),
+        Property::LiveSessionExclusion if is_kept_hold(violation) => format!(
+            "Recipe bug: {who} kept its hold past the connection-state change that ends it"
+        ),
         Property::LiveSessionExclusion => {
             format!("Recipe bug: {who} held at once while both their sessions were alive{lasting}")
         }
@@ -80,7 +91,7 @@ pub(crate) fn label(violation: &Violation, clock: Clock) -> String {
     let lasting = extent(violation)
         .map(|d| format!(" · {}", clock.duration(d)))
         .unwrap_or_default();
-    if is_overlap(violation.property) {
+    if is_overlap(violation) {
         let verb = if names.len() == 2 {
             "both hold"
         } else {
@@ -96,6 +107,7 @@ pub(crate) fn label(violation: &Violation, clock: Clock) -> String {
             Property::NoOrphans => "orphaned node",
             Property::AnsweredByDeadline => "missed deadline",
             Property::RevocationAnswered => "revocation unanswered",
+            Property::LiveSessionExclusion => "hold kept",
             overlap => overlap.name(),
         };
         format!("⚠ {what}{lasting}")
@@ -105,6 +117,33 @@ pub(crate) fn label(violation: &Violation, clock: Clock) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scenarios::trace::Source;
+
+    fn live_session_exclusion(clients: &[ClientSlot], until: Option<u64>) -> Violation {
+        Violation {
+            property: Property::LiveSessionExclusion,
+            at: 7,
+            until,
+            clients: clients.to_vec(),
+            events: vec![7],
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_hold_kept_alone_reads_as_kept_not_as_an_overlap() {
+        let clock = Clock::new(Source::Model);
+        let kept = live_session_exclusion(&[ClientSlot(0)], None);
+        assert!(!is_overlap(&kept));
+        assert_eq!(
+            headline(&kept, clock),
+            "Recipe bug: c0 kept its hold past the connection-state change that ends it"
+        );
+        assert_eq!(label(&kept, clock), "⚠ hold kept");
+        let overlap = live_session_exclusion(&[ClientSlot(0), ClientSlot(1)], Some(9));
+        assert!(is_overlap(&overlap));
+        assert_eq!(label(&overlap, clock), "⚠ c0 + c1 both hold · 2 steps");
+    }
 
     #[test]
     fn clients_read_as_a_list() {

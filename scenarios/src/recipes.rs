@@ -297,6 +297,27 @@ fn trusting_wakeup(property: Property, spec: &ModelSpec) -> Expectation {
     overlapping_live(property, spec, wrong_wakeup || stale_node_grant(spec))
 }
 
+/// As Curator's lock loop, but a holder keeps its hold through every connection-state
+/// change: once a change that the error policy says ends a hold can reach a holder (a
+/// connection loss, whose LOST timer can fire before it reconnects, or an expiry), the hold
+/// outlives it and `live_session_exclusion` is violated at the holder's next input, with one
+/// client already; with two, the next waiter holds once the server has deleted the blind
+/// holder's node (its session expired or closed at LOST), beside a holder that still
+/// believes, and an unfenced resource can lose an update.
+fn state_blind(property: Property, spec: &ModelSpec) -> Expectation {
+    let budgets = &spec.budgets;
+    let kept = spec.clients >= 1
+        && budgets.cycles >= 1
+        && (budgets.connection_losses >= 1 || budgets.expiries >= 1);
+    let overlap = kept && spec.clients >= 2;
+    match property {
+        Property::LiveSessionExclusion => violated_if(kept || stale_node_grant(spec)),
+        Property::MutualExclusionBelief if overlap => Expectation::Violated,
+        Property::MutualExclusionFenced if overlap && !spec.fenced => Expectation::Violated,
+        _ => curator_lock_loop(property, spec),
+    }
+}
+
 /// More clients believe they hold a lease than there are leases once a paused holder's
 /// session can expire (its lease is freed while it still believes) and someone waits for that
 /// lease. Only the internal lock's holder watches the leases, so a return wakes at most one
@@ -460,6 +481,17 @@ recipe_table! {
         build: |path, _| Mutex::trusting_wakeups(path),
         directories: none,
         expectation: trusting_wakeup,
+    };
+    /// The known-bad mutex whose holder ignores connection-state changes
+    /// (`lock::recipes::Mutex::state_blind`).
+    StateBlindMutex => STATE_BLIND_MUTEX: Mutex = RecipeDef {
+        name: "state-blind-mutex",
+        about: "known-bad: a holder hears neither SUSPENDED nor LOST and holds until it releases",
+        family: Family::Lock,
+        revocable: true,
+        build: |path, _| Mutex::state_blind(path),
+        directories: none,
+        expectation: state_blind,
     };
     /// Curator's InterProcessSemaphoreMutex, not reentrant (`lock::recipes::SemaphoreMutex`).
     SemaphoreMutex => SEMAPHORE_MUTEX: SemaphoreMutex = RecipeDef {

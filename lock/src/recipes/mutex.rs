@@ -39,8 +39,19 @@ pub struct Mutex {
     abandoned: BTreeSet<OpId>,
     /// Who is revocable, and the revocation attempts under way.
     revocation: Revocation,
-    /// The known-bad variant ([`Mutex::trusting_wakeups`]): a woken waiter holds at once.
-    trusts_wakeups: bool,
+    /// Curator's recipe, or one of the known-bad variants.
+    flaw: Flaw,
+}
+
+/// What a known-bad variant of the mutex gets wrong (none in Curator's recipe).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Flaw {
+    /// Curator's InterProcessMutex.
+    None,
+    /// [`Mutex::trusting_wakeups`]: a woken waiter holds at once.
+    TrustsWakeups,
+    /// [`Mutex::state_blind`]: a holder ignores connection-state changes.
+    StateBlind,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -79,7 +90,7 @@ impl Mutex {
             owners: BTreeMap::new(),
             abandoned: BTreeSet::new(),
             revocation: Revocation::default(),
-            trusts_wakeups: false,
+            flaw: Flaw::None,
         }
     }
 
@@ -91,7 +102,19 @@ impl Mutex {
     /// pauses and expiries, cannot tell it from the inherent overlap.
     pub fn trusting_wakeups(path: Path) -> Mutex {
         Mutex {
-            trusts_wakeups: true,
+            flaw: Flaw::TrustsWakeups,
+            ..Mutex::new(path)
+        }
+    }
+
+    /// Known-bad: a mutex whose holder ignores connection-state changes, as a home-grown
+    /// lock with no connection listener does: it hears neither SUSPENDED nor LOST and holds
+    /// until it releases, through a partition that expires its session and while the next
+    /// waiter holds. Kept to show that the checkers see a hold kept past the change at which
+    /// the error policy ends it (`live_session_exclusion`), before any overlap.
+    pub fn state_blind(path: Path) -> Mutex {
+        Mutex {
+            flaw: Flaw::StateBlind,
             ..Mutex::new(path)
         }
     }
@@ -274,7 +297,7 @@ impl Mutex {
     fn on_watch(&mut self, event: &WatchedEvent, cx: &mut Ctx<'_, Notice>) {
         let node_of = |owner| node_of(&self.owners, owner);
         self.revocation.on_watch(event, node_of, cx);
-        let trusted = self.trusts_wakeups && event.kind == EventKind::NodeDeleted;
+        let trusted = self.flaw == Flaw::TrustsWakeups && event.kind == EventKind::NodeDeleted;
         for (&owner, acquisition) in &mut self.owners {
             if let Stage::Waiting { step, .. } = &mut acquisition.stage
                 && matches!(step, Wait::Watching { predecessor, .. } if *predecessor == event.path)
@@ -300,6 +323,7 @@ impl Mutex {
         for owner in owners {
             let acquisition = self.owners.get_mut(&owner).expect("listed above");
             match &mut acquisition.stage {
+                Stage::Holding(_) if self.flaw == Flaw::StateBlind => {}
                 Stage::Holding(hold) => {
                     let held = update_hold(owner, hold, event, cx);
                     if !held {
@@ -461,7 +485,7 @@ impl crate::relabel::Relabel for Mutex {
             owners,
             abandoned,
             revocation,
-            trusts_wakeups,
+            flaw,
         } = self;
         Mutex {
             path: path.relabel(map),
@@ -469,7 +493,7 @@ impl crate::relabel::Relabel for Mutex {
             owners: owners.relabel(map),
             abandoned: abandoned.relabel(map),
             revocation: revocation.relabel(map),
-            trusts_wakeups: *trusts_wakeups,
+            flaw: *flaw,
         }
     }
 }

@@ -129,7 +129,7 @@ fn insert(lines: &mut Vec<Line>, line: Line) {
 
 /// The line that opens the violation.
 fn violation_start(v: &Violation) -> Line {
-    let text = if verdict::is_overlap(v.property) && v.until.is_some() {
+    let text = if verdict::is_overlap(v) && v.until.is_some() {
         let all = if v.clients.len() == 2 { "both" } else { "all" };
         let what = match v.property {
             Property::LeaderUniqueBelief => "believe they lead",
@@ -170,7 +170,7 @@ fn violation_end(run: &Run, v: &Violation) -> Option<Line> {
                     "The run ends, {} later, with the waiter still waiting.",
                     run.clock.duration(length)
                 ),
-                _ if verdict::is_overlap(v.property) => {
+                _ if verdict::is_overlap(v) => {
                     format!("The overlap ends after {}.", run.clock.duration(length))
                 }
                 _ => format!("The violation ends after {}.", run.clock.duration(length)),

@@ -196,7 +196,7 @@ fn malformed_files_give_one_line_errors() {
         (
             set("/recipe", json!("spin-lock")),
             "unit.json: /recipe: expected one of `mutex`, `naive-herd-mutex`, `trusting-wakeup-mutex`, \
-             `semaphore-mutex`, `multi-lock`, `semaphore`, `leader-latch`, `leader-selector`, `read-write-lock`, \
+             `state-blind-mutex`, `semaphore-mutex`, `multi-lock`, `semaphore`, `leader-latch`, `leader-selector`, `read-write-lock`, \
              `read-write-lock-first-writer-watch` (or a recipe of your own as {\"name\", \
              \"family\"}), found `spin-lock`",
         ),
@@ -302,7 +302,8 @@ fn malformed_files_give_one_line_errors() {
                 v["recipe_settings"] = json!({"revocable": true});
             }),
             "unit.json: /recipe_settings/revocable: expected revocable only with the recipe \
-             mutex or trusting-wakeup-mutex, found revocable with semaphore-mutex",
+             mutex or trusting-wakeup-mutex or state-blind-mutex, found revocable with \
+             semaphore-mutex",
         ),
         (
             error_after("", |v| v["recipe_settings"] = json!({"awaits": true})),
