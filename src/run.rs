@@ -32,9 +32,10 @@ pub enum RunError {
     Settings(String),
     /// The run panicked.
     Panicked(String),
-    /// The framework layer's connection states broke Curator's rules against the client's
-    /// raw session (a bug of splitbrain's, not of the recipe: see
-    /// [`scenarios::check::check_framework_states`]).
+    /// The framework layer broke Curator's rules: its connection states against the client's
+    /// raw session, or a protected create against protected mode (a bug of splitbrain's, not
+    /// of the recipe: see [`scenarios::check::check_framework_states`] and
+    /// [`scenarios::check::check_protected_creates`]).
     Framework(String),
 }
 
@@ -75,7 +76,9 @@ pub fn run_then<R: Send>(
     let sim = Sim::from_scenario(scenario, seed, faults);
     guarded(|| {
         let judged = sim.run_then(|trace| {
-            scenarios::check::check_framework_states(&trace).map_err(RunError::Framework)?;
+            scenarios::check::check_framework_states(&trace)
+                .and_then(|()| scenarios::check::check_protected_creates(&trace))
+                .map_err(RunError::Framework)?;
             Ok(then(checked(trace, scenario)))
         });
         judged.map_err(|e| RunError::Settings(e.to_string()))?

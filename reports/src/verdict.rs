@@ -58,9 +58,9 @@ pub(crate) fn headline(violation: &Violation, clock: Clock) -> String {
             format!("Split brain: {who} both believed they led{lasting}")
         }
         Property::RwExclusion => format!("{who} held the read-write lock incompatibly{lasting}"),
-        Property::LiveSessionExclusion if is_kept_hold(violation) => format!(
-            "Recipe bug: {who} kept its hold past the connection-state change that ends it"
-        ),
+        Property::LiveSessionExclusion if is_kept_hold(violation) => {
+            format!("Recipe bug: {who} kept its hold past the connection-state change that ends it")
+        }
         Property::LiveSessionExclusion => {
             format!("Recipe bug: {who} held at once while both their sessions were alive{lasting}")
         }

@@ -11,10 +11,12 @@ mod lease_bound;
 mod mutual_exclusion_fenced;
 mod no_orphans;
 mod progress;
+mod protected_creates;
 mod revocation;
 pub mod timeline;
 
 pub use framework_states::check_framework_states;
+pub use protected_creates::check_protected_creates;
 
 #[cfg(test)]
 pub(crate) mod fixtures;
