@@ -2,7 +2,8 @@
 //! waiter holds without listing again meets every other expectation of the mutex's own catalog
 //! scenarios (the belief overlap it adds hides among the expected ones, or goes unchecked), and
 //! only the live-session property catches it, on the scenarios where a waiter's session ends
-//! while a holder is still ahead of it.
+//! while a holder is still ahead of it. A holder that ignores connection state is caught by
+//! the same property before any live overlap: its hold outlives the change that ends it.
 
 use std::collections::BTreeSet;
 
@@ -68,4 +69,49 @@ fn a_trusting_wakeup_passes_the_mutex_scenarios_but_live_session_exclusion() {
             "session-expiry-waiter"
         ])
     );
+}
+
+/// A holder that ignores connection state breaks `live_session_exclusion` by keeping its hold
+/// past SUSPENDED, the change at which Curator's default error policy ends it, even where no
+/// two live sessions overlap: `state-blind-mutex-partition` ends the hold while its client is
+/// still cut off, so every violation names the one client that kept it, and the belief overlap
+/// with the next holder (whose session is alive while the blind holder's has expired) is there
+/// too. Curator's mutex, in the blind one's place, gives the hold up and breaks neither.
+#[test]
+fn a_state_blind_holder_is_caught_by_its_kept_hold_without_a_live_overlap() {
+    let catalog = Catalog::builtin().expect("the embedded catalog parses");
+    let blind = catalog
+        .get("state-blind-mutex-partition")
+        .expect("a catalog scenario");
+    let mut curator = blind.clone();
+    curator.recipe = RecipeKind::Mutex.into();
+    for seed in 0..SEEDS {
+        let violations = |scenario: &scenarios::scenario::Scenario| {
+            let trace = Sim::from_scenario(scenario, seed, scenario.fault_schedule(seed))
+                .run()
+                .unwrap();
+            violations_of_scenario(&trace, scenario)
+        };
+        let caught = violations(blind);
+        let kept: Vec<_> = (caught.iter())
+            .filter(|v| v.property == Property::LiveSessionExclusion)
+            .collect();
+        assert!(!kept.is_empty(), "seed {seed}: the kept hold is caught");
+        assert!(
+            kept.iter().all(|v| v.clients.len() == 1),
+            "seed {seed}: no live overlap, only the kept hold: {kept:?}"
+        );
+        assert!(
+            (caught.iter()).any(|v| v.property == Property::MutualExclusionBelief),
+            "seed {seed}: the belief overlap"
+        );
+        let exclusive = [
+            Property::LiveSessionExclusion,
+            Property::MutualExclusionBelief,
+        ];
+        assert!(
+            (violations(&curator).iter()).all(|v| !exclusive.contains(&v.property)),
+            "seed {seed}: Curator's mutex gives the hold up"
+        );
+    }
 }
