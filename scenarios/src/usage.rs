@@ -39,12 +39,14 @@ pub struct RecipeSettings {
     /// each acquire a client makes its lock revocable and asks the current holder to release;
     /// a holder asked cuts its hold short (it still writes, then releases).
     pub revocable: bool,
-    /// `leader-latch`: Curator's canonical use of a latch, `start(); while (!await(t)) {}`, then
-    /// `if (hasLeadership()) work; close()`. Each cycle calls `Await` after `Start` (with the
-    /// workload's acquire timeout; a `false` answer waits again) and takes the hold only when
-    /// `Await` answers `true` after the recipe said `IsLeader`; when the hold ends it asks
-    /// `HasLeadership` and writes only if the answer is `true`. A latch whose `Await` or
-    /// `HasLeadership` answers wrongly or not at all leaves its client waiting for ever.
+    /// `leader-latch`: Curator's canonical use of a latch, `start(); if (await(t)) { await();
+    /// work; if (hasLeadership()) write; } close()`. Each cycle calls `Await` after `Start`
+    /// (with the workload's acquire timeout; a `false` answer closes the latch) and, once
+    /// `Await` answers `true` after the recipe said `IsLeader`, `Await` again without a
+    /// timeout, as a work loop does before each unit of work (a leader's is answered at
+    /// once); its `true` begins the hold. When the hold ends it asks `HasLeadership` and writes
+    /// only if the answer is `true`. A latch whose `Await` or `HasLeadership` answers wrongly
+    /// or not at all leaves its client waiting for ever.
     pub awaits: bool,
     /// `multi-lock`: what an acquire's timeout bounds — `each-lock` (Curator's: every lock's
     /// acquire gets the whole timeout in turn) or `whole` (one timer for the whole acquire).

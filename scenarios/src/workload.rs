@@ -94,6 +94,15 @@ pub enum Phase {
         /// Holds granted.
         holds: u32,
     },
+    /// Leads, as its first `Await` said ([`Usage::awaits`]), and asks `Await` again, without
+    /// a timeout, before its hold, as Curator's work loop `while (running) { latch.await();
+    /// work(); }` does before each unit of work: a leader's `Await` answers at once. Its
+    /// token is the leadership's (`None` once taken back: the user then waits until it
+    /// leads again).
+    Reawaiting {
+        /// The token of the leadership announced.
+        token: Option<Token>,
+    },
     /// Asked `HasLeadership` at the end of its hold ([`Usage::awaits`]) and waits for the
     /// answer: it writes `write` only if the answer says it still leads.
     Confirming {
@@ -260,6 +269,7 @@ impl Workload {
             Phase::Holding { .. } => Some(WorkTimer::Hold),
             Phase::Thinking => Some(WorkTimer::Think),
             Phase::Acquiring { .. }
+            | Phase::Reawaiting { .. }
             | Phase::Reading { .. }
             | Phase::Confirming { .. }
             | Phase::Ending { .. } => None,
@@ -272,7 +282,10 @@ impl Workload {
     /// holds.
     pub fn listening(&self) -> bool {
         match self.phase {
-            Phase::Acquiring { .. } | Phase::Confirming { .. } | Phase::Ending { .. } => true,
+            Phase::Acquiring { .. }
+            | Phase::Reawaiting { .. }
+            | Phase::Confirming { .. }
+            | Phase::Ending { .. } => true,
             Phase::Holding { .. } => self.revocable,
             _ => false,
         }
@@ -353,8 +366,9 @@ impl Workload {
         let requested = matches!(notice, Notice::RevocationRequested { .. });
         match self.phase {
             Phase::Acquiring { token, .. } if self.usage().awaits => {
-                self.awaiting(notice, token, out)
+                self.awaiting(notice, token, false, out)
             }
+            Phase::Reawaiting { token } => self.awaiting(notice, token, true, out),
             Phase::Acquiring { holds, token } => {
                 if let Some(token) = notice.granted() {
                     self.granted(token, holds + 1, out);
@@ -394,28 +408,36 @@ impl Workload {
     }
 
     /// A latch user waiting in `Await` ([`Usage::awaits`]), with the token of the leadership
-    /// the recipe announced (`IsLeader`, taken back by `NotLeader`): `Await`'s `true` begins
-    /// the hold with it (a `true` without a leadership announced is not believed: the user
-    /// waits on), its `false` (the timeout) closes the latch, as a refused acquire thinks.
-    fn awaiting(&mut self, notice: Notice, token: Option<Token>, out: &mut Vec<WorkEffect>) {
+    /// the recipe announced (`IsLeader`, taken back by `NotLeader`): the first `Await`'s
+    /// `true` makes it ask again (`again`: [`Phase::Reawaiting`]), whose `true` begins the
+    /// hold with that token (a `true` without a leadership announced is not believed: the
+    /// user waits on); a `false` (the first one's timeout) closes the latch, as a refused
+    /// acquire thinks.
+    fn awaiting(
+        &mut self,
+        notice: Notice,
+        token: Option<Token>,
+        again: bool,
+        out: &mut Vec<WorkEffect>,
+    ) {
+        let waiting = |token| match again {
+            true => Phase::Reawaiting { token },
+            false => Phase::Acquiring { holds: 0, token },
+        };
         match notice {
-            Notice::IsLeader { token, .. } => {
-                self.phase = Phase::Acquiring {
-                    holds: 0,
-                    token: Some(token),
+            Notice::IsLeader { token, .. } => self.phase = waiting(Some(token)),
+            Notice::NotLeader { .. } => self.phase = waiting(None),
+            Notice::Awaited { leader: true, .. } => match token {
+                Some(token) if again => self.granted_all(token, 1, out),
+                Some(token) => {
+                    self.phase = Phase::Reawaiting { token: Some(token) };
+                    out.push(WorkEffect::Call(Call::Await {
+                        owner: OWNER,
+                        timeout: None,
+                    }));
                 }
-            }
-            Notice::NotLeader { .. } => {
-                self.phase = Phase::Acquiring {
-                    holds: 0,
-                    token: None,
-                }
-            }
-            Notice::Awaited { leader: true, .. } => {
-                if let Some(token) = token {
-                    self.granted_all(token, 1, out);
-                }
-            }
+                None => {}
+            },
             Notice::Awaited { leader: false, .. } => {
                 self.phase = Phase::Ending { left: 0 };
                 out.push(WorkEffect::Call(self.usage().end));
@@ -824,6 +846,13 @@ mod tests {
         // IsLeader alone is not the grant: the user waits in `await`.
         assert!(hear(&mut w, is_leader()).is_empty());
         assert!(w.listening());
+        // Its `true` sends the work loop's `await()`, which a leader answers at once.
+        let again = call(Call::Await {
+            owner: OWNER,
+            timeout: None,
+        });
+        assert_eq!(hear(&mut w, awaited(true)), [again]);
+        assert!(w.listening());
         let grant = hear(&mut w, awaited(true));
         assert_eq!(grant[0], WorkEffect::SetTimer(WorkTimer::Hold));
         feed(&mut w, WorkInput::ReadDone(Some(4)));
@@ -859,6 +888,13 @@ mod tests {
         hear(&mut w, Notice::NotLeader { owner: OWNER });
         assert!(hear(&mut w, awaited(true)).is_empty());
         assert!(matches!(w.phase(), Phase::Acquiring { token: None, .. }));
+        hear(&mut w, is_leader());
+        hear(&mut w, awaited(true));
+        // Leadership taken back before the work loop's `await()` answers: no hold until it
+        // leads again.
+        hear(&mut w, Notice::NotLeader { owner: OWNER });
+        assert!(hear(&mut w, awaited(true)).is_empty());
+        assert!(matches!(w.phase(), Phase::Reawaiting { token: None }));
         hear(&mut w, is_leader());
         hear(&mut w, awaited(true));
         feed(&mut w, WorkInput::ReadDone(Some(0)));
