@@ -37,6 +37,9 @@ pub enum RunError {
     /// of the recipe: see [`scenarios::check::check_framework_states`] and
     /// [`scenarios::check::check_protected_creates`]).
     Framework(String),
+    /// The recipe's notices broke Curator's listener contract (an election told of a change
+    /// of leadership that did not happen: see [`scenarios::check::check_leader_notices`]).
+    Contract(String),
 }
 
 impl std::fmt::Display for RunError {
@@ -45,6 +48,7 @@ impl std::fmt::Display for RunError {
             RunError::Settings(message) => write!(f, "invalid settings: {message}"),
             RunError::Panicked(message) => write!(f, "panicked: {message}"),
             RunError::Framework(message) => write!(f, "broke the framework's rules: {message}"),
+            RunError::Contract(message) => write!(f, "broke the listener contract: {message}"),
         }
     }
 }
@@ -79,6 +83,7 @@ pub fn run_then<R: Send>(
             scenarios::check::check_framework_states(&trace)
                 .and_then(|()| scenarios::check::check_protected_creates(&trace))
                 .map_err(RunError::Framework)?;
+            scenarios::check::check_leader_notices(&trace).map_err(RunError::Contract)?;
             Ok(then(checked(trace, scenario)))
         });
         judged.map_err(|e| RunError::Settings(e.to_string()))?

@@ -7,6 +7,7 @@ mod belief;
 mod deadline;
 mod framework_states;
 mod herd_free;
+mod leader_notices;
 mod lease_bound;
 mod mutual_exclusion_fenced;
 mod no_orphans;
@@ -16,6 +17,7 @@ mod revocation;
 pub mod timeline;
 
 pub use framework_states::check_framework_states;
+pub use leader_notices::check_leader_notices;
 pub use protected_creates::check_protected_creates;
 
 #[cfg(test)]
