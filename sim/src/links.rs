@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use madsim::rand::Rng;
+use madsim::rand::{GlobalRng, Rng};
 use scenarios::fault::Node;
 
 /// Which end of a link a rule applies to.
@@ -70,14 +70,24 @@ pub enum Verdict {
 }
 
 /// The rules in force, each tagged with the id of the fault that installed it, and the nodes
-/// that are down (with how many faults keep each down).
-#[derive(Debug, Default)]
+/// that are down (with how many faults keep each down), with the handle on the run's seeded
+/// source that lossy and delayed links draw from.
 pub struct Links {
     rules: Vec<(usize, Rule)>,
     down: BTreeMap<Node, usize>,
+    rng: GlobalRng,
 }
 
 impl Links {
+    /// No rules and every node up; lossy and delayed links will draw from `rng`.
+    pub fn new(rng: GlobalRng) -> Links {
+        Links {
+            rules: Vec::new(),
+            down: BTreeMap::new(),
+            rng,
+        }
+    }
+
     /// Installs `rule` on behalf of fault `fault`.
     pub fn add(&mut self, fault: usize, rule: Rule) {
         self.rules.push((fault, rule));
@@ -120,18 +130,13 @@ impl Links {
         }
     }
 
-    /// True when no rule is in force and no node is down: every datagram is sent at once,
-    /// without a draw.
-    pub fn is_clear(&self) -> bool {
-        self.rules.is_empty() && self.down.is_empty()
-    }
-
-    /// Decides the fate of one datagram from `from` to `to`, drawing from `rng` for lossy and
-    /// delayed links (one draw per matching rule, in installation order); a datagram that
-    /// reaches a node that is down is refused, its reset subject to the way back.
-    pub fn verdict(&self, from: Node, to: Node, rng: &mut impl Rng) -> Verdict {
-        match self.link(from, to, rng) {
-            Verdict::Send(there) if self.down.contains_key(&to) => match self.link(to, from, rng) {
+    /// Decides the fate of one datagram from `from` to `to`, drawing from the seeded source
+    /// for lossy and delayed links (one draw per matching rule, in installation order; none
+    /// when no rule matches); a datagram that reaches a node that is down is refused, its
+    /// reset subject to the way back.
+    pub fn verdict(&mut self, from: Node, to: Node) -> Verdict {
+        match self.link(from, to) {
+            Verdict::Send(there) if self.down.contains_key(&to) => match self.link(to, from) {
                 Verdict::Send(back) => Verdict::Refused(there + back),
                 _ => Verdict::Lost,
             },
@@ -140,9 +145,10 @@ impl Links {
     }
 
     /// What the rules do to one datagram from `from` to `to`.
-    fn link(&self, from: Node, to: Node, rng: &mut impl Rng) -> Verdict {
+    fn link(&mut self, from: Node, to: Node) -> Verdict {
+        let Links { rules, rng, .. } = self;
         let mut delay = Duration::ZERO;
-        for (_, rule) in &self.rules {
+        for (_, rule) in rules.iter() {
             if !(rule.from.matches(from) && rule.to.matches(to)) {
                 continue;
             }
@@ -163,7 +169,7 @@ impl Links {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use madsim::rand::{GlobalRng, thread_rng};
+    use madsim::rand::thread_rng;
     use madsim::runtime::Runtime;
 
     const S: Node = Node::Server;
@@ -174,79 +180,66 @@ mod tests {
         Rule { from, to, effect }
     }
 
-    /// Runs `check` with the simulator's seeded RNG.
-    fn with_rng<R: Send + 'static>(
+    /// Runs `check` with a link table drawing from the simulator's seeded RNG.
+    fn with_links<R: Send + 'static>(
         seed: u64,
-        check: impl FnOnce(&mut GlobalRng) -> R + Send + 'static,
+        check: impl FnOnce(Links) -> R + Send + 'static,
     ) -> R {
         let rt = Runtime::with_seed_and_config(seed, madsim::Config::default());
-        rt.block_on(async move { check(&mut thread_rng()) })
+        rt.block_on(async move { check(Links::new(thread_rng())) })
     }
 
     #[test]
     fn a_clear_table_sends_everything_without_a_draw() {
         let next_draw = |ask: bool| {
-            with_rng(3, move |rng| {
-                let mut links = Links::default();
-                assert!(links.is_clear());
+            with_links(3, move |mut links| {
                 if ask {
-                    assert_eq!(links.verdict(C0, S, rng), Verdict::Send(Duration::ZERO));
+                    assert_eq!(links.verdict(C0, S), Verdict::Send(Duration::ZERO));
                 }
                 links.add(0, rule(End::Any, End::Any, Effect::Drop { percent: 50 }));
-                assert!(!links.is_clear());
                 assert!(links.remove(0));
                 assert!(links.take_down(S));
-                assert!(!links.is_clear(), "a node is down");
                 assert!(links.bring_up(S));
-                assert!(links.is_clear());
-                rng.r#gen::<u64>()
+                if ask {
+                    assert_eq!(links.verdict(S, C0), Verdict::Send(Duration::ZERO));
+                }
+                thread_rng().r#gen::<u64>()
             })
         };
         assert_eq!(
             next_draw(true),
             next_draw(false),
-            "the verdict drew nothing"
+            "the verdicts drew nothing"
         );
     }
 
     #[test]
     fn a_one_way_cut_loses_one_direction_only() {
-        with_rng(1, a_one_way_cut);
+        with_links(1, a_one_way_cut);
     }
 
-    fn a_one_way_cut(mut rng: &mut GlobalRng) {
-        let mut links = Links::default();
+    fn a_one_way_cut(mut links: Links) {
         links.add(0, rule(End::Is(C0), End::Is(S), Effect::Cut));
-        assert_eq!(links.verdict(C0, S, &mut rng), Verdict::Lost);
-        assert_eq!(
-            links.verdict(S, C0, &mut rng),
-            Verdict::Send(Duration::ZERO)
-        );
-        assert_eq!(
-            links.verdict(C1, S, &mut rng),
-            Verdict::Send(Duration::ZERO)
-        );
+        assert_eq!(links.verdict(C0, S), Verdict::Lost);
+        assert_eq!(links.verdict(S, C0), Verdict::Send(Duration::ZERO));
+        assert_eq!(links.verdict(C1, S), Verdict::Send(Duration::ZERO));
         assert!(links.remove(0));
         assert!(!links.remove(0));
-        assert_eq!(
-            links.verdict(C0, S, &mut rng),
-            Verdict::Send(Duration::ZERO)
-        );
+        assert_eq!(links.verdict(C0, S), Verdict::Send(Duration::ZERO));
     }
 
     #[test]
     fn delays_stay_in_range_and_drops_lose_about_their_share() {
-        with_rng(2, delays_and_drops);
+        with_links(2, delays_and_drops);
     }
 
-    fn delays_and_drops(mut rng: &mut GlobalRng) {
-        let mut links = Links::default();
+    fn delays_and_drops(mut links: Links) {
         let (min, max) = (Duration::from_millis(5), Duration::from_millis(9));
         links.add(3, rule(End::Any, End::Is(C1), Effect::Delay { min, max }));
         links.add(4, rule(End::Is(S), End::Any, Effect::Drop { percent: 50 }));
         let mut lost = 0;
         for _ in 0..1000 {
-            match links.verdict(S, C1, &mut rng) {
+            match links.verdict(S, C1) {
                 Verdict::Lost => lost += 1,
                 Verdict::Send(d) => assert!(min <= d && d <= max, "{d:?}"),
                 Verdict::Refused(_) => panic!("no node is down"),
@@ -254,40 +247,26 @@ mod tests {
         }
         assert!((400..600).contains(&lost), "lost {lost} of 1000");
         assert_eq!(links.clear(), [3, 4]);
-        assert_eq!(
-            links.verdict(S, C1, &mut rng),
-            Verdict::Send(Duration::ZERO)
-        );
+        assert_eq!(links.verdict(S, C1), Verdict::Send(Duration::ZERO));
     }
 
     #[test]
     fn a_node_that_is_down_refuses_unless_a_cut_loses_the_datagram_or_its_reset() {
-        with_rng(3, refusals);
+        with_links(3, refusals);
     }
 
-    fn refusals(mut rng: &mut GlobalRng) {
-        let mut links = Links::default();
+    fn refusals(mut links: Links) {
         assert!(links.take_down(S));
         assert!(!links.take_down(S), "already down");
         assert!(!links.bring_up(S), "still down for the other fault");
-        assert_eq!(
-            links.verdict(C0, S, &mut rng),
-            Verdict::Refused(Duration::ZERO)
-        );
+        assert_eq!(links.verdict(C0, S), Verdict::Refused(Duration::ZERO));
         links.add(1, rule(End::Is(S), End::Is(C0), Effect::Cut));
-        assert_eq!(links.verdict(C0, S, &mut rng), Verdict::Lost, "reset lost");
+        assert_eq!(links.verdict(C0, S), Verdict::Lost, "reset lost");
         links.add(2, rule(End::Is(C1), End::Is(S), Effect::Cut));
-        assert_eq!(
-            links.verdict(C1, S, &mut rng),
-            Verdict::Lost,
-            "datagram lost"
-        );
+        assert_eq!(links.verdict(C1, S), Verdict::Lost, "datagram lost");
         assert!(links.bring_up(S));
         assert!(!links.bring_up(S), "not down");
         links.clear();
-        assert_eq!(
-            links.verdict(C0, S, &mut rng),
-            Verdict::Send(Duration::ZERO)
-        );
+        assert_eq!(links.verdict(C0, S), Verdict::Send(Duration::ZERO));
     }
 }

@@ -46,15 +46,14 @@ pub struct Network {
     triggers: Triggers,
     sockets: Arc<Mutex<Sockets>>,
     time: SimTime,
-    /// The run's seeded source (madsim's `thread_rng` finds it through a thread-local on every
-    /// call; this is the same source, kept).
-    rng: GlobalRng,
 }
 
 impl Network {
     /// A network with no faults and nothing bound, on the simulation's clock `time` (call it
     /// inside the runtime).
     pub fn new(time: SimTime) -> Network {
+        // Handles on the run's seeded source (madsim's `thread_rng` finds it through a
+        // thread-local on every call), kept where it is drawn from.
         let rng = madsim::rand::thread_rng();
         let sockets = Sockets {
             bound: BTreeMap::new(),
@@ -62,17 +61,11 @@ impl Network {
             rng: rng.clone(),
         };
         Network {
-            links: Arc::default(),
+            links: Arc::new(Mutex::new(Links::new(rng))),
             triggers: Triggers::default(),
             sockets: Arc::new(Mutex::new(sockets)),
             time,
-            rng,
         }
-    }
-
-    /// The run's seeded source of randomness.
-    pub fn rng(&self) -> GlobalRng {
-        self.rng.clone()
     }
 
     /// The simulation's clock.

@@ -300,12 +300,7 @@ impl Wire {
     }
 
     fn verdict(&self, to: Node) -> Verdict {
-        let links = self.network.links();
-        if links.is_clear() {
-            // Nothing to draw for: spare the handle on the seeded source (an atomic round trip).
-            return Verdict::Send(Duration::ZERO);
-        }
-        links.verdict(self.me, to, &mut self.network.rng())
+        self.network.links().verdict(self.me, to)
     }
 
     /// Sends at once when nothing is in the way; otherwise a task of its own carries the
