@@ -102,8 +102,7 @@ pub fn run(args: Args) -> Outcome {
                     let all = args.all_reports;
                     let keep = tally.record(seed, judged.violations(), all, KEPT_PER_PROPERTY);
                     if !all {
-                        tally
-                            .settled(KEPT_PER_PROPERTY)
+                        (tally.settled(judged.violations(), KEPT_PER_PROPERTY))
                             .for_each(|p| wants[index].settle(p));
                     }
                     let wanted = keep.filter(|_| write_error.is_none());

@@ -124,10 +124,17 @@ impl Tally {
         wanted.then_some(violated)
     }
 
-    /// The properties that have had `keep` violating seeds counted: they want no more traces.
-    pub fn settled(&self, keep: usize) -> impl Iterator<Item = Property> + '_ {
+    /// Of the properties a run violated (`violations`, counted), those that have had `keep`
+    /// violating seeds counted: they want no more traces. (The others are unchanged by the
+    /// run, so a consumer that asks after every run learns of each as it settles.)
+    pub fn settled<'a>(
+        &'a self,
+        violations: &'a [Violation],
+        keep: usize,
+    ) -> impl Iterator<Item = Property> + 'a {
         (self.properties.iter())
             .filter(move |property| property.seeds_violating >= keep as u64)
+            .filter(|property| violations.iter().any(|v| v.property == property.name))
             .map(|property| property.name)
     }
 
