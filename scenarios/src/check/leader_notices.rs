@@ -53,7 +53,15 @@ pub fn check_leader_notices(trace: &Trace) -> Result<(), String> {
                 }
                 _ => {}
             },
-            (EventKind::Notice { notice }, Some(client)) => {
+            (
+                EventKind::Notice {
+                    notice:
+                        notice @ (Notice::IsLeader { .. }
+                        | Notice::NotLeader { .. }
+                        | Notice::Closed { .. }),
+                },
+                Some(client),
+            ) => {
                 let standing = standings.entry((client, notice.owner())).or_default();
                 let broken = match notice {
                     Notice::IsLeader { .. } if standing.leading => Some("leading already"),

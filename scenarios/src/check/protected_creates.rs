@@ -61,28 +61,37 @@ pub fn check_protected_creates(trace: &Trace) -> Result<(), String> {
                 sessions.remove(&client);
                 discarded.retain(|protection, _| protection.client != client);
             }
-            (EventKind::OpSent { request, .. }, Some(client)) => {
-                let Some(protection) = protection_of(request.path(), client) else {
-                    continue;
-                };
-                match request {
-                    Request::Delete { path, .. } => {
-                        let current = sessions.get(&client);
-                        if current.is_some() && owners.get(path) == current {
-                            discarded.insert(protection, (index, path));
-                        }
-                    }
-                    Request::Create { .. } => {
-                        if let Some((deleted, path)) = discarded.get(&protection) {
-                            return Err(format!(
-                                "{client} deleted its own node {path} of its current session \
-                                 (event {deleted}) and created it again (event {index}): \
-                                 Curator's protected mode adopts a node of the current session, \
-                                 and the create keeps its place"
-                            ));
-                        }
-                    }
-                    _ => {}
+            (
+                EventKind::OpSent {
+                    request: Request::Delete { path, .. },
+                    ..
+                },
+                Some(client),
+            ) => {
+                let current = sessions.get(&client);
+                if current.is_some()
+                    && owners.get(path) == current
+                    && let Some(protection) = protection_of(path, client)
+                {
+                    discarded.insert(protection, (index, path));
+                }
+            }
+            // Only a create after such a delete can break the rule.
+            (
+                EventKind::OpSent {
+                    request: Request::Create { path: create, .. },
+                    ..
+                },
+                Some(client),
+            ) if !discarded.is_empty() => {
+                let again = protection_of(create, client).and_then(|p| discarded.get(&p));
+                if let Some((deleted, path)) = again {
+                    return Err(format!(
+                        "{client} deleted its own node {path} of its current session \
+                         (event {deleted}) and created it again (event {index}): \
+                         Curator's protected mode adopts a node of the current session, \
+                         and the create keeps its place"
+                    ));
                 }
             }
             _ => {}
