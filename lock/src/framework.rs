@@ -110,6 +110,8 @@ pub(crate) enum OwnTimer {
     Lost,
     /// The retry policy's sleep before the next attempt of this request.
     RetrySleep(OpId),
+    /// The connection timeout of this request's call, made while not connected.
+    ConnectionTimeout(OpId),
     /// The back-off of this protected create before it looks for its node.
     Backoff(OpId),
 }
@@ -131,6 +133,10 @@ pub struct FrameworkConfig {
     /// `ExponentialBackoffRetry(1000, 3)`).
     #[serde(skip_serializing_if = "RetryPolicy::is_default")]
     pub retry: RetryPolicy,
+    /// How long a call made while not connected waits for a connection before its first
+    /// attempt is made anyway (Curator's `connectionTimeoutMs`, default 15,000 ms).
+    #[serde(skip_serializing_if = "FrameworkConfig::is_default_connection_timeout")]
+    pub connection_timeout_ms: u32,
 }
 
 impl Default for FrameworkConfig {
@@ -140,6 +146,7 @@ impl Default for FrameworkConfig {
             on_lost: OnLost::Curator,
             lost_after_percent: 100,
             retry: RetryPolicy::DEFAULT,
+            connection_timeout_ms: FrameworkConfig::DEFAULT_CONNECTION_TIMEOUT_MS,
         }
     }
 }
@@ -148,6 +155,19 @@ impl FrameworkConfig {
     /// The session-expiration percents Curator accepts (`CuratorFrameworkFactory.Builder`
     /// refuses 0 and anything above 100).
     pub const SESSION_EXPIRATION_PERCENTS: std::ops::RangeInclusive<u32> = 1..=100;
+
+    /// Curator's default connection timeout (`CuratorFrameworkFactory`'s 15 s).
+    pub const DEFAULT_CONNECTION_TIMEOUT_MS: u32 = 15_000;
+
+    /// The connection timeouts a scenario may set: Curator refuses none that is positive;
+    /// past ten minutes no call of a run would ever be made.
+    pub const CONNECTION_TIMEOUTS_MS: std::ops::RangeInclusive<u32> = 1..=600_000;
+
+    /// True when `ms` is Curator's default connection timeout (left out of scenario files
+    /// and traces, which predate the setting).
+    fn is_default_connection_timeout(ms: &u32) -> bool {
+        *ms == FrameworkConfig::DEFAULT_CONNECTION_TIMEOUT_MS
+    }
 
     /// True when every setting is Curator's default (scenario files and traces leave the
     /// object out).
@@ -191,8 +211,14 @@ enum Purpose {
 /// Where one attempt of a request stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Attempt {
-    /// Held until the next connection.
-    Waiting,
+    /// A call made while not connected waits for a connection, at most the connection
+    /// timeout (`timer`), before its first attempt (Curator's `RetryLoop.callWithRetry`
+    /// starts with `blockUntilConnectedOrTimedOut`; its retries do not wait again).
+    Blocked(TimerId),
+    /// Made while not connected, so queued by the ZooKeeper client: sent at the next
+    /// connection, failed with `ConnectionLoss` when a connection attempt fails first
+    /// (`ClientCnxn.cleanup`), and with `SessionExpired` at LOST.
+    Queued,
     /// Sent on the current connection, not yet answered.
     Sent,
     /// The last attempt failed; the retry policy's sleep ends when this timer fires.
@@ -212,8 +238,6 @@ struct Pending {
 enum Step {
     /// The create request is pending.
     Creating,
-    /// An attempt was interrupted: the node may exist; list the parent once connected.
-    Unknown,
     /// An attempt was interrupted; the retry policy's sleep ends when this timer fires.
     Backoff(TimerId),
     /// Listing the parent for a node with our protection id.
@@ -296,7 +320,7 @@ impl Framework {
     pub(crate) fn retry_sleeps(&self) -> Vec<TimerId> {
         let requests = self.pending.values().filter_map(|p| match p.attempt {
             Attempt::Sleeping(timer) => Some(timer),
-            Attempt::Waiting | Attempt::Sent => None,
+            Attempt::Blocked(_) | Attempt::Queued | Attempt::Sent => None,
         });
         let creates = self.protected.values().filter_map(|p| match p.step {
             Step::Backoff(timer) => Some(timer),
@@ -378,12 +402,12 @@ impl Framework {
     ) -> Result<Vec<Delivery>, TimerId> {
         match self.own_timer(timer) {
             Some(OwnTimer::Lost) => Ok(self.declare_lost(false, out)),
-            Some(OwnTimer::RetrySleep(op)) => {
+            Some(OwnTimer::RetrySleep(op) | OwnTimer::ConnectionTimeout(op)) => {
                 self.attempt(op, out);
                 Ok(Vec::new())
             }
             Some(OwnTimer::Backoff(handle)) => {
-                self.find_once_connected(handle, out);
+                self.start_step(handle, Step::Finding, out);
                 Ok(Vec::new())
             }
             None => Err(timer),
@@ -397,15 +421,20 @@ impl Framework {
         {
             return Some(OwnTimer::Lost);
         }
-        let asleep = (self.pending.iter())
-            .find(|(_, pending)| pending.attempt == Attempt::Sleeping(timer))
-            .map(|(&op, _)| OwnTimer::RetrySleep(op));
+        let waiting = self
+            .pending
+            .iter()
+            .find_map(|(&op, pending)| match pending.attempt {
+                Attempt::Sleeping(t) if t == timer => Some(OwnTimer::RetrySleep(op)),
+                Attempt::Blocked(t) if t == timer => Some(OwnTimer::ConnectionTimeout(op)),
+                _ => None,
+            });
         let backing_off = || {
             (self.protected.iter())
                 .find(|(_, protected)| protected.step == Step::Backoff(timer))
                 .map(|(&handle, _)| OwnTimer::Backoff(handle))
         };
-        asleep.or_else(backing_off)
+        waiting.or_else(backing_off)
     }
 
     fn next_op_id(&mut self) -> OpId {
@@ -417,22 +446,48 @@ impl Framework {
         matches!(self.connection, Connection::Connected { .. })
     }
 
+    /// Starts a call of `request`: its first attempt at once when connected, else once
+    /// connected or after the connection timeout, whichever comes first.
     fn send<N>(&mut self, request: Request, purpose: Purpose, out: &mut Vec<Effect<N>>) -> OpId {
-        let op = self.next_op_id();
-        self.pending.insert(
-            op,
-            Pending {
-                request,
-                purpose,
-                attempt: Attempt::Waiting,
-                retries: 0,
-            },
-        );
+        let op = self.add_pending(request, purpose);
+        if self.connected() {
+            self.attempt(op, out);
+        } else {
+            let timer = self.next_timer();
+            let after = Duration::from_millis(self.config.connection_timeout_ms.into());
+            out.push(Effect::SetTimer { timer, after });
+            self.pending.get_mut(&op).expect("just added").attempt = Attempt::Blocked(timer);
+        }
+        op
+    }
+
+    /// Makes the first attempt of `request` within a call already started (a protected
+    /// create's create after its search, or the stat read of what it found), which does not
+    /// wait for a connection again.
+    fn send_within_call<N>(
+        &mut self,
+        request: Request,
+        purpose: Purpose,
+        out: &mut Vec<Effect<N>>,
+    ) -> OpId {
+        let op = self.add_pending(request, purpose);
         self.attempt(op, out);
         op
     }
 
-    /// Makes an attempt at `op`: sends it when connected, or holds it until connected.
+    fn add_pending(&mut self, request: Request, purpose: Purpose) -> OpId {
+        let op = self.next_op_id();
+        let pending = Pending {
+            request,
+            purpose,
+            attempt: Attempt::Queued,
+            retries: 0,
+        };
+        self.pending.insert(op, pending);
+        op
+    }
+
+    /// Makes an attempt at `op`: sends it when connected, or queues it until connected.
     fn attempt<N>(&mut self, op: OpId, out: &mut Vec<Effect<N>>) {
         let connected = self.connected();
         let pending = self.pending.get_mut(&op).expect("a pending request");
@@ -443,7 +498,7 @@ impl Framework {
             });
             Attempt::Sent
         } else {
-            Attempt::Waiting
+            Attempt::Queued
         };
     }
 
@@ -552,15 +607,6 @@ impl Framework {
         }]
     }
 
-    /// Looks for the protected create's node now if connected, else once connected.
-    fn find_once_connected<N>(&mut self, handle: OpId, out: &mut Vec<Effect<N>>) {
-        if self.connected() {
-            self.start_step(handle, Step::Finding, out);
-        } else if let Some(protected) = self.protected.get_mut(&handle) {
-            protected.step = Step::Unknown;
-        }
-    }
-
     fn protected_step<N>(
         &mut self,
         handle: OpId,
@@ -657,10 +703,19 @@ impl Framework {
                 path: path.clone(),
                 watch: false,
             },
-            Step::Unknown | Step::Backoff(_) => unreachable!("never started: nothing to send"),
+            Step::Backoff(_) => unreachable!("never started: nothing to send"),
         };
+        // Curator looks for the node with `findProtectedNodeInForeground`, a call of its own
+        // within the create's retry loop: it waits for a connection again. The other steps
+        // are attempts within the create's call.
+        let finding = step == Step::Finding;
         protected.step = step;
-        self.send(request, Purpose::Protected(handle), out);
+        let purpose = Purpose::Protected(handle);
+        if finding {
+            self.send(request, purpose, out);
+        } else {
+            self.send_within_call(request, purpose, out);
+        }
     }
 
     fn on_state<N>(&mut self, state: RawState, out: &mut Vec<Effect<N>>) -> Vec<Delivery> {
@@ -707,6 +762,10 @@ impl Framework {
                 };
                 self.session_event(SessionEvent::Suspended, out)
             }
+            (
+                RawState::Disconnected,
+                Connection::Suspended { .. } | Connection::Connecting { .. },
+            ) => self.connection_attempt_failed(out),
             (RawState::Expired, Connection::Connected { .. } | Connection::Suspended { .. }) => {
                 self.declare_lost(true, out)
             }
@@ -733,7 +792,7 @@ impl Framework {
             .collect();
         for op in expired {
             if let Some(Pending {
-                attempt: Attempt::Sleeping(timer),
+                attempt: Attempt::Sleeping(timer) | Attempt::Blocked(timer),
                 ..
             }) = self.pending.remove(&op)
             {
@@ -744,14 +803,10 @@ impl Framework {
                 result: Err(ZkError::SessionExpired),
             });
         }
-        // What was sent on the old session fails there (Curator's `SESSIONEXPIRED`, which
-        // its retry loop retries on the new one).
-        let sent: Vec<OpId> = self
-            .pending
-            .iter()
-            .filter(|(_, pending)| pending.attempt == Attempt::Sent)
-            .map(|(op, _)| *op)
-            .collect();
+        // What was sent on the old session, or queued for it, fails there (Curator's
+        // `SESSIONEXPIRED`, which its retry loop retries on the new one). A call still waiting
+        // for a connection goes on waiting.
+        let sent = self.attempts_in(|attempt| matches!(attempt, Attempt::Sent | Attempt::Queued));
         for op in sent {
             deliveries.extend(self.failed_attempt(op, ZkError::SessionExpired, out));
         }
@@ -766,25 +821,38 @@ impl Framework {
         vec![Delivery::Session(event)]
     }
 
-    /// Connected: send what waited, then find out about interrupted protected creates.
+    /// Connected: send what was queued or waited for the connection.
     fn resume<N>(&mut self, out: &mut Vec<Effect<N>>) {
-        let waiting = |p: &&mut Pending| p.attempt == Attempt::Waiting;
-        for (op, pending) in self.pending.iter_mut().filter(|(_, p)| waiting(p)) {
+        for (op, pending) in self.pending.iter_mut() {
+            match pending.attempt {
+                Attempt::Blocked(timer) => out.push(Effect::CancelTimer(timer)),
+                Attempt::Queued => {}
+                Attempt::Sent | Attempt::Sleeping(_) => continue,
+            }
             pending.attempt = Attempt::Sent;
             out.push(Effect::Op {
                 op: *op,
                 request: pending.request.clone(),
             });
         }
-        let unknown: Vec<OpId> = self
-            .protected
-            .iter()
-            .filter(|(_, p)| p.step == Step::Unknown)
-            .map(|(handle, _)| *handle)
-            .collect();
-        for handle in unknown {
-            self.start_step(handle, Step::Finding, out);
-        }
+    }
+
+    /// The requests whose attempt is in `attempt`'s state, in op order.
+    fn attempts_in(&self, attempt: impl Fn(Attempt) -> bool) -> Vec<OpId> {
+        (self.pending.iter())
+            .filter(|(_, pending)| attempt(pending.attempt))
+            .map(|(op, _)| *op)
+            .collect()
+    }
+
+    /// A connection attempt failed (the raw client said `Disconnected` again): ZooKeeper's
+    /// client fails what it had queued with `ConnectionLoss` (`ClientCnxn.cleanup`), and the
+    /// retry policy counts it.
+    fn connection_attempt_failed<N>(&mut self, out: &mut Vec<Effect<N>>) -> Vec<Delivery> {
+        let queued = self.attempts_in(|attempt| attempt == Attempt::Queued);
+        (queued.into_iter())
+            .flat_map(|op| self.failed_attempt(op, ZkError::ConnectionLoss, out))
+            .collect()
     }
 }
 
@@ -857,7 +925,8 @@ impl Relabel for Pending {
             },
             attempt: match self.attempt {
                 Attempt::Sleeping(timer) => Attempt::Sleeping(map.timer(timer)),
-                Attempt::Waiting | Attempt::Sent => self.attempt,
+                Attempt::Blocked(timer) => Attempt::Blocked(map.timer(timer)),
+                Attempt::Queued | Attempt::Sent => self.attempt,
             },
             retries: self.retries,
         }
@@ -885,7 +954,7 @@ impl Relabel for Protected {
             step: match step {
                 Step::Checking(path) => Step::Checking(path.relabel(map)),
                 Step::Backoff(timer) => Step::Backoff(map.timer(*timer)),
-                Step::Creating | Step::Unknown | Step::Finding => step.clone(),
+                Step::Creating | Step::Finding => step.clone(),
             },
             retries: *retries,
             abandoned: *abandoned,

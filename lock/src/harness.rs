@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::client::{Client, ClientInput};
 use crate::coordination::RawEvent;
-use crate::framework::{Framework, FrameworkConfig};
+use crate::framework::{Framework, FrameworkConfig, OwnTimer};
 use crate::ids::{ClientSlot, TimerId};
 use crate::recipe::{Effect, Recipe, SessionEvent};
 use crate::world::{Handle, Link, Server};
@@ -196,6 +196,11 @@ impl<R: Recipe> Harness<R> {
         self.peers[c].handle.drop_connection();
     }
 
+    /// A connection attempt of client `c`, whose connection is down, fails.
+    pub fn fail_connection_attempt(&mut self, c: usize) {
+        assert!(self.peers[c].handle.fail_attempt(), "c{c} is connected");
+    }
+
     /// Client `c` reconnects to its session (which must still be alive).
     pub fn reconnect(&mut self, c: usize) {
         self.peers[c].handle.reconnect(TIMEOUT);
@@ -235,6 +240,17 @@ impl<R: Recipe> Harness<R> {
         let mut names: Vec<String> = node.children().map(str::to_owned).collect();
         names.sort_by_key(|n| crate::zk::sequence_suffix(n));
         names
+    }
+
+    /// Client `c`'s LOST timer, set while its connection is suspended.
+    pub fn lost_timer(&self, c: usize) -> TimerId {
+        let framework = self.peers[c].client.framework();
+        let lost = |timer: &&TimerId| framework.own_timer(**timer) == Some(OwnTimer::Lost);
+        *self.peers[c]
+            .timers
+            .keys()
+            .find(lost)
+            .expect("a LOST timer")
     }
 
     /// Client `c`'s only set timer.

@@ -186,6 +186,41 @@ impl Handle {
         }
     }
 
+    /// Whether the client is not yet (re)connected: its connection is down, or the stream
+    /// still has to tell it that it connected.
+    pub fn reconnecting(&self) -> bool {
+        self.link == Link::Down || self.connected_at().is_some()
+    }
+
+    /// A connection attempt fails while the client is not yet (re)connected: the stream says
+    /// `Disconnected` once more, as ZooKeeper's client does at the end of every failed attempt
+    /// (`ClientCnxn.cleanAndNotifyState`), before the `Connected` of the attempt that
+    /// succeeds when that is queued already (the model queues it with the drop). False, and
+    /// nothing happens, when the client is connected.
+    pub fn fail_attempt(&mut self) -> bool {
+        let disconnected = RawEvent::State {
+            state: RawState::Disconnected,
+        };
+        match self.connected_at() {
+            Some(at) => self.events.insert(at, disconnected),
+            None if self.link == Link::Down => self.events.push_back(disconnected),
+            None => return false,
+        }
+        true
+    }
+
+    /// Where the stream's next `Connected` is, if it has one.
+    fn connected_at(&self) -> Option<usize> {
+        (self.events.iter()).position(|event| {
+            matches!(
+                event,
+                RawEvent::State {
+                    state: RawState::Connected { .. }
+                }
+            )
+        })
+    }
+
     /// The connection comes back to the same session (which the server must still hold).
     pub fn reconnect(&mut self, timeout: Duration) {
         self.link = Link::Up;
@@ -301,6 +336,38 @@ mod tests {
         handle.reconnect(T);
         handle.send(OpId(3), create("/c"));
         assert_eq!(handle.requests.len(), 1, "sent again once connected");
+    }
+
+    #[test]
+    fn a_failed_attempt_says_disconnected_again_before_the_client_hears_it_is_connected() {
+        let mut handle = Handle::open(SessionId(1), T);
+        let disconnected = RawEvent::State {
+            state: RawState::Disconnected,
+        };
+        assert!(handle.fail_attempt(), "the first attempt fails");
+        assert_eq!(
+            stream(&handle),
+            [&disconnected, &connected(SessionId(1), T)]
+        );
+        handle.events.clear();
+        assert!(!handle.reconnecting());
+        assert!(!handle.fail_attempt(), "connected: nothing to fail");
+        handle.drop_connection();
+        assert!(handle.fail_attempt(), "cut off, and not reconnected yet");
+        handle.reconnect(T);
+        assert!(
+            handle.fail_attempt(),
+            "reconnected, but the client has not heard it yet"
+        );
+        assert_eq!(
+            stream(&handle),
+            [
+                &disconnected,
+                &disconnected,
+                &disconnected,
+                &connected(SessionId(1), T)
+            ]
+        );
     }
 
     #[test]

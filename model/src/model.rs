@@ -89,6 +89,8 @@ pub enum Action {
         /// Whether the first request in flight was applied.
         applied: bool,
     },
+    /// A connection attempt of the client, not yet (re)connected, fails.
+    FailAttempt(ClientSlot),
     /// The server expires a session that no client uses any more (crashed or given up).
     ExpireOrphan(SessionId),
 }
@@ -320,6 +322,9 @@ impl<R: Testable> LockModel<R> {
                     });
                 }
             }
+            if handle.reconnecting() && state.used.failed_attempts < budgets.failed_attempts {
+                out.push(Action::FailAttempt(slot));
+            }
         }
         for &session in &state.server.live {
             if state.attached(session).is_none() {
@@ -352,6 +357,7 @@ impl<R: Testable> LockModel<R> {
             Action::Expire(slot) => step.expire(slot),
             Action::Crash(slot) => step.crash(slot),
             Action::LoseConnection { client, applied } => step.lose_connection(client, applied),
+            Action::FailAttempt(slot) => step.fail_attempt(slot),
             Action::ExpireOrphan(session) => step.expire_orphan(session),
         };
         step.close_finished();
@@ -401,7 +407,8 @@ impl Action {
             | Action::Apply(slot)
             | Action::Expire(slot)
             | Action::Crash(slot)
-            | Action::LoseConnection { client: slot, .. } => Some(slot),
+            | Action::LoseConnection { client: slot, .. }
+            | Action::FailAttempt(slot) => Some(slot),
             Action::ExpireOrphan(_) => None,
         }
     }

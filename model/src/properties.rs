@@ -180,7 +180,10 @@ pub fn quiescent<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
     actions.iter().all(|action| {
         matches!(
             action,
-            Action::Expire(_) | Action::Crash(_) | Action::LoseConnection { .. }
+            Action::Expire(_)
+                | Action::Crash(_)
+                | Action::LoseConnection { .. }
+                | Action::FailAttempt(_)
         )
     })
 }

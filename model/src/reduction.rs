@@ -102,6 +102,7 @@ fn only_delivers(enabled: &[Action], slot: ClientSlot) -> bool {
             | Action::Expire(client)
             | Action::Crash(client)
             | Action::LoseConnection { client, .. }
+            | Action::FailAttempt(client)
                 if client == slot =>
             {
                 return false;

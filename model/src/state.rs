@@ -67,6 +67,8 @@ pub struct Used {
     pub crashes: u8,
     /// Connection losses.
     pub connection_losses: u8,
+    /// Failed connection attempts.
+    pub failed_attempts: u8,
 }
 
 /// One client: the recipe with its framework layer, its connection and its workload.

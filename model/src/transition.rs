@@ -377,6 +377,16 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         Some(())
     }
 
+    /// A connection attempt of `slot`'s, not yet (re)connected, fails: its stream says
+    /// `Disconnected` once more before it says `Connected`.
+    pub(crate) fn fail_attempt(&mut self, slot: ClientSlot) -> Option<()> {
+        let budgets = self.model.config().budgets;
+        self.budget_left(self.state.used.failed_attempts, budgets.failed_attempts)?;
+        self.handle_mut(slot)?.fail_attempt().then_some(())?;
+        self.state.used.failed_attempts += 1;
+        Some(())
+    }
+
     pub(crate) fn expire_orphan(&mut self, session: SessionId) -> Option<()> {
         if self.state.attached(session).is_some() {
             return None;

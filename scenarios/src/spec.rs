@@ -30,6 +30,14 @@ pub struct Budgets {
     pub crashes: u8,
     /// Connection losses (with the in-flight request applied or not).
     pub connection_losses: u8,
+    /// Failed connection attempts of a client not yet (re)connected, over the whole run
+    /// (each fails what the ZooKeeper client had queued).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed_attempts: u8,
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
 }
 
 impl Default for Budgets {
@@ -40,6 +48,7 @@ impl Default for Budgets {
             expiries: 1,
             crashes: 0,
             connection_losses: 0,
+            failed_attempts: 0,
         }
     }
 }
@@ -50,7 +59,11 @@ impl fmt::Display for Budgets {
             f,
             "--cycles {} --expiries {} --crashes {} --connection-losses {}",
             self.cycles, self.expiries, self.crashes, self.connection_losses
-        )
+        )?;
+        if self.failed_attempts > 0 {
+            write!(f, " --failed-attempts {}", self.failed_attempts)?;
+        }
+        Ok(())
     }
 }
 

@@ -17,11 +17,13 @@
 //!   server), plus a random 0–1000 ms drawn from the run's seed once it has ever reached a
 //!   server (`startConnect`). An attempt re-attaches the session with the last zxid it saw
 //!   and the watches it still expects (SetWatches); unanswered after the connect timeout
-//!   (T ÷ the one server), or refused, it is abandoned and the next one sleeps again. The
-//!   server's answer is `Connected` again, or `Expired`.
+//!   (T ÷ the one server), or refused, it is abandoned, reported as `Disconnected` again
+//!   (`ClientCnxn.cleanAndNotifyState` at the end of every failed attempt, which fails the
+//!   requests ZooKeeper's client had queued), and the next one sleeps again. The server's
+//!   answer is `Connected` again, or `Expired`.
 //! - Requests submitted while disconnected are answered `ConnectionLoss` at once (the
-//!   framework layer holds its requests until it sees `Connected`), after expiry
-//!   `SessionExpired`.
+//!   framework layer queues its requests itself, and fails them at each `Disconnected`),
+//!   after expiry `SessionExpired`.
 //! - A lost connection never ends the session; only `close` (which sends a close-session if
 //!   connected) or the server's expiry does.
 //!
@@ -273,7 +275,7 @@ impl SessionTask {
     fn on_deadline(&mut self) {
         match self.phase {
             Phase::Waiting { .. } => self.attempt(),
-            Phase::Connecting { .. } => self.abandon_attempt(),
+            Phase::Connecting { .. } => self.fail_attempt(),
             Phase::Connected | Phase::Closing(_) if self.now() >= self.silence_limit() => {
                 self.drop_connection();
             }
@@ -326,9 +328,12 @@ impl SessionTask {
     }
 
     /// The current connection is given up (an attempt unanswered or refused, or a connection
-    /// lost): what still arrives on it is ignored, and the next attempt, on a new
-    /// connection, sleeps first.
-    fn abandon_attempt(&mut self) {
+    /// lost): the stream says `Disconnected`, what still arrives on it is ignored, and the
+    /// next attempt, on a new connection, sleeps first.
+    fn fail_attempt(&mut self) {
+        self.emit(RawEvent::State {
+            state: RawState::Disconnected,
+        });
         self.conn = Conn::open(self.now());
         let mut sleep = WRAP_SLEEP;
         if self.reached {
@@ -431,11 +436,6 @@ impl SessionTask {
             self.finish_close();
             return;
         }
-        if let Phase::Connected = self.phase {
-            self.emit(RawEvent::State {
-                state: RawState::Disconnected,
-            });
-        }
-        self.abandon_attempt();
+        self.fail_attempt();
     }
 }

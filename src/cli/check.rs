@@ -47,6 +47,10 @@ pub struct Args {
     /// Connection losses, with the request in flight applied or not.
     #[arg(long, default_value_t = Budgets::default().connection_losses)]
     connection_losses: u8,
+    /// Failed connection attempts of a client not yet (re)connected (each fails the requests
+    /// queued while it was cut off).
+    #[arg(long, default_value_t = Budgets::default().failed_attempts)]
+    failed_attempts: u8,
     /// The resource accepts stale tokens (shows lost updates).
     #[arg(long)]
     unfenced: bool,
@@ -97,6 +101,11 @@ pub struct Args {
     /// The (base) sleep before a retry, in ms (recorded in traces; the model ignores it).
     #[arg(long, default_value_t = RetryPolicy::DEFAULT.limit_and_sleep_ms().1)]
     retry_sleep_ms: u32,
+    /// How long a call made while not connected waits for a connection before its first
+    /// attempt, in ms (Curator's `connectionTimeoutMs`; recorded in traces: the model fires
+    /// the timer at any point).
+    #[arg(long, default_value_t = FrameworkConfig::DEFAULT_CONNECTION_TIMEOUT_MS, value_parser = clap::value_parser!(u32).range(1..=600_000))]
+    connection_timeout_ms: u32,
     /// Checker threads (state counts under symmetry are exact with 1).
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -137,6 +146,7 @@ impl Args {
                 expiries: self.expiries,
                 crashes: self.crashes,
                 connection_losses: self.connection_losses,
+                failed_attempts: self.failed_attempts,
             },
             fenced: !self.unfenced,
             settings: RecipeSettings {
@@ -152,6 +162,7 @@ impl Args {
                 on_lost: self.on_lost,
                 lost_after_percent: self.session_expiration_percent,
                 retry: self.retry(),
+                connection_timeout_ms: self.connection_timeout_ms,
             },
         }
     }
@@ -208,6 +219,10 @@ impl Args {
                 settings += &format!(" --max-retries {limit}");
             }
             settings += &format!(" --retry-sleep-ms {sleep_ms}");
+        }
+        let timeout_ms = config.framework.connection_timeout_ms;
+        if timeout_ms != framework.connection_timeout_ms {
+            settings += &format!(" --connection-timeout-ms {timeout_ms}");
         }
         format!(
             "splitbrain check {} --clients {} {}{fencing}{settings}",
@@ -471,6 +486,7 @@ mod tests {
             expiries: 1,
             crashes: 0,
             connection_losses: 2,
+            failed_attempts: 1,
             unfenced: true,
             revocable: true,
             awaits: true,
@@ -484,6 +500,7 @@ mod tests {
             retry_policy: "n-times".into(),
             max_retries: 1,
             retry_sleep_ms: 500,
+            connection_timeout_ms: 5_000,
             threads: 1,
             no_symmetry: false,
             no_reduction: false,
@@ -497,9 +514,9 @@ mod tests {
         assert_eq!(
             args.command(),
             "splitbrain check mutex --clients 3 --cycles 1 --expiries 1 --crashes 0 \
-             --connection-losses 2 --unfenced --max-leases 3 --revocable --awaits --timeout-scope whole \
+             --connection-losses 2 --failed-attempts 1 --unfenced --max-leases 3 --revocable --awaits --timeout-scope whole \
              --timeouts --error-policy session-based --on-lost release --session-expiration-percent 80 \
-             --retry-policy n-times --max-retries 1 --retry-sleep-ms 500"
+             --retry-policy n-times --max-retries 1 --retry-sleep-ms 500 --connection-timeout-ms 5000"
         );
     }
 }

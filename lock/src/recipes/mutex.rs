@@ -330,16 +330,22 @@ impl Mutex {
                         self.owners.remove(&owner);
                     }
                 }
-                // Curator's wait loop ignores connection state: the waiter keeps its node and
-                // lists again on the new session (its watch went with the old one).
-                // Under `OnLost::Release` it gives up instead, its node deleted at once.
+                // Under `OnLost::Release` a waiter gives up at LOST, its node deleted at once.
                 Stage::Waiting { .. }
                     if matches!(event, SessionEvent::Lost { .. })
                         && cx.on_lost() == OnLost::Release =>
                 {
                     self.fail(owner, FailReason::SessionLost, cx);
                 }
-                Stage::Waiting { step, .. } if matches!(event, SessionEvent::Lost { .. }) => {
+                // Curator's wait loop ignores connection state, but waits on the predecessor's
+                // watcher, which ZooKeeper's client hands every connection-state change too
+                // (`ZKWatchManager.materialize`): a waiter in its `wait()` lists again at
+                // SUSPENDED, RECONNECTED and LOST (its request blocking until connected, or
+                // failing as the retry policy says). At LOST a request in flight is retried on
+                // the new session as well: the waiter keeps its node and lists again there.
+                Stage::Waiting { step, .. }
+                    if matches!(event, SessionEvent::Lost { .. }) || step.waits() =>
+                {
                     *step = Wait::Listing(list(&self.path, false, cx));
                 }
                 // A create carries on in the new session: protection mode sorts it out.
@@ -403,6 +409,13 @@ impl Mutex {
         if !watched {
             self.revocation.unwatch(owner, &node, cx);
         }
+    }
+}
+
+impl Wait {
+    /// In Curator's `wait()`: the watch on the predecessor is set and nothing is in flight.
+    fn waits(&self) -> bool {
+        matches!(self, Wait::Watching { op: None, .. })
     }
 }
 

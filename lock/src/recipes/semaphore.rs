@@ -260,27 +260,30 @@ impl Semaphore {
     }
 
     fn on_session(&mut self, event: SessionEvent, cx: &mut Ctx<'_, Notice>) {
-        if matches!(event, SessionEvent::Lost { .. }) {
-            if cx.on_lost() == OnLost::Release {
-                // Past the internal lock, the acquisition belonged to the session that is gone.
-                let leasing: Vec<Owner> = self
-                    .pending
-                    .iter()
-                    .filter(|(_, a)| a.stage != Stage::Locking)
-                    .map(|(owner, _)| *owner)
-                    .collect();
-                for owner in leasing {
-                    self.fail(owner, FailReason::SessionLost, cx);
-                }
-            } else {
-                // Curator's lease loop ignores connection state: its `getChildren` is retried
-                // on the new session, with the lease node it has (its watch went with the old
-                // session). A create in flight carries on: protection mode sorts it out.
-                for acquisition in self.pending.values_mut() {
-                    if let Some((node, token)) = acquisition.stage.lease() {
-                        let op = list(&self.leases, true, cx);
-                        acquisition.stage = Stage::Listing { node, token, op };
-                    }
+        let lost = matches!(event, SessionEvent::Lost { .. });
+        if lost && cx.on_lost() == OnLost::Release {
+            // Past the internal lock, the acquisition belonged to the session that is gone.
+            let leasing: Vec<Owner> = self
+                .pending
+                .iter()
+                .filter(|(_, a)| a.stage != Stage::Locking)
+                .map(|(owner, _)| *owner)
+                .collect();
+            for owner in leasing {
+                self.fail(owner, FailReason::SessionLost, cx);
+            }
+        } else {
+            // Curator's lease loop ignores connection state, but waits on a watcher that
+            // ZooKeeper's client hands every connection-state change too: a waiter in its
+            // `wait()` lists again at SUSPENDED, RECONNECTED and LOST. At LOST a listing in
+            // flight is retried on the new session as well, with the lease node it has (its
+            // watch went with the old session). A create in flight carries on: protection mode
+            // sorts it out.
+            for acquisition in self.pending.values_mut() {
+                let relists = lost || matches!(acquisition.stage, Stage::Watching { .. });
+                if let Some((node, token)) = acquisition.stage.lease().filter(|_| relists) {
+                    let op = list(&self.leases, true, cx);
+                    acquisition.stage = Stage::Listing { node, token, op };
                 }
             }
         }

@@ -63,6 +63,7 @@ pub(super) const RELEASING_AT_LOST: FrameworkConfig = FrameworkConfig {
     on_lost: OnLost::Release,
     lost_after_percent: 100,
     retry: crate::retry::RetryPolicy::DEFAULT,
+    connection_timeout_ms: FrameworkConfig::DEFAULT_CONNECTION_TIMEOUT_MS,
 };
 
 pub(super) fn last_notice<R: Recipe<Notice = Notice>>(h: &Harness<R>, c: usize) -> Option<Notice> {
@@ -100,7 +101,14 @@ pub(super) fn lose_waiter_session<R: Recipe<Call = Call, Notice = Notice>>(
 pub(super) fn give_up_session<R: Recipe>(h: &mut Harness<R>, c: usize, applied: bool) {
     h.drop_connection(c, applied);
     h.settle();
-    fire_only_timer(h, c);
+    fire_lost_timer(h, c);
+}
+
+/// Fires client `c`'s LOST timer (its connection suspended) and settles.
+pub(super) fn fire_lost_timer<R: Recipe>(h: &mut Harness<R>, c: usize) {
+    let timer = h.lost_timer(c);
+    h.fire(c, timer);
+    h.settle();
 }
 
 /// Client `c`'s connection drops (its request in flight applied first when `applied`) and
@@ -407,7 +415,7 @@ fn a_protected_node_of_an_older_session_is_deleted_not_adopted() {
     h.drop_connection(0, true);
     h.settle();
     // The client gives up on the session (the LOST timer) while the server still holds it.
-    fire_only_timer(&mut h, 0);
+    fire_lost_timer(&mut h, 0);
     let new_session = h.peers[0].handle.session;
     assert_ne!(old_session, new_session);
     assert_eq!(h.peers[0].sessions, GAVE_UP_THEN_NEW_SESSION);
@@ -726,7 +734,7 @@ fn a_waiter_whose_lock_path_was_reaped_while_it_was_cut_off_starts_over() {
     h.server.tree.reap_containers();
     assert!(h.server.tree.get(&Path::new("/locks/m").unwrap()).is_none());
     // c1 gives up its session at LOST and lists again on a new one: the path is gone.
-    fire_only_timer(&mut h, 1);
+    fire_lost_timer(&mut h, 1);
     h.settle();
     assert!(
         h.peers[1]
@@ -903,5 +911,136 @@ fn a_naive_create_pending_at_lost_fails_and_leaves_nothing_behind() {
     assert_eq!(
         h.peers[1].client.recipe(),
         &NaiveHerdMutex::new(Path::new("/locks/n").unwrap())
+    );
+}
+
+/// Curator's connection timeout, which a call made while not connected waits at most.
+const CONNECTION_TIMEOUT: Duration =
+    Duration::from_millis(FrameworkConfig::DEFAULT_CONNECTION_TIMEOUT_MS as u64);
+
+/// Client `c`'s timers set to run for the connection timeout.
+fn connection_timeouts(h: &Harness<Mutex>, c: usize) -> Vec<crate::ids::TimerId> {
+    let timers = h.peers[c].timers.iter();
+    timers
+        .filter(|(_, after)| **after == CONNECTION_TIMEOUT)
+        .map(|(timer, _)| *timer)
+        .collect()
+}
+
+#[test]
+fn a_call_made_while_suspended_waits_out_the_connection_timeout_then_fails_at_failed_attempts() {
+    let mut h = mutexes(1);
+    h.drop_connection(0, false);
+    h.settle();
+    h.call(0, acquire(A));
+    h.settle();
+    h.fail_connection_attempt(0);
+    h.settle();
+    let framework = h.peers[0].client.framework();
+    assert!(
+        framework.retry_sleeps().is_empty(),
+        "a call waiting for a connection is not yet queued, so a failed attempt fails nothing"
+    );
+    // The create and the policy's three retries (`settle` ends each retry sleep). Each waits
+    // out the connection timeout (a retry of a protected create looks for its node with a
+    // call of its own, which waits again), is queued by the client and fails at the end of
+    // the next failed connection attempt.
+    for retry in 0..=3 {
+        assert_eq!(
+            last_notice(&h, 0),
+            None,
+            "still trying after {retry} failures"
+        );
+        let [blocked] = connection_timeouts(&h, 0)[..] else {
+            panic!("attempt {retry} waits for a connection")
+        };
+        h.fire(0, blocked);
+        h.settle();
+        h.fail_connection_attempt(0);
+        h.settle();
+    }
+    assert_eq!(
+        last_notice(&h, 0),
+        failed(FailReason::Zk(ZkError::ConnectionLoss)),
+        "out of retries before the session is lost"
+    );
+    assert!(h.peers[0].sent.is_empty(), "nothing reached the server");
+    h.lost_timer(0);
+}
+
+#[test]
+fn a_call_made_while_suspended_is_sent_at_reconnection_and_stops_waiting() {
+    let mut h = mutexes(1);
+    h.drop_connection(0, false);
+    h.settle();
+    h.call(0, acquire(A));
+    h.settle();
+    assert_eq!(connection_timeouts(&h, 0).len(), 1);
+    h.reconnect(0);
+    h.settle();
+    assert!(matches!(
+        last_notice(&h, 0),
+        Some(Notice::Acquired { owner: A, .. })
+    ));
+    assert!(
+        h.peers[0].timers.is_empty(),
+        "the connection timeout is cancelled, as the LOST timer is"
+    );
+}
+
+#[test]
+fn a_retry_made_while_disconnected_is_queued_without_waiting_again() {
+    let mut h = mutexes(2);
+    // c1's watch-setting read, a plain call, is in flight when its connection drops.
+    c1_about_to_watch_c0(&mut h, acquire(A));
+    h.drop_connection(1, false);
+    h.settle();
+    assert!(connection_timeouts(&h, 1).is_empty(), "no second wait");
+    let framework = h.peers[1].client.framework();
+    assert_eq!(framework.pending_requests(), 1, "the retry is queued");
+    h.fail_connection_attempt(1);
+    h.settle();
+    assert!(connection_timeouts(&h, 1).is_empty());
+    h.reconnect(1);
+    h.settle();
+    h.call(0, release(A));
+    h.settle();
+    assert!(acquired(&h, 1).is_some());
+}
+
+#[test]
+fn a_waiter_lists_again_at_suspended_and_can_run_its_retries_out_before_lost() {
+    let mut h = mutexes(2);
+    in_turn(&mut h, [acquire(A); 2]);
+    let listings = |h: &Harness<Mutex>| sent(h, 1, |r| matches!(r, Request::GetChildren { .. }));
+    let before = listings(&h);
+    h.drop_connection(1, false);
+    h.settle();
+    // Curator's waiter wakes on the connection-state change its watcher hears, and lists
+    // again: the call waits for a connection, then is queued and fails at each failed
+    // connection attempt until the retry policy gives up.
+    let [blocked] = connection_timeouts(&h, 1)[..] else {
+        panic!("the listing waits for a connection")
+    };
+    h.fire(1, blocked);
+    h.settle();
+    for _ in 0..=3 {
+        h.fail_connection_attempt(1);
+        h.settle();
+    }
+    assert_eq!(
+        h.peers[1].notices.last(),
+        Some(&Notice::Failed {
+            owner: A,
+            reason: FailReason::Zk(ZkError::ConnectionLoss)
+        })
+    );
+    assert_eq!(listings(&h), before, "no listing reached the server");
+    h.reconnect(1);
+    h.settle();
+    assert_eq!(
+        h.children("/locks/m").len(),
+        1,
+        "the waiter's node is deleted (guaranteed) once it is back"
     );
 }

@@ -99,7 +99,7 @@ fn optional_sections_take_their_defaults() {
 #[test]
 fn framework_settings_parse_validate_and_are_left_out_when_default() {
     let mut value = base();
-    let framework = json!({"error_policy": "session-based", "on_lost": "release", "session_expiration_percent": 60});
+    let framework = json!({"error_policy": "session-based", "on_lost": "release", "session_expiration_percent": 60, "connection_timeout_ms": 5000});
     value["framework"] = framework.clone();
     let scenario = parse(&value).unwrap();
     assert_eq!(
@@ -107,6 +107,7 @@ fn framework_settings_parse_validate_and_are_left_out_when_default() {
         lock::framework::ErrorPolicy::SessionBased
     );
     assert_eq!(scenario.framework.lost_after_percent, 60);
+    assert_eq!(scenario.framework.connection_timeout_ms, 5000);
     assert_eq!(
         serde_json::to_value(&scenario).unwrap()["framework"],
         framework
@@ -133,9 +134,15 @@ fn framework_settings_parse_validate_and_are_left_out_when_default() {
          timeout within 1..=100 (Curator's bounds), found 0"
     );
     assert_eq!(
+        error(json!({"connection_timeout_ms": 0})),
+        "unit.json: /framework/connection_timeout_ms: expected a connection timeout within \
+         1..=600000 ms, found 0"
+    );
+    assert_eq!(
         error(json!({"retries": 3})),
         "unit.json: /framework/retries: expected one of `error_policy`, `on_lost`, \
-         `session_expiration_percent`, `retry`, found unknown field `retries`"
+         `session_expiration_percent`, `retry`, `connection_timeout_ms`, found unknown field \
+         `retries`"
     );
 }
 

@@ -3,6 +3,8 @@
 //! size bounds below (far above every catalog and benchmark scenario, low enough that one
 //! seed cannot run for minutes without a word).
 
+use std::ops::RangeInclusive;
+
 use lock::framework::FrameworkConfig;
 use lock::recipes::TimeoutScope;
 use lock::retry::RetryPolicy;
@@ -227,18 +229,26 @@ fn check_framework(s: &Scenario) -> Check {
             max_retries,
         )?;
     }
-    let percents = FrameworkConfig::SESSION_EXPIRATION_PERCENTS;
-    let percent = s.framework.lost_after_percent;
-    require(
-        percents.contains(&percent),
+    within(
+        FrameworkConfig::SESSION_EXPIRATION_PERCENTS,
+        s.framework.lost_after_percent,
         "/framework/session_expiration_percent",
-        &format!(
-            "a percent of the session timeout within {}..={} (Curator's bounds)",
-            percents.start(),
-            percents.end()
-        ),
-        percent,
+        "a percent of the session timeout",
+        " (Curator's bounds)",
+    )?;
+    within(
+        FrameworkConfig::CONNECTION_TIMEOUTS_MS,
+        s.framework.connection_timeout_ms,
+        "/framework/connection_timeout_ms",
+        "a connection timeout",
+        " ms",
     )
+}
+
+/// `value` lies in `range`; else the error expects "`what` within `start..=end``unit`".
+fn within(range: RangeInclusive<u32>, value: u32, pointer: &str, what: &str, unit: &str) -> Check {
+    let expected = format!("{what} within {}..={}{unit}", range.start(), range.end());
+    require(range.contains(&value), pointer, &expected, value)
 }
 
 fn check_client(clients: u16, client: u16, pointer: &str) -> Check {

@@ -61,13 +61,13 @@ fn semaphore_mutex_wakes_no_herd_on_lease_changes() {
 /// restart longer than T, Curator's lock loop keeps each waiter's old node and lists again on
 /// its new session. Once the server expires an old session, the waiter whose node vanished
 /// (it learns that only at its next listing) and the waiter behind that node watch the same
-/// predecessor, and its deletion wakes both. In seed 31 c0 and c2 are woken at once: c0 is
-/// first and holds, c2 finds its node gone and starts over with a new one. Giving waiters up
+/// predecessor, and its deletion wakes both. In seed 1 c0 and c2 are woken at once: c2 is
+/// first and holds, c0 finds its node gone and starts over with a new one. Giving waiters up
 /// at LOST (`on_lost = release`) wakes one at a time on the same seed.
 #[test]
 fn curators_lock_loop_wakes_two_waiters_after_a_server_restart_longer_than_t() {
     let scenario = catalog_scenario("mutex-lock-loop-herd");
-    let trace = run_scenario(&scenario, 31);
+    let trace = run_scenario(&scenario, 1);
     let herds = check(&trace, Property::HerdFree, &sim_context(&scenario));
     let [herd] = &herds[..] else {
         panic!("one herd: {herds:?}");
@@ -81,9 +81,9 @@ fn curators_lock_loop_wakes_two_waiters_after_a_server_restart_longer_than_t() {
         |e| matches!(&e.kind, EventKind::Notice { notice } if is_acquired(notice)),
     )
     .expect("a grant after the herd");
-    assert!(on(grant, 0), "c0 is first and holds: {grant:?}");
-    let c2_asks: Vec<&Request> = (trace.events[after..].iter())
-        .filter(|e| on(e, 2))
+    assert!(on(grant, 2), "c2 is first and holds: {grant:?}");
+    let c0_asks: Vec<&Request> = (trace.events[after..].iter())
+        .filter(|e| on(e, 0))
         .filter_map(|e| match &e.kind {
             EventKind::OpSent { request, .. } => Some(request),
             _ => None,
@@ -92,14 +92,14 @@ fn curators_lock_loop_wakes_two_waiters_after_a_server_restart_longer_than_t() {
         .collect();
     assert!(
         matches!(
-            c2_asks[..],
+            c0_asks[..],
             [Request::GetChildren { .. }, Request::Create { .. }]
         ),
-        "c2 lists again, finds its node gone and starts over: {c2_asks:?}"
+        "c0 lists again, finds its node gone and starts over: {c0_asks:?}"
     );
     let mut releasing = scenario.clone();
     releasing.framework.on_lost = OnLost::Release;
-    let trace = run_scenario(&releasing, 31);
+    let trace = run_scenario(&releasing, 1);
     assert_eq!(violations(&releasing, &trace, Property::HerdFree), 0);
 }
 
@@ -111,16 +111,17 @@ fn curators_lock_loop_wakes_two_waiters_after_a_server_restart_longer_than_t() {
 /// wake-ups of readers together alike.
 #[test]
 fn herds_found_from_what_clients_received_agree_with_the_servers_record() {
-    for (name, herds) in [
+    let expected = [
         ("mutex-acquire-timeout", 40),
         ("herd-naive", 40),
-        ("mutex-lock-loop-herd", 2),
+        ("mutex-lock-loop-herd", 3),
         ("herd-free-mutex", 0),
         ("read-write-lock-fault-free", 0),
         ("read-write-lock-first-writer-watch-herd", 40),
-        ("semaphore-session-expiry", 13),
-        ("semaphore-mutex-session-expiry", 23),
-    ] {
+        ("semaphore-session-expiry", 6),
+        ("semaphore-mutex-session-expiry", 19),
+    ];
+    let seen = expected.map(|(name, _)| {
         let scenario = catalog_scenario(name);
         let mut seen = 0;
         for seed in 0..40 {
@@ -131,6 +132,7 @@ fn herds_found_from_what_clients_received_agree_with_the_servers_record() {
             assert_eq!(received, recorded, "{name} seed {seed}");
             seen += usize::from(recorded > 0);
         }
-        assert_eq!(seen, herds, "{name}: seeds of 40 with a herd");
-    }
+        (name, seen)
+    });
+    assert_eq!(seen, expected, "seeds of 40 with a herd");
 }

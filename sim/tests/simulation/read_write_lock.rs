@@ -95,7 +95,7 @@ fn readers_queued_behind_a_writer_wait_for_it_and_its_release_wakes_only_readers
     let sim = crate::query::sim("rw-herd", 10, workload)
         .recipe(RecipeKind::ReadWriteLock)
         .recipe_settings(settings);
-    let trace = crate::query::run(sim, 13, Vec::new());
+    let trace = crate::query::run(sim, 9, Vec::new());
     let read_grants = |range: std::ops::Range<usize>| {
         (trace.events[range].iter())
             .filter(|e| matches!(&e.kind, EventKind::Notice { notice } if is_read_grant(notice)))

@@ -8,7 +8,7 @@ use crate::fencing::Token;
 use crate::harness::Harness;
 use crate::ids::Owner;
 use crate::recipes::tests::{
-    A, B, RELEASING_AT_LOST, drop_and_reconnect, failed, fire_only_timer, give_up_session, in_turn,
+    A, B, RELEASING_AT_LOST, drop_and_reconnect, failed, fire_lost_timer, give_up_session, in_turn,
     last_notice, lose_waiter_session,
 };
 use crate::recipes::{Call, FailReason, Mode, Notice};
@@ -287,7 +287,7 @@ fn suspended_cancels_leadership_at_once_and_lost_adds_nothing() {
         "cancelled before any reconnect"
     );
     assert!(leaders(&h).is_empty(), "c0's node is still there");
-    fire_only_timer(&mut h, 0);
+    fire_lost_timer(&mut h, 0);
     assert_eq!(
         leadership_changes(&h, 0, A),
         ["lead", "cancelled"],
