@@ -3,9 +3,13 @@
 //
 // Usage: CuratorContender <mutex|semaphore-mutex|latch> <connect> <session-timeout-ms> <lock-path>
 //                         <acquisitions> <hold-min-ms> <hold-max-ms> <think-min-ms>
-//                         <think-max-ms> <seed> <resource-port> <slot>
+//                         <think-max-ms> <seed> <resource-port> <slot> <first-ask-ms>
+//                         <retry-policy> <connection-timeout-ms>
 //
-// It connects, prints "ready", waits for a line "go" on stdin, then runs <acquisitions>
+// <retry-policy> is the scenario's framework.retry: exponential-backoff:<base-sleep-ms>:<max-retries>,
+// n-times:<sleep-ms>:<n> or forever:<sleep-ms>; <connection-timeout-ms> its
+// framework.connection_timeout_ms. It connects with them, prints "ready", waits for a line
+// "go" on stdin, waits <first-ask-ms> (the workload's stagger for its slot), then runs <acquisitions>
 // cycles on <lock-path> of InterProcessMutex (mutex: acquire ... release), of
 // InterProcessSemaphoreMutex (semaphore-mutex: the InterProcessSemaphoreV2 of one lease it
 // wraps, so that the lease node is known: acquire ... release) or LeaderLatch (latch: a new
@@ -15,6 +19,8 @@
 // "<System.nanoTime()> <word> [args]":
 //   ready | acquire | acquired <czxid> <node> | release | released  (mutex, semaphore-mutex)
 //         | start | leader <czxid> <node> | close | closed                    (latch)
+//         | failed <error>   (the take threw connection_loss, session_expired or no_node: the
+//                             cycle ends there and the contender thinks, as the workload does)
 //         | done
 // System.nanoTime() reads CLOCK_MONOTONIC on Linux, the clock the Rust harness stamps its
 // own events with, so the harness merges both into one trace. The resource is served by
@@ -31,13 +37,17 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import org.apache.curator.RetryPolicy;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.retry.RetryForever;
+import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.KeeperException;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public final class CuratorContender {
@@ -175,11 +185,18 @@ public final class CuratorContender {
 
     /** A started client with its session (CuratorBench connects the same way). */
     static CuratorFramework connect(String connect, int sessionTimeout) throws Exception {
+        return connect(connect, sessionTimeout, Math.max(sessionTimeout, 1000),
+            new ExponentialBackoffRetry(100, 10));
+    }
+
+    /** A started client with its session, under the given connection timeout and retry policy. */
+    static CuratorFramework connect(String connect, int sessionTimeout, int connectionTimeout,
+            RetryPolicy retryPolicy) throws Exception {
         CuratorFramework client = CuratorFrameworkFactory.builder()
             .connectString(connect)
             .sessionTimeoutMs(sessionTimeout)
-            .connectionTimeoutMs(Math.max(sessionTimeout, 1000))
-            .retryPolicy(new ExponentialBackoffRetry(100, 10))
+            .connectionTimeoutMs(connectionTimeout)
+            .retryPolicy(retryPolicy)
             .build();
         client.start();
         if (!client.blockUntilConnected(Math.max(sessionTimeout, 10_000), TimeUnit.MILLISECONDS)) {
@@ -189,16 +206,48 @@ public final class CuratorContender {
         return client;
     }
 
+    /** The retry policy a spec names: exponential-backoff:<base>:<max>, n-times:<sleep>:<n>,
+     * forever:<sleep>. */
+    static RetryPolicy retryPolicy(String spec) {
+        String[] parts = spec.split(":");
+        int sleep = Integer.parseInt(parts[1]);
+        switch (parts[0]) {
+            case "exponential-backoff":
+                return new ExponentialBackoffRetry(sleep, Integer.parseInt(parts[2]));
+            case "n-times":
+                return new RetryNTimes(Integer.parseInt(parts[2]), sleep);
+            case "forever":
+                return new RetryForever(sleep);
+            default:
+                throw new IllegalArgumentException("unknown retry policy " + spec);
+        }
+    }
+
+    /** splitbrain's name of a failure a take may end with, or null for any other. */
+    static String failure(KeeperException e) {
+        switch (e.code()) {
+            case CONNECTIONLOSS:
+                return "connection_loss";
+            case SESSIONEXPIRED:
+                return "session_expired";
+            case NONODE:
+                return "no_node";
+            default:
+                return null;
+        }
+    }
+
     private static long draw(SplittableRandom random, long min, long max) {
         return max > min ? random.nextLong(min, max + 1) : min;
     }
 
     public static void main(String[] args) throws Exception {
-        String recipe = args.length == 12 ? args[0] : "";
+        String recipe = args.length == 15 ? args[0] : "";
         if (!(recipe.equals("mutex") || recipe.equals("semaphore-mutex") || recipe.equals("latch"))) {
             System.err.println("usage: CuratorContender <mutex|semaphore-mutex|latch> <connect>"
                 + " <session-timeout-ms> <lock-path> <acquisitions> <hold-min-ms> <hold-max-ms>"
-                + " <think-min-ms> <think-max-ms> <seed> <resource-port> <slot>");
+                + " <think-min-ms> <think-max-ms> <seed> <resource-port> <slot> <first-ask-ms>"
+                + " <retry-policy> <connection-timeout-ms>");
             System.exit(2);
         }
         boolean isLatch = recipe.equals("latch");
@@ -213,8 +262,11 @@ public final class CuratorContender {
         long seed = Long.parseLong(args[9]);
         int port = Integer.parseInt(args[10]);
         int slot = Integer.parseInt(args[11]);
+        long firstAsk = Long.parseLong(args[12]);
+        RetryPolicy retryPolicy = retryPolicy(args[13]);
+        int connectionTimeout = Integer.parseInt(args[14]);
         SplittableRandom random = new SplittableRandom(seed * 31 + slot);
-        try (CuratorFramework client = connect(connect, sessionTimeout);
+        try (CuratorFramework client = connect(connect, sessionTimeout, connectionTimeout, retryPolicy);
              Resource resource = new Resource(port, slot)) {
             Cycle cycle = isLatch ? latch(client, path)
                 : recipe.equals("semaphore-mutex") ? semaphoreMutex(client, path)
@@ -226,8 +278,20 @@ public final class CuratorContender {
             if (!"go".equals(stdin.readLine())) {
                 throw new IllegalStateException("expected \"go\" on stdin");
             }
+            Thread.sleep(firstAsk);
             for (int n = 0; n < acquisitions; n++) {
-                String node = cycle.take();
+                String node;
+                try {
+                    node = cycle.take();
+                } catch (KeeperException e) {
+                    String failure = failure(e);
+                    if (failure == null) {
+                        throw e;
+                    }
+                    log("failed " + failure);
+                    Thread.sleep(draw(random, thinkMin, thinkMax));
+                    continue;
+                }
                 long at = System.nanoTime();
                 long token = client.checkExists().forPath(node).getCzxid();
                 log(at, granted + " " + token + " " + node);

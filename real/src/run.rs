@@ -433,6 +433,7 @@ impl RealRun<'_> {
             session_timeout_ms: self.scenario.server.session_timeout_ms,
             lock_path: &self.scenario.lock_path,
             workload: &self.scenario.workload,
+            framework: &self.scenario.framework,
             seed: self.seed,
             first_slot,
             recorder: recorder.clone(),

@@ -1,10 +1,11 @@
-//! What a Curator contender (a mutex or a leader latch) prints, one line per call or outcome: `<System.nanoTime()> <word>
+//! What a Curator contender (a mutex, a semaphore mutex or a leader latch) prints, one line per call or outcome: `<System.nanoTime()> <word>
 //! [args]` (see `real/java/CuratorContender.java`), read into trace events.
 
 use std::time::Duration;
 
 use lock::fencing::Token;
-use lock::recipes::{Call, Mode, Notice};
+use lock::recipes::{Call, FailReason, Mode, Notice};
+use lock::zk::ZkError;
 use scenarios::trace::EventKind;
 use scenarios::workload::OWNER;
 
@@ -41,6 +42,12 @@ pub(crate) fn parse(text: &str) -> Result<(Duration, Line), String> {
         (Some("release"), None) => Line::Event(EventKind::Call {
             call: Call::release(OWNER),
         }),
+        (Some("failed"), Some(error)) => Line::Event(EventKind::Notice {
+            notice: Notice::Failed {
+                owner: OWNER,
+                reason: FailReason::Zk(zk_error(error).ok_or_else(expected)?),
+            },
+        }),
         (Some("released"), None) => Line::Event(EventKind::Notice {
             notice: Notice::Released {
                 owner: OWNER,
@@ -70,6 +77,11 @@ pub(crate) fn parse(text: &str) -> Result<(Duration, Line), String> {
         _ => return Err(expected()),
     };
     Ok((Duration::from_nanos(nanos), line))
+}
+
+/// The error a contender names by its snake-case name (`connection_loss`, ...).
+fn zk_error(name: &str) -> Option<ZkError> {
+    serde_json::from_value(serde_json::Value::String(name.to_owned())).ok()
 }
 
 #[cfg(test)]
@@ -110,6 +122,16 @@ mod tests {
                 }
             })
         );
+        let failed = parse("9 failed connection_loss").unwrap().1;
+        assert_eq!(
+            failed,
+            Line::Event(EventKind::Notice {
+                notice: Notice::Failed {
+                    owner: OWNER,
+                    reason: FailReason::Zk(ZkError::ConnectionLoss)
+                }
+            })
+        );
         for bad in [
             "",
             "x acquire",
@@ -117,6 +139,8 @@ mod tests {
             "7 acquired nine",
             "7 leader",
             "7 jump",
+            "7 failed",
+            "7 failed tired",
         ] {
             let error = parse(bad).unwrap_err();
             assert!(error.contains("expected `<nanos> <word>"), "{error}");

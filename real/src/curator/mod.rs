@@ -31,7 +31,9 @@ use std::process::Command;
 use std::sync::Arc;
 
 use futures::future::join_all;
+use lock::framework::FrameworkConfig;
 use lock::ids::ClientSlot;
+use lock::retry::RetryPolicy;
 use lock::zk::Path as ZkPath;
 use scenarios::recipes::RecipeKind;
 use scenarios::resource::SharedResource;
@@ -221,9 +223,12 @@ impl Curator {
                     run.seed,
                     u64::from(port),
                     u64::from(slot.0),
+                    u64::from(slot.0) * workload.stagger_ms,
                 ]
                 .map(|n| n.to_string()),
-            );
+            )
+            .arg(retry_spec(run.framework.retry))
+            .arg(run.framework.connection_timeout_ms.to_string());
         command
     }
 }
@@ -231,6 +236,16 @@ impl Curator {
 impl Drop for Curator {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `policy` as the contender reads it: `exponential-backoff:<base>:<max>`,
+/// `n-times:<sleep>:<n>` or `forever:<sleep>`.
+fn retry_spec(policy: RetryPolicy) -> String {
+    let (limit, sleep_ms) = policy.limit_and_sleep_ms();
+    match limit {
+        Some(limit) => format!("{}:{sleep_ms}:{limit}", policy.name()),
+        None => format!("{}:{sleep_ms}", policy.name()),
     }
 }
 
@@ -278,8 +293,11 @@ pub(crate) struct ContenderRun<'a> {
     pub session_timeout_ms: u64,
     /// The lock path.
     pub lock_path: &'a ZkPath,
-    /// The scenario's workload (acquisitions, hold and think times).
+    /// The scenario's workload (acquisitions, hold and think times; client `i` asks first
+    /// `i × stagger_ms` after the start).
     pub workload: &'a Workload,
+    /// The scenario's framework settings: the contenders' retry policy and connection timeout.
+    pub framework: &'a FrameworkConfig,
     /// The run's seed (each contender draws its hold and think times from it and its slot).
     pub seed: u64,
     /// The slot of the first contender (the one after the last Rust client, or 0 when the
@@ -305,5 +323,25 @@ impl Contenders {
     pub(crate) async fn ended(&mut self) -> Result<(), String> {
         let endings = join_all(self.running.iter_mut().map(Contender::ended)).await;
         endings.into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_contenders_read_every_retry_policy_the_scenario_can_name() {
+        assert_eq!(
+            retry_spec(RetryPolicy::DEFAULT),
+            "exponential-backoff:1000:3"
+        );
+        let n_times = RetryPolicy::NTimes {
+            n: 1,
+            sleep_ms: 500,
+        };
+        assert_eq!(retry_spec(n_times), "n-times:500:1");
+        let forever = RetryPolicy::Forever { sleep_ms: 250 };
+        assert_eq!(retry_spec(forever), "forever:250");
     }
 }
