@@ -827,3 +827,47 @@ fn an_acquire_during_a_downtime_waits_the_connection_timeout_then_runs_its_retri
         );
     }
 }
+
+/// `mutex-waiter-during-downtime-out-of-retries`: a waiter in Curator's wait loop is woken by
+/// the `Disconnected` its watcher hears when the server goes down, lists again, and that
+/// listing (and its one retry) fails at refused connection attempts: the acquire fails with
+/// `connection_loss` while the server is still down.
+#[test]
+fn a_waiter_woken_by_a_downtime_lists_again_and_runs_its_retries_out() {
+    let scenario = catalog_scenario("mutex-waiter-during-downtime-out-of-retries");
+    for seed in 0..5 {
+        let trace = run_scenario(&scenario, seed);
+        let ms = |i: usize| trace.events[i].t / 1_000_000;
+        let suspended = index(&trace, 0, "client 1's SUSPENDED", |e| {
+            on(e, 1)
+                && matches!(
+                    e.kind,
+                    EventKind::Session {
+                        event: SessionEvent::Suspended
+                    }
+                )
+        });
+        let failed = first_notice(&trace, 1, "client 1's failure", |n| {
+            *n == Notice::Failed {
+                owner: lock::ids::Owner(0),
+                reason: FailReason::Zk(ZkError::ConnectionLoss),
+            }
+        });
+        assert!(suspended < failed && ms(failed) < 33_000, "seed {seed}");
+        let listed = (trace.events[suspended..failed].iter()).any(|e| {
+            on(e, 1)
+                && matches!(
+                    &e.kind,
+                    EventKind::OpSent {
+                        request: Request::GetChildren { .. },
+                        ..
+                    }
+                )
+        });
+        assert!(
+            !listed,
+            "seed {seed}: nothing is sent while the server is down"
+        );
+        assert_eq!(grants_of(&trace, 1), 0, "seed {seed}");
+    }
+}
