@@ -796,12 +796,7 @@ fn an_acquire_during_a_downtime_waits_the_connection_timeout_then_runs_its_retri
                     }
                 )
         });
-        let failed = first_notice(&trace, 1, "client 1's failure", |n| {
-            *n == Notice::Failed {
-                owner: lock::ids::Owner(0),
-                reason: FailReason::Zk(ZkError::ConnectionLoss),
-            }
-        });
+        let failed = connection_loss_of(&trace, 1);
         let waited = ms(failed) - ms(asked);
         assert!(
             (11_000..15_000).contains(&waited),
@@ -847,12 +842,7 @@ fn a_waiter_woken_by_a_downtime_lists_again_and_runs_its_retries_out() {
                     }
                 )
         });
-        let failed = first_notice(&trace, 1, "client 1's failure", |n| {
-            *n == Notice::Failed {
-                owner: lock::ids::Owner(0),
-                reason: FailReason::Zk(ZkError::ConnectionLoss),
-            }
-        });
+        let failed = connection_loss_of(&trace, 1);
         assert!(suspended < failed && ms(failed) < 33_000, "seed {seed}");
         let listed = (trace.events[suspended..failed].iter()).any(|e| {
             on(e, 1)
@@ -870,4 +860,14 @@ fn a_waiter_woken_by_a_downtime_lists_again_and_runs_its_retries_out() {
         );
         assert_eq!(grants_of(&trace, 1), 0, "seed {seed}");
     }
+}
+
+/// Index of client `client`'s acquire failing with `connection_loss`.
+fn connection_loss_of(trace: &Trace, client: u16) -> usize {
+    first_notice(trace, client, "a connection_loss failure", |n| {
+        *n == Notice::Failed {
+            owner: lock::ids::Owner(0),
+            reason: FailReason::Zk(ZkError::ConnectionLoss),
+        }
+    })
 }
