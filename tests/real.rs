@@ -71,6 +71,12 @@ fn real(test: &str, args: &[&str]) -> (i32, Value) {
     (output.status.code().unwrap_or(-1), json_of(&output))
 }
 
+/// The trace a `real --json` summary names, parsed.
+fn trace_of(out: &Value) -> Value {
+    let path = out["trace"].as_str().expect("the summary names its trace");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn a_fault_free_mutex_scenario_passes_on_a_started_server_with_its_report() {
@@ -79,9 +85,7 @@ fn a_fault_free_mutex_scenario_passes_on_a_started_server_with_its_report() {
     assert_eq!(code, 0, "{out}");
     assert_eq!(out["violations"], json!([]));
     assert_eq!(out["target"], "standalone");
-    let trace: Value =
-        serde_json::from_str(&std::fs::read_to_string(out["trace"].as_str().unwrap()).unwrap())
-            .unwrap();
+    let trace = trace_of(&out);
     assert_eq!(trace["meta"]["source"], "real");
     assert_eq!(trace["meta"]["scenario_spec"]["name"], "herd-free-mutex");
     let report = std::fs::read_to_string(out["report"].as_str().unwrap()).unwrap();
@@ -139,9 +143,7 @@ fn curator_contenders_beside_a_mutex_scenario_are_in_its_trace_and_verdict() {
     );
     let most = curator["node_deleted_watches"]["most_per_deletion"].as_u64();
     assert!(most.is_some_and(|most| most <= 1), "{out}");
-    let trace: Value =
-        serde_json::from_str(&std::fs::read_to_string(out["trace"].as_str().unwrap()).unwrap())
-            .unwrap();
+    let trace = trace_of(&out);
     assert_eq!(trace["meta"]["clients"], 6);
     assert_eq!(trace["meta"]["settings"]["curator_contenders"], 2);
 }
@@ -158,9 +160,7 @@ fn curator_in_place_runs_curators_own_semaphore_mutex_as_the_clients_through_the
     ];
     let (code, out) = real("curator-in-place", &args);
     assert!(code == 0 || code == 1, "{out}");
-    let trace: Value =
-        serde_json::from_str(&std::fs::read_to_string(out["trace"].as_str().unwrap()).unwrap())
-            .unwrap();
+    let trace = trace_of(&out);
     assert_eq!(
         trace["meta"]["clients"], 3,
         "the contenders are the clients"
@@ -202,9 +202,7 @@ fn curators_acquire_during_a_downtime_runs_its_retries_out_as_the_simulator_says
     ];
     let (code, out) = real("curator-downtime", &args);
     assert_eq!(code, 0, "every expectation met: {out}");
-    let trace: Value =
-        serde_json::from_str(&std::fs::read_to_string(out["trace"].as_str().unwrap()).unwrap())
-            .unwrap();
+    let trace = trace_of(&out);
     let events = trace["events"].as_array().unwrap();
     let at = |wanted: &dyn Fn(&Value) -> bool| {
         let event = events.iter().find(|e| e["client"] == 1 && wanted(e));
@@ -463,9 +461,7 @@ fn a_scenario_passes_on_an_ensemble_whose_leader_is_killed_mid_run() {
     assert_eq!(out["target"], "ensemble-3");
     let kill = json!({"at_ms": 300, "fault": {"kind": "restart_server", "down_ms": 2000}});
     assert_eq!(out["fault_schedule"], json!([kill]));
-    let trace: Value =
-        serde_json::from_str(&std::fs::read_to_string(out["trace"].as_str().unwrap()).unwrap())
-            .unwrap();
+    let trace = trace_of(&out);
     let recorded = |kind: &str| {
         let events = trace["events"].as_array().unwrap().iter();
         events

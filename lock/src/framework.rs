@@ -784,12 +784,7 @@ impl Framework {
         let mut deliveries = self.session_event(SessionEvent::Lost { server_confirmed }, out);
         // A plain request belongs to the session that is gone (a watch it would set, above
         // all): it fails, after the recipe has heard of the loss, and is not sent again.
-        let expired: Vec<OpId> = self
-            .pending
-            .iter()
-            .filter(|(_, pending)| pending.purpose == Purpose::Recipe)
-            .map(|(op, _)| *op)
-            .collect();
+        let expired = self.pending_where(|pending| pending.purpose == Purpose::Recipe);
         for op in expired {
             if let Some(Pending {
                 attempt: Attempt::Sleeping(timer) | Attempt::Blocked(timer),
@@ -806,7 +801,7 @@ impl Framework {
         // What was sent on the old session, or queued for it, fails there (Curator's
         // `SESSIONEXPIRED`, which its retry loop retries on the new one). A call still waiting
         // for a connection goes on waiting.
-        let sent = self.attempts_in(|attempt| matches!(attempt, Attempt::Sent | Attempt::Queued));
+        let sent = self.pending_where(|p| matches!(p.attempt, Attempt::Sent | Attempt::Queued));
         for op in sent {
             deliveries.extend(self.failed_attempt(op, ZkError::SessionExpired, out));
         }
@@ -837,10 +832,10 @@ impl Framework {
         }
     }
 
-    /// The requests whose attempt is in `attempt`'s state, in op order.
-    fn attempts_in(&self, attempt: impl Fn(Attempt) -> bool) -> Vec<OpId> {
+    /// The pending requests `keep` accepts, in op order.
+    fn pending_where(&self, keep: impl Fn(&Pending) -> bool) -> Vec<OpId> {
         (self.pending.iter())
-            .filter(|(_, pending)| attempt(pending.attempt))
+            .filter(|(_, pending)| keep(pending))
             .map(|(op, _)| *op)
             .collect()
     }
@@ -849,7 +844,7 @@ impl Framework {
     /// client fails what it had queued with `ConnectionLoss` (`ClientCnxn.cleanup`), and the
     /// retry policy counts it.
     fn connection_attempt_failed<N>(&mut self, out: &mut Vec<Effect<N>>) -> Vec<Delivery> {
-        let queued = self.attempts_in(|attempt| attempt == Attempt::Queued);
+        let queued = self.pending_where(|pending| pending.attempt == Attempt::Queued);
         (queued.into_iter())
             .flat_map(|op| self.failed_attempt(op, ZkError::ConnectionLoss, out))
             .collect()

@@ -13,6 +13,8 @@ use scenarios::recipes::RecipeKind;
 use scenarios::verdict::violations_of_scenario;
 use sim::Sim;
 
+use crate::query::catalog_scenario;
+
 /// Seeds per scenario (each "violated" expectation of the mutex's scenarios is met by seed 0).
 const SEEDS: u64 = 10;
 
@@ -79,10 +81,7 @@ fn a_trusting_wakeup_passes_the_mutex_scenarios_but_live_session_exclusion() {
 /// too. Curator's mutex, in the blind one's place, gives the hold up and breaks neither.
 #[test]
 fn a_state_blind_holder_is_caught_by_its_kept_hold_without_a_live_overlap() {
-    let catalog = Catalog::builtin().expect("the embedded catalog parses");
-    let blind = catalog
-        .get("state-blind-mutex-partition")
-        .expect("a catalog scenario");
+    let blind = catalog_scenario("state-blind-mutex-partition");
     let mut curator = blind.clone();
     curator.recipe = RecipeKind::Mutex.into();
     for seed in 0..SEEDS {
@@ -92,7 +91,7 @@ fn a_state_blind_holder_is_caught_by_its_kept_hold_without_a_live_overlap() {
                 .unwrap();
             violations_of_scenario(&trace, scenario)
         };
-        let caught = violations(blind);
+        let caught = violations(&blind);
         let kept: Vec<_> = (caught.iter())
             .filter(|v| v.property == Property::LiveSessionExclusion)
             .collect();
