@@ -12,9 +12,9 @@ use real::ClientLauncher;
 use real::local::Settings;
 use real::target::Target;
 use scenarios::scenario::Scenario;
-use scenarios::trace::{EventKind, Trace};
 use serde_json::{Value, json};
 use support::{scratch, splitbrain};
+use trace::{EventKind, Trace};
 
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]

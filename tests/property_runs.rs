@@ -6,9 +6,9 @@
 //! the same way).
 
 use proptest::prelude::*;
+use recipe_table::property::Property;
 use scenarios::catalog::Catalog;
 use scenarios::fault::ScheduledFault;
-use scenarios::property::Property;
 use scenarios::scenario::Scenario;
 use splitbrain::testing::schedules::{config, fault_schedule, must_hold};
 

@@ -21,7 +21,7 @@ fn user_trace() -> std::path::PathBuf {
         .run();
     assert_eq!(hunted.seeds_run, 1);
     let found = hunted
-        .finding(splitbrain::scenarios::property::Property::Progress)
+        .finding(splitbrain::recipe_table::property::Property::Progress)
         .expect("seed 1 leaves a waiter waiting");
     found.trace.clone()
 }

@@ -46,7 +46,7 @@
 //!   state keeps (node names too: [`ClientMap::name`](crate::relabel::ClientMap::name)), and
 //!   nothing else; a recipe that keeps none returns a clone.
 //!
-//! Then give it a row (`scenarios::recipes::RecipeDef`) and test it with
+//! Then give it a row (`recipe_table::recipes::RecipeDef`) and test it with
 //! `splitbrain::testing`.
 
 use std::convert::Infallible;

@@ -3,8 +3,8 @@
 //! `cargo run --release -p splitbrain-model --example components -- semaphore 3`.
 
 use model::components::component_counts;
-use model::{Config, LockModel};
-use scenarios::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
+use model::{LockModel, ModelSpec};
+use recipe_table::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
 
 /// Prints the table for one recipe of the recipe table.
 struct Table {
@@ -15,7 +15,7 @@ impl Visitor for Table {
     type Output = ();
 
     fn visit<R: Testable>(self, def: &'static RecipeDef<R>) {
-        let model = LockModel::new(def, Config::new(self.clients));
+        let model = LockModel::new(def, ModelSpec::new(self.clients));
         println!(
             "{:<48} {:>10} {:>16}",
             "component", "values", "states without"

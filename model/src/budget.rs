@@ -1,5 +1,5 @@
 //! What a check explores: the number of clients, the fault budgets and the workload setting.
 //! They are part of the run spec a model trace records, so they live in
-//! [`scenarios::spec`]; `Config` is the model's name for a [`ModelSpec`].
+//! [`recipe_table::model_spec`].
 
-pub use scenarios::spec::{Budgets, ModelSpec, ModelSpec as Config};
+pub use recipe_table::model_spec::{Budgets, ModelSpec};

@@ -31,17 +31,17 @@ use std::hash::Hash;
 use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use scenarios::property::Expectation;
+use recipe_table::property::Expectation;
 use serde::Serialize;
 use stateright::{Checker, HasDiscoveries, Model, Representative};
 
-use crate::budget::{Budgets, Config};
+use crate::budget::{Budgets, ModelSpec};
 use crate::model::{Action, Cutoff, LockModel};
-use crate::properties::{Checked, Kind};
+use crate::predicates::{Checked, Kind};
 use crate::replay::states;
 use crate::state::State;
-use scenarios::recipes::{RecipeDef, Testable};
-use scenarios::usage::Family;
+use recipe_table::family::Family;
+use recipe_table::recipes::{RecipeDef, Testable};
 
 /// How to run the exhaustive search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,7 +101,7 @@ pub struct Outcome {
     /// The recipe's name.
     pub recipe: &'static str,
     /// What was checked.
-    pub config: Config,
+    pub config: ModelSpec,
     /// States generated (with repetitions).
     pub states: usize,
     /// Distinct states (representatives, under symmetry).
@@ -223,13 +223,13 @@ pub struct PropertySummary {
 /// The verdict `def`'s recipe is expected to get on `property` under `config`: the row's
 /// expectation for the shared properties; someone acquires unless nobody can (no client, no
 /// cycle, a semaphore without leases).
-pub fn expectation<R>(def: &RecipeDef<R>, property: Checked, config: &Config) -> Expectation {
+pub fn expectation<R>(def: &RecipeDef<R>, property: Checked, config: &ModelSpec) -> Expectation {
     match property.shared() {
         Some(shared) => (def.expectation)(shared, config),
         None => {
             let no_lease = def.family == Family::Semaphore && config.settings.max_leases == 0;
             let nobody = config.clients == 0 || config.budgets.cycles == 0 || no_lease;
-            scenarios::recipes::violated_if(nobody)
+            recipe_table::recipes::violated_if(nobody)
         }
     }
 }
@@ -242,7 +242,11 @@ pub type Paths = Vec<Option<Vec<Action>>>;
 const EXHAUSTIVE: &str = "(explore everything)";
 
 /// Checks recipe `R` under `config`.
-pub fn check<R: Testable>(def: &'static RecipeDef<R>, config: Config, options: Options) -> Outcome {
+pub fn check<R: Testable>(
+    def: &'static RecipeDef<R>,
+    config: ModelSpec,
+    options: Options,
+) -> Outcome {
     let model = LockModel::new(def, config).with_reduction(options.reduction);
     let cutoff = model.cutoff().clone();
     let mut builder = model
@@ -338,7 +342,7 @@ pub fn check<R: Testable>(def: &'static RecipeDef<R>, config: Config, options: O
 
 /// Whether the recipe table expects `property` to have a discovery under `config`: a
 /// violation expected, or an example of a `sometimes` property expected to hold.
-fn discovery_expected<R>(def: &RecipeDef<R>, property: Checked, config: &Config) -> bool {
+fn discovery_expected<R>(def: &RecipeDef<R>, property: Checked, config: &ModelSpec) -> bool {
     matches!(
         (property.kind(), expectation(def, property, config)),
         (Kind::Always, Expectation::Violated) | (Kind::Sometimes, Expectation::Holds)
@@ -353,7 +357,7 @@ fn discovery_expected<R>(def: &RecipeDef<R>, property: Checked, config: &Config)
 /// discovery.
 fn paths<R: Testable>(
     def: &'static RecipeDef<R>,
-    config: Config,
+    config: ModelSpec,
     options: Options,
     complete: bool,
     properties: &[Checked],

@@ -15,7 +15,7 @@ use stateright::Representative;
 use crate::check::fingerprint;
 use crate::model::LockModel;
 use crate::state::{Peer, State};
-use scenarios::recipes::Testable;
+use recipe_table::recipes::Testable;
 
 /// One row of the table: a component and what forgetting it leaves.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -238,7 +238,7 @@ fn components<R: Testable>() -> Vec<Component<R>> {
             render: |s| format!("{:?} {:?}", s.beliefs, s.herds),
             forget: |s| {
                 without(s, |s| {
-                    s.beliefs = scenarios::monitor::Beliefs::new(Default::default());
+                    s.beliefs = properties::monitor::Beliefs::new(Default::default());
                     s.herds = Default::default();
                 })
             },

@@ -8,9 +8,9 @@
 //!
 //! - [`budget`]: what a check explores (clients, cycles, fault budgets, fencing).
 //! - [`model`]: the stateright `Model`: state, actions, faults.
-//! - [`properties`]: the shared property vocabulary as state predicates.
-//! - The recipes come from the recipe table (`scenarios::recipes`): a row's
-//!   [`RecipeDef`](scenarios::recipes::RecipeDef) says how to build the recipe, which
+//! - [`predicates`]: the shared property vocabulary as state predicates.
+//! - The recipes come from the recipe table (`recipe_table::recipes`): a row's
+//!   [`RecipeDef`](recipe_table::recipes::RecipeDef) says how to build the recipe, which
 //!   directories the initial tree has and which verdicts the model must give.
 //! - [`mod@check`]: the exhaustive run, verdicts, shortest and minimized counterexamples.
 //! - [`replay`]: action paths, their states and their traces in the simulator's format.
@@ -22,14 +22,14 @@ pub mod budget;
 pub mod check;
 pub mod components;
 pub mod model;
-pub mod properties;
+pub mod predicates;
 mod reduction;
 pub mod replay;
 pub mod state;
 mod symmetry;
 mod transition;
 
-pub use budget::{Budgets, Config};
+pub use budget::{Budgets, ModelSpec};
 pub use check::{Options, Outcome, check};
 pub use model::{Action, LockModel};
-pub use properties::Checked;
+pub use predicates::Checked;

@@ -9,7 +9,7 @@
 //!
 //! Actions, each atomic:
 //! - [`Action::Work`]: the client's workload timer fires (the workload is
-//!   [`scenarios::workload::Workload`], the state machine the simulator runs): the first
+//!   [`runtime::workload::Workload`], the state machine the simulator runs): the first
 //!   start or the end of a think begins a cycle (the call that asks for a hold — acquire,
 //!   start —, after the revocation calls when revocable), the end of a hold writes the
 //!   resource and gives the hold back. Any timer may fire at any point, so any hold and
@@ -38,15 +38,15 @@ use lock::ids::{ClientSlot, Owner};
 use lock::world::{Link, Server};
 use lock::zk::tree::Tree;
 use lock::zk::{CreateMode, Path, Request, SessionId};
-use scenarios::monitor::Beliefs;
-use scenarios::recipes::{RecipeDef, Testable};
-use scenarios::spec::MODEL_LOCK_PATH;
-use scenarios::trace::EventKind;
-use scenarios::workload::Workload;
+use properties::monitor::Beliefs;
+use recipe_table::model_spec::MODEL_LOCK_PATH;
+use recipe_table::recipes::{RecipeDef, Testable};
+use runtime::workload::Workload;
 use stateright::{Model, Property};
+use trace::EventKind;
 
-use crate::budget::Config;
-use crate::properties;
+use crate::budget::ModelSpec;
+use crate::predicates;
 use crate::state::{Peer, Resource, SharedServer, State, Used};
 use crate::symmetry::canonicalize;
 use crate::transition::Transition;
@@ -55,7 +55,7 @@ use crate::transition::Transition;
 pub const LOCK_PATH: &str = MODEL_LOCK_PATH;
 
 /// The one owner each client's workload acquires for (the simulator's).
-pub const OWNER: Owner = scenarios::workload::OWNER;
+pub const OWNER: Owner = runtime::workload::OWNER;
 
 /// How long an acquire waits at most when the check has timeouts (only its existence
 /// matters: the recipe's timer may fire at any point).
@@ -109,10 +109,10 @@ impl Recorder for Silent {
     fn record(&mut self, _: Option<ClientSlot>, _: impl FnOnce() -> EventKind) {}
 }
 
-/// The model of recipe `R`, as its row of the recipe table defines it, under one [`Config`].
+/// The model of recipe `R`, as its row of the recipe table defines it, under one [`ModelSpec`].
 pub struct LockModel<R: 'static> {
     def: &'static RecipeDef<R>,
-    config: Config,
+    config: ModelSpec,
     lock_path: Path,
     cutoff: Cutoff,
     reduction: bool,
@@ -149,7 +149,7 @@ impl Cutoff {
 
 impl<R: Testable> LockModel<R> {
     /// The model of the recipe `def` defines, under `config`.
-    pub fn new(def: &'static RecipeDef<R>, config: Config) -> LockModel<R> {
+    pub fn new(def: &'static RecipeDef<R>, config: ModelSpec) -> LockModel<R> {
         LockModel {
             def,
             config,
@@ -182,7 +182,7 @@ impl<R: Testable> LockModel<R> {
     }
 
     /// What is checked.
-    pub fn config(&self) -> &Config {
+    pub fn config(&self) -> &ModelSpec {
         &self.config
     }
 
@@ -432,7 +432,7 @@ impl<R: Testable> Model for LockModel<R> {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        properties::all(self.def.family)
+        predicates::all(self.def.family)
     }
 
     fn within_boundary(&self, _: &State<R>) -> bool {

@@ -47,10 +47,10 @@ use lock::world::Handle;
 
 use crate::model::{Action, LockModel, Recorder};
 use crate::state::{Peer, State};
-use scenarios::monitor::Seen;
-use scenarios::recipes::Testable;
-use scenarios::trace::EventKind;
-use scenarios::workload::Phase;
+use properties::monitor::Observation;
+use recipe_table::recipes::Testable;
+use runtime::workload::Phase;
+use trace::EventKind;
 
 impl<R: Testable> LockModel<R> {
     /// Puts in `out` the actions to explore from `state`: one local, invisible event delivery
@@ -154,7 +154,7 @@ fn one_taken_some_sent(before: &Handle, after: &Handle) -> bool {
 }
 
 /// A recorder that notes whether a step of `client` showed a property monitor anything but
-/// that the client handled an input ([`Seen::Input`]). That one only turns what the client
+/// that the client handled an input ([`Observation::Input`]). That one only turns what the client
 /// owed at its last session event into overdue, and only its own session events, calls and
 /// notices add to what it owes: so where it changes no monitor state, as
 /// [`only_own_state_moved`] requires, it changes none wherever the step is taken later.
@@ -165,8 +165,9 @@ struct Sees {
 
 impl Recorder for Sees {
     fn record(&mut self, client: Option<ClientSlot>, kind: impl FnOnce() -> EventKind) {
-        let seen = client.and_then(|c| Seen::of_event(Some(c), &kind()));
-        if client != Some(self.client) || seen.is_some_and(|seen| seen != Seen::Input(self.client))
+        let seen = client.and_then(|c| Observation::of_event(Some(c), &kind()));
+        if client != Some(self.client)
+            || seen.is_some_and(|seen| seen != Observation::Input(self.client))
         {
             self.any = true;
         }
@@ -175,17 +176,17 @@ impl Recorder for Sees {
 
 #[cfg(test)]
 mod tests {
-    use scenarios::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
+    use recipe_table::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
 
-    use crate::budget::Config;
+    use crate::budget::ModelSpec;
     use crate::check::{Options, Outcome, check};
 
     /// The configurations a row is checked under: the defaults and timeouts for every row;
     /// for the mutexes, which the faults reach most, a crash, a second cycle, revocation and
     /// an unfenced resource too, and a connection loss for the smallest of them (a connection
     /// loss multiplies most rows' spaces past what a test affords without the reduction).
-    fn configs(kind: RecipeKind, clients: u16) -> Vec<Config> {
-        let base = Config::new(clients);
+    fn configs(kind: RecipeKind, clients: u16) -> Vec<ModelSpec> {
+        let base = ModelSpec::new(clients);
         let mut timeouts = base;
         timeouts.timeouts = true;
         let mut configs = vec![base, timeouts];
@@ -221,7 +222,7 @@ mod tests {
         type Output = (usize, usize);
 
         fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> (usize, usize) {
-            let run = |config: Config, reduction: bool| {
+            let run = |config: ModelSpec, reduction: bool| {
                 let options = Options {
                     paths: false,
                     reduction,

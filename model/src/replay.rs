@@ -5,12 +5,12 @@ use std::fmt;
 
 use lock::ids::ClientSlot;
 use scenarios::fault::ScheduledFault;
-use scenarios::trace::{Event, EventKind, Meta, Source, Trace};
+use trace::{Event, EventKind, Meta, Source, Trace};
 
 use crate::model::{Action, LockModel, Recorder, Silent};
-use crate::properties::quiescent;
+use crate::predicates::quiescent;
 use crate::state::State;
-use scenarios::recipes::Testable;
+use recipe_table::recipes::Testable;
 
 /// A path that does not replay.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -217,7 +217,7 @@ pub fn trace<R: Testable>(
         seed: 0,
         source: Source::Model,
         build: format!("splitbrain-model {}", env!("CARGO_PKG_VERSION")),
-        recipe: scenarios::recipe_ref::RecipeRef::of(model.def()),
+        recipe: recipe_table::recipe_ref::RecipeRef::of(model.def()),
         clients: config.clients,
         settings,
         fault_schedule,

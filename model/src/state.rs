@@ -13,8 +13,8 @@ use lock::ids::{ClientSlot, Owner, TimerId};
 use lock::relabel::{ClientMap, Relabel};
 use lock::world::{Handle, Server};
 use lock::zk::SessionId;
-use scenarios::monitor::{Access, Beliefs, Fenced, Herds, Revokes, Seen, Waits};
-use scenarios::workload::Workload;
+use properties::monitor::{Access, Beliefs, Fenced, Herds, Observation, Revokes, Waits};
+use runtime::workload::Workload;
 
 /// The session id of `slot`'s `incarnation`-th session: deterministic, so that the same
 /// path always builds the same state, and decodable, so that fired watches find their client.
@@ -138,7 +138,7 @@ impl Resource {
 
 impl<R> State<R> {
     /// Feeds one observation to the property monitors.
-    pub fn observe(&mut self, seen: Seen) {
+    pub fn observe(&mut self, seen: Observation) {
         self.beliefs.observe(seen);
         self.waits.observe(seen);
         self.herds.observe(seen, &self.waits);

@@ -37,8 +37,8 @@ use stateright::Representative;
 
 use lock::recipe::Recipe;
 
-use scenarios::monitor::{ClientBeliefs, ClientRevokes, ClientWaits};
-use scenarios::workload::Workload;
+use properties::monitor::{ClientBeliefs, ClientRevokes, ClientWaits};
+use runtime::workload::Workload;
 
 use crate::state::{Peer, SortKeyMemo, State, session_id};
 
@@ -213,10 +213,10 @@ fn client_map(clients: usize, incarnations: u8, to: impl Fn(usize) -> ClientSlot
 mod tests {
     use std::collections::BTreeSet;
 
-    use scenarios::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
+    use recipe_table::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
 
     use super::ids_in_use;
-    use crate::budget::Config;
+    use crate::budget::ModelSpec;
     use crate::components::reachable;
     use crate::model::LockModel;
 
@@ -244,7 +244,7 @@ mod tests {
         type Output = usize;
 
         fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> usize {
-            let mut config = Config::new(2);
+            let mut config = ModelSpec::new(2);
             config.timeouts = true;
             config.budgets.connection_losses = 1;
             config.budgets.crashes = 1;

@@ -11,14 +11,14 @@ use lock::recipes::{Call, Notice};
 use lock::world::{Handle, Link};
 use lock::zk::tree::Fired;
 use lock::zk::{SessionId, Zxid};
+use properties::monitor::{Access, Observation, Wait, changes};
+use runtime::workload::{Phase, WorkEffect, WorkInput, WorkTimer};
 use scenarios::fault::{Fault, Node};
-use scenarios::monitor::{Access, Seen, Wait, changes};
-use scenarios::trace::{EventKind, ServerSession, client_event};
-use scenarios::workload::{Phase, WorkEffect, WorkInput, WorkTimer};
+use trace::{EventKind, ServerSession, client_event};
 
 use crate::model::{LockModel, Recorder, SESSION_TIMEOUT};
 use crate::state::{Peer, SharedServer, State, session_id};
-use scenarios::recipes::Testable;
+use recipe_table::recipes::Testable;
 
 /// One action being carried out on a copy of the state.
 pub(crate) struct Transition<'a, R: 'static, Rec> {
@@ -176,7 +176,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         for &(owner, _, _) in timed {
             self.rec
                 .record(Some(slot), || EventKind::DeadlinePassed { owner });
-            self.state.observe(Seen::DeadlinePassed(slot, owner));
+            self.state.observe(Observation::DeadlinePassed(slot, owner));
         }
     }
 
@@ -232,7 +232,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     /// Records what client `slot` observed, as the simulator's and the real executor's
     /// driver observers do ([`client_event`]).
     fn observed(&mut self, slot: ClientSlot, observed: Observed<'_, R>) {
-        if let Some(seen) = Seen::of_observed(slot, &observed) {
+        if let Some(seen) = Observation::of_observed(slot, &observed) {
             self.state.observe(seen);
         }
         self.rec.record(Some(slot), || {
@@ -307,7 +307,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     fn end_session(&mut self, session: SessionId, change: ServerSession) -> Option<()> {
         let fired = self.state.server_mut().end(session)?;
         let zxid = Some(self.state.server.tree.zxid());
-        self.state.observe(Seen::SessionEnded(session));
+        self.state.observe(Observation::SessionEnded(session));
         self.rec
             .record(None, || EventKind::ServerSession { session, change });
         self.route(fired, zxid, true);
@@ -327,7 +327,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         handle.drop_connection();
         handle.expire();
         self.state.used.expiries += 1;
-        self.state.observe(Seen::Expire(slot));
+        self.state.observe(Observation::Expire(slot));
         self.rec.record(None, || EventKind::FaultStart {
             fault: Fault::ExpireSession { client: slot.0 },
         });
@@ -338,7 +338,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         let budgets = self.model.config().budgets;
         self.budget_left(self.state.used.crashes, budgets.crashes)?;
         self.state.used.crashes += 1;
-        self.state.observe(Seen::Crash(slot));
+        self.state.observe(Observation::Crash(slot));
         self.rec.record(None, || EventKind::FaultStart {
             fault: Fault::Crash { client: slot.0 },
         });

@@ -6,23 +6,23 @@ use lock::ids::ClientSlot;
 use lock::recipes::Notice;
 use model::check::{Options, Outcome, check};
 use model::replay::{actions_from_indices, indices_of, states, trace};
-use model::{Action, Checked, Config, LockModel};
-use scenarios::fault::Fault;
-use scenarios::property::{Expectation, Property};
-use scenarios::recipes::{
+use model::{Action, Checked, LockModel, ModelSpec};
+use recipe_table::property::{Expectation, Property};
+use recipe_table::recipes::{
     LEADER_LATCH, LEADER_SELECTOR, MULTI_LOCK, MUTEX, NAIVE_HERD_MUTEX, READ_WRITE_LOCK, RecipeDef,
     SEMAPHORE, SEMAPHORE_MUTEX, TRUSTING_WAKEUP_MUTEX, Testable,
 };
-use scenarios::trace::{EventKind, Source};
+use scenarios::fault::Fault;
 use stateright::{Checker, HasDiscoveries, Model};
+use trace::{EventKind, Source};
 
 /// Unique states with and without the symmetry reduction across the clients; each client's
 /// The paths `check` shows, from the search it runs beside its DFS for the discoveries the
 /// recipe table expects, and from a search run after it for the discoveries it made (as
 /// `check` searched before), for a row of the recipe table under `config`.
-struct BesideAndAfter(Config);
+struct BesideAndAfter(ModelSpec);
 
-impl scenarios::recipes::Visitor for BesideAndAfter {
+impl recipe_table::recipes::Visitor for BesideAndAfter {
     type Output = [model::check::Paths; 2];
 
     fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> Self::Output {
@@ -48,8 +48,10 @@ impl scenarios::recipes::Visitor for BesideAndAfter {
 /// row of the recipe table with 2 clients, and the lock loop's connection loss.
 #[test]
 fn the_paths_searched_beside_the_dfs_are_those_searched_after_it() {
-    use scenarios::recipes::RecipeKind;
-    let rows = RecipeKind::ALL.iter().map(|&kind| (kind, Config::new(2)));
+    use recipe_table::recipes::RecipeKind;
+    let rows = RecipeKind::ALL
+        .iter()
+        .map(|&kind| (kind, ModelSpec::new(2)));
     let lost = [(RecipeKind::Mutex, one_connection_loss(2))];
     for (kind, config) in rows.chain(lost) {
         let [beside, after] = kind.visit(BesideAndAfter(config));
@@ -76,7 +78,7 @@ struct Pinned {
     plain: usize,
 }
 
-fn run<R: Testable>(def: &'static RecipeDef<R>, config: Config, symmetry: bool) -> Outcome {
+fn run<R: Testable>(def: &'static RecipeDef<R>, config: ModelSpec, symmetry: bool) -> Outcome {
     let options = Options {
         symmetry,
         paths: symmetry,
@@ -98,8 +100,8 @@ fn verdicts_only() -> Options {
 fn checker_context<R: Testable>(
     model: &LockModel<R>,
     max_leases: u32,
-) -> scenarios::check::Context {
-    scenarios::check::Context {
+) -> properties::check::Context {
+    properties::check::Context {
         lock_path: model.lock_path().clone(),
         horizon: u64::MAX,
         progress_grace: 0,
@@ -110,11 +112,15 @@ fn checker_context<R: Testable>(
 
 /// Checks `R` with `clients` both ways: pinned counts, identical verdicts, all met.
 fn pinned<R: Testable>(def: &'static RecipeDef<R>, clients: u16, expected: Pinned) -> Outcome {
-    pinned_in(def, Config::new(clients), expected)
+    pinned_in(def, ModelSpec::new(clients), expected)
 }
 
 /// Checks `R` under `config` both ways: pinned counts, identical verdicts, all met.
-fn pinned_in<R: Testable>(def: &'static RecipeDef<R>, config: Config, expected: Pinned) -> Outcome {
+fn pinned_in<R: Testable>(
+    def: &'static RecipeDef<R>,
+    config: ModelSpec,
+    expected: Pinned,
+) -> Outcome {
     let reduced = run(def, config, true);
     let plain = run(def, config, false);
     assert_eq!(
@@ -154,12 +160,12 @@ fn mutex_with_two_clients() {
 /// +96).
 #[test]
 fn mutex_with_two_clients_releasing_at_lost() {
-    let config = Config {
+    let config = ModelSpec {
         framework: lock::framework::FrameworkConfig {
             on_lost: lock::framework::OnLost::Release,
             ..Default::default()
         },
-        ..Config::new(2)
+        ..ModelSpec::new(2)
     };
     let outcome = pinned_in(
         &MUTEX,
@@ -181,20 +187,20 @@ fn mutex_with_two_clients_releasing_at_lost() {
 /// (work, create, expiry, then three deliveries to LOST, the ask given up and the close).
 #[test]
 fn a_waiter_that_gives_up_at_lost_and_is_never_served_breaks_progress() {
-    let releasing = Config {
+    let releasing = ModelSpec {
         framework: lock::framework::FrameworkConfig {
             on_lost: lock::framework::OnLost::Release,
             ..Default::default()
         },
-        ..Config::new(1)
+        ..ModelSpec::new(1)
     };
     let outcome = run(&SEMAPHORE, releasing, true);
     let progress = outcome.verdict(Property::Progress);
     assert!(!progress.holds);
     assert_eq!(progress.path.as_ref().map(Vec::len), Some(6));
-    let semaphore = run(&SEMAPHORE, Config::new(1), true);
+    let semaphore = run(&SEMAPHORE, ModelSpec::new(1), true);
     assert!(semaphore.verdict(Property::Progress).holds);
-    let mutex = run(&MUTEX, Config::new(1), true);
+    let mutex = run(&MUTEX, ModelSpec::new(1), true);
     assert!(mutex.verdict(Property::Progress).holds);
 }
 
@@ -237,14 +243,14 @@ fn semaphore_mutex_with_two_clients() {
 }
 
 /// A semaphore of `max_leases` leases, two clients.
-fn one_or_two_leases(max_leases: u32) -> Config {
-    let settings = scenarios::usage::RecipeSettings {
+fn one_or_two_leases(max_leases: u32) -> ModelSpec {
+    let settings = recipe_table::family::RecipeSettings {
         max_leases,
         ..Default::default()
     };
-    Config {
+    ModelSpec {
         settings,
-        ..Config::new(2)
+        ..ModelSpec::new(2)
     }
 }
 
@@ -361,7 +367,7 @@ fn naive_herd_mutex_with_three_clients_herds() {
     assert_eq!(herd.expectation, Expectation::Violated);
     assert!(!herd.holds);
     let path = herd.path.as_ref().expect("a herd path");
-    let model = LockModel::new(&NAIVE_HERD_MUTEX, Config::new(3));
+    let model = LockModel::new(&NAIVE_HERD_MUTEX, ModelSpec::new(3));
     let trace = trace(&model, path, "herd").unwrap();
     let woken = trace
         .events
@@ -375,7 +381,7 @@ fn naive_herd_mutex_with_three_clients_herds() {
 /// exhaustive search one step short finds nothing).
 #[test]
 fn the_belief_counterexample_is_minimal() {
-    let config = Config::new(2);
+    let config = ModelSpec::new(2);
     let outcome = check(&MUTEX, config, Options::default());
     let path = outcome
         .verdict(Property::MutualExclusionBelief)
@@ -401,7 +407,7 @@ fn the_belief_counterexample_is_minimal() {
 
 #[test]
 fn the_counterexample_becomes_a_trace_and_replays_by_index() {
-    let config = Config::new(2);
+    let config = ModelSpec::new(2);
     let model = LockModel::new(&MUTEX, config);
     let outcome = check(&MUTEX, config, Options::default());
     let path = outcome
@@ -436,9 +442,9 @@ fn the_counterexample_becomes_a_trace_and_replays_by_index() {
 
 #[test]
 fn an_unfenced_resource_loses_an_update() {
-    let config = Config {
+    let config = ModelSpec {
         fenced: false,
-        ..Config::new(2)
+        ..ModelSpec::new(2)
     };
     let outcome = check(&MUTEX, config, Options::default());
     assert!(outcome.all_met());
@@ -471,7 +477,7 @@ fn an_unfenced_resource_loses_an_update() {
 
 #[test]
 fn bad_paths_are_clear_errors() {
-    let model = LockModel::new(&MUTEX, Config::new(2));
+    let model = LockModel::new(&MUTEX, ModelSpec::new(2));
     let error = actions_from_indices(&model, "0/x").unwrap_err().to_string();
     assert!(error.contains("\"x\" is not a number"), "{error}");
     let error = actions_from_indices(&model, "0/99")
@@ -488,7 +494,7 @@ fn bad_paths_are_clear_errors() {
 /// passed).
 #[test]
 fn the_search_hands_recipes_listings_in_the_trees_order() {
-    let model = LockModel::new(&MUTEX, Config::new(3));
+    let model = LockModel::new(&MUTEX, ModelSpec::new(3));
     let mut level = vec![model.initial_canonical()];
     let mut listings = 0;
     let mut actions = Vec::new();
@@ -527,8 +533,8 @@ fn the_search_hands_recipes_listings_in_the_trees_order() {
 #[test]
 fn mirrored_paths_meet_in_one_representative() {
     use stateright::Representative;
-    let model = LockModel::new(&MUTEX, Config::new(2));
-    let path = check(&MUTEX, Config::new(2), Options::default())
+    let model = LockModel::new(&MUTEX, ModelSpec::new(2));
+    let path = check(&MUTEX, ModelSpec::new(2), Options::default())
         .verdict(Property::MutualExclusionBelief)
         .path
         .clone()
@@ -565,7 +571,7 @@ fn mirrored_paths_meet_in_one_representative() {
 /// the model's trace.
 #[test]
 fn the_trace_checkers_confirm_the_counterexamples() {
-    fn confirm<R: Testable>(def: &'static RecipeDef<R>, config: Config, property: Property) {
+    fn confirm<R: Testable>(def: &'static RecipeDef<R>, config: ModelSpec, property: Property) {
         let model = LockModel::new(def, config);
         let outcome = check(def, config, Options::default());
         let path = outcome
@@ -575,37 +581,41 @@ fn the_trace_checkers_confirm_the_counterexamples() {
             .expect("a counterexample");
         let trace = trace(&model, &path, property.name()).unwrap();
         let cx = checker_context(&model, 1);
-        let found = scenarios::check::check(&trace, property, &cx);
+        let found = properties::check::check(&trace, property, &cx);
         assert!(!found.is_empty(), "{property} not confirmed: {trace:#?}");
     }
-    confirm(&MUTEX, Config::new(2), Property::MutualExclusionBelief);
-    confirm(&NAIVE_HERD_MUTEX, Config::new(3), Property::HerdFree);
+    confirm(&MUTEX, ModelSpec::new(2), Property::MutualExclusionBelief);
+    confirm(&NAIVE_HERD_MUTEX, ModelSpec::new(3), Property::HerdFree);
     confirm(
         &SEMAPHORE_MUTEX,
-        Config::new(2),
+        ModelSpec::new(2),
         Property::MutualExclusionBelief,
     );
     confirm(&SEMAPHORE, one_or_two_leases(1), Property::LeaseBound);
-    confirm(&MULTI_LOCK, Config::new(2), Property::MutualExclusionBelief);
-    confirm(&READ_WRITE_LOCK, Config::new(2), Property::RwExclusion);
+    confirm(
+        &MULTI_LOCK,
+        ModelSpec::new(2),
+        Property::MutualExclusionBelief,
+    );
+    confirm(&READ_WRITE_LOCK, ModelSpec::new(2), Property::RwExclusion);
     confirm(
         &TRUSTING_WAKEUP_MUTEX,
-        Config::new(3),
+        ModelSpec::new(3),
         Property::LiveSessionExclusion,
     );
-    let unfenced = Config {
+    let unfenced = ModelSpec {
         fenced: false,
-        ..Config::new(2)
+        ..ModelSpec::new(2)
     };
     confirm(&MUTEX, unfenced, Property::MutualExclusionFenced);
     // A waiter that gave up at LOST (`on_lost = release`) and was never served, by the same
     // `Waits` monitor.
-    let releasing = Config {
+    let releasing = ModelSpec {
         framework: lock::framework::FrameworkConfig {
             on_lost: lock::framework::OnLost::Release,
             ..Default::default()
         },
-        ..Config::new(1)
+        ..ModelSpec::new(1)
     };
     confirm(&SEMAPHORE, releasing, Property::Progress);
 }
@@ -615,7 +625,7 @@ fn the_trace_checkers_confirm_the_counterexamples() {
 /// when every state the prefix visits satisfies the model's property.
 #[test]
 fn model_and_trace_checker_agree_on_belief_at_every_step_of_a_counterexample() {
-    fn agree<R: Testable>(def: &'static RecipeDef<R>, config: Config, property: Property) {
+    fn agree<R: Testable>(def: &'static RecipeDef<R>, config: ModelSpec, property: Property) {
         let model = LockModel::new(def, config);
         let outcome = check(def, config, Options::default());
         let path = (outcome.verdict(property).path.clone()).expect("a counterexample");
@@ -625,17 +635,21 @@ fn model_and_trace_checker_agree_on_belief_at_every_step_of_a_counterexample() {
         for (steps, state) in visited.iter().enumerate() {
             held_so_far &= Checked::Shared(property).holds_in(&model, state);
             let prefix = trace(&model, &path[..steps], property.name()).unwrap();
-            let passes = scenarios::check::check(&prefix, property, &cx).is_empty();
+            let passes = properties::check::check(&prefix, property, &cx).is_empty();
             assert_eq!(passes, held_so_far, "{} {property}, step {steps}", def.name);
         }
         assert!(!held_so_far, "a counterexample");
     }
-    agree(&MUTEX, Config::new(2), Property::MutualExclusionBelief);
-    agree(&LEADER_LATCH, Config::new(2), Property::LeaderUniqueBelief);
-    agree(&READ_WRITE_LOCK, Config::new(2), Property::RwExclusion);
+    agree(&MUTEX, ModelSpec::new(2), Property::MutualExclusionBelief);
+    agree(
+        &LEADER_LATCH,
+        ModelSpec::new(2),
+        Property::LeaderUniqueBelief,
+    );
+    agree(&READ_WRITE_LOCK, ModelSpec::new(2), Property::RwExclusion);
     agree(
         &TRUSTING_WAKEUP_MUTEX,
-        Config::new(3),
+        ModelSpec::new(3),
         Property::LiveSessionExclusion,
     );
 }
@@ -648,8 +662,8 @@ fn model_and_trace_checker_agree_on_belief_at_every_step_of_a_counterexample() {
 fn model_and_trace_checker_agree_on_fenced_accesses() {
     use lock::fencing::Token;
     use lock::ids::Owner;
-    use scenarios::monitor::Access;
-    let model = LockModel::new(&MUTEX, Config::new(2));
+    use properties::monitor::Access;
+    let model = LockModel::new(&MUTEX, ModelSpec::new(2));
     let start = states(&model, &[]).unwrap().pop().unwrap();
     let blank = trace(&model, &[], "fenced").unwrap();
     let (c0, c1) = (ClientSlot(0), ClientSlot(1));
@@ -686,12 +700,12 @@ fn model_and_trace_checker_agree_on_fenced_accesses() {
             };
             let t = judged.events.len() as u64;
             let client = Some(slot);
-            (judged.events).push(scenarios::trace::Event { t, client, kind });
+            (judged.events).push(trace::Event { t, client, kind });
         }
         let fenced = Property::MutualExclusionFenced;
         let holds = Checked::Shared(fenced).holds_in(&model, &state);
         let cx = checker_context(&model, 1);
-        let passes = scenarios::check::check(&judged, fenced, &cx).is_empty();
+        let passes = properties::check::check(&judged, fenced, &cx).is_empty();
         assert_eq!(holds, passes, "{accesses:?}");
         verdicts.push(holds);
     }
@@ -705,7 +719,7 @@ fn model_and_trace_checker_agree_on_fenced_accesses() {
 /// the same (and then the belief property sees it too).
 #[test]
 fn live_session_exclusion_alone_tells_a_trusting_wakeup_from_the_mutex() {
-    let config = Config::new(3);
+    let config = ModelSpec::new(3);
     let mutex = check(&MUTEX, config, Options::default());
     let bad = check(&TRUSTING_WAKEUP_MUTEX, config, Options::default());
     assert!(mutex.all_met() && bad.all_met());
@@ -715,7 +729,7 @@ fn live_session_exclusion_alone_tells_a_trusting_wakeup_from_the_mutex() {
     }
     assert!(mutex.verdict(Property::LiveSessionExclusion).holds);
     assert!(!bad.verdict(Property::LiveSessionExclusion).holds);
-    let timeouts = Config {
+    let timeouts = ModelSpec {
         timeouts: true,
         budgets: model::Budgets {
             expiries: 0,
@@ -747,7 +761,7 @@ const ONE_CYCLE: [Action; 7] = {
 #[test]
 fn a_lock_node_left_after_the_workload_is_an_orphan() {
     use lock::zk::{CreateMode, Path, Request};
-    let model = LockModel::new(&MUTEX, Config::new(1));
+    let model = LockModel::new(&MUTEX, ModelSpec::new(1));
     let mut settled = states(&model, &ONE_CYCLE).unwrap().pop().unwrap();
     assert_eq!(settled.resource.counter.value(), 1);
     assert!(settled.peers[0].handle.is_none() && settled.server.live.is_empty());
@@ -769,7 +783,7 @@ fn a_lock_node_left_after_the_workload_is_an_orphan() {
     assert!(!no_orphans.holds_in(&model, &settled));
 }
 
-/// `no_orphans` is one rule (`scenarios::monitor::orphaned`): the model and the trace checker
+/// `no_orphans` is one rule (`properties::monitor::orphaned`): the model and the trace checker
 /// judge the same tree at the end of a run alike. A one-client mutex's cycle ends with its
 /// session closed; each case then gives the client a second session that is still alive (a
 /// quiescent state: the model judges it) and applies some creates, to the model's tree and,
@@ -780,8 +794,8 @@ fn model_and_trace_checker_agree_on_orphans() {
     use lock::world::Handle;
     use lock::zk::{CreateMode, Path, Request, SessionId};
     use model::state::session_id;
-    use scenarios::trace::{Event, ServerSession};
-    let model = LockModel::new(&MUTEX, Config::new(1));
+    use trace::{Event, ServerSession};
+    let model = LockModel::new(&MUTEX, ModelSpec::new(1));
     let settled = states(&model, &ONE_CYCLE).unwrap().pop().unwrap();
     let run = trace(&model, &ONE_CYCLE, "orphans").unwrap();
     let (ended, alive) = (session_id(ClientSlot(0), 0), session_id(ClientSlot(0), 1));
@@ -836,9 +850,9 @@ fn model_and_trace_checker_agree_on_orphans() {
         }
         // The run ends here: its trace ends with the tree, as a quiescent path's does.
         record(EventKind::tree_snapshot(&state.server.tree));
-        assert!(model::properties::quiescent(&model, &state));
+        assert!(model::predicates::quiescent(&model, &state));
         let holds = Checked::Shared(no_orphans).holds_in(&model, &state);
-        let passes = scenarios::check::check(&judged, no_orphans, &cx).is_empty();
+        let passes = properties::check::check(&judged, no_orphans, &cx).is_empty();
         assert_eq!(holds, passes, "{creates:?}");
         verdicts.push(holds);
     }
@@ -848,7 +862,7 @@ fn model_and_trace_checker_agree_on_orphans() {
 /// `check --json` prints exactly the shape.
 #[test]
 fn the_json_summary_has_the_agreed_shape() {
-    let outcome = check(&NAIVE_HERD_MUTEX, Config::new(2), Options::default());
+    let outcome = check(&NAIVE_HERD_MUTEX, ModelSpec::new(2), Options::default());
     let json = serde_json::to_value(outcome.summary(|p| Some(format!("{p}.report.html")))).unwrap();
     let keys: Vec<&str> = json
         .as_object()
@@ -894,12 +908,12 @@ fn the_json_summary_has_the_agreed_shape() {
 /// Without a workload nothing is acquired, and nothing overlaps: every expectation says so.
 #[test]
 fn without_cycles_nobody_acquires() {
-    let config = Config {
+    let config = ModelSpec {
         budgets: model::Budgets {
             cycles: 0,
             ..model::Budgets::default()
         },
-        ..Config::new(2)
+        ..ModelSpec::new(2)
     };
     let outcome = check(&MUTEX, config, Options::default());
     assert!(outcome.all_met(), "{:?}", outcome.verdicts);
@@ -932,7 +946,7 @@ fn leader_selector_with_two_clients_is_its_mutex() {
 /// fencing, no herd, no orphan.
 #[test]
 fn leader_selector_with_two_clients_and_a_connection_loss() {
-    let mut config = Config::new(2);
+    let mut config = ModelSpec::new(2);
     config.budgets.connection_losses = 1;
     config.framework.on_lost = lock::framework::OnLost::Release;
     let outcome = pinned_in(
@@ -961,7 +975,7 @@ fn leader_selector_with_two_clients_and_a_connection_loss() {
 /// (15 steps), the fence still holds.
 #[test]
 fn curator_s_lock_loop_leads_through_a_node_of_the_session_it_gave_up() {
-    let mut config = Config::new(2);
+    let mut config = ModelSpec::new(2);
     config.budgets.connection_losses = 1;
     let outcome = run(&LEADER_SELECTOR, config, true);
     // 157_298 before the belief monitor, which tells apart the clients' current sessions and
@@ -1000,8 +1014,8 @@ fn mutex_holds_through_a_node_of_the_session_it_gave_up() {
 
 /// One client cut off past its LOST timer, no expiry: the budget of CURATOR-604's stale-node
 /// grant and of the herd behind a kept node.
-fn one_connection_loss(clients: u16) -> Config {
-    let mut config = Config::new(clients);
+fn one_connection_loss(clients: u16) -> ModelSpec {
+    let mut config = ModelSpec::new(clients);
     config.budgets.expiries = 0;
     config.budgets.connection_losses = 1;
     config
@@ -1011,7 +1025,7 @@ fn one_connection_loss(clients: u16) -> Config {
 /// expects, `herd_free` violated (no counterexample paths: the verdicts are what is checked).
 fn herds_behind_a_kept_node<R: Testable>(
     def: &'static RecipeDef<R>,
-    config: Config,
+    config: ModelSpec,
     unique: usize,
 ) -> Outcome {
     let outcome = check(def, config, verdicts_only());
@@ -1054,8 +1068,8 @@ fn leader_latch_herds_behind_a_node_it_kept_across_lost() {
 /// reader that kept its node starts over and reads at once, so one writer cannot show it.
 #[test]
 fn read_write_lock_herds_behind_a_writers_kept_node() {
-    let writers = |writers| Config {
-        settings: scenarios::usage::RecipeSettings {
+    let writers = |writers| ModelSpec {
+        settings: recipe_table::family::RecipeSettings {
             writers,
             ..Default::default()
         },
@@ -1071,7 +1085,7 @@ fn read_write_lock_herds_behind_a_writers_kept_node() {
 /// The search finds the same path on one thread and on several.
 #[test]
 fn a_shortest_path_search_past_its_budget_gives_up_for_the_dfs_path() {
-    let model = LockModel::new(&MUTEX, Config::new(2));
+    let model = LockModel::new(&MUTEX, ModelSpec::new(2));
     let belief = Checked::Shared(Property::MutualExclusionBelief);
     let search = |budget, threads| model::check::shortest(&model, &[belief], budget, threads);
     assert_eq!(search(5, 1), vec![None]);
@@ -1082,7 +1096,7 @@ fn a_shortest_path_search_past_its_budget_gives_up_for_the_dfs_path() {
         search(model::check::SHORTEST_BUDGET, 3),
         vec![Some(shortest.clone())]
     );
-    let outcome = check(&MUTEX, Config::new(2), Options::default());
+    let outcome = check(&MUTEX, ModelSpec::new(2), Options::default());
     assert_eq!(outcome.verdict(belief).path.as_ref(), Some(&shortest));
     let visited = states(&model, &shortest).unwrap();
     assert!(!belief.holds_in(&model, visited.last().unwrap()));
@@ -1094,7 +1108,7 @@ fn a_shortest_path_search_past_its_budget_gives_up_for_the_dfs_path() {
 /// gave up, it does not hang); retrying forever serves it.
 #[test]
 fn mutex_acquire_fails_when_the_retry_policy_runs_out() {
-    let mut config = Config::new(2);
+    let mut config = ModelSpec::new(2);
     config.framework.retry = lock::retry::RetryPolicy::NTimes {
         n: 1,
         sleep_ms: 100,
@@ -1146,17 +1160,17 @@ fn read_write_lock_with_three_clients_merges_only_the_readers() {
 /// Checks a row of the recipe table with 2 clients (symmetry, no paths).
 struct CheckRow;
 
-impl scenarios::recipes::Visitor for CheckRow {
+impl recipe_table::recipes::Visitor for CheckRow {
     type Output = Outcome;
 
     fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> Outcome {
-        check(def, Config::new(2), verdicts_only())
+        check(def, ModelSpec::new(2), verdicts_only())
     }
 }
 
 #[test]
 fn every_row_of_the_recipe_table_checks_with_every_expectation_met() {
-    for kind in scenarios::recipes::RecipeKind::ALL {
+    for kind in recipe_table::recipes::RecipeKind::ALL {
         let outcome = kind.visit(CheckRow);
         assert_eq!(outcome.recipe, kind.name());
         assert!(outcome.complete && outcome.all_met(), "{kind}: {outcome:?}");
@@ -1166,9 +1180,9 @@ fn every_row_of_the_recipe_table_checks_with_every_expectation_met() {
 /// The lengths of the shortest paths to every property's discovery, searched over the
 /// reduced space (as `check` does) and over every interleaving, for a row of the recipe table
 /// under `config`.
-struct PathLengths(Config);
+struct PathLengths(ModelSpec);
 
-impl scenarios::recipes::Visitor for PathLengths {
+impl recipe_table::recipes::Visitor for PathLengths {
     type Output = [Vec<Option<usize>>; 2];
 
     fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> Self::Output {
@@ -1189,8 +1203,10 @@ impl scenarios::recipes::Visitor for PathLengths {
 /// the latch's connection loss.
 #[test]
 fn the_counterexample_paths_are_as_short_as_the_full_searchs() {
-    use scenarios::recipes::RecipeKind;
-    let rows = RecipeKind::ALL.iter().map(|&kind| (kind, Config::new(2)));
+    use recipe_table::recipes::RecipeKind;
+    let rows = RecipeKind::ALL
+        .iter()
+        .map(|&kind| (kind, ModelSpec::new(2)));
     let lost =
         [RecipeKind::Mutex, RecipeKind::LeaderLatch].map(|kind| (kind, one_connection_loss(2)));
     for (kind, config) in rows.chain(lost) {
@@ -1205,15 +1221,15 @@ fn the_counterexample_paths_are_as_short_as_the_full_searchs() {
 
 #[test]
 fn the_first_writer_watch_herds_behind_two_writers_and_only_there() {
-    let settings = scenarios::usage::RecipeSettings {
+    let settings = recipe_table::family::RecipeSettings {
         writers: 2,
         ..Default::default()
     };
-    let config = Config {
+    let config = ModelSpec {
         settings,
-        ..Config::new(3)
+        ..ModelSpec::new(3)
     };
-    let def = &scenarios::recipes::READ_WRITE_LOCK_FIRST_WRITER_WATCH;
+    let def = &recipe_table::recipes::READ_WRITE_LOCK_FIRST_WRITER_WATCH;
     let options = verdicts_only();
     let curator = check(def, config, options);
     assert!(!curator.verdict(Property::HerdFree).holds, "the herd");
@@ -1226,7 +1242,7 @@ fn the_first_writer_watch_herds_behind_two_writers_and_only_there() {
 /// accepts (a breadth-first search over all states, without symmetry).
 fn reaches<R: Testable>(
     def: &'static RecipeDef<R>,
-    config: Config,
+    config: ModelSpec,
     wanted: fn(&[EventKind]) -> bool,
 ) -> bool {
     struct Look(Vec<EventKind>);
@@ -1294,9 +1310,9 @@ fn is_release(call: &lock::recipes::Call) -> bool {
 /// some path has a `TimedOut`; every verdict stays as without timeouts.
 #[test]
 fn mutex_with_two_clients_and_timeouts_times_out() {
-    let config = Config {
+    let config = ModelSpec {
         timeouts: true,
-        ..Config::new(2)
+        ..ModelSpec::new(2)
     };
     let outcome = pinned_in(
         &MUTEX,
@@ -1312,7 +1328,7 @@ fn mutex_with_two_clients_and_timeouts_times_out() {
     assert!(outcome.verdict(Property::NoOrphans).holds);
     assert!(reaches(&MUTEX, config, times_out), "a waiter times out");
     assert!(
-        !reaches(&MUTEX, Config::new(2), times_out),
+        !reaches(&MUTEX, ModelSpec::new(2), times_out),
         "only with timeouts"
     );
 }
@@ -1322,7 +1338,7 @@ fn mutex_with_two_clients_and_timeouts_times_out() {
 /// grant releases as soon as it has read. Every verdict stays as without revocation.
 #[test]
 fn revocable_mutex_with_two_clients_cuts_holds_short() {
-    let mut config = Config::new(2);
+    let mut config = ModelSpec::new(2);
     config.settings.revocable = true;
     let outcome = pinned_in(
         &MUTEX,
@@ -1390,11 +1406,11 @@ impl lock::relabel::Relabel for DroppedRevocationMutex {
 static DROPPED_REVOCATION_MUTEX: RecipeDef<DroppedRevocationMutex> = RecipeDef {
     name: "dropped-revocation-mutex",
     about: "the mutex with its revocation calls dropped (other_call emptied)",
-    family: scenarios::usage::Family::Lock,
+    family: recipe_table::family::Family::Lock,
     revocable: true,
     build: |path, _| DroppedRevocationMutex(lock::recipes::Mutex::new(path)),
     directories: |_| Vec::new(),
-    expectation: scenarios::recipes::curator_lock_loop,
+    expectation: recipe_table::recipes::curator_lock_loop,
 };
 
 /// `revocation_answered` kills the mutant no other property sees (`progress` holds: a FIFO
@@ -1403,7 +1419,7 @@ static DROPPED_REVOCATION_MUTEX: RecipeDef<DroppedRevocationMutex> = RecipeDef {
 /// mutex itself holds it (`revocable_mutex_with_two_clients_cuts_holds_short`).
 #[test]
 fn a_mutex_that_drops_revocation_calls_leaves_an_attempt_unanswered() {
-    let mut config = Config::new(2);
+    let mut config = ModelSpec::new(2);
     config.settings.revocable = true;
     let outcome = check(&DROPPED_REVOCATION_MUTEX, config, Options::default());
     assert!(outcome.complete);
@@ -1418,7 +1434,7 @@ fn a_mutex_that_drops_revocation_calls_leaves_an_attempt_unanswered() {
     let model = LockModel::new(&DROPPED_REVOCATION_MUTEX, config);
     let trace = trace(&model, &path, "revocation_answered").unwrap();
     let cx = checker_context(&model, 1);
-    let found = scenarios::check::check(&trace, Property::RevocationAnswered, &cx);
+    let found = properties::check::check(&trace, Property::RevocationAnswered, &cx);
     let clients: Vec<_> = found.iter().map(|v| v.clients.clone()).collect();
     assert_eq!(clients, [[ClientSlot(0)], [ClientSlot(1)]], "{found:?}");
     assert!(
@@ -1429,7 +1445,11 @@ fn a_mutex_that_drops_revocation_calls_leaves_an_attempt_unanswered() {
         found[0].message
     );
     // Without revocation the mutant is the mutex.
-    let plain = check(&DROPPED_REVOCATION_MUTEX, Config::new(2), verdicts_only());
+    let plain = check(
+        &DROPPED_REVOCATION_MUTEX,
+        ModelSpec::new(2),
+        verdicts_only(),
+    );
     assert!(plain.all_met() && plain.verdict(Property::RevocationAnswered).holds);
 }
 
@@ -1440,10 +1460,10 @@ fn a_timeout_cuts_a_one_thread_search_short_and_a_finished_search_is_complete() 
         ..verdicts_only()
     };
     // Out of time at once: one thread stops too (stateright's own timeout never fired there).
-    let cut = check(&MUTEX, Config::new(4), within(0));
+    let cut = check(&MUTEX, ModelSpec::new(4), within(0));
     assert!(!cut.complete, "{cut:?}");
     assert!(cut.unique_states < 10, "{}", cut.unique_states);
     // A search that ends in time is complete, however long it took.
-    let full = check(&MUTEX, Config::new(2), within(3600));
+    let full = check(&MUTEX, ModelSpec::new(2), within(3600));
     assert!(full.complete && full.all_met());
 }

@@ -1,7 +1,7 @@
 //! One client of a real run as its own OS process (`splitbrain real-client`, started by the
 //! run's parent, see [`crate::ClientLauncher`]): it reads its spec (`wire::ClientSpec`) from the first line
 //! of stdin, opens its own sessions on ZooKeeper, runs the scenario's recipe, framework layer
-//! and workload ([`scenarios::drive`]) on the run's shared clock, reaches the fenced resource
+//! and workload ([`runtime::drive`]) on the run's shared clock, reaches the fenced resource
 //! through the parent's socket, and reports each trace event on stdout as it happens, and each
 //! cycle of its workload as it begins it (so that a process started after a crash carries on
 //! with the cycles its spec says were not begun, as a restarted simulated client does). It
@@ -16,9 +16,9 @@ use std::time::Duration;
 use futures::channel::mpsc::{UnboundedSender, unbounded};
 use futures::{FutureExt, StreamExt, select_biased};
 use lock::framework::Framework;
-use scenarios::drive::{ClientWork, Started};
-use scenarios::record::EventSink;
+use runtime::drive::{ClientWork, Started};
 use scenarios::rng::SplitMix64;
+use trace::record::EventSink;
 
 use crate::clock::{RealClock, RealExecutor, Recorder};
 use crate::resource::RemoteResource;

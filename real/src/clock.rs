@@ -1,17 +1,17 @@
-//! The real executor's side of the shared recorder and client loop ([`scenarios::record`],
-//! [`scenarios::drive`]): one monotonic clock for every event of a run, tokio sleeps, and
+//! The real executor's side of the shared recorder and client loop ([`trace::record`],
+//! [`runtime::drive`]): one monotonic clock for every event of a run, tokio sleeps, and
 //! durations drawn from the run's seed.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use scenarios::drive::Executor;
-use scenarios::record::Clock;
+use runtime::drive::Executor;
 use scenarios::rng::SplitMix64;
 use scenarios::scenario::Span;
+use trace::record::Clock;
 
 /// The recorder of a real run: events stamped with real nanoseconds since the run started.
-pub type Recorder = scenarios::record::Recorder<RealClock>;
+pub type Recorder = trace::record::Recorder<RealClock>;
 
 /// Real time since the run started, on the system's monotonic clock (every client process of
 /// a run reads the same one from the same time zero, so the merged trace is in the order

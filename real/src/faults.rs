@@ -75,8 +75,8 @@ use futures::channel::oneshot;
 use futures::stream::FuturesUnordered;
 use scenarios::fault::{Fault, RequestTrigger, ScheduledFault};
 use scenarios::scenario::Scenario;
-use scenarios::trace::EventKind;
 use tokio::task::JoinHandle;
+use trace::EventKind;
 
 use crate::clock::Recorder;
 use crate::processes::ClientProcess;

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use lock::fencing::Token;
 use lock::ids::{ClientSlot, Owner};
-use scenarios::resource::{Recorded, SharedResource};
+use runtime::resource::{Recorded, SharedResource};
 
 use crate::clock::{RealClock, Recorder};
 use crate::local::temp_dir;

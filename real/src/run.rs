@@ -1,6 +1,6 @@
 //! [`run`]: one run of a scenario on a real ZooKeeper — the scenario's clients, each with its
 //! own real session, running the same recipe, framework layer and workload as the simulator's
-//! ([`scenarios::drive`]), its faults that have a real counterpart ([`crate::faults`]), and
+//! ([`runtime::drive`]), its faults that have a real counterpart ([`crate::faults`]), and
 //! the trace, in the simulator's format with `meta.source = "real"`.
 //!
 //! Each client is an OS process of its own ([`crate::client`], started by
@@ -11,7 +11,7 @@
 //! parent gives each client; the parent merges the events the clients report into one trace
 //! in time order. The scenario's timeline (workload timers, faults, horizon) starts once
 //! every client process reports ready, so trace times run a few ms (process start) ahead of
-//! the scenario's. The protected resource is one [`scenarios::resource::Recorded`] resource
+//! the scenario's. The protected resource is one [`runtime::resource::Recorded`] resource
 //! in the parent, served to the clients on a local socket ([`crate::resource`]) and checked
 //! as in the simulator. The run ends when every workload is done and its session closed, or
 //! at the scenario's horizon (real time), and records a snapshot of the lock path's subtree
@@ -33,11 +33,11 @@ use futures::future::{pending, try_join};
 use futures::{FutureExt, StreamExt, select_biased};
 use lock::coordination::Coordination;
 use lock::ids::ClientSlot;
+use recipe_table::recipes::RecipeKind;
 use scenarios::fault::{Fault, ScheduledFault};
-use scenarios::recipes::RecipeKind;
 use scenarios::scenario::Scenario;
-use scenarios::trace::{Meta, Source, Trace};
 use serde_json::json;
+use trace::{Meta, Source, Trace};
 
 use crate::clock::{RealClock, Recorder};
 use crate::curator::{ContenderRun, Curator, CuratorRecipe};

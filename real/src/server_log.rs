@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use lock::zk::SessionId;
-use scenarios::trace::{Event, EventKind, ServerSession};
+use trace::{Event, EventKind, ServerSession};
 
 use crate::clock::{RealClock, Recorder};
 

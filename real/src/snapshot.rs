@@ -13,8 +13,8 @@ use std::time::Duration;
 use lock::coordination::{Connector, Coordination, RawEvent, RawState};
 use lock::ids::OpId;
 use lock::zk::{OpOk, OpResult, Path, Request, ZkError};
-use scenarios::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
-use scenarios::trace::{EventKind, SnapshotNode};
+use recipe_table::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
+use trace::{EventKind, SnapshotNode};
 
 use crate::session::{RealConnector, RealSession};
 

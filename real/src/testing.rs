@@ -5,7 +5,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use lock::framework::OnLost;
-use scenarios::property::{Expectation, Property};
+use recipe_table::property::{Expectation, Property};
 use scenarios::scenario::Scenario;
 
 /// Holds the other real-server tests of this test binary (this process) off until the guard

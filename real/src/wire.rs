@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use lock::fencing::Token;
 use lock::ids::{ClientSlot, Owner};
 use scenarios::scenario::Scenario;
-use scenarios::trace::Event;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use trace::Event;
 
 /// What a client process runs: the first line of its stdin.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -16,8 +16,8 @@ use real::target::Target;
 use real::wakeups::DeletedWatches;
 use scenarios::catalog::Catalog;
 use scenarios::scenario::{Scenario, Span};
-use scenarios::trace::{EventKind, Trace};
 use support::launcher;
+use trace::{EventKind, Trace};
 
 const RUST_CLIENTS: u16 = 3;
 const CURATOR_CONTENDERS: u16 = 3;
@@ -69,7 +69,7 @@ fn passes_mixed(scenario: &Scenario) {
     let java = granted.len() - rust;
     let each = 3 * scenario.workload.acquisitions as usize;
     assert_eq!((rust, java), (each, each), "every acquisition granted");
-    let violations = scenarios::verdict::violations(&trace).unwrap();
+    let violations = properties::verdict::violations(&trace).unwrap();
     assert!(violations.is_empty(), "{violations:?}");
     let writes = (trace.events.iter())
         .filter(|e| matches!(e.kind, EventKind::ResourceWrite { accepted: true, .. }))

@@ -8,13 +8,13 @@ use lock::recipes::{Call, Notice};
 use real::ClientLauncher;
 use real::local::Settings;
 use real::target::Target;
+use recipe_table::property::{Expectation, Property};
 use scenarios::catalog::Catalog;
 use scenarios::fault::{Fault, Node, ScheduledFault};
-use scenarios::property::{Expectation, Property};
 use scenarios::scenario::Scenario;
-use scenarios::trace::{Event, EventKind, ServerSession, Source, Trace};
 use std::time::Duration;
 use support::launcher;
+use trace::{Event, EventKind, ServerSession, Source, Trace};
 
 fn scenario(name: &str) -> Scenario {
     Catalog::builtin().unwrap().get(name).unwrap().clone()
@@ -46,7 +46,7 @@ fn checked(scenario: Scenario, violations_too: bool) -> Trace {
     let trace = real::run(&scenario, 0, &target, &launcher()).unwrap_or_else(|e| panic!("{e}"));
     target.stop();
     assert_eq!(trace.meta.source, Source::Real);
-    let violations = scenarios::verdict::violations(&trace).unwrap();
+    let violations = properties::verdict::violations(&trace).unwrap();
     for property in scenario.recipe.properties() {
         let violated = violations.iter().any(|v| v.property == *property);
         match scenario.expectation(*property) {
@@ -308,7 +308,7 @@ fn a_sigstop_longer_than_the_session_splits_the_brain_and_fencing_catches_it() {
     let target = standalone(&scenario);
     let trace = real::run(&scenario, 0, &target, &launcher()).unwrap_or_else(|e| panic!("{e}"));
     target.stop();
-    let violations = scenarios::verdict::violations(&trace).unwrap();
+    let violations = properties::verdict::violations(&trace).unwrap();
     let overlap = violations
         .iter()
         .find(|v| v.property == Property::MutualExclusionBelief)

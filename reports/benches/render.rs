@@ -10,9 +10,9 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use recipe_table::property::Violation;
 use reports::{ReportOptions, render, write_atomic};
-use scenarios::property::Violation;
-use scenarios::trace::Trace;
+use trace::Trace;
 
 /// Renders `trace` `rounds` times; returns the fastest and the median time and the size.
 fn measure(trace: &Trace, violations: &[Violation], rounds: usize) -> (Duration, Duration, usize) {

@@ -1,7 +1,7 @@
 //! What a trace's `t` means and how to print it: nanoseconds for simulated and real runs,
 //! the step index for a model-checker path.
 
-use scenarios::trace::Source;
+use trace::Source;
 
 /// Nanoseconds in a second.
 const NS_PER_S: u64 = 1_000_000_000;

@@ -6,7 +6,7 @@ use lock::recipe::SessionEvent;
 use lock::recipes::{Call, Mode, Notice};
 use lock::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, Stat};
 use scenarios::fault::{Fault, Node};
-use scenarios::trace::{Event, EventKind, ServerSession};
+use trace::{Event, EventKind, ServerSession};
 
 use crate::analysis::Run;
 use crate::clock::millis;

@@ -21,8 +21,8 @@ mod summary;
 mod verdict;
 mod write;
 
-use scenarios::property::Violation;
-use scenarios::trace::{Source, Trace};
+use recipe_table::property::Violation;
+use trace::{Source, Trace};
 
 pub use summary::{ReportLink, Summary, SummaryRow, render_summary};
 pub use write::write_atomic;

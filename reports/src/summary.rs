@@ -3,7 +3,7 @@
 
 use std::fmt::{self, Write};
 
-use scenarios::property::{Expectation, Property};
+use recipe_table::property::{Expectation, Property};
 
 use crate::escape::Esc;
 use crate::page;

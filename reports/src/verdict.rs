@@ -2,7 +2,7 @@
 //! the story all say it the same way.
 
 use lock::ids::ClientSlot;
-use scenarios::property::{Property, Violation};
+use recipe_table::property::{Property, Violation};
 
 use crate::clock::Clock;
 
@@ -117,7 +117,7 @@ pub(crate) fn label(violation: &Violation, clock: Clock) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use scenarios::trace::Source;
+    use trace::Source;
 
     fn live_session_exclusion(clients: &[ClientSlot], until: Option<u64>) -> Violation {
         Violation {

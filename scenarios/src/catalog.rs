@@ -103,7 +103,7 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::property::{Expectation, Property};
+    use recipe_table::property::{Expectation, Property};
 
     #[test]
     fn the_builtin_catalog_parses_and_names_match_files() {

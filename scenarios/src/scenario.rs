@@ -42,12 +42,12 @@ use lock::zk::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::fault::ScheduledFault;
-use crate::property::{Expectation, Property};
 use crate::rng::SplitMix64;
-use crate::usage::RecipeSettings;
+use recipe_table::family::RecipeSettings;
+use recipe_table::property::{Expectation, Property};
 
-pub use crate::recipe_ref::RecipeRef;
-pub use crate::recipes::RecipeKind;
+pub use recipe_table::recipe_ref::RecipeRef;
+pub use recipe_table::recipes::RecipeKind;
 
 pub use parse::{ScenarioError, parse_json};
 pub use random::{ClientPick, FaultTemplate, NodePick, RandomFaults};
@@ -265,7 +265,7 @@ mod properties {
     use serde::de::{DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
     use serde::{Deserialize, Deserializer};
 
-    use crate::property::{Expectation, Property};
+    use recipe_table::property::{Expectation, Property};
 
     type Table = BTreeMap<Property, Expectation>;
 

@@ -26,7 +26,7 @@ use madsim::runtime::Handle;
 use madsim::task::NodeId;
 use madsim::time::{Instant, sleep_until};
 use scenarios::fault::{Fault, Node, ScheduledFault};
-use scenarios::trace::EventKind;
+use trace::EventKind;
 
 use crate::links::{Effect, End, Links, Rule};
 use crate::net::Network;

@@ -1,19 +1,19 @@
-//! The simulator's side of the shared recorder and client loop ([`scenarios::record`],
-//! [`scenarios::drive`]): simulated time and madsim's seeded source.
+//! The simulator's side of the shared recorder and client loop ([`trace::record`],
+//! [`runtime::drive`]): simulated time and madsim's seeded source.
 
 use std::time::Duration;
 
 use madsim::time::{Instant, Sleep};
 
 use crate::time::SimTime;
-use scenarios::drive::Executor;
-use scenarios::record::Clock;
+use runtime::drive::Executor;
 use scenarios::scenario::Span;
+use trace::record::Clock;
 
 use crate::settings::draw_ms;
 
 /// The recorder of a simulated run: events stamped with simulated nanoseconds.
-pub type Recorder = scenarios::record::Recorder<SimClock>;
+pub type Recorder = trace::record::Recorder<SimClock>;
 
 /// Simulated time since the run started.
 #[derive(Clone, Debug)]

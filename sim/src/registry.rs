@@ -12,8 +12,8 @@ use std::pin::Pin;
 use std::sync::Mutex;
 
 use lock::framework::Framework;
-use scenarios::drive::ClientWork;
-use scenarios::recipes::{RecipeDef, RecipeKind, Testable};
+use recipe_table::recipes::{RecipeDef, RecipeKind, Testable};
+use runtime::drive::ClientWork;
 
 use crate::client::SimConnector;
 use crate::recorder::{SimClock, SimExecutor};
@@ -113,8 +113,8 @@ fn registry() -> std::sync::MutexGuard<'static, Vec<Entry>> {
 #[cfg(test)]
 mod tests {
     use lock::recipes::{Mutex, NaiveHerdMutex};
-    use scenarios::recipes::{MUTEX, NAIVE_HERD_MUTEX, exclusive_lock};
-    use scenarios::usage::Family;
+    use recipe_table::family::Family;
+    use recipe_table::recipes::{MUTEX, NAIVE_HERD_MUTEX, exclusive_lock};
 
     use super::*;
 

@@ -12,11 +12,11 @@ use lock::framework::FrameworkConfig;
 use lock::ids::ClientSlot;
 use madsim::runtime::{Handle, Runtime};
 use madsim::time::{Instant, sleep, sleep_until};
-use scenarios::drive::{ClientWork, Started};
+use runtime::drive::{ClientWork, Started};
+use runtime::resource::{Recorded, SharedResource};
 use scenarios::fault::{Fault, Node, ScheduledFault};
-use scenarios::resource::{Recorded, SharedResource};
-use scenarios::trace::{EventKind, Meta, Source, Trace};
 use serde::Serialize;
+use trace::{EventKind, Meta, Source, Trace};
 
 use crate::faults::Injector;
 use crate::net::Network;
@@ -26,9 +26,9 @@ use crate::settings::tick;
 use crate::wire::node_ip;
 use crate::workload::ClientNode;
 use lock::zk::Path;
-use scenarios::recipe_ref::RecipeRef;
+use recipe_table::family::RecipeSettings;
+use recipe_table::recipe_ref::RecipeRef;
 use scenarios::scenario::{RecipeKind, Scenario, ServerSettings, Span, Workload};
-use scenarios::usage::RecipeSettings;
 
 /// A run's description. Build with [`Sim::new`] (or [`Sim::from_scenario`]) and the setters,
 /// then [`Sim::run`]. The same nodes and tasks run whatever the caller does with the trace.

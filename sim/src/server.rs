@@ -24,7 +24,7 @@ use madsim::rand::Rng;
 use madsim::time::Instant;
 
 use scenarios::fault::Node;
-use scenarios::trace::{EventKind, ServerSession};
+use trace::{EventKind, ServerSession};
 
 use crate::net::Network;
 use crate::recorder::Recorder;

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use futures::channel::mpsc::UnboundedSender;
 use lock::zk::Request;
 use scenarios::fault::{Fault, RequestOp, RequestTrigger};
-use scenarios::trace::EventKind;
+use trace::EventKind;
 
 use crate::links::{Links, Rule};
 use crate::recorder::Recorder;

@@ -1,11 +1,11 @@
-//! A client node's main: the shared client loop ([`scenarios::drive::ClientWork`]: the recipe
+//! A client node's main: the shared client loop ([`runtime::drive::ClientWork`]: the recipe
 //! with its framework layer, run by the driver, beside the workload) over the simulated
 //! client.
 
 use futures::channel::mpsc::UnboundedSender;
 use lock::framework::{Framework, FrameworkConfig};
 use lock::ids::ClientSlot;
-use scenarios::drive::ClientWork;
+use runtime::drive::ClientWork;
 use scenarios::fault::Node;
 use scenarios::scenario::ServerSettings;
 

@@ -15,14 +15,14 @@ use lock::framework::{ErrorPolicy, FrameworkConfig, OnLost};
 use lock::recipes::TimeoutScope;
 use lock::retry::RetryPolicy;
 use model::check::{Options, Outcome as CheckOutcome, check, shows};
-use model::properties::Kind;
+use model::predicates::Kind;
 use model::replay::{actions_from_indices, indices_of, states, trace};
-use model::{Action, Budgets, Checked, Config, LockModel};
-use scenarios::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
-use scenarios::trace::Trace;
-use scenarios::usage::RecipeSettings;
+use model::{Action, Budgets, Checked, LockModel, ModelSpec};
+use recipe_table::family::RecipeSettings;
+use recipe_table::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
 use splitbrain::files::{evidence_paths, write_trace_and_report};
 use stateright::Model;
+use trace::Trace;
 
 use super::{Failure, Outcome, UNMET};
 
@@ -138,8 +138,8 @@ pub struct Args {
 }
 
 impl Args {
-    fn config(&self) -> Config {
-        Config {
+    fn config(&self) -> ModelSpec {
+        ModelSpec {
             clients: self.clients,
             budgets: Budgets {
                 cycles: self.cycles,
@@ -345,7 +345,7 @@ fn write_files<R: Testable>(
 ) -> Result<Written, Failure> {
     let trace: Trace = trace(model, path, command)?;
     let (trace_file, report) = evidence_paths(out, stem);
-    let violations = scenarios::verdict::violations(&trace)?;
+    let violations = properties::verdict::violations(&trace)?;
     write_trace_and_report(&trace, &violations, (&trace_file, &report), None).map_err(Failure)?;
     Ok(Written {
         trace: trace_file,

@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use scenarios::property::{Expectation, Property};
+use recipe_table::property::{Expectation, Property};
 use scenarios::scenario::{Scenario, SeedRange};
 use splitbrain::files::{write_atomic, write_json};
 use splitbrain::run::{self, Outcome as RunOutcome};
 use splitbrain::sweep::{self, Shard};
-use splitbrain::wants::{Judged, TraceWants};
+use splitbrain::wants::{KeptRun, TraceWants};
 
 use super::{CatalogArgs, Failure, Outcome, UNMET, find};
 use progress::Progress;
@@ -93,7 +93,7 @@ pub fn run(args: Args) -> Outcome {
     sweep::in_order(
         jobs(&scenarios, part),
         workers,
-        |&(index, seed)| Judged::run(&scenarios[index].0, seed, &wants[index]),
+        |&(index, seed)| KeptRun::run(&scenarios[index].0, seed, &wants[index]),
         |(index, seed), result| {
             let scenario = &scenarios[index].0;
             let tally = &mut sweep.scenarios[index];

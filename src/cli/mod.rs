@@ -22,8 +22,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use ::scenarios::catalog::Catalog;
-use ::scenarios::property::Violation;
 use ::scenarios::scenario::Scenario;
+use recipe_table::property::Violation;
 
 /// Exit code of a command that ran but found an expectation unmet.
 pub const UNMET: u8 = 1;
@@ -91,7 +91,7 @@ pub fn find<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a Scenario, Failur
 pub fn report_html(
     outcome: &splitbrain::run::Outcome,
     trace: &std::path::Path,
-    first: Option<::scenarios::property::Property>,
+    first: Option<recipe_table::property::Property>,
 ) -> String {
     let mut violations = outcome.violations.clone();
     violations.sort_by_key(|v| Some(v.property) != first);

@@ -9,9 +9,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use ::scenarios::fault::{DEFAULT_RESTART_DOWN_MS, Fault, ScheduledFault};
-use ::scenarios::property::{Expectation, Property};
 use ::scenarios::scenario::Scenario;
-use ::scenarios::trace::EventKind;
+use ::trace::EventKind;
 use lock::recipes::Call;
 use real::ClientLauncher;
 use real::CuratorPlacement;
@@ -20,6 +19,7 @@ use real::curator::fifo::out_of_order_grants;
 use real::local::Settings;
 use real::target::Target;
 use real::wakeups::DeletedWatches;
+use recipe_table::property::{Expectation, Property};
 use splitbrain::files::{write_atomic, write_json};
 use splitbrain::run::Outcome as RunOutcome;
 use std::net::SocketAddr;
@@ -246,7 +246,7 @@ fn run_once(
             )));
         }
     };
-    let violations = ::scenarios::verdict::violations(&trace)?;
+    let violations = ::properties::verdict::violations(&trace)?;
     let interop = beside.then(|| Interop {
         out_of_order: out_of_order_grants(&trace.events),
         woken,
@@ -262,7 +262,7 @@ fn standalone_addr(target: &Target) -> Option<SocketAddr> {
 }
 
 /// The release calls of a trace (a latch's close calls), of every client.
-fn releases(trace: &::scenarios::trace::Trace) -> usize {
+fn releases(trace: &::trace::Trace) -> usize {
     (trace.events.iter())
         .filter(|e| {
             matches!(

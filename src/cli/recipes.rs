@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use scenarios::recipes::RecipeKind;
+use recipe_table::recipes::RecipeKind;
 use serde_json::json;
 
 use super::Outcome;

@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use scenarios::property::Property;
-use scenarios::trace::Trace;
+use recipe_table::property::Property;
 use splitbrain::files::{write_atomic, write_json};
 use splitbrain::run::{self, Outcome as RunOutcome};
+use trace::Trace;
 
 use super::{CatalogArgs, Failure, Outcome, find, outcome_json, report_html, violation_line};
 

@@ -1,13 +1,13 @@
 //! `splitbrain report <trace.json> [-o FILE]`: renders any trace (simulator, model checker or
 //! real ZooKeeper) as a self-contained HTML report, with the verdicts of the run spec it
-//! records ([`scenarios::verdict::violations`], the function every command judges traces
+//! records ([`properties::verdict::violations`], the function every command judges traces
 //! with); an older trace without one is checked against the catalog's scenario of its name.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use scenarios::trace::Trace;
-use scenarios::verdict::{self, VerdictError};
+use properties::verdict::{self, VerdictError};
+use trace::Trace;
 
 use super::{CatalogArgs, Failure, Outcome, violation_line};
 

@@ -19,14 +19,14 @@ use std::time::Duration;
 use lock::coordination::RawState;
 use lock::framework::FrameworkConfig;
 use lock::zk::{Path, SessionId};
+use recipe_table::recipes::RecipeKind;
 use scenarios::fault::{Fault, Node, ScheduledFault};
-use scenarios::recipes::RecipeKind;
 use scenarios::rng::SplitMix64;
 use scenarios::scenario::{Scenario, ServerSettings, Span, Workload};
-use scenarios::trace::{EventKind, ServerSession, Trace};
 use sim::Sim;
 use splitbrain::run::{RunError, guarded};
 use splitbrain::sweep;
+use trace::{EventKind, ServerSession, Trace};
 
 use super::hunt::progress::Progress;
 use super::{Failure, Outcome};
@@ -69,7 +69,7 @@ pub(crate) fn lengths() -> impl Iterator<Item = (u64, u64)> {
 
 /// What one run showed.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Seen {
+pub(crate) struct Observation {
     survived: bool,
     stayed_connected: bool,
     /// ms from the partition's end to the re-attachment, if the client re-attached.
@@ -98,7 +98,7 @@ impl Row {
     }
 
     /// Counts one run.
-    pub fn add(&mut self, seen: Seen) {
+    pub fn add(&mut self, seen: Observation) {
         self.runs += 1;
         self.survived += u64::from(seen.survived);
         self.stayed_connected += u64::from(seen.stayed_connected);
@@ -159,7 +159,7 @@ pub fn run(args: Args) -> Outcome {
 }
 
 /// Runs one job on the simulator and reads what it showed from the trace.
-pub(crate) fn measure(job: &Job) -> Result<Seen, RunError> {
+pub(crate) fn measure(job: &Job) -> Result<Observation, RunError> {
     let scenario = survival_scenario(*job);
     let sim = Sim::from_scenario(&scenario, job.seed, scenario.faults.clone());
     guarded(|| {
@@ -226,12 +226,12 @@ pub(crate) fn survival_scenario(job: Job) -> Scenario {
 /// survived unless the server expired it (an expiry the trace records) or the client was
 /// told so; it re-attached when the client was next connected on it after going
 /// Disconnected, timed from the partition's end.
-pub(crate) fn seen(trace: &Trace) -> Seen {
+pub(crate) fn seen(trace: &Trace) -> Observation {
     let healed = (trace.events.iter())
         .find(|e| matches!(e.kind, EventKind::FaultEnd { .. }))
         .map_or(u64::MAX, |e| e.t);
     let mut first: Option<SessionId> = None;
-    let mut seen = Seen {
+    let mut seen = Observation {
         survived: true,
         stayed_connected: true,
         reattach_ms: None,

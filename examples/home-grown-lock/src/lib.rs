@@ -17,8 +17,8 @@ use splitbrain::lock::recipe::{Ctx, Input, Recipe, SessionEvent};
 use splitbrain::lock::recipes::{Call, FailReason, Mode, Notice};
 use splitbrain::lock::relabel::{ClientMap, Relabel};
 use splitbrain::lock::zk::{CreateMode, EventKind, OpOk, OpResult, Path, Request, ZkError};
-use splitbrain::scenarios::recipes::{RecipeDef, exclusive_lock};
-use splitbrain::scenarios::usage::Family;
+use splitbrain::recipe_table::family::Family;
+use splitbrain::recipe_table::recipes::{RecipeDef, exclusive_lock};
 
 /// The recipe's row: what splitbrain's executors need to run it.
 pub static HOME_GROWN_LOCK: RecipeDef<HomeGrownLock> = RecipeDef {

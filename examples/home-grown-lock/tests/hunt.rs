@@ -1,8 +1,8 @@
 //! The home-grown lock under splitbrain: a hunt and a model check find its two bugs.
 
 use home_grown_lock::HOME_GROWN_LOCK;
-use splitbrain::model::Config;
-use splitbrain::scenarios::property::Property;
+use splitbrain::model::ModelSpec;
+use splitbrain::recipe_table::property::Property;
 use splitbrain::scenarios::scenario::Scenario;
 use splitbrain::testing;
 
@@ -47,7 +47,7 @@ fn a_failing_hunt_says_how_to_replay_it() {
 
 #[test]
 fn the_model_finds_the_waiter_left_waiting_with_two_clients() {
-    let checked = testing::model_check(&HOME_GROWN_LOCK, Config::new(2));
+    let checked = testing::model_check(&HOME_GROWN_LOCK, ModelSpec::new(2));
     let hang = checked
         .path(Property::Progress)
         .expect("a counterexample of progress");
@@ -71,7 +71,7 @@ fn the_model_finds_the_waiter_left_waiting_with_two_clients() {
 
 mod schedules {
     use proptest::prelude::*;
-    use splitbrain::scenarios::property::Property;
+    use splitbrain::recipe_table::property::Property;
     use splitbrain::testing::schedules::{config, fault_schedule, must_hold};
 
     proptest! {

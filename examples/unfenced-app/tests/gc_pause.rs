@@ -2,8 +2,8 @@
 //! and because the application never presents its token, the storage accepts the paused
 //! holder's stale write and an update is lost. With the token, the same run is safe.
 
-use splitbrain::scenarios::property::Property;
-use splitbrain::scenarios::recipes::MUTEX;
+use splitbrain::recipe_table::property::Property;
+use splitbrain::recipe_table::recipes::MUTEX;
 use splitbrain::scenarios::scenario::{RecipeRef, Scenario};
 use splitbrain::testing;
 use unfenced_app::UNFENCED_APP;

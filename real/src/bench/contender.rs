@@ -20,7 +20,7 @@ use lock::driver::{Driver, Handle, Observed, Observer};
 use lock::framework::{Framework, FrameworkConfig};
 use lock::recipe::Recipe;
 use lock::recipes::{Call, LeaderLatch, Mutex, NaiveHerdMutex, Notice};
-use scenarios::workload::OWNER;
+use runtime::workload::OWNER;
 
 use super::lines::{Line, Mark, format};
 use super::{ContenderSpec, Lock};

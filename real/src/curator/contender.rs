@@ -8,8 +8,8 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use lock::ids::ClientSlot;
-use scenarios::trace::Event;
 use tokio::sync::oneshot;
+use trace::Event;
 
 use super::lines::{Line, parse};
 use crate::clock::{RealClock, Recorder};

@@ -8,7 +8,7 @@
 use lock::fencing::Token;
 use lock::ids::ClientSlot;
 use lock::recipes::Notice;
-use scenarios::trace::{Event, EventKind};
+use trace::{Event, EventKind};
 
 /// Every grant among `events` (a trace's, in time order) that comes out of queue order, one
 /// line each (empty: FIFO holds).

@@ -6,8 +6,8 @@ use std::time::Duration;
 use lock::fencing::Token;
 use lock::recipes::{Call, FailReason, Mode, Notice};
 use lock::zk::ZkError;
-use scenarios::trace::EventKind;
-use scenarios::workload::OWNER;
+use runtime::workload::OWNER;
+use trace::EventKind;
 
 /// One line of a contender's output.
 #[derive(Clone, Debug, PartialEq)]

@@ -35,8 +35,8 @@ use lock::framework::FrameworkConfig;
 use lock::ids::ClientSlot;
 use lock::retry::RetryPolicy;
 use lock::zk::Path as ZkPath;
-use scenarios::recipes::RecipeKind;
-use scenarios::resource::SharedResource;
+use recipe_table::recipes::RecipeKind;
+use runtime::resource::SharedResource;
 use scenarios::scenario::Workload;
 
 use crate::clock::{RealClock, Recorder};

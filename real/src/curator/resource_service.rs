@@ -13,8 +13,8 @@ use std::thread::JoinHandle;
 
 use lock::fencing::Token;
 use lock::ids::ClientSlot;
-use scenarios::resource::SharedResource;
-use scenarios::workload::OWNER;
+use runtime::resource::SharedResource;
+use runtime::workload::OWNER;
 
 use crate::local::{HarnessError, io_error};
 
@@ -117,8 +117,8 @@ fn answer(line: &str, resource: &dyn SharedResource) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use scenarios::resource::Recorded;
-    use scenarios::trace::EventKind;
+    use runtime::resource::Recorded;
+    use trace::EventKind;
 
     use super::*;
     use crate::clock::{RealClock, Recorder};

@@ -5,7 +5,7 @@
 
 use lock::fencing::Token;
 use lock::ids::Owner;
-use scenarios::trace::{EventKind, Trace};
+use trace::{EventKind, Trace};
 
 /// One access to the resource.
 #[derive(Clone, Debug, PartialEq, Eq)]

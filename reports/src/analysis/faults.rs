@@ -1,7 +1,7 @@
 //! Fault spans from `fault_start` / `fault_end` pairs, and which lanes each one touches.
 
 use scenarios::fault::{Fault, Node};
-use scenarios::trace::{EventKind, Trace};
+use trace::{EventKind, Trace};
 
 use super::Lane;
 

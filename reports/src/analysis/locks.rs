@@ -1,5 +1,5 @@
 //! Waiting and holding, per client and owner, exactly as the checkers see them: the spans
-//! are `scenarios::check::timeline`'s intervals, put on the time axis and told why they
+//! are `properties::check::timeline`'s intervals, put on the time axis and told why they
 //! ended. (A hold runs from `Acquired` or `IsLeader` to the first of the release call,
 //! `Relinquish`, `Close`, `NotLeader`, `Suspended`, `Lost` or a crash; `Reconnected` with the
 //! same session holds again with the same token.)
@@ -8,9 +8,9 @@ use lock::fencing::Token;
 use lock::ids::Owner;
 use lock::recipes::Mode;
 use lock::recipes::{Call, Notice};
-use scenarios::check::timeline::{Interval, Role, Timeline};
+use properties::check::timeline::{Interval, Role, Timeline};
 use scenarios::fault::Fault;
-use scenarios::trace::{EventKind, Trace};
+use trace::{EventKind, Trace};
 
 /// Whether a lock span waits or holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@ mod window;
 use std::collections::BTreeSet;
 use std::fmt;
 
-use scenarios::trace::Trace;
+use trace::Trace;
 
 use crate::clock::Clock;
 
@@ -129,7 +129,7 @@ fn lanes(trace: &Trace) -> Vec<Lane> {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use scenarios::trace::{Event, Meta, Source, Trace};
+    use trace::{Event, Meta, Source, Trace};
 
     /// A simulator trace of two clients with these events.
     pub(crate) fn trace_of(events: Vec<Event>) -> Trace {
@@ -139,7 +139,7 @@ pub(crate) mod tests {
                 seed: 1,
                 source: Source::Sim,
                 build: "test".to_owned(),
-                recipe: scenarios::recipes::RecipeKind::Mutex.into(),
+                recipe: recipe_table::recipes::RecipeKind::Mutex.into(),
                 clients: 2,
                 settings: serde_json::Value::Null,
                 fault_schedule: Vec::new(),

@@ -2,7 +2,7 @@
 //! by a delete or by that session's expiry or close.
 
 use lock::zk::{OpOk, Path, Request, SessionId, Zxid};
-use scenarios::trace::{EventKind, ServerSession, Trace};
+use trace::{EventKind, ServerSession, Trace};
 
 use super::Sessions;
 

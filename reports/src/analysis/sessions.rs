@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use lock::coordination::RawState;
 use lock::recipe::SessionEvent;
 use lock::zk::{SessionId, ZkError};
-use scenarios::trace::{EventKind, ServerSession, Trace};
+use trace::{EventKind, ServerSession, Trace};
 
 use super::Span;
 
@@ -222,7 +222,7 @@ mod tests {
     use std::time::Duration;
 
     use lock::ids::ClientSlot;
-    use scenarios::trace::Event;
+    use trace::Event;
 
     use super::*;
     use crate::analysis::tests::trace_of;

@@ -1,7 +1,7 @@
 //! The violation window: the stretch of the run a violation's explanation needs.
 
 use lock::ids::ClientSlot;
-use scenarios::property::Violation;
+use recipe_table::property::Violation;
 
 use super::{Lane, Run};
 

@@ -2,7 +2,7 @@
 
 use std::fmt::{self, Write};
 
-use scenarios::property::Violation;
+use recipe_table::property::Violation;
 
 use crate::analysis::Run;
 use crate::escape::Esc;

@@ -2,7 +2,7 @@
 
 use std::fmt::{self, Write};
 
-use scenarios::trace::Source;
+use trace::Source;
 
 use crate::analysis::Run;
 use crate::escape::Esc;

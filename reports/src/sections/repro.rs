@@ -8,7 +8,7 @@
 
 use std::fmt::{self, Write};
 
-use scenarios::trace::{Meta, Source};
+use trace::{Meta, Source};
 
 use crate::ReportOptions;
 use crate::escape::Esc;
@@ -175,7 +175,7 @@ mod tests {
             seed: 3,
             source: Source::Real,
             build: String::new(),
-            recipe: scenarios::recipes::RecipeKind::Mutex.into(),
+            recipe: recipe_table::recipes::RecipeKind::Mutex.into(),
             clients: 3,
             settings,
             fault_schedule: Vec::new(),

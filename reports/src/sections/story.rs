@@ -10,9 +10,9 @@ use lock::ids::ClientSlot;
 use lock::recipe::SessionEvent;
 use lock::recipes::{Call, Notice};
 use lock::zk::EventKind as WatchKind;
+use recipe_table::property::{Property, Violation};
 use scenarios::fault::Fault;
-use scenarios::property::{Property, Violation};
-use scenarios::trace::{Event, EventKind, ServerSession};
+use trace::{Event, EventKind, ServerSession};
 
 use super::timeline::access_words;
 use crate::analysis::{self, Lane, NodeEnd, Run};

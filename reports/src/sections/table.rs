@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 use std::fmt::{self, Write};
 
-use scenarios::property::Violation;
-use scenarios::trace::{Event, EventKind, ServerSession};
+use recipe_table::property::Violation;
+use trace::{Event, EventKind, ServerSession};
 
 use crate::analysis::{Lane, Run};
 use crate::describe;

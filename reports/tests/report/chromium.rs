@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use recipe_table::property::Violation;
 use reports::{ReportOptions, render, write_atomic};
-use scenarios::property::Violation;
-use scenarios::trace::Trace;
+use trace::Trace;
 
 use crate::fixtures::gc_pause;
 use crate::headless;

@@ -15,10 +15,10 @@ use lock::zk::{
     CreateMode, EventKind as Watch, OpOk, OpResult, Path, Request, SessionId, Stat, WatchedEvent,
     Zxid,
 };
-use scenarios::check::{self, Context};
+use properties::check::{self, Context};
+use recipe_table::property::{Property, Violation};
 use scenarios::fault::{Fault, ScheduledFault};
-use scenarios::property::{Property, Violation};
-use scenarios::trace::{Event, EventKind, Meta, ServerSession, Source, Trace};
+use trace::{Event, EventKind, Meta, ServerSession, Source, Trace};
 
 /// The lock path of the ordinary fixtures.
 pub const LOCK: &str = "/locks/gc-pause";
@@ -433,7 +433,7 @@ impl Builder {
                 seed: 42,
                 source: Source::Sim,
                 build: "splitbrain 0.1.0 (fixture)".to_owned(),
-                recipe: scenarios::recipes::RecipeKind::Mutex.into(),
+                recipe: recipe_table::recipes::RecipeKind::Mutex.into(),
                 clients: 3,
                 settings,
                 fault_schedule: vec![ScheduledFault::at(

@@ -1,8 +1,8 @@
 //! A trace whose every free-text field carries markup that would change the page if it ran.
 
+use recipe_table::property::Violation;
 use reports::ReportOptions;
-use scenarios::property::Violation;
-use scenarios::trace::Trace;
+use trace::Trace;
 
 use crate::fixtures::gc_pause_on;
 
@@ -25,15 +25,15 @@ pub fn trace() -> (Trace, Vec<Violation>, ReportOptions) {
     trace.meta.settings = serde_json::json!({ SCRIPT: IMG, "note": SCRIPT });
     for event in &mut trace.events {
         match &mut event.kind {
-            scenarios::trace::EventKind::OpApplied {
+            trace::EventKind::OpApplied {
                 result: Ok(lock::zk::OpOk::Children { names, .. }),
                 ..
             }
-            | scenarios::trace::EventKind::Reply {
+            | trace::EventKind::Reply {
                 result: Ok(lock::zk::OpOk::Children { names, .. }),
                 ..
             } => names.extend([SCRIPT.to_owned(), IMG.to_owned()]),
-            scenarios::trace::EventKind::OpSent {
+            trace::EventKind::OpSent {
                 request: lock::zk::Request::Create { data, .. },
                 ..
             } => *data = SCRIPT.as_bytes().to_vec(),

@@ -1,8 +1,8 @@
 //! Every section a reader relies on is in the page, found by its id or class rather than by
 //! comparing bytes, so that style changes do not break these tests but a lost section does.
 
+use recipe_table::property::Property;
 use reports::{ReportOptions, render};
-use scenarios::property::Property;
 
 use crate::fixtures::gc_pause;
 
@@ -84,7 +84,7 @@ fn a_shrunk_schedule_is_only_replayed_from_the_trace() {
 #[test]
 fn a_model_trace_is_reproduced_by_its_checker_path() {
     let (mut trace, violations) = gc_pause(true);
-    trace.meta.source = scenarios::trace::Source::Model;
+    trace.meta.source = trace::Source::Model;
     trace.meta.settings = serde_json::json!({ "path": "0/3/1", "unfenced": true });
     let html = render(&trace, &violations, &options());
     let repro = section(&html, "repro");

@@ -10,8 +10,8 @@ use lock::recipes::TimeoutScope;
 use lock::retry::RetryPolicy;
 
 use crate::fault::{Fault, Node, RequestTrigger, ScheduledFault};
-use crate::property::Expectation;
 use crate::rng::SplitMix64;
+use recipe_table::property::Expectation;
 
 use super::parse::Invalid;
 use super::random::{ClientPick, FaultTemplate, NodePick};
@@ -174,7 +174,7 @@ fn check_workload(s: &Scenario) -> Check {
         format!("revocable with {}", s.recipe),
     )?;
     require(
-        !settings.awaits || s.recipe.family() == crate::usage::Family::Latch,
+        !settings.awaits || s.recipe.family() == recipe_table::family::Family::Latch,
         "/recipe_settings/awaits",
         "awaits only with the recipe leader-latch",
         format!("awaits with {}", s.recipe),

@@ -2,11 +2,11 @@
 
 use lock::ids::ClientSlot;
 use lock::recipe::SessionEvent;
+use properties::check::{Context, check};
+use recipe_table::property::Property;
 use scenarios::catalog::Catalog;
-use scenarios::check::{Context, check};
-use scenarios::property::Property;
-use scenarios::trace::{EventKind, Source};
 use sim::Sim;
+use trace::{EventKind, Source};
 
 #[test]
 fn every_catalog_scenario_runs_and_its_trace_carries_the_scenario() {

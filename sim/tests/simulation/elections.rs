@@ -1,10 +1,10 @@
 //! What the leader elections (LeaderLatch, LeaderSelector) share under the simulator: the
 //! GC-pause split brain of a leader.
 
+use recipe_table::property::Property;
 use scenarios::fault::{Fault, ScheduledFault};
-use scenarios::property::Property;
 use scenarios::scenario::Scenario;
-use scenarios::trace::{EventKind, Trace};
+use trace::{EventKind, Trace};
 
 use crate::query::{at, clients_of, is_rejected_write, leaderships, on, violations};
 

@@ -2,10 +2,10 @@
 
 use lock::framework::OnLost;
 use lock::zk::Request;
-use scenarios::check::check;
-use scenarios::property::Property;
+use properties::check::check;
+use recipe_table::property::Property;
 use scenarios::scenario::{RecipeKind, Workload};
-use scenarios::trace::{EventKind, Source, Trace};
+use trace::{EventKind, Source, Trace};
 
 use crate::query::{
     catalog_scenario, find, is_acquired, on, run, run_scenario, sim, sim_context, violations,

@@ -6,10 +6,10 @@ use lock::fencing::Token;
 use lock::framework::FrameworkConfig;
 use lock::recipe::SessionEvent;
 use lock::recipes::Notice;
+use recipe_table::property::Property;
 use scenarios::fault::{Fault, ScheduledFault};
-use scenarios::property::Property;
 use scenarios::scenario::Scenario;
-use scenarios::trace::{EventKind, Trace};
+use trace::{EventKind, Trace};
 
 use crate::elections::{assert_the_paused_leader_is_fenced_off, leader_pause};
 use crate::query::{

@@ -8,7 +8,7 @@ use lock::recipe::SessionEvent;
 use lock::recipes::{FailReason, Notice};
 use scenarios::fault::{Fault, ScheduledFault};
 use scenarios::scenario::Scenario;
-use scenarios::trace::{Event, EventKind, Trace};
+use trace::{Event, EventKind, Trace};
 
 use crate::elections::{assert_the_paused_leader_is_fenced_off, leader_pause};
 use crate::query::{

@@ -7,10 +7,10 @@
 
 use std::collections::BTreeSet;
 
+use properties::verdict::violations_of_scenario;
+use recipe_table::property::{Expectation, Property};
+use recipe_table::recipes::RecipeKind;
 use scenarios::catalog::Catalog;
-use scenarios::property::{Expectation, Property};
-use scenarios::recipes::RecipeKind;
-use scenarios::verdict::violations_of_scenario;
 use sim::Sim;
 
 use crate::query::catalog_scenario;

@@ -6,10 +6,10 @@
 use lock::fencing::Token;
 use lock::recipes::Notice;
 use lock::zk::{OpOk, Path, Request};
+use recipe_table::property::Property;
 use scenarios::fault::{Fault, ScheduledFault};
-use scenarios::property::Property;
 use scenarios::scenario::Scenario;
-use scenarios::trace::{EventKind, Trace};
+use trace::{EventKind, Trace};
 
 use crate::query::{
     PAST_READ_TIMEOUT_MS, at, catalog_scenario, catalog_variant, clients_of, count_notices,

@@ -5,14 +5,14 @@ use lock::fencing::Token;
 use lock::ids::ClientSlot;
 use lock::recipes::{Mode, Notice};
 use lock::zk::{SessionId, Zxid};
+use properties::check::timeline::{Interval, Role, Timeline};
+use properties::check::{Context, check, check_all};
+use recipe_table::property::Property;
 use scenarios::catalog::Catalog;
-use scenarios::check::timeline::{Interval, Role, Timeline};
-use scenarios::check::{Context, check, check_all};
 use scenarios::fault::{Fault, Node, ScheduledFault};
-use scenarios::property::Property;
 use scenarios::scenario::{Scenario, ServerSettings, Span, Workload};
-use scenarios::trace::{Event, EventKind, ServerSession, Source, Trace};
 use sim::Sim;
+use trace::{Event, EventKind, ServerSession, Source, Trace};
 
 /// The session timeout every test runs with, in ms (10 ticks of 200 ms).
 pub const T_MS: u64 = 2_000;

@@ -5,11 +5,11 @@
 //! brain and server restarts, on the catalog's read-write-lock scenarios.
 
 use lock::recipes::{Mode, Notice};
-use scenarios::check::{check, check_all};
-use scenarios::property::Property;
+use properties::check::{check, check_all};
+use recipe_table::family::RecipeSettings;
+use recipe_table::property::Property;
 use scenarios::scenario::{RecipeKind, Scenario, Workload};
-use scenarios::trace::{EventKind, ServerSession, Trace};
-use scenarios::usage::RecipeSettings;
+use trace::{EventKind, ServerSession, Trace};
 
 use crate::query::{
     assert_everyone_granted, assert_everyone_served, catalog_scenario, count_server, first_notice,

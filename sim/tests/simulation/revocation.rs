@@ -5,7 +5,7 @@
 use lock::recipes::Notice;
 use scenarios::fault::ScheduledFault;
 use scenarios::scenario::Scenario;
-use scenarios::trace::Trace;
+use trace::Trace;
 
 use crate::query::{
     PAST_READ_TIMEOUT_MS, at, catalog_variant, cut_off, find, heard, is_acquired, is_release_call,

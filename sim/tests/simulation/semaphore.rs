@@ -6,9 +6,9 @@
 
 use lock::recipes::{Mode, Notice};
 use lock::zk::Request;
-use scenarios::property::Property;
+use recipe_table::property::Property;
 use scenarios::scenario::Scenario;
-use scenarios::trace::{EventKind, ServerSession, Trace};
+use trace::{EventKind, ServerSession, Trace};
 
 use crate::query::{
     assert_everyone_granted, assert_everyone_served, catalog_scenario, catalog_variant,

@@ -8,11 +8,11 @@ use lock::framework::{FrameworkConfig, OnLost};
 use lock::recipe::SessionEvent;
 use lock::recipes::{Call, FailReason, Notice};
 use lock::zk::{CreateMode, EventKind as WatchKind, OpOk, Path, Request, SessionId, ZkError};
+use recipe_table::recipes::SEMAPHORE_MUTEX;
 use scenarios::fault::{Fault, Node, ScheduledFault};
-use scenarios::recipes::SEMAPHORE_MUTEX;
 use scenarios::scenario::{RecipeRef, Scenario, ServerSettings};
-use scenarios::trace::{Event, EventKind, ServerSession, Trace};
 use sim::server::STARTUP_TAIL_MS;
+use trace::{Event, EventKind, ServerSession, Trace};
 
 use crate::query::{
     LONG_SESSIONS, PAST_READ_TIMEOUT_MS, T_MS, applied_zxids, at, catalog_scenario, count_notices,
@@ -512,7 +512,7 @@ fn listings(scenario: &str, seed: u64) -> Vec<Vec<String>> {
         .events
         .iter()
         .filter_map(|event| match &event.kind {
-            scenarios::trace::EventKind::Reply {
+            trace::EventKind::Reply {
                 result: Ok(lock::zk::OpOk::Children { names, .. }),
                 ..
             } => Some(names.clone()),

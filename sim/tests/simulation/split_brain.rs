@@ -3,7 +3,7 @@
 
 use lock::recipes::Notice;
 use scenarios::fault::Fault;
-use scenarios::trace::{EventKind, ServerSession, Trace};
+use trace::{EventKind, ServerSession, Trace};
 
 use scenarios::scenario::Workload;
 

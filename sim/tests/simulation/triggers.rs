@@ -4,7 +4,7 @@
 
 use lock::zk::Request;
 use scenarios::fault::{RequestOp, RequestTrigger, ScheduledFault};
-use scenarios::trace::{EventKind, Trace};
+use trace::{EventKind, Trace};
 
 use crate::query::{at, cut_off, find, index, on, run, sim, workload};
 
@@ -44,7 +44,7 @@ fn a_cut_armed_for_a_request_starts_as_the_request_leaves_and_holds_it() {
     let EventKind::OpSent { op, .. } = trace.events[sent].kind else {
         unreachable!()
     };
-    let is_start = |e: &scenarios::trace::Event| matches!(e.kind, EventKind::FaultStart { .. });
+    let is_start = |e: &trace::Event| matches!(e.kind, EventKind::FaultStart { .. });
     let (started, start) = find(&trace, 0, is_start).expect("the cut started");
     assert!(
         started > sent,

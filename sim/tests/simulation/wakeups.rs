@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use lock::zk::{EventKind as WatchKind, Request, WatchedEvent, Zxid};
-use scenarios::trace::{EventKind, Trace};
+use trace::{EventKind, Trace};
 
 /// For each change (by zxid) that fired watches `fired` accepts, how many it fired: one per
 /// session woken. Watches a reconnect's SetWatches fired (no zxid) are not counted.

@@ -3,7 +3,7 @@
 
 use lock::recipes::Notice;
 use scenarios::scenario::Workload;
-use scenarios::trace::{EventKind, Trace};
+use trace::{EventKind, Trace};
 
 use crate::query::{heard, is_acquired, notice_of, run, sim, workload};
 

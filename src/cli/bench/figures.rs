@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use scenarios::property::Property;
+use recipe_table::property::Property;
 use scenarios::scenario::{FaultTemplate, Scenario};
 use serde::Serialize;
 use splitbrain::files::write_atomic;

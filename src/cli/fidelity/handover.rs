@@ -11,14 +11,14 @@ use lock::ids::ClientSlot;
 use lock::recipes::Notice;
 use lock::zk::Path;
 use real::ClientLauncher;
+use recipe_table::recipes::RecipeKind;
 use scenarios::fault::{Fault, ScheduledFault};
-use scenarios::recipes::RecipeKind;
 use scenarios::scenario::{Scenario, ServerSettings, Span, Workload};
-use scenarios::trace::{EventKind, Trace};
 use serde::Serialize;
 use sim::Sim;
 use splitbrain::run::{RunError, guarded};
 use splitbrain::sweep;
+use trace::{EventKind, Trace};
 
 use super::{Plan, progress, start_server};
 use crate::cli::Failure;

@@ -154,7 +154,7 @@ fn run_real(
     job: &Job,
     servers: &BTreeMap<u64, Target>,
     launcher: &ClientLauncher,
-) -> Result<crate::cli::survival::Seen, String> {
+) -> Result<crate::cli::survival::Observation, String> {
     let scenario = survival_scenario(*job);
     let target = &servers[&job.t_ms];
     let trace = real::run(&scenario, job.seed, target, launcher).map_err(|f| {

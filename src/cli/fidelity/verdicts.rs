@@ -4,8 +4,8 @@
 //! of its own with the scenario's tick, as `splitbrain real --start-local` runs it).
 //! Scenarios with a fault that has no real counterpart are listed with the reason.
 
+use recipe_table::property::{Expectation, Property};
 use scenarios::catalog::Catalog;
-use scenarios::property::{Expectation, Property};
 use scenarios::scenario::Scenario;
 use serde::Serialize;
 use splitbrain::sweep;
@@ -179,7 +179,7 @@ pub fn measure(
 }
 
 /// The properties `violations` violate, each once.
-fn violated(violations: &[scenarios::property::Violation]) -> Vec<Property> {
+fn violated(violations: &[recipe_table::property::Violation]) -> Vec<Property> {
     let mut properties: Vec<Property> = violations.iter().map(|v| v.property).collect();
     properties.sort_unstable();
     properties.dedup();
@@ -206,7 +206,7 @@ fn run_real(scenario: &Scenario, seed: u64, launcher: &ClientLauncher) -> Verdic
     let result = real::run(scenario, seed, &target, launcher);
     target.stop();
     let trace = result.map_err(|f| f.message)?;
-    let violations = scenarios::verdict::violations(&trace).map_err(|e| e.to_string())?;
+    let violations = properties::verdict::violations(&trace).map_err(|e| e.to_string())?;
     Ok(violated(&violations))
 }
 

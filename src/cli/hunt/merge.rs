@@ -10,11 +10,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use scenarios::property::Property;
+use recipe_table::property::Property;
 use scenarios::scenario::parse_json;
-use scenarios::trace::Trace;
 use splitbrain::files::write_atomic;
 use splitbrain::run;
+use trace::Trace;
 
 use super::summary::{FAILURES_LISTED, Kept, PropertyTally, Setup, Summary, Tally};
 use super::{KEPT_PER_PROPERTY, finish};

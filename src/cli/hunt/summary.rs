@@ -11,8 +11,8 @@
 use std::fmt::Write;
 use std::path::Path;
 
+use recipe_table::property::{Expectation, Property, Violation};
 use reports::{ReportLink, Summary as ReportSummary, SummaryRow, render_summary};
-use scenarios::property::{Expectation, Property, Violation};
 use scenarios::scenario::{Scenario, SeedRange};
 use serde::{Deserialize, Serialize};
 use splitbrain::run::{self, RunError};

@@ -12,7 +12,7 @@ mod svg;
 
 use std::fmt::{self, Write};
 
-use scenarios::property::Violation;
+use recipe_table::property::Violation;
 
 use crate::analysis::{self, Lane, Run};
 use layout::{Layout, PLOT_W, PLOT_X, WIDTH};

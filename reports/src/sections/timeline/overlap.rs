@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use scenarios::property::Violation;
+use recipe_table::property::Violation;
 
 use super::layout::{FLAG_ROWS, Layout, PLOT_W, PLOT_X};
 use super::scale::Scale;

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use scenarios::trace::{EventKind, ServerSession};
+use trace::{EventKind, ServerSession};
 
 use super::client::interval;
 use super::layout::Layout;

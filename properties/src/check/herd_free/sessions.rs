@@ -1,0 +1,50 @@
+//! Which session each client is on, as its own events tell: the session of its last raw
+//! `Connected`, until its framework gives that session up at `Lost`. Both readings of a
+//! trace's wake-ups follow it: the server's record ([`super::received`]) to tell whose
+//! session a fired watch belongs to, the clients' side ([`super::delivered`]) to tell which
+//! session a received event came on.
+
+use std::collections::BTreeMap;
+
+use lock::coordination::RawState;
+use lock::ids::ClientSlot;
+use lock::recipe::SessionEvent;
+use lock::zk::SessionId;
+
+use trace::EventKind;
+
+/// The clients' current sessions.
+#[derive(Debug, Default)]
+pub(super) struct Sessions {
+    current: BTreeMap<ClientSlot, SessionId>,
+}
+
+impl Sessions {
+    /// Takes in one of `client`'s events: a `Connected` puts the client on its session, a
+    /// `Lost` takes it off; any other event changes nothing.
+    pub(super) fn observe(&mut self, client: ClientSlot, kind: &EventKind) {
+        match kind {
+            EventKind::RawSession {
+                state: RawState::Connected { session, .. },
+            } => {
+                self.current.insert(client, *session);
+            }
+            EventKind::Session {
+                event: SessionEvent::Lost { .. },
+            } => {
+                self.current.remove(&client);
+            }
+            _ => {}
+        }
+    }
+
+    /// The session `client` is on.
+    pub(super) fn of(&self, client: ClientSlot) -> Option<SessionId> {
+        self.current.get(&client).copied()
+    }
+
+    /// The client on `session`, if one is.
+    pub(super) fn client_on(&self, session: SessionId) -> Option<ClientSlot> {
+        (self.current.iter()).find_map(|(client, s)| (*s == session).then_some(*client))
+    }
+}

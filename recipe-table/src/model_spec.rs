@@ -1,0 +1,105 @@
+//! What produced a trace, recorded in it so that one function (`properties::verdict`) can judge
+//! any trace whatever its source: the scenario a simulated (or real) run ran, or the model
+//! checker's configuration — the recipe's clients, its workload and fault budgets.
+
+use std::fmt;
+
+use lock::framework::FrameworkConfig;
+use lock::zk::Path;
+use serde::{Deserialize, Serialize};
+
+use crate::family::RecipeSettings;
+
+/// The lock path of every model check.
+pub const MODEL_LOCK_PATH: &str = "/lock";
+
+/// The model checker's lock path, as a [`Path`].
+pub fn model_lock_path() -> Path {
+    Path::new(MODEL_LOCK_PATH).expect("a valid constant path")
+}
+
+/// Bounds on the workload and on the faults the environment may inject. Every counter in the
+/// model (zxids, sequence numbers, session incarnations) stays bounded through them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Budgets {
+    /// Workload cycles per client: ask for a hold (acquire, start), use it, give it back.
+    pub cycles: u8,
+    /// Session expiries of a paused or cut-off client, over the whole run.
+    pub expiries: u8,
+    /// Client crashes (the process restarts; its old session lives on until it expires).
+    pub crashes: u8,
+    /// Connection losses (with the in-flight request applied or not).
+    pub connection_losses: u8,
+    /// Failed connection attempts of a client not yet (re)connected, over the whole run
+    /// (each fails what the ZooKeeper client had queued).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed_attempts: u8,
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
+}
+
+impl Default for Budgets {
+    /// One cycle per client and one session expiry; no crash, no connection loss.
+    fn default() -> Self {
+        Budgets {
+            cycles: 1,
+            expiries: 1,
+            crashes: 0,
+            connection_losses: 0,
+            failed_attempts: 0,
+        }
+    }
+}
+
+impl fmt::Display for Budgets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "--cycles {} --expiries {} --crashes {} --connection-losses {}",
+            self.cycles, self.expiries, self.crashes, self.connection_losses
+        )?;
+        if self.failed_attempts > 0 {
+            write!(f, " --failed-attempts {}", self.failed_attempts)?;
+        }
+        Ok(())
+    }
+}
+
+/// One model-checking configuration: what `splitbrain check` explores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ModelSpec {
+    /// Number of clients (each with its own session and one owner).
+    pub clients: u16,
+    /// Workload and fault budgets.
+    pub budgets: Budgets,
+    /// Whether the protected resource checks fencing tokens.
+    pub fenced: bool,
+    /// The recipe's settings (`max_leases` of a semaphore, `writers` of a read-write lock,
+    /// `revocable`: each cycle makes the lock revocable and asks the holder to give way).
+    pub settings: RecipeSettings,
+    /// Each acquire carries a timeout, whose timer may fire at any point (so a waiter may
+    /// give up at any moment).
+    #[serde(default)]
+    pub timeouts: bool,
+    /// The framework layer's settings (the error policy; the model fires the LOST timer at
+    /// any point, so the session-expiration percent changes no state it explores).
+    #[serde(default, skip_serializing_if = "FrameworkConfig::is_default")]
+    pub framework: FrameworkConfig,
+}
+
+impl ModelSpec {
+    /// `clients` clients with the default budgets, a fenced resource and the default recipe
+    /// settings.
+    pub fn new(clients: u16) -> ModelSpec {
+        ModelSpec {
+            clients,
+            budgets: Budgets::default(),
+            fenced: true,
+            settings: RecipeSettings::default(),
+            timeouts: false,
+            framework: FrameworkConfig::default(),
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! splitbrain as a library: what a crate testing its own recipe depends on, and what the
+//! `splitbrain` command line is built on. It runs a scenario's seed on the simulator and
+//! checks its trace ([`run`]), sweeps seeds in parallel with results in seed order
+//! ([`sweep`]), writes files atomically ([`files`]), and gives `cargo test` its helpers:
+//! [`testing`] hunts and model-checks any [`recipe_table::recipes::RecipeDef`]. The crates a
+//! recipe and its tests are written against are re-exported, so this is the one dependency a
+//! user's crate needs.
+
+pub mod files;
+pub mod run;
+pub mod sweep;
+pub mod testing;
+pub mod wants;
+
+/// The recipe contract, the framework layer, the recipes and the in-memory tree.
+pub use lock;
+/// The stateright model checker over the same recipe code.
+pub use model;
+/// The properties: monitors, trace checks and verdicts.
+pub use properties;
+/// The recipe table and the property vocabulary.
+pub use recipe_table;
+/// HTML reports of traces.
+pub use reports;
+/// What a client of a run does: the workload, its drive loop and the fenced resource.
+pub use runtime;
+/// The scenario format, the fault vocabulary and the catalog.
+pub use scenarios;
+/// The madsim simulator.
+pub use sim;
+/// The trace schema and its recorder.
+pub use trace;
+
+/// The README's code, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;

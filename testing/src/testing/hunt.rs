@@ -1,0 +1,225 @@
+//! [`hunt`]: a scenario of a user's recipe over its seeds on the simulator, checked against the
+//! scenario's expectations.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use recipe_table::property::{Expectation, Property, Violation};
+use recipe_table::recipes::{RecipeDef, Testable};
+use scenarios::scenario::Scenario;
+
+use super::{default_out_dir, fail_unless_empty, rerun_command, seed_from_environment};
+use crate::files::{evidence_paths, write_trace_and_report};
+use crate::run::{self, RunError};
+use crate::sweep;
+use crate::wants::{KeptRun, TraceWants};
+
+/// A hunt to run: build with [`hunt`], adjust, then [`Hunt::run`].
+#[derive(Clone, Debug)]
+#[must_use = "a Hunt does nothing until `run` is called"]
+pub struct Hunt {
+    scenario: Scenario,
+    seeds: std::ops::Range<u64>,
+    out: PathBuf,
+}
+
+/// A hunt of `scenario` (whose `recipe` names `def`) over the scenario's seeds, or over seed
+/// `SPLITBRAIN_SEED` alone when that is set. Registers `def` with the simulator, unless it is
+/// a row of splitbrain's table.
+///
+/// # Panics
+/// When the scenario names another recipe than `def`, or `def` cannot be registered (its name
+/// is one of splitbrain's table, or another recipe type took it): mistakes in a test's set-up.
+pub fn hunt<R: Testable>(def: &'static RecipeDef<R>, scenario: &Scenario) -> Hunt {
+    assert_eq!(
+        scenario.recipe.name(),
+        def.name,
+        "scenario `{}`: /recipe: expected the recipe under test",
+        scenario.name
+    );
+    if scenario.recipe.built_in().is_none()
+        && let Err(error) = sim::register(def)
+    {
+        panic!("{error}");
+    }
+    let seeds = match seed_from_environment() {
+        Some(seed) => seed..seed + 1,
+        None => scenario.seeds.iter(),
+    };
+    Hunt {
+        scenario: scenario.clone(),
+        seeds,
+        out: default_out_dir().join(&scenario.name),
+    }
+}
+
+impl Hunt {
+    /// Runs these seeds instead (`SPLITBRAIN_SEED` still wins: it replays one).
+    pub fn seeds(mut self, seeds: std::ops::Range<u64>) -> Hunt {
+        if seed_from_environment().is_none() {
+            self.seeds = seeds;
+        }
+        self
+    }
+
+    /// Writes findings to `dir` instead of `<target>/splitbrain/<scenario>`.
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Hunt {
+        self.out = dir.into();
+        self
+    }
+
+    /// Runs every seed (on every core, results in seed order) and writes the trace and report
+    /// of the first seed that violates each property.
+    pub fn run(&self) -> Hunted {
+        let mut hunted = Hunted {
+            scenario: self.scenario.clone(),
+            seeds: self.seeds.clone(),
+            seeds_run: 0,
+            findings: Vec::new(),
+            failures: Vec::new(),
+        };
+        let scenario = &self.scenario;
+        let wants = TraceWants::new(&run::checked_properties(scenario));
+        sweep::in_order(
+            self.seeds.clone(),
+            sweep::default_workers(),
+            |&seed| KeptRun::run(scenario, seed, &wants),
+            |seed, result| {
+                let before = hunted.findings.len();
+                hunted.record(seed, result, &self.out);
+                (hunted.findings[before..].iter())
+                    .for_each(|found| wants.settle(found.violation.property));
+            },
+        );
+        hunted
+    }
+}
+
+/// The first seed that violated a property, and where its evidence is.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    /// The seed.
+    pub seed: u64,
+    /// The property's first violation in that run.
+    pub violation: Violation,
+    /// The run's trace (JSON).
+    pub trace: PathBuf,
+    /// Its HTML report.
+    pub report: PathBuf,
+    /// The command that replays it: this test, with `SPLITBRAIN_SEED` set.
+    pub replay: String,
+}
+
+/// What a hunt found.
+#[derive(Clone, Debug)]
+pub struct Hunted {
+    scenario: Scenario,
+    seeds: std::ops::Range<u64>,
+    /// Seeds run.
+    pub seeds_run: u64,
+    /// The first finding of each violated property, in property order.
+    pub findings: Vec<Finding>,
+    /// Seeds whose run produced no trace, and why.
+    pub failures: Vec<(u64, String)>,
+}
+
+impl Hunted {
+    /// Counts the run of `seed`, writing its evidence if it is a property's first violation.
+    fn record(&mut self, seed: u64, result: Result<KeptRun, RunError>, out: &std::path::Path) {
+        self.seeds_run += 1;
+        let judged = match result {
+            Ok(judged) => judged,
+            Err(error) => return self.failures.push((seed, error.to_string())),
+        };
+        // Violations come in property order: the first of each property not found before.
+        let mut new: Vec<Violation> = (judged.violations().iter())
+            .filter(|v| self.finding(v.property).is_none())
+            .cloned()
+            .collect();
+        new.dedup_by_key(|v| v.property);
+        // A run none of whose properties wanted its trace any more violates none for the first
+        // time (see `crate::wants`).
+        let Some(outcome) = judged.outcome().filter(|_| !new.is_empty()) else {
+            return;
+        };
+        let (trace, report) = evidence_paths(out, &format!("seed-{seed}"));
+        let files = (trace.as_path(), report.as_path());
+        let replay = rerun_command(Some(seed));
+        if let Err(error) = write_trace_and_report(
+            &outcome.trace,
+            &outcome.violations,
+            files,
+            Some(replay.clone()),
+        ) {
+            self.failures
+                .push((seed, format!("its evidence was not kept: {error}")));
+        }
+        for violation in new {
+            self.findings.push(Finding {
+                seed,
+                violation,
+                trace: trace.clone(),
+                report: report.clone(),
+                replay: replay.clone(),
+            });
+        }
+        self.findings.sort_by_key(|f| f.violation.property);
+    }
+
+    /// The first finding of `property`, if a seed violated it.
+    pub fn finding(&self, property: Property) -> Option<&Finding> {
+        self.findings
+            .iter()
+            .find(|f| f.violation.property == property)
+    }
+
+    /// One paragraph per expectation of the scenario that the seeds did not meet (and per run
+    /// that failed), empty when every one was met.
+    pub fn unmet(&self) -> Vec<String> {
+        let mut unmet = Vec::new();
+        for &property in self.scenario.recipe.properties() {
+            match (self.scenario.expectation(property), self.finding(property)) {
+                (Expectation::Holds, Some(found)) => unmet.push(describe(property, found)),
+                (Expectation::Violated, None) => unmet.push(format!(
+                    "{property}: expected a violation in seeds {}..{}, found none in {} runs",
+                    self.seeds.start, self.seeds.end, self.seeds_run
+                )),
+                _ => {}
+            }
+        }
+        for (seed, why) in &self.failures {
+            unmet.push(format!(
+                "seed {seed}: the run failed: {why}\n  replay: {}",
+                rerun_command(Some(*seed))
+            ));
+        }
+        unmet
+    }
+
+    /// Panics, with every unmet expectation's seed, replay command, trace and report, unless
+    /// the scenario's expectations were all met.
+    #[track_caller]
+    pub fn assert_met(&self) {
+        let headline = format!(
+            "scenario `{}` ({} seeds): expectation(s) not met",
+            self.scenario.name, self.seeds_run
+        );
+        fail_unless_empty(&headline, &self.unmet());
+    }
+}
+
+/// A finding of a property expected to hold, as a failure message.
+fn describe(property: Property, found: &Finding) -> String {
+    let mut text = format!(
+        "{property}: expected to hold, violated at seed {}: {}",
+        found.seed, found.violation.message
+    );
+    let _ = write!(
+        text,
+        "\n  replay: {}\n  trace:  {}\n  report: {}",
+        found.replay,
+        found.trace.display(),
+        found.report.display()
+    );
+    text
+}
