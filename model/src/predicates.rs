@@ -160,8 +160,8 @@ fn no_conflict<R>(state: &State<R>, property: Property) -> bool {
 
 /// A client waits and nothing but a fault can happen any more: no event to handle, no
 /// request to apply, no timer or workload step pending, no orphaned session for the server
-/// to expire. The path to such a state is a waiter left waiting forever (DESIGN's
-/// `progress`, on a path). Who waits is the [`Waits`](properties::monitor::Waits) monitor's to
+/// to expire. The path to such a state is a waiter left waiting forever (the
+/// `progress` property, on a path). Who waits is the [`Waits`](properties::monitor::Waits) monitor's to
 /// say, as in the trace checker: an ask not yet granted, one whose waiter gave up when the
 /// ask failed because of a fault among them, unless `asking_only` (`answered`: a waiter that
 /// gave up has had its answer). A path can also stop short of the answer to an end call (a

@@ -859,7 +859,7 @@ fn model_and_trace_checker_agree_on_orphans() {
     assert_eq!(verdicts, [true, true, true, false, false, false]);
 }
 
-/// `check --json` prints exactly the shape.
+/// `check --json` prints exactly the documented shape.
 #[test]
 fn the_json_summary_has_the_agreed_shape() {
     let outcome = check(&NAIVE_HERD_MUTEX, ModelSpec::new(2), Options::default());

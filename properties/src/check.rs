@@ -1,4 +1,4 @@
-//! Trace checkers, one module per property (DESIGN "What is checked"). They read nothing but
+//! Trace checkers, one module per property (the book's "Properties" page). They read nothing but
 //! a [`Trace`] and a [`Context`], so they serve simulator, model and real runs alike; each
 //! returns the [`Violation`]s it found, naming the property, the instants, the clients and the
 //! events involved, with one readable sentence.

@@ -6,7 +6,7 @@ use std::fmt;
 use lock::ids::ClientSlot;
 use serde::{Deserialize, Serialize};
 
-/// A property a run can be checked for (see DESIGN "What is checked").
+/// A property a run can be checked for (the book's "Properties" page says what each means).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Property {

@@ -341,7 +341,7 @@ fn semaphore(property: Property, spec: &ModelSpec) -> Expectation {
 /// A writer and another holder believe at once once a paused holder's session can expire (a
 /// writer's successor reads, or a reader's successor writes). Only writers use the resource,
 /// so an unfenced one loses an update only with two writers. A writer's release wakes every
-/// reader queued right behind it, and they all then read: no herd by DESIGN's rule (woken ≤
+/// reader queued right behind it, and they all then read: no herd by `herd_free`'s rule (woken ≤
 /// max(1, those that then acquire)). A herd needs readers woken by a queued writer's expiry
 /// while another writer is still ahead of them: two writers, two readers and an expiry (4
 /// clients): `check read-write-lock --clients 4 --writers 2` finds it in 29 steps (its full

@@ -1,6 +1,6 @@
 //! [`Herds`]: who a change to the tree woke — `herd_free`'s monitor.
 //!
-//! DESIGN's rule: one change wakes at most max(1, n) clients that are waiting at that moment,
+//! The rule: one change wakes at most max(1, n) clients that are waiting at that moment,
 //! where n is how many of them then acquire (made for read-write locks: one writer's release
 //! may rightly wake every reader queued behind it; for exclusive locks and elections n ≤ 1).
 //! A change is one request, or one node an expiry deletes (each deletion wakes its own

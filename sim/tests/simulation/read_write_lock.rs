@@ -80,7 +80,7 @@ fn readers_share_writers_exclude_and_everyone_is_served() {
 /// One writer and nine readers, staggered: with this seed the first reader's node comes
 /// first, the writer queues behind it and the eight later readers queue behind the writer.
 /// They wait for it although only a reader holds (no writer starvation), and the writer's
-/// release wakes exactly those eight, who all then read at once (no herd by DESIGN's rule
+/// release wakes exactly those eight, who all then read at once (no herd by `herd_free`'s rule
 /// for read-write locks: woken ≤ max(1, those that then acquire)).
 #[test]
 fn readers_queued_behind_a_writer_wait_for_it_and_its_release_wakes_only_readers() {

@@ -328,7 +328,7 @@ fn load_average() -> String {
 
 impl RealResults {
     /// The results as Markdown: a title line, the lock table, the watch table, the latch
-    /// table and the issue's targets, each said met or not.
+    /// table and the throughput targets, each said met or not.
     pub fn markdown(&self) -> String {
         use std::fmt::Write as _;
         let s = &self.sizes;
@@ -411,7 +411,7 @@ impl RealResults {
                 latch.failovers
             );
         }
-        text.push_str("\nTargets (issue 14):\n\n");
+        text.push_str("\nTargets:\n\n");
         for (target, met) in self.targets() {
             let _ = writeln!(
                 text,
@@ -422,7 +422,7 @@ impl RealResults {
         text
     }
 
-    /// The issue's targets, each with whether these results meet it.
+    /// The throughput targets, each with whether these results meet it.
     pub fn targets(&self) -> Vec<(String, bool)> {
         let pairs = || {
             self.locks

@@ -16,7 +16,7 @@ use super::compare::{differs, share};
 use super::{Plan, progress, start_server};
 use crate::cli::Failure;
 
-/// The recipes whose scenarios are compared (the four families, by recipe name).
+/// The recipes whose scenarios are compared (the lock, read-write, semaphore and election families, by recipe name).
 const RECIPES: [&str; 5] = [
     "mutex",
     "read-write-lock",
