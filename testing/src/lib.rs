@@ -35,3 +35,21 @@ pub use trace;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
+
+/// Compiles and runs the `rust` blocks of book pages as doc tests, one struct per page (the
+/// book's pages cannot be tested with `mdbook test`, which cannot link the workspace's crates).
+/// `tests/docs.rs` checks that every page with a `rust` block is listed here.
+macro_rules! book_doctests {
+    ($($name:ident: $page:literal),* $(,)?) => {
+        $(
+            #[cfg(doctest)]
+            #[doc = include_str!(concat!("../../book/src/", $page))]
+            struct $name;
+        )*
+    };
+}
+
+book_doctests! {
+    BookYourRecipe: "guides/your-recipe.md",
+    BookScenarioFormat: "reference/scenario-format.md",
+}
