@@ -41,7 +41,7 @@
 //!   `SessionLost` (a failed listing with `Zk(error)`), a missing lease node with
 //!   `NodeVanished`, and held leases end at `Lost` with a guaranteed delete of their nodes.
 //!
-//! Three consequences of Curator's lease loop that the checks find (see the README). A lease
+//! Three consequences of Curator's lease loop that the checks find (see the book's findings). A lease
 //! wait that holds through its old session's node overlaps the next holder once the server
 //! expires that session, both clients' current sessions alive (as the mutex's lock loop
 //! does). The listing that finds the lease node missing leaves its child watch behind, and a

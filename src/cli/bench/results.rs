@@ -1,5 +1,5 @@
 //! The results of `splitbrain bench`: the machine and commit they were measured on, every
-//! figure, and the Markdown table the README shows.
+//! figure, and the Markdown table the book's "Measured results" page shows.
 
 use std::fmt::Write as _;
 use std::process::Command;
