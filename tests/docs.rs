@@ -453,16 +453,14 @@ impl Checker {
         let text = self.read(file);
         for line in lines(&text) {
             self.check_wording(file, &line);
-            if let Some(language) = line.opens_fence {
-                if language.is_empty() {
-                    self.fail(
-                        file,
-                        line.number,
-                        "a code block without a language (rustdoc would compile it as Rust): \
-                         write ```sh, ```text, ```json, ```toml or ```rust"
-                            .to_string(),
-                    );
-                }
+            if line.opens_fence.is_some_and(str::is_empty) {
+                self.fail(
+                    file,
+                    line.number,
+                    "a code block without a language (rustdoc would compile it as Rust): \
+                     write ```sh, ```text, ```json, ```toml or ```rust"
+                        .to_string(),
+                );
             }
             if line.in_code {
                 continue;
