@@ -14,7 +14,7 @@
 //!   document outside the repository;
 //! - code blocks that would not be tested as meant: every fence names its language (a bare
 //!   fence is compiled as Rust by rustdoc), and every page with a `rust` block is compiled as a
-//!   doc test (listed in `src/lib.rs`).
+//!   doc test (listed in `testing/src/lib.rs`).
 //!
 //! Each failure names the file, the line and what is wrong. The check needs nothing outside
 //! the repository and walks it in a fixed order.
@@ -505,10 +505,10 @@ impl Checker {
     }
 
     fn check_doctests(&mut self) {
-        let lib = self.read("src/lib.rs");
+        let lib = self.read("testing/src/lib.rs");
         if !lib.contains("include_str!(\"../README.md\")") {
             self.fail(
-                "src/lib.rs",
+                "testing/src/lib.rs",
                 1,
                 "the README is not compiled as a doc test".to_string(),
             );
@@ -532,7 +532,7 @@ impl Checker {
                 self.fail(
                     &page,
                     line.number,
-                    format!("has a rust block but is not in src/lib.rs's book_doctests! list as \"{relative}\""),
+                    format!("has a rust block but is not in testing/src/lib.rs's book_doctests! list as \"{relative}\""),
                 );
             }
         }
