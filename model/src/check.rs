@@ -87,11 +87,7 @@ pub struct Verdict {
 impl Verdict {
     /// Whether the verdict is the declared one.
     pub fn met(&self) -> bool {
-        match self.expectation {
-            Expectation::Holds => self.holds,
-            Expectation::Violated => !self.holds,
-            Expectation::Unchecked => true,
-        }
+        self.expectation.is_met(!self.holds)
     }
 }
 

@@ -116,6 +116,39 @@ impl Expectation {
             Expectation::Unchecked => "unchecked",
         }
     }
+
+    /// Whether a property is as expected, given whether any run (a seed, a real run, a model
+    /// checker's search) violated it: `holds` wants none to, `violated` at least one, and
+    /// `unchecked` takes either. Every verdict on an expectation is this one.
+    pub fn is_met(self, violated: bool) -> bool {
+        match self {
+            Expectation::Holds => !violated,
+            Expectation::Violated => violated,
+            Expectation::Unchecked => true,
+        }
+    }
+
+    /// Why `violating` of `runs` runs (counted in `unit`s: "seeds", "runs", ...) do not meet
+    /// this expectation of `property`, or `None` when they do: the one wording of an unmet
+    /// expectation, `progress: expected to hold, violated in 3 of 200 seeds` or
+    /// `herd_free: expected a violation, found none in 200 seeds`.
+    pub fn unmet(
+        self,
+        property: impl fmt::Display,
+        violating: u64,
+        runs: u64,
+        unit: &str,
+    ) -> Option<String> {
+        if self.is_met(violating > 0) {
+            return None;
+        }
+        Some(match self {
+            Expectation::Violated => {
+                format!("{property}: expected a violation, found none in {runs} {unit}")
+            }
+            _ => format!("{property}: expected to hold, violated in {violating} of {runs} {unit}"),
+        })
+    }
 }
 
 /// One violation a checker found in a trace.
@@ -134,4 +167,26 @@ pub struct Violation {
     pub events: Vec<usize>,
     /// One sentence a person can read.
     pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expectation_is_met_by_what_it_names_and_worded_once() {
+        let met = |e: Expectation, violating| e.unmet(Property::Progress, violating, 200, "seeds");
+        assert_eq!(met(Expectation::Holds, 0), None);
+        assert_eq!(met(Expectation::Violated, 3), None);
+        assert_eq!(met(Expectation::Unchecked, 0), None);
+        assert_eq!(met(Expectation::Unchecked, 3), None);
+        assert_eq!(
+            met(Expectation::Holds, 3).as_deref(),
+            Some("progress: expected to hold, violated in 3 of 200 seeds")
+        );
+        assert_eq!(
+            met(Expectation::Violated, 0).as_deref(),
+            Some("progress: expected a violation, found none in 200 seeds")
+        );
+    }
 }

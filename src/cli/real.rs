@@ -395,20 +395,11 @@ fn print_run(args: &Args, run: u32, outcome: &RunOutcome, trace: &Path, report: 
 /// to hold that some run violates, or one expected to be violated that no run violates.
 fn unmet(scenario: &Scenario, outcomes: &[RunOutcome]) -> Vec<String> {
     let violating = |property: Property| outcomes.iter().filter(|o| o.violates(property)).count();
-    let runs = outcomes.len();
-    scenario
-        .recipe
-        .properties()
-        .iter()
-        .filter_map(|&property| match scenario.expectation(property) {
-            Expectation::Holds if violating(property) > 0 => Some(format!(
-                "{property} should hold, violated in {} of {runs} run(s)",
-                violating(property)
-            )),
-            Expectation::Violated if violating(property) == 0 => Some(format!(
-                "{property} should be violated, held in all {runs} run(s)"
-            )),
-            _ => None,
+    let runs = outcomes.len() as u64;
+    (scenario.recipe.properties().iter())
+        .filter_map(|&property| {
+            let violating = violating(property) as u64;
+            (scenario.expectation(property)).unmet(property, violating, runs, "runs")
         })
         .collect()
 }

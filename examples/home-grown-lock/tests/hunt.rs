@@ -25,6 +25,10 @@ fn a_hunt_finds_the_herd_and_the_waiter_left_waiting_by_seed() {
         hang.replay
     );
     assert!(hang.trace.exists() && hang.report.exists());
+    // Every seed that hung is listed, the first of them the finding's.
+    let hung = hunted.violating_seeds(Property::Progress);
+    assert_eq!(hung.first(), Some(&hang.seed));
+    assert!(hung.windows(2).all(|pair| pair[0] < pair[1]), "{hung:?}");
     assert!(
         hunted.finding(Property::HerdFree).is_some(),
         "every waiter wakes"
@@ -34,11 +38,12 @@ fn a_hunt_finds_the_herd_and_the_waiter_left_waiting_by_seed() {
         Property::MutualExclusionFenced,
     ] {
         assert!(hunted.finding(safe).is_none(), "{safe}: exclusion holds");
+        assert!(hunted.violating_seeds(safe).is_empty());
     }
 }
 
 #[test]
-#[should_panic(expected = "progress: expected to hold, violated at seed")]
+#[should_panic(expected = "progress: expected to hold, violated in")]
 fn a_failing_hunt_says_how_to_replay_it() {
     testing::hunt(&HOME_GROWN_LOCK, &contention())
         .run()
@@ -54,12 +59,12 @@ fn the_model_finds_the_waiter_left_waiting_with_two_clients() {
     assert!(hang.report.exists());
     let unmet = checked.unmet();
     assert!(
-        unmet[0].starts_with("progress: expected holds, found violated"),
+        unmet[0].starts_with("progress: expected to hold, violated in 1 of 1 exhaustive search"),
         "{unmet:#?}"
     );
     // A hang, not a give-up: the waiter still asks.
     assert!(
-        unmet[1].starts_with("answered: expected holds, found violated"),
+        unmet[1].starts_with("answered: expected to hold, violated in 1 of 1 exhaustive search"),
         "{unmet:#?}"
     );
     assert_eq!(

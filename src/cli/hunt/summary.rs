@@ -170,11 +170,7 @@ impl Tally {
     /// Settles the verdicts.
     pub(super) fn settle(&mut self) {
         for property in &mut self.properties {
-            property.met = match property.expectation {
-                Expectation::Holds => property.seeds_violating == 0,
-                Expectation::Violated => property.seeds_violating > 0,
-                Expectation::Unchecked => true,
-            };
+            property.met = (property.expectation).is_met(property.seeds_violating > 0);
         }
         self.met = self.runs_failed == 0 && self.properties.iter().all(|p| p.met);
     }

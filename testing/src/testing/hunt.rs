@@ -1,10 +1,11 @@
 //! [`hunt`]: a scenario of a user's recipe over its seeds on the simulator, checked against the
 //! scenario's expectations.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use recipe_table::property::{Expectation, Property, Violation};
+use recipe_table::property::{Property, Violation};
 use recipe_table::recipes::{RecipeDef, Testable};
 use scenarios::scenario::Scenario;
 
@@ -75,6 +76,7 @@ impl Hunt {
             scenario: self.scenario.clone(),
             seeds: self.seeds.clone(),
             seeds_run: 0,
+            violating: BTreeMap::new(),
             findings: Vec::new(),
             failures: Vec::new(),
         };
@@ -117,6 +119,8 @@ pub struct Hunted {
     seeds: std::ops::Range<u64>,
     /// Seeds run.
     pub seeds_run: u64,
+    /// Every seed that violated each violated property, in seed order.
+    pub violating: BTreeMap<Property, Vec<u64>>,
     /// The first finding of each violated property, in property order.
     pub findings: Vec<Finding>,
     /// Seeds whose run produced no trace, and why.
@@ -131,6 +135,12 @@ impl Hunted {
             Ok(judged) => judged,
             Err(error) => return self.failures.push((seed, error.to_string())),
         };
+        for violation in judged.violations() {
+            let seeds = self.violating.entry(violation.property).or_default();
+            if seeds.last() != Some(&seed) {
+                seeds.push(seed);
+            }
+        }
         // Violations come in property order: the first of each property not found before.
         let mut new: Vec<Violation> = (judged.violations().iter())
             .filter(|v| self.finding(v.property).is_none())
@@ -173,19 +183,26 @@ impl Hunted {
             .find(|f| f.violation.property == property)
     }
 
+    /// The seeds that violated `property`, in seed order (empty when none did).
+    pub fn violating_seeds(&self, property: Property) -> &[u64] {
+        self.violating.get(&property).map_or(&[], Vec::as_slice)
+    }
+
     /// One paragraph per expectation of the scenario that the seeds did not meet (and per run
     /// that failed), empty when every one was met.
     pub fn unmet(&self) -> Vec<String> {
         let mut unmet = Vec::new();
         for &property in self.scenario.recipe.properties() {
-            match (self.scenario.expectation(property), self.finding(property)) {
-                (Expectation::Holds, Some(found)) => unmet.push(describe(property, found)),
-                (Expectation::Violated, None) => unmet.push(format!(
-                    "{property}: expected a violation in seeds {}..{}, found none in {} runs",
-                    self.seeds.start, self.seeds.end, self.seeds_run
-                )),
-                _ => {}
+            let violating = self.violating_seeds(property).len() as u64;
+            let expectation = self.scenario.expectation(property);
+            let Some(mut text) = expectation.unmet(property, violating, self.seeds_run, "seeds")
+            else {
+                continue;
+            };
+            if let Some(found) = self.finding(property) {
+                describe(&mut text, found);
             }
+            unmet.push(text);
         }
         for (seed, why) in &self.failures {
             unmet.push(format!(
@@ -208,18 +225,15 @@ impl Hunted {
     }
 }
 
-/// A finding of a property expected to hold, as a failure message.
-fn describe(property: Property, found: &Finding) -> String {
-    let mut text = format!(
-        "{property}: expected to hold, violated at seed {}: {}",
-        found.seed, found.violation.message
-    );
+/// Adds to an unmet expectation's `text` the first seed that violated it and its evidence.
+fn describe(text: &mut String, found: &Finding) {
     let _ = write!(
         text,
-        "\n  replay: {}\n  trace:  {}\n  report: {}",
+        ", first at seed {}: {}\n  replay: {}\n  trace:  {}\n  report: {}",
+        found.seed,
+        found.violation.message,
         found.replay,
         found.trace.display(),
         found.report.display()
     );
-    text
 }

@@ -90,12 +90,10 @@ impl ModelChecked {
     pub fn unmet(&self) -> Vec<String> {
         let mut unmet = Vec::new();
         for verdict in self.outcome.verdicts.iter().filter(|v| !v.met()) {
-            let found = if verdict.holds { "holds" } else { "violated" };
-            let mut text = format!(
-                "{}: expected {:?}, found {found}",
-                verdict.property, verdict.expectation
-            )
-            .to_lowercase();
+            let violated = u64::from(!verdict.holds);
+            let mut text = (verdict.expectation)
+                .unmet(verdict.property, violated, 1, "exhaustive search")
+                .unwrap_or_default();
             if let Some(path) = self.path(verdict.property) {
                 let _ = write!(
                     text,
