@@ -8,15 +8,16 @@
 
 use splitbrain::lock::recipe::{Ctx, Input, Recipe};
 use splitbrain::lock::recipes::{Call, LeaderLatch, Notice};
-use splitbrain::lock::relabel::{ClientMap, Relabel};
-use splitbrain::recipe_table::family::Family;
+use splitbrain::lock::relabel::Relabel;
 use splitbrain::recipe_table::property::Property;
 use splitbrain::recipe_table::recipes::{RecipeDef, exclusive_lock};
 use splitbrain::scenarios::scenario::Scenario;
+use splitbrain::recipe_table::family::Family;
 use splitbrain::testing;
 
 /// Curator's LeaderLatch, but its user never hears that it stopped leading.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
+#[relabel(crate = "splitbrain::lock")]
 struct SilentStepDownLatch(LeaderLatch);
 
 impl Recipe for SilentStepDownLatch {
@@ -29,12 +30,6 @@ impl Recipe for SilentStepDownLatch {
                 cx.notify(notice);
             }
         }
-    }
-}
-
-impl Relabel for SilentStepDownLatch {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        SilentStepDownLatch(self.0.relabel(map))
     }
 }
 

@@ -5,7 +5,7 @@ use crate::coordination::RawEvent;
 use crate::framework::{Delivery, Framework};
 use crate::ids::TimerId;
 use crate::recipe::{Ctx, Effect, Input, Recipe};
-use crate::relabel::{ClientMap, Relabel};
+use crate::relabel::Relabel;
 
 /// What an executor feeds a client.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,7 +19,7 @@ pub enum ClientInput<C> {
 }
 
 /// A recipe with its framework layer.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct Client<R> {
     framework: Framework,
     recipe: R,
@@ -82,15 +82,6 @@ impl<C> From<Delivery> for Input<C> {
             Delivery::Reply { op, result } => Input::Reply { op, result },
             Delivery::Watch(event) => Input::Watch(event),
             Delivery::Session(event) => Input::Session(event),
-        }
-    }
-}
-
-impl<R: Relabel> Relabel for Client<R> {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        Client {
-            framework: self.framework.relabel(map),
-            recipe: self.recipe.relabel(map),
         }
     }
 }

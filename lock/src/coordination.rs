@@ -22,11 +22,13 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::ids::OpId;
-use crate::relabel::{ClientMap, Relabel};
+use crate::relabel::Relabel;
 use crate::zk::{OpResult, Request, SessionId, WatchedEvent};
 
 /// A raw session state, as the ZooKeeper client library reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Relabel,
+)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum RawState {
     /// Connected (or reconnected) to the server with this session.
@@ -43,7 +45,7 @@ pub enum RawState {
 }
 
 /// One item of a session's ordered event stream.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Relabel)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RawEvent {
     /// The reply to request `op`.
@@ -89,35 +91,6 @@ pub trait Connector: Send + Sync {
 
     /// Opens a new session. The handle's first event is `Connected` once the server accepted it.
     fn connect(&self) -> impl Future<Output = Self::Session> + Send;
-}
-
-impl Relabel for RawState {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        match *self {
-            RawState::Connected { session, timeout } => RawState::Connected {
-                session: map.session(session),
-                timeout,
-            },
-            RawState::Disconnected | RawState::Expired => *self,
-        }
-    }
-}
-
-impl Relabel for RawEvent {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        match self {
-            RawEvent::Reply { op, result } => RawEvent::Reply {
-                op: map.op(*op),
-                result: result.relabel(map),
-            },
-            RawEvent::Watch { event } => RawEvent::Watch {
-                event: event.relabel(map),
-            },
-            RawEvent::State { state } => RawEvent::State {
-                state: state.relabel(map),
-            },
-        }
-    }
 }
 
 /// A session's ordered event stream as an implementation keeps it: the receiving end of the

@@ -184,7 +184,7 @@ pub(crate) enum Delivery {
     Session(SessionEvent),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 enum Connection {
     /// Waiting for the first `Connected` of a session; `after_loss` when it replaces a lost one.
     Connecting { after_loss: bool },
@@ -198,7 +198,7 @@ enum Connection {
     },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 enum Purpose {
     /// The reply goes to the recipe.
     Recipe,
@@ -209,7 +209,7 @@ enum Purpose {
 }
 
 /// Where one attempt of a request stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 enum Attempt {
     /// A call made while not connected waits for a connection, at most the connection
     /// timeout (`timer`), before its first attempt (Curator's `RetryLoop.callWithRetry`
@@ -225,7 +225,7 @@ enum Attempt {
     Sleeping(TimerId),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 struct Pending {
     request: Request,
     purpose: Purpose,
@@ -234,7 +234,7 @@ struct Pending {
     retries: u32,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 enum Step {
     /// The create request is pending.
     Creating,
@@ -246,12 +246,13 @@ enum Step {
     Checking(Path),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 struct Protected {
     parent: Path,
     /// The full name to create: protection prefix + the recipe's name.
     name: String,
     protection: ProtectionId,
+    #[relabel(skip)]
     data: Vec<u8>,
     mode: CreateMode,
     step: Step,
@@ -887,72 +888,6 @@ impl Relabel for Framework {
             next_protection: *next_protection,
             pending: pending.relabel(map),
             protected: protected.relabel(map),
-        }
-    }
-}
-
-impl Relabel for Connection {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        match *self {
-            Connection::Connecting { .. } => self.clone(),
-            Connection::Connected { session, timeout } => Connection::Connected {
-                session: map.session(session),
-                timeout,
-            },
-            Connection::Suspended {
-                session,
-                lost_timer,
-            } => Connection::Suspended {
-                session: map.session(session),
-                lost_timer: map.timer(lost_timer),
-            },
-        }
-    }
-}
-
-impl Relabel for Pending {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        Pending {
-            request: self.request.relabel(map),
-            purpose: match self.purpose {
-                Purpose::Protected(op) => Purpose::Protected(map.op(op)),
-                Purpose::Recipe | Purpose::Detached => self.purpose,
-            },
-            attempt: match self.attempt {
-                Attempt::Sleeping(timer) => Attempt::Sleeping(map.timer(timer)),
-                Attempt::Blocked(timer) => Attempt::Blocked(map.timer(timer)),
-                Attempt::Queued | Attempt::Sent => self.attempt,
-            },
-            retries: self.retries,
-        }
-    }
-}
-
-impl Relabel for Protected {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        let Protected {
-            parent,
-            name,
-            protection,
-            data,
-            mode,
-            step,
-            retries,
-            abandoned,
-        } = self;
-        Protected {
-            parent: parent.relabel(map),
-            name: name.relabel(map),
-            protection: protection.relabel(map),
-            data: data.clone(),
-            mode: *mode,
-            step: match step {
-                Step::Checking(path) => Step::Checking(path.relabel(map)),
-                Step::Backoff(timer) => Step::Backoff(map.timer(*timer)),
-                Step::Creating | Step::Finding => step.clone(),
-            },
-            retries: *retries,
-            abandoned: *abandoned,
         }
     }
 }

@@ -17,6 +17,9 @@
 //! Nothing here reads a clock, draws a random number or does I/O except through the
 //! `Coordination` the driver is given.
 
+// `#[derive(Relabel)]` names this crate `::lock`, here as in a user's crate.
+extern crate self as lock;
+
 pub mod client;
 pub mod coordination;
 pub mod driver;

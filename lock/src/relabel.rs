@@ -19,7 +19,8 @@ use std::time::Duration;
 
 use crate::fencing::Token;
 use crate::ids::{ClientSlot, OpId, Owner, ProtectionId, TimerId};
-use crate::zk::{SessionId, ZkError};
+use crate::recipes::Mode;
+use crate::zk::{CreateMode, EventKind, SessionId, ZkError, Zxid};
 
 /// A mapping of client identities: client slots, and the session ids that belong to them.
 /// Identities without an entry map to themselves. The mapping need not be injective (the
@@ -274,6 +275,29 @@ fn lookup<T: PartialEq + Copy>(pairs: &[(T, T)], key: T) -> T {
 
 /// A value whose client identities can be rewritten under a [`ClientMap`].
 ///
+/// Most types relabel field by field: derive it (`#[derive(Relabel)]`, the derive macro of the
+/// same name). Each field's type must implement `Relabel`, but for a field marked
+/// `#[relabel(skip)]`, which holds no client identity and no op or timer id and is cloned
+/// as it is; the fields are visited in declaration order, and each type parameter gets a
+/// `Relabel` bound. A crate that reaches this crate by another path than `lock` names it on
+/// the type: `#[relabel(crate = "splitbrain::lock")]`. Write it by hand where the image is
+/// more than its fields' images (a node name with an embedded protection id, a map keyed by
+/// client, ids renumbered through [`ClientMap::op_counter`]).
+///
+/// ```
+/// use lock::ids::{OpId, Owner};
+/// use lock::relabel::{ClientMap, Relabel};
+///
+/// #[derive(Clone, Debug, PartialEq, Relabel)]
+/// enum Stage {
+///     Idle,
+///     Creating { owner: Owner, op: OpId },
+/// }
+///
+/// let stage = Stage::Creating { owner: Owner(1), op: OpId(4) };
+/// assert_eq!(stage.relabel(&ClientMap::new()), stage);
+/// ```
+///
 /// Every op id and timer id the value holds must go through the map too (`relabel` on it,
 /// or [`ClientMap::op`] / [`ClientMap::timer`]), never be copied: the model checker
 /// renumbers them, and an id left behind could meet a renumbered one.
@@ -281,6 +305,8 @@ pub trait Relabel: Sized {
     /// The value with every client slot, session id and protection id mapped by `map`.
     fn relabel(&self, map: &ClientMap) -> Self;
 }
+
+pub use lock_derive::Relabel;
 
 /// Ids the map sends to their image through one of its methods.
 macro_rules! mapped {
@@ -321,7 +347,10 @@ macro_rules! unchanged {
     )*};
 }
 
-unchanged!(bool, u8, u16, u32, u64, Duration, Owner, Token, ZkError);
+unchanged!(
+    bool, u8, u16, i32, u32, u64, usize, Duration, Owner, Token, Zxid, ZkError
+);
+unchanged!(Mode, CreateMode, EventKind);
 
 impl<T: Relabel> Relabel for Option<T> {
     fn relabel(&self, map: &ClientMap) -> Self {
@@ -338,11 +367,19 @@ impl<T: Relabel, E: Relabel> Relabel for Result<T, E> {
     }
 }
 
-impl<A: Relabel, B: Relabel> Relabel for (A, B) {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        (self.0.relabel(map), self.1.relabel(map))
-    }
+/// Tuples relabel element by element, in order.
+macro_rules! tuple {
+    ($($element:ident . $index:tt),*) => {
+        impl<$($element: Relabel),*> Relabel for ($($element,)*) {
+            fn relabel(&self, map: &ClientMap) -> Self {
+                ($(self.$index.relabel(map),)*)
+            }
+        }
+    };
 }
+
+tuple!(A.0, B.1);
+tuple!(A.0, B.1, C.2);
 
 impl<T: Relabel> Relabel for Vec<T> {
     fn relabel(&self, map: &ClientMap) -> Self {

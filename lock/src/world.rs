@@ -15,12 +15,12 @@ use std::time::Duration;
 
 use crate::coordination::{RawEvent, RawState};
 use crate::ids::OpId;
-use crate::relabel::{ClientMap, Relabel};
+use crate::relabel::Relabel;
 use crate::zk::tree::{Applied, Fired, Tree};
 use crate::zk::{OpResult, Request, SessionId, WatchedEvent, ZkError, Zxid};
 
 /// The server: the data tree and the sessions it holds (neither expired nor closed).
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct Server {
     /// The data tree.
     pub tree: Tree,
@@ -107,11 +107,12 @@ pub enum Link {
 }
 
 /// A client's session handle: the connection to the server and its two FIFO queues.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct Handle {
     /// The session.
     pub session: SessionId,
     /// The state of the connection.
+    #[relabel(skip)]
     pub link: Link,
     /// Requests sent and not yet applied, in order.
     pub requests: VecDeque<(OpId, Request)>,
@@ -241,26 +242,6 @@ impl Handle {
 fn connected(session: SessionId, timeout: Duration) -> RawEvent {
     RawEvent::State {
         state: RawState::Connected { session, timeout },
-    }
-}
-
-impl Relabel for Server {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        Server {
-            tree: self.tree.relabel(map),
-            live: self.live.relabel(map),
-        }
-    }
-}
-
-impl Relabel for Handle {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        Handle {
-            session: map.session(self.session),
-            link: self.link,
-            requests: self.requests.relabel(map),
-            events: self.events.relabel(map),
-        }
     }
 }
 

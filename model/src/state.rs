@@ -112,9 +112,10 @@ impl<R: Clone> Peer<R> {
 }
 
 /// The protected counter, and the fenced-access monitor of the accesses it accepted.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct Resource {
     /// The counter (fenced or not).
+    #[relabel(skip)]
     pub counter: FencedResource,
     /// The accepted accesses as `mutual_exclusion_fenced` judges them (the trace checker
     /// folds the same monitor over a trace).
@@ -176,15 +177,6 @@ impl<R: Clone> State<R> {
     /// The server, mutably: its own copy, if another state still shares it.
     pub fn server_mut(&mut self) -> &mut Server {
         SharedServer::make_mut(&mut self.server)
-    }
-}
-
-impl Relabel for Resource {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        Resource {
-            counter: self.counter.clone(),
-            fenced: self.fenced.relabel(map),
-        }
     }
 }
 

@@ -1373,7 +1373,7 @@ fn revocable_mutex_with_two_clients_cuts_holds_short() {
 
 /// The mutex with `other_call` emptied (mutant 18 of `scripts/mutants`): `MakeRevocable` and
 /// `AttemptRevoke` do nothing, so no attempt is answered and nobody is asked to release.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, lock::relabel::Relabel)]
 struct DroppedRevocationMutex(lock::recipes::Mutex);
 
 impl lock::recipe::Recipe for DroppedRevocationMutex {
@@ -1394,12 +1394,6 @@ impl lock::recipe::Recipe for DroppedRevocationMutex {
         for notice in cx.run_inner(&mut self.0, input) {
             cx.notify(notice);
         }
-    }
-}
-
-impl lock::relabel::Relabel for DroppedRevocationMutex {
-    fn relabel(&self, map: &lock::relabel::ClientMap) -> Self {
-        DroppedRevocationMutex(self.0.relabel(map))
     }
 }
 

@@ -15,7 +15,7 @@ use splitbrain::lock::fencing::Token;
 use splitbrain::lock::ids::{OpId, Owner};
 use splitbrain::lock::recipe::{Ctx, Input, Recipe, SessionEvent};
 use splitbrain::lock::recipes::{Call, FailReason, Mode, Notice};
-use splitbrain::lock::relabel::{ClientMap, Relabel};
+use splitbrain::lock::relabel::Relabel;
 use splitbrain::lock::zk::{CreateMode, EventKind, OpOk, OpResult, Path, Request, ZkError};
 use splitbrain::recipe_table::family::Family;
 use splitbrain::recipe_table::recipes::{RecipeDef, exclusive_lock};
@@ -33,13 +33,17 @@ pub static HOME_GROWN_LOCK: RecipeDef<HomeGrownLock> = RecipeDef {
 };
 
 /// One client's lock on `<path>/lock`. One owner at a time (a second acquire fails).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
+#[relabel(crate = "splitbrain::lock")]
 pub struct HomeGrownLock {
+    /// `<path>/lock`: no protection prefix, no client identity.
+    #[relabel(skip)]
     node: Path,
     stage: Stage,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
+#[relabel(crate = "splitbrain::lock")]
 enum Stage {
     Idle,
     /// Creating the lock node.
@@ -192,29 +196,6 @@ impl Recipe for HomeGrownLock {
             }
             Input::Session(event) => self.on_session(event, cx),
             Input::Timer(_) => {}
-        }
-    }
-}
-
-/// The lock keeps no client identity (no session id, no protection prefix in its node name),
-/// so relabelling clients leaves its node as it is; the op id it waits for goes through the
-/// map, which the model checker uses to renumber each client's op ids.
-impl Relabel for HomeGrownLock {
-    fn relabel(&self, map: &ClientMap) -> HomeGrownLock {
-        let stage = match &self.stage {
-            Stage::Creating { owner, op } => Stage::Creating {
-                owner: *owner,
-                op: map.op(*op),
-            },
-            Stage::Reading { owner, op } => Stage::Reading {
-                owner: *owner,
-                op: map.op(*op),
-            },
-            Stage::Idle | Stage::Waiting { .. } | Stage::Holding { .. } => self.stage.clone(),
-        };
-        HomeGrownLock {
-            node: self.node.clone(),
-            stage,
         }
     }
 }

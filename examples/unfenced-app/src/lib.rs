@@ -10,9 +10,9 @@
 use splitbrain::lock::fencing::Token;
 use splitbrain::lock::recipe::{Ctx, Input, Recipe};
 use splitbrain::lock::recipes::{Call, Mutex, Notice};
-use splitbrain::lock::relabel::{ClientMap, Relabel};
-use splitbrain::recipe_table::family::Family;
+use splitbrain::lock::relabel::Relabel;
 use splitbrain::recipe_table::recipes::{RecipeDef, curator_lock_loop};
+use splitbrain::recipe_table::family::Family;
 
 /// The application's row: as far as its users are concerned it is the mutex, Curator's lock
 /// loop and all.
@@ -32,7 +32,8 @@ pub static UNFENCED_APP: RecipeDef<UnfencedApp> = RecipeDef {
 pub const FIXED_EPOCH: Token = Token(0);
 
 /// The application's use of the lock: the mutex, with the token thrown away.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
+#[relabel(crate = "splitbrain::lock")]
 pub struct UnfencedApp {
     mutex: Mutex,
 }
@@ -52,15 +53,6 @@ impl Recipe for UnfencedApp {
                 },
                 other => other,
             });
-        }
-    }
-}
-
-/// Client identities live in the mutex only.
-impl Relabel for UnfencedApp {
-    fn relabel(&self, map: &ClientMap) -> UnfencedApp {
-        UnfencedApp {
-            mutex: self.mutex.relabel(map),
         }
     }
 }

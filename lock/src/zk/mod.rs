@@ -67,7 +67,18 @@ impl CreateMode {
 
 /// A node's metadata. No wall-clock times: they would make traces depend on the run.
 #[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    Relabel,
 )]
 pub struct Stat {
     /// The zxid of the create.
@@ -144,7 +155,7 @@ pub enum EventKind {
 }
 
 /// A fired watch, as the client receives it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Relabel)]
 pub struct WatchedEvent {
     /// What happened.
     pub kind: EventKind,
@@ -308,24 +319,6 @@ pub enum OpOk {
 
 /// The outcome of one request.
 pub type OpResult = Result<OpOk, ZkError>;
-
-impl Relabel for Stat {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        Stat {
-            ephemeral_owner: self.ephemeral_owner.relabel(map),
-            ..*self
-        }
-    }
-}
-
-impl Relabel for WatchedEvent {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        WatchedEvent {
-            kind: self.kind,
-            path: self.path.relabel(map),
-        }
-    }
-}
 
 impl Relabel for Request {
     fn relabel(&self, map: &ClientMap) -> Self {

@@ -12,12 +12,13 @@ use super::{
     CreateMode, EventKind, OpOk, OpResult, Path, Request, SessionId, Stat, WatchedEvent,
     WatcherKind, ZkError, Zxid,
 };
-use crate::relabel::{ClientMap, Relabel};
+use crate::relabel::Relabel;
 
 /// One node.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Relabel)]
 pub struct Node {
     /// The node's data.
+    #[relabel(skip)]
     pub data: Vec<u8>,
     /// The node's metadata.
     pub stat: Stat,
@@ -64,7 +65,7 @@ pub struct Applied {
 }
 
 /// The data tree. `Clone + Eq + Ord + Hash` so that a model checker can keep it in its states.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Relabel)]
 pub struct Tree {
     zxid: Zxid,
     nodes: BTreeMap<Path, Node>,
@@ -482,40 +483,6 @@ fn trigger(
         });
     }
     notified
-}
-
-impl Relabel for Node {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        let Node {
-            data,
-            stat,
-            container,
-            children,
-        } = self;
-        Node {
-            data: data.clone(),
-            stat: stat.relabel(map),
-            container: *container,
-            children: children.relabel(map),
-        }
-    }
-}
-
-impl Relabel for Tree {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        let Tree {
-            zxid,
-            nodes,
-            data_watches,
-            child_watches,
-        } = self;
-        Tree {
-            zxid: *zxid,
-            nodes: nodes.relabel(map),
-            data_watches: data_watches.relabel(map),
-            child_watches: child_watches.relabel(map),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use lock::ids::{ClientSlot, Owner};
 use lock::recipes::{Call, Mode, Notice};
-use lock::relabel::{ClientMap, Relabel};
+use lock::relabel::Relabel;
 use lock::zk::SessionId;
 
 use super::{ErrorPolicy, Observation};
@@ -32,7 +32,7 @@ use recipe_table::property::Property;
 pub type Holder = (ClientSlot, Owner);
 
 /// What a hold is of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub enum Role {
     /// A lock acquired in `mode`.
     Lock(Mode),
@@ -44,7 +44,7 @@ pub enum Role {
 pub type Key = (Holder, Role);
 
 /// A hold as the monitor keeps it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 struct Hold {
     /// Grants not yet given back: reentrant holds, or leases.
     count: u32,
@@ -71,8 +71,9 @@ pub type Conflict = (Key, Key);
 /// The belief monitor of [`crate::monitor`]: every hold believed, from the recipe's grant
 /// until the user gives it back or the recipe says it is over; each client's current session
 /// and whether the server still holds it; and the holds the error policy says must end now.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct Beliefs {
+    #[relabel(skip)]
     policy: ErrorPolicy,
     holds: BTreeMap<Key, Hold>,
     /// Each client's current session and whether the server still holds it.
@@ -328,30 +329,12 @@ pub fn conflict(property: Property, a: Role, b: Role) -> bool {
     }
 }
 
-impl Relabel for Beliefs {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        let key = |((client, owner), role): &Key| ((map.slot(*client), *owner), *role);
-        let keys = |set: &BTreeSet<Key>| set.iter().map(key).collect();
-        Beliefs {
-            policy: self.policy,
-            holds: self.holds.iter().map(|(k, h)| (key(k), *h)).collect(),
-            sessions: (self.sessions.iter())
-                .map(|(client, (session, alive))| {
-                    (map.slot(*client), (map.session(*session), *alive))
-                })
-                .collect(),
-            ended_early: self.ended_early.relabel(map),
-            owed: keys(&self.owed),
-            overdue: keys(&self.overdue),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use lock::fencing::Token;
     use lock::recipe::SessionEvent;
+    use lock::relabel::ClientMap;
 
     const C0: ClientSlot = ClientSlot(0);
     const C1: ClientSlot = ClientSlot(1);

@@ -11,7 +11,7 @@
 
 use lock::fencing::Token;
 use lock::ids::{ClientSlot, Owner};
-use lock::relabel::{ClientMap, Relabel};
+use lock::relabel::Relabel;
 
 /// Who made an access: a client's owner (the client unknown in a hand-written trace) presenting
 /// one token.
@@ -52,7 +52,7 @@ pub enum Breach {
 type Block = (Accessor, Option<u64>);
 
 /// The fenced-access monitor of [`crate::monitor`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct Fenced {
     /// The highest token so far.
     top: Option<Token>,
@@ -128,21 +128,6 @@ impl Fenced {
     /// Whether the accesses so far pass: in order, and no update lost.
     pub fn holds(&self) -> bool {
         self.in_order() && self.lost_update().is_none()
-    }
-}
-
-impl Relabel for Fenced {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        let block = |block: &Option<Block>| {
-            block.map(|((client, owner, token), read)| {
-                ((client.map(|c| map.slot(c)), owner, token), read)
-            })
-        };
-        Fenced {
-            last: block(&self.last),
-            interrupted: block(&self.interrupted),
-            ..*self
-        }
     }
 }
 

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use lock::ids::ClientSlot;
 use lock::recipe::SessionEvent;
 use lock::recipes::{FailReason, Notice};
-use lock::relabel::{ClientMap, Relabel};
+use lock::relabel::Relabel;
 use lock::zk::{EventKind as ZkEventKind, Path, SessionId};
 
 use super::{Observation, Waits};
@@ -42,7 +42,7 @@ impl Wake {
 pub type Herd = (u16, Wake);
 
 /// The herd monitor of [`crate::monitor`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct Herds {
     /// Each client's current session, until it gives it up.
     sessions: BTreeMap<ClientSlot, SessionId>,
@@ -51,8 +51,10 @@ pub struct Herds {
     woken: BTreeMap<ClientSlot, u16>,
     /// Wakes of several clients whose clients are not all done with them, by id (the lowest
     /// free one).
+    #[relabel(skip)]
     wakes: BTreeMap<u16, Wake>,
     /// A wake has broken the rule already, whatever its clients still do (sticky).
+    #[relabel(skip)]
     herd: bool,
 }
 
@@ -206,19 +208,6 @@ pub fn changes<T>(fired: impl IntoIterator<Item = (Path, T)>, per_node: bool) ->
             .push(watch);
     }
     changes.into_values().collect()
-}
-
-impl Relabel for Herds {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        Herds {
-            sessions: self.sessions.relabel(map),
-            woken: (self.woken.iter())
-                .map(|(c, id)| (map.slot(*c), *id))
-                .collect(),
-            wakes: self.wakes.clone(),
-            herd: self.herd,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -19,12 +19,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use lock::ids::{ClientSlot, Owner};
 use lock::recipes::{Call, FailReason, Notice};
-use lock::relabel::{ClientMap, Relabel};
+use lock::relabel::Relabel;
 
 use super::{Holder, Key, Observation, Role};
 
 /// Where one holder stands with one role.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub enum Wait {
     /// It asked and waits for the answer.
     Asking,
@@ -50,7 +50,7 @@ impl Wait {
 pub type ClientWaits = Vec<(Owner, Role, Wait)>;
 
 /// The progress monitor of [`crate::monitor`]: every wait not yet served.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct Waits {
     waits: BTreeMap<Key, Wait>,
     /// The waiters that missed a deadline (`answered_by_deadline`): kept for good.
@@ -178,21 +178,6 @@ pub fn fault_failure(reason: FailReason) -> bool {
         | FailReason::UpgradeWouldDeadlock
         | FailReason::AlreadyStarted
         | FailReason::NotStarted => false,
-    }
-}
-
-impl Relabel for Waits {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        Waits {
-            waits: (self.waits.iter())
-                .map(|(((client, owner), role), wait)| {
-                    (((map.slot(*client), *owner), *role), *wait)
-                })
-                .collect(),
-            late: (self.late.iter())
-                .map(|((client, owner), role)| ((map.slot(*client), *owner), *role))
-                .collect(),
-        }
     }
 }
 

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use lock::ids::{ClientSlot, Owner};
 use lock::recipes::{Call, Notice};
-use lock::relabel::{ClientMap, Relabel};
+use lock::relabel::Relabel;
 
 use super::{Holder, Observation};
 
@@ -28,7 +28,7 @@ pub type ClientRevokes = Vec<(Owner, u16)>;
 
 /// The revocation monitor of [`crate::monitor`]: every attempt not yet answered, counted by
 /// the owner that made it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct Revokes {
     pending: BTreeMap<Holder, u16>,
 }
@@ -68,17 +68,10 @@ impl Revokes {
     }
 }
 
-impl Relabel for Revokes {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        Revokes {
-            pending: self.pending.relabel(map),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lock::relabel::ClientMap;
 
     const C0: ClientSlot = ClientSlot(0);
     const OWNER: Owner = Owner(0);
