@@ -317,7 +317,6 @@ impl Framework {
     }
 
     /// The timers of the retry policy's sleeps now running.
-    #[cfg(test)]
     pub(crate) fn retry_sleeps(&self) -> Vec<TimerId> {
         let requests = self.pending.values().filter_map(|p| match p.attempt {
             Attempt::Sleeping(timer) => Some(timer),

@@ -1,6 +1,24 @@
-//! A step-by-step test harness: clients (recipe + framework) over one shared [`Tree`], with
-//! every request, reply, watch and session change delivered by hand, so that unit tests can
-//! drive the exact interleaving they are about (quinn-proto's `Pair` in spirit).
+//! A step-by-step test harness: clients (recipe + framework) over one shared
+//! [`Tree`](crate::zk::tree::Tree), with every request, reply, watch and session change
+//! delivered by hand, so that unit tests can drive the exact interleaving they are about
+//! (quinn-proto's `Pair` in spirit).
+//!
+//! The built-ins' unit tests use it, and so can a recipe of yours:
+//!
+//! ```
+//! use lock::harness::Harness;
+//! use lock::ids::Owner;
+//! use lock::recipes::{Call, Mode, Mutex, Notice};
+//! use lock::zk::Path;
+//!
+//! let mut harness = Harness::new(2, || Mutex::new(Path::new("/lock").unwrap()));
+//! let acquire = |owner| Call::Acquire { owner: Owner(owner), timeout: None, mode: Mode::Exclusive };
+//! harness.call(0, acquire(0));
+//! harness.call(1, acquire(1));
+//! harness.settle();
+//! assert!(matches!(harness.peers[0].notices[..], [Notice::Acquired { .. }]));
+//! assert!(harness.peers[1].notices.is_empty(), "the second waits");
+//! ```
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -14,14 +32,21 @@ use crate::world::{Handle, Link, Server};
 use crate::zk::tree::Fired;
 use crate::zk::{Path, Request, SessionId, WatchedEvent};
 
+/// The session timeout every session of the harness negotiates.
 pub const TIMEOUT: Duration = Duration::from_secs(6);
 
+/// One client of the harness: the recipe with its framework layer, its session handle, and
+/// what it did so far.
 pub struct Peer<R: Recipe> {
+    /// The recipe with its framework layer.
     pub client: Client<R>,
     /// The current session handle: its session, connection and queues.
     pub handle: Handle,
+    /// The timers set and not yet fired or cancelled, with their delays ([`Harness::fire`]).
     pub timers: BTreeMap<TimerId, Duration>,
+    /// Every notice the recipe gave its user, in order.
     pub notices: Vec<R::Notice>,
+    /// Every session event the framework layer told the recipe, in order.
     pub sessions: Vec<SessionEvent>,
     /// Watch events the client has handled.
     pub watched: Vec<WatchedEvent>,
@@ -31,8 +56,11 @@ pub struct Peer<R: Recipe> {
     pub wants_session: bool,
 }
 
+/// Clients over one server, stepped by hand: nothing happens but what a test asks for.
 pub struct Harness<R: Recipe> {
+    /// The server: the shared tree and its live sessions.
     pub server: Server,
+    /// The clients, by slot.
     pub peers: Vec<Peer<R>>,
     last_session: u64,
 }
@@ -109,6 +137,7 @@ impl<R: Recipe> Harness<R> {
         }
     }
 
+    /// Client `c`'s user makes `call`.
     pub fn call(&mut self, c: usize, call: R::Call) {
         self.input(c, ClientInput::Call(call));
     }

@@ -7,12 +7,13 @@
 //! - [`recipe`] and [`framework`]: the recipe contract, and Curator's connection-state and
 //!   retry machinery as a sans-IO layer composed into every recipe ([`client::Client`]);
 //!   [`retry`]: Curator's retry policies, which the framework runs.
-//! - [`recipes`]: the lock recipes, good and known-bad; [`fencing`]: tokens and the resource
-//!   that checks them.
+//! - [`recipes`]: the lock recipes, good and known-bad, and the parts they are made of
+//!   ([`recipes::kit`]); [`fencing`]: tokens and the resource that checks them.
 //! - [`driver`]: runs any client over any `Coordination`; [`memory`]: an in-memory,
 //!   fault-free `Coordination` for tests; [`world`]: the step world (the server over the
 //!   shared tree and each session's ordered queues) that the model checker and the recipe
-//!   unit tests step by hand.
+//!   unit tests step by hand; [`harness`]: that stepping, for the unit tests of the
+//!   built-ins and of a recipe of yours.
 //!
 //! Nothing here reads a clock, draws a random number or does I/O except through the
 //! `Coordination` the driver is given.
@@ -25,8 +26,7 @@ pub mod coordination;
 pub mod driver;
 pub mod fencing;
 pub mod framework;
-#[cfg(test)]
-mod harness;
+pub mod harness;
 pub mod ids;
 pub mod memory;
 pub mod recipe;

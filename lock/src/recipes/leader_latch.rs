@@ -68,21 +68,22 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use super::{
-    Call, FailReason, Notice, Place, answer_abandoned, cancel_timeout, create_parents,
-    create_sequential, failed, list, place, refuse,
+use super::kit::{
+    Place, answer_abandoned, cancel_timeout, create_parents, create_sequential, failed, list,
+    place, refuse,
 };
+use super::{Call, FailReason, Notice};
 use crate::fencing::Token;
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, Recipe, SessionEvent};
-use crate::relabel::{ClientMap, Relabel};
+use crate::relabel::Relabel;
 use crate::zk::{OpOk, OpResult, Path, Request, SessionId, WatchedEvent, ZkError};
 
 /// The latch-node name (Curator's `latch-`).
 pub const LATCH_NAME: &str = "latch-";
 
 /// The LeaderLatch recipe for one latch path; one participant per owner.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct LeaderLatch {
     path: Path,
     latches: BTreeMap<Owner, Latch>,
@@ -91,7 +92,7 @@ pub struct LeaderLatch {
 }
 
 /// One owner's participation.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 struct Latch {
     stage: Stage,
     leader: bool,
@@ -99,7 +100,7 @@ struct Latch {
     waiters: Vec<Option<TimerId>>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 enum Stage {
     /// Creating our node (`reset`).
     Creating(OpId),
@@ -108,7 +109,7 @@ enum Stage {
 }
 
 /// Our latch node.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 struct Node {
     path: Path,
     token: Token,
@@ -116,7 +117,7 @@ struct Node {
     session: Option<SessionId>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 enum Step {
     /// Listing the latch path.
     Listing(OpId),
@@ -422,49 +423,6 @@ impl Recipe for LeaderLatch {
             Input::Watch(event) => self.on_watch(&event, cx),
             Input::Session(event) => self.on_session(event, cx),
             Input::Timer(timer) => self.on_timer(timer, cx),
-        }
-    }
-}
-
-impl Relabel for LeaderLatch {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        let LeaderLatch {
-            path,
-            latches,
-            abandoned,
-        } = self;
-        LeaderLatch {
-            path: path.relabel(map),
-            latches: latches.relabel(map),
-            abandoned: abandoned.relabel(map),
-        }
-    }
-}
-
-impl Relabel for Latch {
-    fn relabel(&self, map: &ClientMap) -> Self {
-        let stage = match &self.stage {
-            Stage::Creating(op) => Stage::Creating(map.op(*op)),
-            Stage::Joined { node, step } => Stage::Joined {
-                node: Node {
-                    path: node.path.relabel(map),
-                    token: node.token,
-                    session: node.session.relabel(map),
-                },
-                step: match step {
-                    Step::Listing(op) => Step::Listing(map.op(*op)),
-                    Step::First => Step::First,
-                    Step::Watching { predecessor, op } => Step::Watching {
-                        predecessor: predecessor.relabel(map),
-                        op: op.relabel(map),
-                    },
-                },
-            },
-        };
-        Latch {
-            stage,
-            leader: self.leader,
-            waiters: self.waiters.relabel(map),
         }
     }
 }

@@ -61,20 +61,23 @@
 
 use std::collections::BTreeMap;
 
-use super::{Call, FailReason, Mode, Mutex, Notice, OverMutex, failed, refuse};
+use super::kit::{OverMutex, failed, refuse};
+use super::{Call, FailReason, Mode, Mutex, Notice};
 use crate::fencing::Token;
 use crate::ids::Owner;
 use crate::recipe::{Ctx, Input, Recipe};
+use crate::relabel::Relabel;
 use crate::zk::Path;
 
 /// The LeaderSelector recipe for one election path.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct LeaderSelector {
     /// Requeue whenever a leadership or an attempt ends (Curator's `autoRequeue()`).
     auto_requeue: bool,
     /// The internal mutex at the election path; its owners are the queued and leading ones.
     lock: Mutex,
     /// The started participants.
+    #[relabel(skip)]
     participants: BTreeMap<Owner, Participant>,
 }
 
@@ -237,21 +240,6 @@ impl Recipe for LeaderSelector {
             Input::Session(event) => self.to_lock(Input::Session(event), cx),
             // The selector sets no timers, and gives the mutex no timeout.
             Input::Timer(_) => {}
-        }
-    }
-}
-
-impl crate::relabel::Relabel for LeaderSelector {
-    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
-        let LeaderSelector {
-            auto_requeue,
-            lock,
-            participants,
-        } = self;
-        LeaderSelector {
-            auto_requeue: *auto_requeue,
-            lock: lock.relabel(map),
-            participants: participants.clone(),
         }
     }
 }

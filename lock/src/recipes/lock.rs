@@ -6,7 +6,8 @@ use std::fmt::Debug;
 use std::hash::Hash;
 use std::time::Duration;
 
-use super::{Call, FailReason, Mode, Notice};
+use super::kit::refuse;
+use super::{Call, Mode, Notice};
 use crate::ids::Owner;
 use crate::recipe::{Ctx, Input, Recipe};
 
@@ -33,8 +34,9 @@ pub trait Lock: Clone + Eq + Ord + Hash + Debug + Send + Sync {
     /// `owner` gives back one hold in `mode` (one the lock serves).
     fn release(&mut self, owner: Owner, mode: Mode, cx: &mut Cx<'_>);
 
-    /// Any other call: refused (`Failed` with [`FailReason::Unsupported`]) unless the lock
-    /// serves it, as the mutex serves revocation.
+    /// Any other call: refused (`Failed` with
+    /// [`FailReason::Unsupported`](super::FailReason::Unsupported)) unless the lock serves
+    /// it, as the mutex serves revocation.
     fn other_call(&mut self, call: Call, cx: &mut Cx<'_>) {
         refuse(call, cx)
     }
@@ -59,9 +61,4 @@ impl<L: Lock> Recipe for L {
             Err(event) => self.react(event, cx),
         }
     }
-}
-
-/// Answers a call the recipe does not serve.
-pub(super) fn refuse(call: Call, cx: &mut Cx<'_>) {
-    super::failed(call.owner(), FailReason::Unsupported, cx);
 }

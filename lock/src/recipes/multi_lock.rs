@@ -49,23 +49,24 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice, cancel_timeout, failed, timed_out,
-};
+use super::kit::{cancel_timeout, failed, timed_out};
+use super::{Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice};
 use crate::fencing::Token;
 use crate::framework::OnLost;
 use crate::ids::{Owner, TimerId};
 use crate::recipe::{Ctx, Input};
+use crate::relabel::Relabel;
 use crate::zk::Path;
 
 /// The InterProcessMultiLock recipe over a list of lock paths.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct MultiLock {
     /// One mutex per path, in acquisition order.
     locks: Vec<Mutex>,
     /// The owners acquiring or holding.
     owners: BTreeMap<Owner, Stage>,
     /// What an acquire's timeout bounds.
+    #[relabel(skip)]
     scope: TimeoutScope,
 }
 
@@ -88,7 +89,7 @@ impl TimeoutScope {
     pub const NAMES: [&'static str; 2] = ["each-lock", "whole"];
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 enum Stage {
     /// Holding the locks before `index`, acquiring lock `index`, within `bound`.
     Acquiring { index: usize, bound: Bound },
@@ -97,7 +98,7 @@ enum Stage {
 }
 
 /// What bounds an acquire in time, by the multi-lock's [`TimeoutScope`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 enum Bound {
     /// No timeout.
     Unbounded,
@@ -351,31 +352,6 @@ impl Lock for MultiLock {
         match event {
             Input::Timer(timer) => self.on_timer(timer, cx),
             event => self.with_every_lock(event.widen(), cx),
-        }
-    }
-}
-
-impl crate::relabel::Relabel for MultiLock {
-    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
-        MultiLock {
-            locks: self.locks.relabel(map),
-            // Owners and indices tell no clients apart; the timers may be renumbered.
-            owners: (self.owners.iter())
-                .map(|(owner, stage)| {
-                    let stage = match *stage {
-                        Stage::Acquiring { index, bound } => Stage::Acquiring {
-                            index,
-                            bound: match bound {
-                                Bound::Whole(timer) => Bound::Whole(timer.relabel(map)),
-                                other => other,
-                            },
-                        },
-                        Stage::Holding { count } => Stage::Holding { count },
-                    };
-                    (*owner, stage)
-                })
-                .collect(),
-            scope: self.scope,
         }
     }
 }

@@ -15,24 +15,26 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use super::kit::{
+    Acquisition, Hold, Place, Standing, answer_abandoned, cancel_timeout, create_parents,
+    create_sequential, failed, list, refuse, regrant, release_hold, timed_out, update_hold,
+};
 use super::queue::Queue;
 use super::revocation::Revocation;
-use super::{
-    Acquisition, Call, Cx, Event, FailReason, Hold, Lock, Mode, Notice, Place, Standing,
-    answer_abandoned, cancel_timeout, create_parents, create_sequential, failed, list, refuse,
-    regrant, release_hold, timed_out, update_hold,
-};
+use super::{Call, Cx, Event, FailReason, Lock, Mode, Notice};
 use crate::fencing::Token;
 use crate::framework::OnLost;
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, SessionEvent};
+use crate::relabel::Relabel;
 use crate::zk::{EventKind, OpOk, OpResult, Path, Request, WatchedEvent, ZkError};
 
 /// The InterProcessMutex recipe for one lock path.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct Mutex {
     path: Path,
     /// How the nodes queue: the mutex's own way, or one side of a read-write lock's.
+    #[relabel(skip)]
     queue: Queue,
     owners: BTreeMap<Owner, Acquisition<Stage>>,
     /// Protected creates of owners that gave up: the node they produce gets deleted.
@@ -40,6 +42,7 @@ pub struct Mutex {
     /// Who is revocable, and the revocation attempts under way.
     revocation: Revocation,
     /// Curator's recipe, or one of the known-bad variants.
+    #[relabel(skip)]
     flaw: Flaw,
 }
 
@@ -54,7 +57,7 @@ enum Flaw {
     StateBlind,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 enum Stage {
     /// Creating our node.
     Creating(OpId),
@@ -68,7 +71,7 @@ enum Stage {
     Holding(Hold),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 enum Wait {
     /// Listing the lock's children.
     Listing(OpId),
@@ -83,7 +86,7 @@ impl Mutex {
     }
 
     /// A lock on `path` whose nodes queue by `queue` (one side of a read-write lock).
-    pub(super) fn with_queue(path: Path, queue: Queue) -> Mutex {
+    pub fn with_queue(path: Path, queue: Queue) -> Mutex {
         Mutex {
             path,
             queue,
@@ -468,45 +471,4 @@ fn grant(owner: Owner, acquisition: &mut Acquisition<Stage>, cx: &mut Ctx<'_, No
 /// `owner`'s lock node, once created (waiting or holding).
 fn node_of(owners: &BTreeMap<Owner, Acquisition<Stage>>, owner: Owner) -> Option<Path> {
     owners.get(&owner)?.stage.node().cloned()
-}
-
-impl crate::relabel::Relabel for Stage {
-    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
-        match self {
-            Stage::Creating(op) => Stage::Creating(map.op(*op)),
-            Stage::Waiting { node, token, step } => Stage::Waiting {
-                node: node.relabel(map),
-                token: *token,
-                step: match step {
-                    Wait::Listing(op) => Wait::Listing(map.op(*op)),
-                    Wait::Watching { predecessor, op } => Wait::Watching {
-                        predecessor: predecessor.relabel(map),
-                        op: op.relabel(map),
-                    },
-                },
-            },
-            Stage::Holding(hold) => Stage::Holding(hold.relabel(map)),
-        }
-    }
-}
-
-impl crate::relabel::Relabel for Mutex {
-    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
-        let Mutex {
-            path,
-            queue,
-            owners,
-            abandoned,
-            revocation,
-            flaw,
-        } = self;
-        Mutex {
-            path: path.relabel(map),
-            queue: *queue,
-            owners: owners.relabel(map),
-            abandoned: abandoned.relabel(map),
-            revocation: revocation.relabel(map),
-            flaw: *flaw,
-        }
-    }
 }

@@ -12,16 +12,18 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
-use super::{
-    Cx, Event, FailReason, Hold, Lock, Mode, Notice, Standing, answer_abandoned, cancel_timeout,
-    create_parents, failed, regrant, release_hold, update_hold,
+use super::kit::{
+    Hold, Standing, answer_abandoned, cancel_timeout, create_parents, failed, regrant,
+    release_hold, update_hold,
 };
+use super::{Cx, Event, FailReason, Lock, Mode, Notice};
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, SessionEvent};
+use crate::relabel::Relabel;
 use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, ZkError};
 
 /// The naive "everyone watches /lock" herd lock.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct NaiveHerdMutex {
     path: Path,
     node: Path,
@@ -31,14 +33,14 @@ pub struct NaiveHerdMutex {
     abandoned: BTreeSet<OpId>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 struct Contender {
     owner: Owner,
     stage: Stage,
     timeout: Option<TimerId>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 enum Stage {
     /// Behind another owner of this instance.
     Queued,
@@ -254,34 +256,4 @@ fn check(node: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
         path: node.clone(),
         watch: true,
     })
-}
-
-impl crate::relabel::Relabel for NaiveHerdMutex {
-    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
-        let NaiveHerdMutex {
-            path,
-            node,
-            queue,
-            abandoned,
-        } = self;
-        let queue = queue
-            .iter()
-            .map(|contender| Contender {
-                stage: match &contender.stage {
-                    Stage::Holding(hold) => Stage::Holding(hold.relabel(map)),
-                    Stage::Creating(op) => Stage::Creating(map.op(*op)),
-                    Stage::Checking(op) => Stage::Checking(map.op(*op)),
-                    Stage::Queued | Stage::Waiting => contender.stage.clone(),
-                },
-                owner: contender.owner,
-                timeout: contender.timeout.relabel(map),
-            })
-            .collect();
-        NaiveHerdMutex {
-            path: path.relabel(map),
-            node: node.relabel(map),
-            queue,
-            abandoned: abandoned.relabel(map),
-        }
-    }
 }

@@ -2,12 +2,13 @@
 //! its node, and whom a waiter waits for (Curator's `LockInternalsDriver`: `createsTheLock`
 //! and `getsTheLock`). The mutex and the two sides of the read-write lock differ only here.
 
+use super::LOCK_NAME;
+use super::kit::{Place, place, place_by, queue_of};
 use super::read_write_lock::{READ_NAME, WRITE_NAME};
-use super::{LOCK_NAME, Place, place, place_by, queue_of};
 
 /// The queue discipline of one [`Mutex`](super::Mutex).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(super) enum Queue {
+pub enum Queue {
     /// InterProcessMutex: `lock-` nodes; a waiter waits for its predecessor.
     Exclusive,
     /// The write side of a read-write lock: `__WRIT__` nodes, queued with the `__READ__`
@@ -25,7 +26,7 @@ pub(super) enum Queue {
 impl Queue {
     /// The name an acquisition's node gets (after the protection prefix, before the
     /// sequence number).
-    pub(super) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Queue::Exclusive => LOCK_NAME,
             Queue::Write => WRITE_NAME,
@@ -34,7 +35,7 @@ impl Queue {
     }
 
     /// Where the node `node` stands among the lock path's children `names`.
-    pub(super) fn place<'a>(self, names: &'a [String], node: &str) -> Place<'a> {
+    pub fn place<'a>(self, names: &'a [String], node: &str) -> Place<'a> {
         if self == Queue::Exclusive {
             return place(names, LOCK_NAME, node);
         }

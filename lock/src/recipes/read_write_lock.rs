@@ -54,11 +54,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::kit::failed;
 use super::queue::Queue;
-use super::{Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice, failed};
+use super::{Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice};
 use crate::fencing::Token;
 use crate::ids::Owner;
 use crate::recipe::{Ctx, Input};
+use crate::relabel::Relabel;
 use crate::zk::Path;
 
 /// The read nodes' name (Curator's `__READ__`).
@@ -67,7 +69,7 @@ pub const READ_NAME: &str = "__READ__";
 pub const WRITE_NAME: &str = "__WRIT__";
 
 /// The InterProcessReadWriteLock recipe for one lock path: both sides.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct ReadWriteLock {
     /// The read side: `__READ__` nodes.
     read: Mutex,
@@ -75,6 +77,7 @@ pub struct ReadWriteLock {
     write: Mutex,
     /// Read holds of owners that held the write lock when they took them (downgrades), by
     /// owner: they ride on the owner's write node.
+    #[relabel(skip)]
     downgrades: BTreeMap<Owner, u32>,
 }
 
@@ -215,21 +218,6 @@ impl Lock for ReadWriteLock {
         let input = event.widen();
         self.on_side(Mode::Read, Mode::Read, input.clone(), cx);
         self.on_side(Mode::Write, Mode::Write, input, cx);
-    }
-}
-
-impl crate::relabel::Relabel for ReadWriteLock {
-    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
-        let ReadWriteLock {
-            read,
-            write,
-            downgrades,
-        } = self;
-        ReadWriteLock {
-            read: read.relabel(map),
-            write: write.relabel(map),
-            downgrades: downgrades.clone(),
-        }
     }
 }
 

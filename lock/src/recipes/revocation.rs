@@ -39,9 +39,10 @@
 use std::collections::BTreeMap;
 
 use super::Notice;
-use super::queue;
+use super::kit::queue;
 use crate::ids::{OpId, Owner};
 use crate::recipe::Ctx;
+use crate::relabel::Relabel;
 use crate::zk::{EventKind, OpOk, OpResult, Path, Request, WatchedEvent, WatcherKind};
 
 /// The data that asks a lock node's owner to release (Curator's `REVOKE_MESSAGE`).
@@ -49,8 +50,8 @@ pub const REVOKE_MESSAGE: &[u8] = b"__REVOKE__";
 
 /// The revocation state of one mutex: who is revocable, and the revocation attempts under
 /// way. Empty, and inert, as long as no owner calls `MakeRevocable` or `AttemptRevoke`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(super) struct Revocation {
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
+pub struct Revocation {
     /// Owners that made their lock revocable (until their next final release), with the
     /// read of their own node (a get_data leaving the revocation watch) in flight, if any.
     revocable: BTreeMap<Owner, Option<OpId>>,
@@ -61,12 +62,7 @@ pub(super) struct Revocation {
 
 impl Revocation {
     /// `MakeRevocable` for `owner`, whose node (if it has one yet) is `node`.
-    pub(super) fn make_revocable(
-        &mut self,
-        owner: Owner,
-        node: Option<&Path>,
-        cx: &mut Ctx<'_, Notice>,
-    ) {
+    pub fn make_revocable(&mut self, owner: Owner, node: Option<&Path>, cx: &mut Ctx<'_, Notice>) {
         if self.revocable.contains_key(&owner) {
             return;
         }
@@ -75,20 +71,20 @@ impl Revocation {
     }
 
     /// `owner`'s acquisition has created `node`: arm its revocation watch if it is revocable.
-    pub(super) fn node_created(&mut self, owner: Owner, node: &Path, cx: &mut Ctx<'_, Notice>) {
+    pub fn node_created(&mut self, owner: Owner, node: &Path, cx: &mut Ctx<'_, Notice>) {
         if let Some(pending) = self.revocable.get_mut(&owner) {
             *pending = Some(read(node, cx));
         }
     }
 
     /// `owner` released its last hold: it is not revocable any more (Curator clears the mark).
-    pub(super) fn released(&mut self, owner: Owner) {
+    pub fn released(&mut self, owner: Owner) {
         self.revocable.remove(&owner);
     }
 
     /// `owner` is about to delete its own `node`: if it is revocable, remove the revocation
     /// watch first (the removal may find none: the watch may have fired and not been re-armed).
-    pub(super) fn unwatch(&self, owner: Owner, node: &Path, cx: &mut Ctx<'_, Notice>) {
+    pub fn unwatch(&self, owner: Owner, node: &Path, cx: &mut Ctx<'_, Notice>) {
         if self.revocable.contains_key(&owner) {
             cx.submit_detached(Request::RemoveWatches {
                 path: node.clone(),
@@ -98,7 +94,7 @@ impl Revocation {
     }
 
     /// `AttemptRevoke` by `owner` on the lock at `path`: list the lock first.
-    pub(super) fn attempt(&mut self, owner: Owner, path: &Path, cx: &mut Ctx<'_, Notice>) {
+    pub fn attempt(&mut self, owner: Owner, path: &Path, cx: &mut Ctx<'_, Notice>) {
         let op = cx.submit(Request::GetChildren {
             path: path.clone(),
             watch: false,
@@ -107,13 +103,13 @@ impl Revocation {
     }
 
     /// True when `op` is one of ours (its reply goes to [`Revocation::on_reply`]).
-    pub(super) fn waits_for(&self, op: OpId) -> bool {
+    pub fn waits_for(&self, op: OpId) -> bool {
         self.attempts.contains_key(&op) || self.revocable.values().any(|read| *read == Some(op))
     }
 
     /// The reply to one of our ops, for the lock at `path` whose nodes are named `kind`.
     /// `node_of` gives an owner's current lock node.
-    pub(super) fn on_reply(
+    pub fn on_reply(
         &mut self,
         op: OpId,
         result: OpResult,
@@ -171,7 +167,7 @@ impl Revocation {
 
     /// A watch fired: a data change on a revocable owner's own node means "read it again"
     /// (which re-arms the one-shot watch). `node_of` gives an owner's current lock node.
-    pub(super) fn on_watch(
+    pub fn on_watch(
         &mut self,
         event: &WatchedEvent,
         node_of: impl Fn(Owner) -> Option<Path>,
@@ -194,17 +190,6 @@ fn read(node: &Path, cx: &mut Ctx<'_, Notice>) -> OpId {
         path: node.clone(),
         watch: true,
     })
-}
-
-impl crate::relabel::Relabel for Revocation {
-    /// Owners and op ids only: nothing here tells clients apart, but the op ids may be
-    /// renumbered.
-    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
-        Revocation {
-            revocable: self.revocable.relabel(map),
-            attempts: self.attempts.relabel(map),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -62,22 +62,23 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use super::{
-    Acquisition, Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice, OverMutex, Standing,
-    answer_abandoned, cancel_timeout, create_parents, create_sequential, failed, list, timed_out,
-    update_holds,
+use super::kit::{
+    Acquisition, OverMutex, Standing, answer_abandoned, cancel_timeout, create_parents,
+    create_sequential, failed, list, timed_out, update_holds,
 };
+use super::{Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice};
 use crate::fencing::Token;
 use crate::framework::OnLost;
 use crate::ids::{OpId, Owner, TimerId};
 use crate::recipe::{Ctx, Input, SessionEvent};
+use crate::relabel::Relabel;
 use crate::zk::{OpOk, OpResult, Path, WatchedEvent, ZkError};
 
 /// The lease-node name (Curator's `lease-`).
 pub const LEASE_NAME: &str = "lease-";
 
 /// The InterProcessSemaphoreV2 recipe for one semaphore path.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct Semaphore {
     path: Path,
     leases: Path,
@@ -95,7 +96,7 @@ pub struct Semaphore {
     abandoned: BTreeSet<OpId>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 enum Stage {
     /// Waiting for the internal lock.
     Locking,
@@ -108,14 +109,14 @@ enum Stage {
 }
 
 /// One owner's leases, oldest first.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 struct Leases {
     held: Vec<Lease>,
     standing: Standing,
 }
 
 /// One lease: its node and the node's czxid.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 struct Lease {
     node: Path,
     token: Token,
@@ -430,63 +431,6 @@ impl Lock for Semaphore {
             Input::Watch(event) => self.on_watch(event, cx),
             Input::Session(event) => self.on_session(event, cx),
             Input::Timer(timer) => self.on_timer(timer, cx),
-        }
-    }
-}
-
-impl crate::relabel::Relabel for Stage {
-    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
-        match self {
-            Stage::Locking => self.clone(),
-            Stage::Creating(op) => Stage::Creating(map.op(*op)),
-            Stage::Listing { node, token, op } => Stage::Listing {
-                node: node.relabel(map),
-                token: *token,
-                op: map.op(*op),
-            },
-            Stage::Watching { node, token } => Stage::Watching {
-                node: node.relabel(map),
-                token: *token,
-            },
-        }
-    }
-}
-
-impl crate::relabel::Relabel for Semaphore {
-    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
-        let Semaphore {
-            path,
-            leases,
-            max_leases,
-            mode,
-            lock,
-            pending,
-            holds,
-            abandoned,
-        } = self;
-        let holds = holds
-            .iter()
-            .map(|(owner, Leases { held, standing })| {
-                let held = held
-                    .iter()
-                    .map(|Lease { node, token }| Lease {
-                        node: node.relabel(map),
-                        token: *token,
-                    })
-                    .collect();
-                let standing = *standing;
-                (*owner, Leases { held, standing })
-            })
-            .collect();
-        Semaphore {
-            path: path.relabel(map),
-            leases: leases.relabel(map),
-            max_leases: *max_leases,
-            mode: *mode,
-            lock: lock.relabel(map),
-            pending: pending.relabel(map),
-            holds,
-            abandoned: abandoned.relabel(map),
         }
     }
 }

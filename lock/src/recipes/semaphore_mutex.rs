@@ -24,10 +24,11 @@ use super::{Call, Mode, Notice, Semaphore};
 use crate::fencing::Token;
 use crate::ids::Owner;
 use crate::recipe::{Ctx, Input, Recipe};
+use crate::relabel::Relabel;
 use crate::zk::Path;
 
 /// The InterProcessSemaphoreMutex recipe for one semaphore path.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 pub struct SemaphoreMutex(Semaphore);
 
 impl SemaphoreMutex {
@@ -63,12 +64,6 @@ impl Recipe for SemaphoreMutex {
 
     fn handle(&mut self, input: Input<Call>, cx: &mut Ctx<'_, Notice>) {
         self.0.handle(input, cx);
-    }
-}
-
-impl crate::relabel::Relabel for SemaphoreMutex {
-    fn relabel(&self, map: &crate::relabel::ClientMap) -> Self {
-        SemaphoreMutex(self.0.relabel(map))
     }
 }
 
