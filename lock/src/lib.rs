@@ -15,6 +15,8 @@
 //!   unit tests step by hand; [`harness`]: that stepping, for the unit tests of the
 //!   built-ins and of a recipe of yours.
 //!
+//! A recipe's author imports [`prelude`]: `use lock::prelude::*;`.
+//!
 //! Nothing here reads a clock, draws a random number or does I/O except through the
 //! `Coordination` the driver is given.
 
@@ -29,6 +31,7 @@ pub mod framework;
 pub mod harness;
 pub mod ids;
 pub mod memory;
+pub mod prelude;
 pub mod recipe;
 pub mod recipes;
 pub mod relabel;

@@ -11,14 +11,9 @@
 //! It is written against splitbrain's public API only: the [`Recipe`] contract, the shared
 //! call and notice vocabulary, and [`Relabel`] for the model's symmetry reduction.
 
-use splitbrain::lock::fencing::Token;
-use splitbrain::lock::ids::{OpId, Owner};
-use splitbrain::lock::recipe::{Ctx, Input, Recipe, SessionEvent};
-use splitbrain::lock::recipes::{Call, FailReason, Mode, Notice};
-use splitbrain::lock::relabel::Relabel;
-use splitbrain::lock::zk::{CreateMode, EventKind, OpOk, OpResult, Path, Request, ZkError};
-use splitbrain::recipe_table::family::Family;
+use splitbrain::lock::prelude::*;
 use splitbrain::recipe_table::recipes::{RecipeDef, exclusive_lock};
+use splitbrain::recipe_table::family::Family;
 
 /// The recipe's row: what splitbrain's executors need to run it.
 pub static HOME_GROWN_LOCK: RecipeDef<HomeGrownLock> = RecipeDef {
@@ -33,6 +28,10 @@ pub static HOME_GROWN_LOCK: RecipeDef<HomeGrownLock> = RecipeDef {
 };
 
 /// One client's lock on `<path>/lock`. One owner at a time (a second acquire fails).
+///
+/// Its `Relabel` is derived: the op ids its stage waits for go through the map, which the
+/// model checker uses to renumber each client's op ids; its node holds no client identity (no
+/// protection prefix), so it is kept as it is.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
 #[relabel(crate = "splitbrain::lock")]
 pub struct HomeGrownLock {
