@@ -9,10 +9,10 @@
 use splitbrain::lock::recipe::{Ctx, Input, Recipe};
 use splitbrain::lock::recipes::{Call, LeaderLatch, Notice};
 use splitbrain::lock::relabel::Relabel;
+use splitbrain::recipe_table::family::Family;
 use splitbrain::recipe_table::property::Property;
 use splitbrain::recipe_table::recipes::{RecipeDef, exclusive_lock};
 use splitbrain::scenarios::scenario::Scenario;
-use splitbrain::recipe_table::family::Family;
 use splitbrain::testing;
 
 /// Curator's LeaderLatch, but its user never hears that it stopped leading.

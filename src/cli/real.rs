@@ -19,7 +19,7 @@ use real::curator::fifo::out_of_order_grants;
 use real::local::Settings;
 use real::target::Target;
 use real::wakeups::DeletedWatches;
-use recipe_table::property::{Expectation, Property};
+use recipe_table::property::Property;
 use splitbrain::files::{write_atomic, write_json};
 use splitbrain::run::Outcome as RunOutcome;
 use std::net::SocketAddr;

@@ -13,8 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use splitbrain::lock::prelude::*;
-use splitbrain::recipe_table::recipes::{RecipeDef, curator_lock_loop};
 use splitbrain::recipe_table::family::Family;
+use splitbrain::recipe_table::recipes::{RecipeDef, curator_lock_loop};
 
 /// The fork's row: a lock over Curator's lock loop, revocable as the built-in is.
 pub static FORKED_MUTEX: RecipeDef<ForkedMutex> = RecipeDef {

@@ -12,8 +12,8 @@
 //! call and notice vocabulary, and [`Relabel`] for the model's symmetry reduction.
 
 use splitbrain::lock::prelude::*;
-use splitbrain::recipe_table::recipes::{RecipeDef, exclusive_lock};
 use splitbrain::recipe_table::family::Family;
+use splitbrain::recipe_table::recipes::{RecipeDef, exclusive_lock};
 
 /// The recipe's row: what splitbrain's executors need to run it.
 pub static HOME_GROWN_LOCK: RecipeDef<HomeGrownLock> = RecipeDef {

@@ -11,8 +11,8 @@ use splitbrain::lock::fencing::Token;
 use splitbrain::lock::recipe::{Ctx, Input, Recipe};
 use splitbrain::lock::recipes::{Call, Mutex, Notice};
 use splitbrain::lock::relabel::Relabel;
-use splitbrain::recipe_table::recipes::{RecipeDef, curator_lock_loop};
 use splitbrain::recipe_table::family::Family;
+use splitbrain::recipe_table::recipes::{RecipeDef, curator_lock_loop};
 
 /// The application's row: as far as its users are concerned it is the mutex, Curator's lock
 /// loop and all.

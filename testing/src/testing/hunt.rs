@@ -74,7 +74,6 @@ impl Hunt {
     pub fn run(&self) -> Hunted {
         let mut hunted = Hunted {
             scenario: self.scenario.clone(),
-            seeds: self.seeds.clone(),
             seeds_run: 0,
             violating: BTreeMap::new(),
             findings: Vec::new(),
@@ -116,7 +115,6 @@ pub struct Finding {
 #[derive(Clone, Debug)]
 pub struct Hunted {
     scenario: Scenario,
-    seeds: std::ops::Range<u64>,
     /// Seeds run.
     pub seeds_run: u64,
     /// Every seed that violated each violated property, in seed order.
