@@ -41,6 +41,16 @@ fn a_quick_fidelity_run_writes_both_files_with_every_row_it_measures() {
     let json: Value =
         serde_json::from_slice(&std::fs::read(out.join("fidelity.json")).unwrap()).unwrap();
     let md = std::fs::read_to_string(out.join("fidelity.md")).unwrap();
+    // Headed by what was measured where, as bench's results are.
+    assert!(md.starts_with("`splitbrain fidelity` at "), "{md}");
+    assert!(
+        json["commit"].as_str().is_some_and(|c| !c.is_empty()),
+        "{json}"
+    );
+    assert!(
+        json["machine"]["cores"].as_u64().is_some_and(|n| n > 0),
+        "{json}"
+    );
 
     let survival = json["survival"].as_array().unwrap();
     let lengths: Vec<u64> = survival

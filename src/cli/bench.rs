@@ -5,7 +5,8 @@
 mod child;
 mod figures;
 mod real;
-mod results;
+/// Where and on which commit figures were measured, also for `fidelity`.
+pub(super) mod results;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

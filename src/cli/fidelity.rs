@@ -19,6 +19,7 @@ use real::target::Target;
 use serde::Serialize;
 use splitbrain::files::{write_atomic, write_json};
 
+use super::bench::results::{Machine, commit};
 use super::{CatalogArgs, Failure, Outcome};
 
 /// Arguments of `fidelity`.
@@ -66,6 +67,10 @@ pub struct Plan {
 /// Everything the command measured: what `fidelity.json` holds.
 #[derive(Debug, Serialize)]
 struct Measured {
+    /// The commit measured, as `git describe --always --dirty` says it.
+    commit: String,
+    /// The machine it was measured on.
+    machine: Machine,
     plan: Plan,
     /// `/proc/loadavg` before and after (the machine is shared: timings are noisy).
     load_before: String,
@@ -96,6 +101,8 @@ pub fn run(args: Args) -> Outcome {
     let handover = handover::measure(&plan, &launcher)?;
     let verdicts = verdicts::measure(&plan, &catalog, &launcher)?;
     let measured = Measured {
+        commit: commit(),
+        machine: Machine::this(),
         plan,
         load_before,
         load_after: load(),
@@ -118,8 +125,14 @@ pub fn run(args: Args) -> Outcome {
 /// The tables of `measured`, as Markdown.
 fn markdown(measured: &Measured) -> String {
     let plan = &measured.plan;
+    let machine = &measured.machine;
     let mut text = format!(
-        "Measured in {} s ({}), load average {} before, {} after (1, 5, 15 min).\n\n",
+        "`splitbrain fidelity` at {} on {} ({} cores, {:.0} GiB).\n\n\
+         Measured in {} s ({}), load average {} before, {} after (1, 5, 15 min).\n\n",
+        measured.commit,
+        machine.cpu,
+        machine.cores,
+        machine.memory_gib,
         measured.seconds,
         if plan.quick { "--quick" } else { "default run" },
         measured.load_before,
