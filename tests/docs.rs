@@ -506,7 +506,7 @@ impl Checker {
 
     fn check_doctests(&mut self) {
         let lib = self.read("testing/src/lib.rs");
-        if !lib.contains("include_str!(\"../README.md\")") {
+        if !lib.contains("include_str!(\"../../README.md\")") {
             self.fail(
                 "testing/src/lib.rs",
                 1,
