@@ -66,23 +66,32 @@ pub(super) fn unserved(
             let since = trace.events[start].t;
             end.overdue(since).then(|| {
                 let client = key.0.0;
-                let failed = marked(gave_up, &key).map(|at| {
-                    format!(
-                        ", gave up when its ask failed at {}, was not granted again",
-                        when(trace, trace.events[at].t),
-                    )
+                // A waiter that gave up is not waiting any more: it was not served.
+                let gave_up_at = marked(gave_up, &key).map(|at| trace.events[at].t);
+                let failed = gave_up_at.map_or_else(String::new, |at| {
+                    format!(", gave up when its ask failed at {},", when(trace, at))
                 });
-                let failed = failed.unwrap_or_default();
+                // What became of the wait, at the end of a run in time and of a model's path.
+                let (by_the_horizon, by_the_end) = match gave_up_at {
+                    Some(_) => (
+                        "was not granted the lock again by the horizon",
+                        "was not granted the lock again before nothing but a fault could happen \
+                         any more",
+                    ),
+                    None => (
+                        "was still waiting at the horizon",
+                        "was still waiting when nothing but a fault could happen any more",
+                    ),
+                };
                 let message = match trace.meta.source {
                     Source::Model => format!(
-                        "{client} began waiting for the lock at {}{failed} and was still \
-                         waiting when nothing but a fault could happen any more ({})",
+                        "{client} began waiting for the lock at {}{failed} and {by_the_end} ({})",
                         when(trace, since),
                         when(trace, horizon),
                     ),
                     Source::Sim | Source::Real => format!(
-                        "{client} began waiting for the lock at {}{failed} and was still \
-                         waiting at the horizon ({}), {}",
+                        "{client} began waiting for the lock at {}{failed} and {by_the_horizon} \
+                         ({}), {}",
                         ms(since),
                         ms(horizon),
                         if faulted() {
@@ -247,8 +256,8 @@ mod tests {
         assert_eq!(
             violations[0].message,
             "c1 began waiting for the lock at 2.000 ms, gave up when its ask failed at 3.000 ms, \
-             was not granted again and was still waiting at the horizon (100.000 ms), in a run \
-             without faults"
+             and was not granted the lock again by the horizon (100.000 ms), in a run without \
+             faults"
         );
         let retried = gave_up.release(0).acquire(1).acquired(1, 6).trace();
         assert_eq!(check(&retried, &cx(100, 10)), [], "a later ask was granted");
