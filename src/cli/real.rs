@@ -19,7 +19,6 @@ use real::curator::fifo::out_of_order_grants;
 use real::local::Settings;
 use real::target::Target;
 use real::wakeups::DeletedWatches;
-use recipe_table::property::Property;
 use splitbrain::files::{write_atomic, write_json};
 use splitbrain::run::Outcome as RunOutcome;
 use std::net::SocketAddr;
@@ -394,11 +393,10 @@ fn print_run(args: &Args, run: u32, outcome: &RunOutcome, trace: &Path, report: 
 /// The scenario's expectations the runs do not meet, one phrase each: a property expected
 /// to hold that some run violates, or one expected to be violated that no run violates.
 fn unmet(scenario: &Scenario, outcomes: &[RunOutcome]) -> Vec<String> {
-    let violating = |property: Property| outcomes.iter().filter(|o| o.violates(property)).count();
     let runs = outcomes.len() as u64;
     (scenario.recipe.properties().iter())
         .filter_map(|&property| {
-            let violating = violating(property) as u64;
+            let violating = outcomes.iter().filter(|o| o.violates(property)).count() as u64;
             (scenario.expectation(property)).unmet(property, violating, runs, "runs")
         })
         .collect()

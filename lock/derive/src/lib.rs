@@ -105,39 +105,37 @@ fn arm(path: &Path, fields: &Fields, krate: &Path) -> Result<Tokens> {
 /// Whether `field` is marked `#[relabel(skip)]`.
 fn skipped(field: &syn::Field) -> Result<bool> {
     let mut skip = false;
-    for attr in field
-        .attrs
-        .iter()
-        .filter(|attr| attr.path().is_ident("relabel"))
-    {
-        attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("skip") {
-                skip = true;
-                Ok(())
-            } else {
-                Err(meta.error("expected `skip`"))
-            }
-        })?;
-    }
+    each_relabel_option(&field.attrs, |meta| {
+        if meta.path.is_ident("skip") {
+            skip = true;
+            Ok(())
+        } else {
+            Err(meta.error("expected `skip`"))
+        }
+    })?;
     Ok(skip)
 }
 
 /// The path of the `lock` crate: `::lock`, or the type's `#[relabel(crate = "...")]`.
 fn krate(input: &DeriveInput) -> Result<Path> {
     let mut krate = parse_quote!(::lock);
-    for attr in input
-        .attrs
-        .iter()
-        .filter(|attr| attr.path().is_ident("relabel"))
-    {
-        attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("crate") {
-                krate = meta.value()?.parse::<LitStr>()?.parse()?;
-                Ok(())
-            } else {
-                Err(meta.error("expected `crate = \"...\"`"))
-            }
-        })?;
-    }
+    each_relabel_option(&input.attrs, |meta| {
+        if meta.path.is_ident("crate") {
+            krate = meta.value()?.parse::<LitStr>()?.parse()?;
+            Ok(())
+        } else {
+            Err(meta.error("expected `crate = \"...\"`"))
+        }
+    })?;
     Ok(krate)
+}
+
+/// Calls `option` on each option of every `#[relabel(...)]` attribute in `attrs`.
+fn each_relabel_option(
+    attrs: &[syn::Attribute],
+    mut option: impl FnMut(syn::meta::ParseNestedMeta) -> Result<()>,
+) -> Result<()> {
+    (attrs.iter())
+        .filter(|attr| attr.path().is_ident("relabel"))
+        .try_for_each(|attr| attr.parse_nested_meta(&mut option))
 }

@@ -89,11 +89,13 @@ impl ModelChecked {
     /// not be written), empty when all were met.
     pub fn unmet(&self) -> Vec<String> {
         let mut unmet = Vec::new();
-        for verdict in self.outcome.verdicts.iter().filter(|v| !v.met()) {
+        for verdict in &self.outcome.verdicts {
             let violated = u64::from(!verdict.holds);
-            let mut text = (verdict.expectation)
-                .unmet(verdict.property, violated, 1, "exhaustive search")
-                .unwrap_or_default();
+            let Some(mut text) =
+                (verdict.expectation).unmet(verdict.property, violated, 1, "exhaustive search")
+            else {
+                continue;
+            };
             if let Some(path) = self.path(verdict.property) {
                 let _ = write!(
                     text,
