@@ -7,7 +7,7 @@
 //!   `-` and `_` dropped; a repeated heading gets `-1`, `-2`, ...);
 //! - a book summary out of step with the book: every `book/src/SUMMARY.md` entry must exist,
 //!   and every page must be in the summary;
-//! - backticked repository paths that do not exist (`lock/src/recipes/mutex.rs`,
+//! - backticked repository paths that do not exist (`coordination/src/recipes/mutex.rs`,
 //!   `scripts/test`, `recipes/queue.rs`): see [`looks_like_a_path`] for what counts as one and
 //!   [`resolves`] for how it is found;
 //! - text a user should not read: an issue number, a work log's "this stop", a reference to a
@@ -260,7 +260,7 @@ fn is_path_char(c: char) -> bool {
 }
 
 /// Whether a backticked token names a file of the repository rather than something else
-/// (`0..200`, `I/N`, `T/3`, `lock::driver`, `--out DIR`, `scenarios/catalog/*.json`): it is
+/// (`0..200`, `I/N`, `T/3`, `coordination::driver`, `--out DIR`, `scenarios/catalog/*.json`): it is
 /// relative and made of path characters only, and it either ends with a file extension of
 /// [`PATH_EXTENSIONS`], ends with `/`, starts with a top-level entry of the repository, or is
 /// all lowercase segments with a `/`, one of them at least three characters long.
@@ -293,7 +293,7 @@ fn looks_like_a_path(token: &str, top_level: &BTreeSet<String>) -> bool {
 }
 
 /// Whether a path token names a file or directory of the repository: from the root
-/// (`lock/src/recipes/mutex.rs`), or as the tail of a path (`recipes/queue.rs`, `framework.rs`,
+/// (`coordination/src/recipes/mutex.rs`), or as the tail of a path (`recipes/queue.rs`, `framework.rs`,
 /// `monitor/`), or is one of [`NOT_REPOSITORY_PATHS`].
 fn resolves(token: &str, index: &BTreeSet<String>) -> bool {
     if NOT_REPOSITORY_PATHS.iter().any(|allowed| {
@@ -576,9 +576,12 @@ fn headings_are_slugged_as_mdbook_does() {
 
 #[test]
 fn path_tokens_are_told_from_other_code() {
-    let top: BTreeSet<String> = ["lock", "scripts"].iter().map(|s| s.to_string()).collect();
+    let top: BTreeSet<String> = ["coordination", "scripts"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     for path in [
-        "lock/src/recipes/mutex.rs",
+        "coordination/src/recipes/mutex.rs",
         "scripts/test",
         "recipes/",
         "framework.rs",
@@ -590,7 +593,7 @@ fn path_tokens_are_told_from_other_code() {
         "I/N",
         "0/3/1",
         "T/3",
-        "lock::driver",
+        "coordination::driver",
         "--out",
         "0..200",
         "catalog/*.json",

@@ -6,8 +6,8 @@
 
 mod support;
 
-use lock::ids::ClientSlot;
-use lock::zk::{OpOk, OpResult};
+use coordination::ids::ClientSlot;
+use coordination::zk::{OpOk, OpResult};
 use real::ClientLauncher;
 use real::local::Settings;
 use real::target::Target;

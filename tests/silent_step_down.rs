@@ -6,9 +6,9 @@
 //! `Suspended` that ends it under the standard error policy). The checkers that ended a
 //! leadership at `Suspended` or `Lost` by themselves passed every one of these hunts.
 
-use splitbrain::lock::recipe::{Ctx, Input, Recipe};
-use splitbrain::lock::recipes::{Call, LeaderLatch, Notice};
-use splitbrain::lock::relabel::Relabel;
+use splitbrain::coordination::recipe::{Ctx, Input, Recipe};
+use splitbrain::coordination::recipes::{Call, LeaderLatch, Notice};
+use splitbrain::coordination::relabel::Relabel;
 use splitbrain::recipe_table::family::Family;
 use splitbrain::recipe_table::property::Property;
 use splitbrain::recipe_table::recipes::{RecipeDef, exclusive_lock};
@@ -17,7 +17,7 @@ use splitbrain::testing;
 
 /// Curator's LeaderLatch, but its user never hears that it stopped leading.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
-#[relabel(crate = "splitbrain::lock")]
+#[relabel(crate = "splitbrain::coordination")]
 struct SilentStepDownLatch(LeaderLatch);
 
 impl Recipe for SilentStepDownLatch {

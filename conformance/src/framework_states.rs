@@ -11,9 +11,9 @@
 //!
 //! A crash starts the client over.
 
-use lock::coordination::RawState;
-use lock::recipe::SessionEvent;
-use lock::zk::SessionId;
+use coordination::recipe::SessionEvent;
+use coordination::session::RawState;
+use coordination::zk::SessionId;
 
 use scenarios::fault::Fault;
 use trace::{EventKind, Trace};

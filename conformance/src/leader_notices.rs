@@ -12,8 +12,8 @@
 
 use std::collections::BTreeMap;
 
-use lock::ids::{ClientSlot, Owner};
-use lock::recipes::{Call, Notice};
+use coordination::ids::{ClientSlot, Owner};
+use coordination::recipes::{Call, Notice};
 
 use scenarios::fault::Fault;
 use trace::{EventKind, Trace};
@@ -127,7 +127,7 @@ mod tests {
     fn is_leader() -> EventKind {
         notice(Notice::IsLeader {
             owner: OWNER,
-            token: lock::fencing::Token(3),
+            token: coordination::fencing::Token(3),
         })
     }
 

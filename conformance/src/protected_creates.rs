@@ -16,9 +16,9 @@
 
 use std::collections::BTreeMap;
 
-use lock::coordination::RawState;
-use lock::ids::{ClientSlot, ProtectionId};
-use lock::zk::{OpOk, Path, Request, SessionId};
+use coordination::ids::{ClientSlot, ProtectionId};
+use coordination::session::RawState;
+use coordination::zk::{OpOk, Path, Request, SessionId};
 
 use scenarios::fault::Fault;
 use trace::{EventKind, Trace};
@@ -107,8 +107,8 @@ fn protection_of(path: &Path, client: ClientSlot) -> Option<ProtectionId> {
 
 #[cfg(test)]
 mod tests {
-    use lock::ids::OpId;
-    use lock::zk::{CreateMode, Stat};
+    use coordination::ids::OpId;
+    use coordination::zk::{CreateMode, Stat};
     use std::time::Duration;
 
     use super::*;

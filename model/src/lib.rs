@@ -1,9 +1,9 @@
 //! Exhaustive model checking of splitbrain's recipes with stateright.
 //!
 //! The model checks the *same* state machines the simulator and the real client run —
-//! [`lock::client::Client`] (a recipe composed with its framework layer), fed with
-//! [`lock::client::ClientInput`]s and emitting [`lock::recipe::Effect`]s — over an abstract
-//! ZooKeeper server built on the shared [`lock::zk::tree::Tree`]. There is no second,
+//! [`coordination::client::Client`] (a recipe composed with its framework layer), fed with
+//! [`coordination::client::ClientInput`]s and emitting [`coordination::recipe::Effect`]s — over an abstract
+//! ZooKeeper server built on the shared [`coordination::zk::tree::Tree`]. There is no second,
 //! hand-written model of a recipe to drift away from the real one.
 //!
 //! - [`budget`]: what a check explores (clients, cycles, fault budgets, fencing).

@@ -32,12 +32,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use lock::client::Client;
-use lock::framework::Framework;
-use lock::ids::{ClientSlot, Owner};
-use lock::world::{Link, Server};
-use lock::zk::tree::Tree;
-use lock::zk::{CreateMode, Path, Request, SessionId};
+use coordination::client::Client;
+use coordination::framework::Framework;
+use coordination::ids::{ClientSlot, Owner};
+use coordination::world::{Link, Server};
+use coordination::zk::tree::Tree;
+use coordination::zk::{CreateMode, Path, Request, SessionId};
 use properties::monitor::Beliefs;
 use recipe_table::model_spec::MODEL_LOCK_PATH;
 use recipe_table::recipes::{RecipeDef, Testable};

@@ -42,8 +42,8 @@
 //! of the recipe table, the known-bad ones included, under several budgets with and without
 //! the reduction and requires the same verdicts.
 
-use lock::ids::ClientSlot;
-use lock::world::Handle;
+use coordination::ids::ClientSlot;
+use coordination::world::Handle;
 
 use crate::model::{Action, LockModel, Recorder};
 use crate::state::{Peer, State};

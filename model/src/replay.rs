@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use lock::ids::ClientSlot;
+use coordination::ids::ClientSlot;
 use scenarios::fault::ScheduledFault;
 use trace::{Event, EventKind, Meta, Source, Trace};
 

@@ -1,18 +1,18 @@
 //! The model's state: the step world's server (the shared data tree and the live sessions,
-//! [`lock::world::Server`]) and each client's session handle (its connection and queues,
-//! [`lock::world::Handle`]), timers and workload, and the protected resource. Everything is
+//! [`coordination::world::Server`]) and each client's session handle (its connection and queues,
+//! [`coordination::world::Handle`]), timers and workload, and the protected resource. Everything is
 //! `Clone + Eq + Hash` and holds no history: a trace is rebuilt by replaying the actions of a
 //! path.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use lock::client::Client;
-use lock::fencing::{FencedResource, Token};
-use lock::ids::{ClientSlot, Owner, TimerId};
-use lock::relabel::{ClientMap, Relabel};
-use lock::world::{Handle, Server};
-use lock::zk::SessionId;
+use coordination::client::Client;
+use coordination::fencing::{FencedResource, Token};
+use coordination::ids::{ClientSlot, Owner, TimerId};
+use coordination::relabel::{ClientMap, Relabel};
+use coordination::world::{Handle, Server};
+use coordination::zk::SessionId;
 use properties::monitor::{Access, Beliefs, Fenced, Herds, Observation, Revokes, Waits};
 use runtime::workload::Workload;
 

@@ -2,7 +2,7 @@
 //! clients permuted are explored once. The representative sorts the clients and rewrites
 //! every client identity accordingly — slots, session ids, protection ids inside node
 //! names, node owners, watch tables, queued requests and events — through
-//! [`lock::relabel::Relabel`]; when the sorted order is the clients' own, it is the state.
+//! [`coordination::relabel::Relabel`]; when the sorted order is the clients' own, it is the state.
 //!
 //! Clients are sorted by a cheap summary, and clients whose summaries tie by a key that does
 //! not depend on their current numbering: each client's state with itself renamed to slot 0
@@ -30,12 +30,12 @@
 //! for every client of every successor's representative, is what makes the representative
 //! cheap: a permutation, or nothing.
 
-use lock::ids::ClientSlot;
-use lock::relabel::{ClientMap, Ids, Relabel};
-use lock::world::Link;
+use coordination::ids::ClientSlot;
+use coordination::relabel::{ClientMap, Ids, Relabel};
+use coordination::world::Link;
 use stateright::Representative;
 
-use lock::recipe::Recipe;
+use coordination::recipe::Recipe;
 
 use properties::monitor::{ClientBeliefs, ClientRevokes, ClientWaits};
 use runtime::workload::Workload;

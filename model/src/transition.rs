@@ -2,15 +2,15 @@
 //! effects, the server's application of requests and the faults. Every trace event is
 //! reported to the [`Recorder`] as it happens.
 
-use lock::client::ClientInput;
-use lock::driver::Observed;
-use lock::fencing::Token;
-use lock::ids::{ClientSlot, Owner, TimerId};
-use lock::recipe::Effect;
-use lock::recipes::{Call, Notice};
-use lock::world::{Handle, Link};
-use lock::zk::tree::Fired;
-use lock::zk::{SessionId, Zxid};
+use coordination::client::ClientInput;
+use coordination::driver::Observed;
+use coordination::fencing::Token;
+use coordination::ids::{ClientSlot, Owner, TimerId};
+use coordination::recipe::Effect;
+use coordination::recipes::{Call, Notice};
+use coordination::world::{Handle, Link};
+use coordination::zk::tree::Fired;
+use coordination::zk::{SessionId, Zxid};
 use properties::monitor::{Access, Observation, Wait, changes};
 use runtime::workload::{Phase, WorkEffect, WorkInput, WorkTimer};
 use scenarios::fault::{Fault, Node};

@@ -2,8 +2,8 @@
 //! pinned state counts: a
 //! change in the state space must be a conscious change of these numbers.
 
-use lock::ids::ClientSlot;
-use lock::recipes::Notice;
+use coordination::ids::ClientSlot;
+use coordination::recipes::Notice;
 use model::check::{Options, Outcome, check};
 use model::replay::{actions_from_indices, indices_of, states, trace};
 use model::{Action, Checked, LockModel, ModelSpec};
@@ -161,8 +161,8 @@ fn mutex_with_two_clients() {
 #[test]
 fn mutex_with_two_clients_releasing_at_lost() {
     let config = ModelSpec {
-        framework: lock::framework::FrameworkConfig {
-            on_lost: lock::framework::OnLost::Release,
+        framework: coordination::framework::FrameworkConfig {
+            on_lost: coordination::framework::OnLost::Release,
             ..Default::default()
         },
         ..ModelSpec::new(2)
@@ -188,8 +188,8 @@ fn mutex_with_two_clients_releasing_at_lost() {
 #[test]
 fn a_waiter_that_gives_up_at_lost_and_is_never_served_breaks_progress() {
     let releasing = ModelSpec {
-        framework: lock::framework::FrameworkConfig {
-            on_lost: lock::framework::OnLost::Release,
+        framework: coordination::framework::FrameworkConfig {
+            on_lost: coordination::framework::OnLost::Release,
             ..Default::default()
         },
         ..ModelSpec::new(1)
@@ -277,7 +277,7 @@ fn semaphore_with_two_clients_and_two_leases() {
 /// One lease for two clients: a paused holder's session expires, its lease goes to the
 /// other client while it still believes it holds, two believers of one lease. And an expiry
 /// past the internal lock lets both clients put a lease node down and wait for each other
-/// (`progress`, 25 steps: Curator's lease loop, see `lock::recipes::Semaphore`).
+/// (`progress`, 25 steps: Curator's lease loop, see `coordination::recipes::Semaphore`).
 #[test]
 fn semaphore_with_two_clients_and_one_lease() {
     let outcome = pinned_in(
@@ -424,7 +424,7 @@ fn the_counterexample_becomes_a_trace_and_replays_by_index() {
     let acquired: Vec<_> = trace
         .events
         .iter()
-        .filter(|e| matches!(&e.kind, EventKind::Notice { notice } if matches!(notice, lock::recipes::Notice::Acquired { .. })))
+        .filter(|e| matches!(&e.kind, EventKind::Notice { notice } if matches!(notice, coordination::recipes::Notice::Acquired { .. })))
         .map(|e| e.client)
         .collect();
     assert_eq!(acquired.len(), 2);
@@ -512,8 +512,8 @@ fn the_search_hands_recipes_listings_in_the_trees_order() {
         for state in &next_level {
             let events = state.peers.iter().filter_map(|peer| peer.handle.as_ref());
             for event in events.flat_map(|handle| &handle.events) {
-                if let lock::coordination::RawEvent::Reply {
-                    result: Ok(lock::zk::OpOk::Children { names, .. }),
+                if let coordination::session::RawEvent::Reply {
+                    result: Ok(coordination::zk::OpOk::Children { names, .. }),
                     ..
                 } = event
                     && names.len() >= 2
@@ -611,8 +611,8 @@ fn the_trace_checkers_confirm_the_counterexamples() {
     // A waiter that gave up at LOST (`on_lost = release`) and was never served, by the same
     // `Waits` monitor.
     let releasing = ModelSpec {
-        framework: lock::framework::FrameworkConfig {
-            on_lost: lock::framework::OnLost::Release,
+        framework: coordination::framework::FrameworkConfig {
+            on_lost: coordination::framework::OnLost::Release,
             ..Default::default()
         },
         ..ModelSpec::new(1)
@@ -660,8 +660,8 @@ fn model_and_trace_checker_agree_on_belief_at_every_step_of_a_counterexample() {
 /// checker flags.
 #[test]
 fn model_and_trace_checker_agree_on_fenced_accesses() {
-    use lock::fencing::Token;
-    use lock::ids::Owner;
+    use coordination::fencing::Token;
+    use coordination::ids::Owner;
     use properties::monitor::Access;
     let model = LockModel::new(&MUTEX, ModelSpec::new(2));
     let start = states(&model, &[]).unwrap().pop().unwrap();
@@ -760,7 +760,7 @@ const ONE_CYCLE: [Action; 7] = {
 /// is an orphan, but not a container holding lock nodes (as `semaphore-mutex`'s `leases`).
 #[test]
 fn a_lock_node_left_after_the_workload_is_an_orphan() {
-    use lock::zk::{CreateMode, Path, Request};
+    use coordination::zk::{CreateMode, Path, Request};
     let model = LockModel::new(&MUTEX, ModelSpec::new(1));
     let mut settled = states(&model, &ONE_CYCLE).unwrap().pop().unwrap();
     assert_eq!(settled.resource.counter.value(), 1);
@@ -791,8 +791,8 @@ fn a_lock_node_left_after_the_workload_is_an_orphan() {
 /// left (a live session's too) and the trace checker only those no live session owned.
 #[test]
 fn model_and_trace_checker_agree_on_orphans() {
-    use lock::world::Handle;
-    use lock::zk::{CreateMode, Path, Request, SessionId};
+    use coordination::world::Handle;
+    use coordination::zk::{CreateMode, Path, Request, SessionId};
     use model::state::session_id;
     use trace::{Event, ServerSession};
     let model = LockModel::new(&MUTEX, ModelSpec::new(1));
@@ -842,7 +842,7 @@ fn model_and_trace_checker_agree_on_orphans() {
             let applied = state.server_mut().tree.apply(session, &request);
             record(EventKind::OpApplied {
                 session,
-                op: lock::ids::OpId(op as u32),
+                op: coordination::ids::OpId(op as u32),
                 request,
                 result: applied.result,
                 zxid: applied.zxid,
@@ -948,7 +948,7 @@ fn leader_selector_with_two_clients_is_its_mutex() {
 fn leader_selector_with_two_clients_and_a_connection_loss() {
     let mut config = ModelSpec::new(2);
     config.budgets.connection_losses = 1;
-    config.framework.on_lost = lock::framework::OnLost::Release;
+    config.framework.on_lost = coordination::framework::OnLost::Release;
     let outcome = pinned_in(
         &LEADER_SELECTOR,
         config,
@@ -1109,7 +1109,7 @@ fn a_shortest_path_search_past_its_budget_gives_up_for_the_dfs_path() {
 #[test]
 fn mutex_acquire_fails_when_the_retry_policy_runs_out() {
     let mut config = ModelSpec::new(2);
-    config.framework.retry = lock::retry::RetryPolicy::NTimes {
+    config.framework.retry = coordination::retry::RetryPolicy::NTimes {
         n: 1,
         sleep_ms: 100,
     };
@@ -1117,7 +1117,7 @@ fn mutex_acquire_fails_when_the_retry_policy_runs_out() {
     assert!(bounded.all_met(), "{:?}", bounded.verdicts);
     assert!(!bounded.verdict(Property::Progress).holds);
     assert!(bounded.verdict(Property::Answered).holds);
-    config.framework.retry = lock::retry::RetryPolicy::Forever { sleep_ms: 100 };
+    config.framework.retry = coordination::retry::RetryPolicy::Forever { sleep_ms: 100 };
     let forever = check(&MUTEX, config, Options::default());
     assert!(forever.all_met(), "{:?}", forever.verdicts);
     assert!(forever.verdict(Property::Progress).holds);
@@ -1279,7 +1279,7 @@ fn reaches<R: Testable>(
 fn notice_then_call(
     events: &[EventKind],
     notice: fn(&Notice) -> bool,
-    call: fn(&lock::recipes::Call) -> bool,
+    call: fn(&coordination::recipes::Call) -> bool,
 ) -> bool {
     let heard = events
         .iter()
@@ -1302,8 +1302,8 @@ fn times_out(events: &[EventKind]) -> bool {
     })
 }
 
-fn is_release(call: &lock::recipes::Call) -> bool {
-    matches!(call, lock::recipes::Call::Release { .. })
+fn is_release(call: &coordination::recipes::Call) -> bool {
+    matches!(call, coordination::recipes::Call::Release { .. })
 }
 
 /// Acquires with a timeout: a waiter may give up at any point (the recipe's timer fires), so
@@ -1373,21 +1373,22 @@ fn revocable_mutex_with_two_clients_cuts_holds_short() {
 
 /// The mutex with `other_call` emptied (mutant 18 of `scripts/mutants`): `MakeRevocable` and
 /// `AttemptRevoke` do nothing, so no attempt is answered and nobody is asked to release.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, lock::relabel::Relabel)]
-struct DroppedRevocationMutex(lock::recipes::Mutex);
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, coordination::relabel::Relabel)]
+struct DroppedRevocationMutex(coordination::recipes::Mutex);
 
-impl lock::recipe::Recipe for DroppedRevocationMutex {
-    type Call = lock::recipes::Call;
+impl coordination::recipe::Recipe for DroppedRevocationMutex {
+    type Call = coordination::recipes::Call;
     type Notice = Notice;
 
     fn handle(
         &mut self,
-        input: lock::recipe::Input<Self::Call>,
-        cx: &mut lock::recipe::Ctx<'_, Notice>,
+        input: coordination::recipe::Input<Self::Call>,
+        cx: &mut coordination::recipe::Ctx<'_, Notice>,
     ) {
-        use lock::recipes::Call;
-        if let lock::recipe::Input::Call(Call::MakeRevocable { .. } | Call::AttemptRevoke { .. }) =
-            input
+        use coordination::recipes::Call;
+        if let coordination::recipe::Input::Call(
+            Call::MakeRevocable { .. } | Call::AttemptRevoke { .. },
+        ) = input
         {
             return;
         }
@@ -1402,7 +1403,7 @@ static DROPPED_REVOCATION_MUTEX: RecipeDef<DroppedRevocationMutex> = RecipeDef {
     about: "the mutex with its revocation calls dropped (other_call emptied)",
     family: recipe_table::family::Family::Lock,
     revocable: true,
-    build: |path, _| DroppedRevocationMutex(lock::recipes::Mutex::new(path)),
+    build: |path, _| DroppedRevocationMutex(coordination::recipes::Mutex::new(path)),
     directories: |_| Vec::new(),
     expectation: recipe_table::recipes::curator_lock_loop,
 };

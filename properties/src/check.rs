@@ -13,7 +13,7 @@ mod progress;
 mod revocation;
 pub mod timeline;
 
-use lock::zk::Path;
+use coordination::zk::Path;
 
 use crate::monitor::ErrorPolicy;
 use recipe_table::property::{Property, Violation};

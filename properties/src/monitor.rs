@@ -3,7 +3,7 @@
 //! monitor over a finished trace ([`crate::check`]); the model keeps the monitor's state in its
 //! own state and feeds it the same observations as its transitions happen. A monitor's state
 //! is `Clone + Eq + Ord + Hash`, holds no op ids, zxids or tokens (an order will do), and
-//! relabels with the clients ([`lock::relabel`]), so that it splits no model state that the
+//! relabels with the clients ([`coordination::relabel`]), so that it splits no model state that the
 //! rest of the state does not already tell apart.
 //!
 //! `no_orphans` needs no history, only the tree at a run's end and which sessions are alive
@@ -23,19 +23,19 @@ pub use orphans::{TreeNode, orphaned};
 pub use progress::{ClientWaits, Wait, Waits, fault_failure};
 pub use revokes::{ClientRevokes, Revokes};
 
-use lock::coordination::{RawEvent, RawState};
-use lock::driver::Observed;
-use lock::ids::{ClientSlot, Owner};
-use lock::recipe::{Recipe, SessionEvent};
-use lock::recipes::{Call, Notice};
-use lock::zk::SessionId;
+use coordination::driver::Observed;
+use coordination::ids::{ClientSlot, Owner};
+use coordination::recipe::{Recipe, SessionEvent};
+use coordination::recipes::{Call, Notice};
+use coordination::session::{RawEvent, RawState};
+use coordination::zk::SessionId;
 
 use scenarios::fault::Fault;
 use trace::{EventKind, ServerSession};
 
 /// Which connection-state changes oblige a holder to give its hold up: the framework layer's
 /// setting (Curator's `ConnectionStateErrorPolicy`), which the monitor checks recipes obey.
-pub use lock::framework::ErrorPolicy;
+pub use coordination::framework::ErrorPolicy;
 
 /// What a monitor is fed: the few kinds of trace event the properties read, on a client
 /// where they happen on one.
@@ -125,9 +125,9 @@ fn raw_state(client: ClientSlot, state: RawState) -> Observation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lock::ids::{OpId, Owner};
-    use lock::recipes::Mutex;
-    use lock::zk::{EventKind as ZkEventKind, Path, Request, WatchedEvent, ZkError};
+    use coordination::ids::{OpId, Owner};
+    use coordination::recipes::Mutex;
+    use coordination::zk::{EventKind as ZkEventKind, Path, Request, WatchedEvent, ZkError};
     use trace::client_event;
 
     #[test]

@@ -13,9 +13,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use coordination::framework::Framework;
 use futures::channel::mpsc::{UnboundedSender, unbounded};
 use futures::{FutureExt, StreamExt, select_biased};
-use lock::framework::Framework;
 use runtime::drive::{ClientWork, Started};
 use scenarios::rng::SplitMix64;
 use trace::record::EventSink;

@@ -1,6 +1,6 @@
 //! splitbrain's third executor, on a real ZooKeeper: [`local`] starts Debian's `zookeeper`
 //! package on 127.0.0.1 (a standalone server or an ensemble) and stops it by PID;
-//! [`session`] implements `lock`'s `Coordination` and `Connector` over a real server with
+//! [`session`] implements `coordination`'s `Coordination` and `Connector` over a real server with
 //! the `zookeeper-client` crate, each session on a thread of its own or its caller's with
 //! [`executor`]'s one-thread executor (on the real `async-io` reactor, not madsim's), so the
 //! same recipes and driver run against it; [`run()`] runs a scenario's clients, workload and

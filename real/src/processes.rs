@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
+use coordination::ids::ClientSlot;
 use futures::channel::mpsc::UnboundedSender;
 use futures::channel::oneshot;
-use lock::ids::ClientSlot;
 
 use crate::clock::Recorder;
 use crate::local::{kill_group, spawn_bound_to_this_process};

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use lock::fencing::Token;
-use lock::ids::{ClientSlot, Owner};
+use coordination::fencing::Token;
+use coordination::ids::{ClientSlot, Owner};
 use runtime::resource::{Recorded, SharedResource};
 
 use crate::clock::{RealClock, Recorder};

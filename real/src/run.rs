@@ -27,12 +27,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use coordination::ids::ClientSlot;
+use coordination::session::Coordination;
 use futures::channel::mpsc::{UnboundedReceiver, unbounded};
 use futures::channel::oneshot;
 use futures::future::{pending, try_join};
 use futures::{FutureExt, StreamExt, select_biased};
-use lock::coordination::Coordination;
-use lock::ids::ClientSlot;
 use recipe_table::recipes::RecipeKind;
 use scenarios::fault::{Fault, ScheduledFault};
 use scenarios::scenario::Scenario;

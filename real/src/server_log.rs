@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use lock::zk::SessionId;
+use coordination::zk::SessionId;
 use trace::{Event, EventKind, ServerSession};
 
 use crate::clock::{RealClock, Recorder};

@@ -85,16 +85,18 @@ use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
+use coordination::ids::OpId;
+use coordination::session::{
+    Connector, Coordination, EventInbox, RawEvent, RawState, close_and_wait,
+};
+use coordination::zk::{
+    CreateMode, EventKind, OpOk, OpResult, Path, Request, SessionId, Stat, WatchedEvent,
+    WatcherKind, ZkError, Zxid,
+};
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use futures::channel::oneshot;
 use futures::task::AtomicWaker;
 use futures::{FutureExt, StreamExt};
-use lock::coordination::{Connector, Coordination, EventInbox, RawEvent, RawState, close_and_wait};
-use lock::ids::OpId;
-use lock::zk::{
-    CreateMode, EventKind, OpOk, OpResult, Path, Request, SessionId, Stat, WatchedEvent,
-    WatcherKind, ZkError, Zxid,
-};
 use zookeeper_client as zk;
 
 use crate::executor;

@@ -10,9 +10,9 @@
 
 use std::time::Duration;
 
-use lock::coordination::{Connector, Coordination, RawEvent, RawState};
-use lock::ids::OpId;
-use lock::zk::{OpOk, OpResult, Path, Request, ZkError};
+use coordination::ids::OpId;
+use coordination::session::{Connector, Coordination, RawEvent, RawState};
+use coordination::zk::{OpOk, OpResult, Path, Request, ZkError};
 use recipe_table::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
 use trace::{EventKind, SnapshotNode};
 

@@ -4,7 +4,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use lock::framework::OnLost;
+use coordination::framework::OnLost;
 use recipe_table::property::{Expectation, Property};
 use scenarios::scenario::Scenario;
 

@@ -5,8 +5,8 @@
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
-use lock::fencing::Token;
-use lock::ids::{ClientSlot, Owner};
+use coordination::fencing::Token;
+use coordination::ids::{ClientSlot, Owner};
 use scenarios::scenario::Scenario;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

@@ -6,15 +6,15 @@ use std::future::Future;
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
-use lock::client::Client;
-use lock::coordination::{Connector, Coordination, RawEvent, RawState};
-use lock::driver::{Driver, Handle, Observed, Observer};
-use lock::fencing::{FencedResource, Token};
-use lock::framework::{Framework, FrameworkConfig};
-use lock::ids::{ClientSlot, OpId, Owner};
-use lock::recipe::SessionEvent;
-use lock::recipes::{Call, Mutex, Notice};
-use lock::zk::{
+use coordination::client::Client;
+use coordination::driver::{Driver, Handle, Observed, Observer};
+use coordination::fencing::{FencedResource, Token};
+use coordination::framework::{Framework, FrameworkConfig};
+use coordination::ids::{ClientSlot, OpId, Owner};
+use coordination::recipe::SessionEvent;
+use coordination::recipes::{Call, Mutex, Notice};
+use coordination::session::{Connector, Coordination, RawEvent, RawState};
+use coordination::zk::{
     CreateMode, EventKind, OpOk, OpResult, Path, Request, WatchedEvent, WatcherKind, ZkError,
 };
 use real::executor;
@@ -94,7 +94,7 @@ impl Raw {
     }
 }
 
-fn created(result: OpResult) -> (Path, lock::zk::Stat) {
+fn created(result: OpResult) -> (Path, coordination::zk::Stat) {
     match result {
         Ok(OpOk::Created { path, stat }) => (path, stat),
         other => panic!("expected Created, got {other:?}"),

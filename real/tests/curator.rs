@@ -8,7 +8,7 @@ mod support;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use lock::recipes::Notice;
+use coordination::recipes::Notice;
 use real::curator::Curator;
 use real::curator::fifo::out_of_order_grants;
 use real::local::Settings;

@@ -3,8 +3,8 @@
 
 mod support;
 
-use lock::ids::ClientSlot;
-use lock::recipes::{Call, Notice};
+use coordination::ids::ClientSlot;
+use coordination::recipes::{Call, Notice};
 use real::ClientLauncher;
 use real::local::Settings;
 use real::target::Target;
@@ -396,12 +396,12 @@ fn partitions_through_the_proxy_cut_each_client_off_and_pass_on_a_real_server() 
     for (client, (fault, start, end)) in cuts.iter().enumerate() {
         let end = end.unwrap_or_else(|| panic!("{fault:?} healed by itself"));
         let disconnected = trace.events.iter().any(|e| {
-            e.client == Some(lock::ids::ClientSlot(client as u16))
+            e.client == Some(coordination::ids::ClientSlot(client as u16))
                 && (start..=&end).contains(&&e.t)
                 && matches!(
                     e.kind,
                     EventKind::RawSession {
-                        state: lock::coordination::RawState::Disconnected
+                        state: coordination::session::RawState::Disconnected
                     }
                 )
         });
@@ -521,7 +521,7 @@ fn a_cut_armed_for_a_request_starts_when_the_proxy_sees_it_on_a_real_server() {
     let sent = trace.events.iter().position(|e| {
         e.client == Some(ClientSlot(1))
             && matches!(&e.kind, EventKind::OpSent {
-                request: lock::zk::Request::Create { path, .. }, ..
+                request: coordination::zk::Request::Create { path, .. }, ..
             } if path.as_str().contains("/leases/"))
     });
     let sent = sent.expect("client 1 sent a lease create");

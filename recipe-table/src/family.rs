@@ -3,8 +3,8 @@
 //! families by how they are used; a recipe names its family, and its family says which calls a
 //! cycle makes, whether the hold writes the fenced resource, and which properties apply.
 
-use lock::ids::{ClientSlot, Owner};
-use lock::recipes::{Call, Mode, TimeoutScope};
+use coordination::ids::{ClientSlot, Owner};
+use coordination::recipes::{Call, Mode, TimeoutScope};
 use serde::{Deserialize, Serialize};
 
 use crate::property::Property;
@@ -81,10 +81,10 @@ impl RecipeSettings {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Usage {
     /// The call that asks for a hold; answered by a notice that is
-    /// [`granted`](lock::recipes::Notice::granted) or [`refused`](lock::recipes::Notice::refused).
+    /// [`granted`](coordination::recipes::Notice::granted) or [`refused`](coordination::recipes::Notice::refused).
     pub begin: Call,
     /// The call that gives the hold back; answered by a notice that
-    /// [`answers_end`](lock::recipes::Notice::answers_end).
+    /// [`answers_end`](coordination::recipes::Notice::answers_end).
     pub end: Call,
     /// Whether the holder reads and writes the fenced resource.
     pub writes: bool,

@@ -3,7 +3,7 @@
 //! ([`family`]), what the model checker runs it with ([`model_spec`]), and the property vocabulary
 //! its rows and every checker share ([`property`]).
 //!
-//! The recipes themselves are sans-IO state machines in the `lock` crate; this table is what
+//! The recipes themselves are sans-IO state machines in the `coordination` crate; this table is what
 //! the command line, the simulator, the real executor and the model read to find them.
 
 pub mod family;

@@ -4,8 +4,8 @@
 
 use std::fmt;
 
-use lock::framework::FrameworkConfig;
-use lock::zk::Path;
+use coordination::framework::FrameworkConfig;
+use coordination::zk::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::family::RecipeSettings;

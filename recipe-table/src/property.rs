@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use lock::ids::ClientSlot;
+use coordination::ids::ClientSlot;
 use serde::{Deserialize, Serialize};
 
 /// A property a run can be checked for (the book's "Properties" page says what each means).

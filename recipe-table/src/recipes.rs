@@ -2,7 +2,7 @@
 //! each. A row is a [`RecipeDef`] — name, family, constructor, what the model needs and the
 //! verdicts the model is expected to give — and the table makes [`RecipeKind`], the name a
 //! scenario file, a trace and the command line use. The CLI's recipe lists, `check`, the
-//! simulator and the model all read it, so a new built-in recipe costs its module in `lock`
+//! simulator and the model all read it, so a new built-in recipe costs its module in `coordination`
 //! and one row here.
 //!
 //! Executors are generic over the recipe type: a [`Visitor`] is handed the row's
@@ -12,14 +12,14 @@
 use std::fmt;
 use std::str::FromStr;
 
-use lock::framework::OnLost;
-use lock::recipe::Recipe;
-use lock::recipes::{
+use coordination::framework::OnLost;
+use coordination::recipe::Recipe;
+use coordination::recipes::{
     Call, LeaderLatch, LeaderSelector, MultiLock, Mutex, NaiveHerdMutex, Notice, ReadWriteLock,
     Semaphore, SemaphoreMutex,
 };
-use lock::relabel::Relabel;
-use lock::zk::Path;
+use coordination::relabel::Relabel;
+use coordination::zk::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::family::{Family, RecipeSettings};
@@ -451,7 +451,7 @@ macro_rules! recipe_table {
 }
 
 recipe_table! {
-    /// Curator's InterProcessMutex (`lock::recipes::Mutex`).
+    /// Curator's InterProcessMutex (`coordination::recipes::Mutex`).
     Mutex => MUTEX: Mutex = RecipeDef {
         name: "mutex",
         about: "Curator's InterProcessMutex: reentrant, each waiter watches its predecessor; revocable",
@@ -461,7 +461,7 @@ recipe_table! {
         directories: none,
         expectation: curator_lock_loop,
     };
-    /// The known-bad lock where every waiter watches the lock node (`lock::recipes::NaiveHerdMutex`).
+    /// The known-bad lock where every waiter watches the lock node (`coordination::recipes::NaiveHerdMutex`).
     NaiveHerdMutex => NAIVE_HERD_MUTEX: NaiveHerdMutex = RecipeDef {
         name: "naive-herd-mutex",
         about: "known-bad: every waiter watches the lock node, so a release wakes them all (a herd)",
@@ -472,7 +472,7 @@ recipe_table! {
         expectation: naive_herd,
     };
     /// The known-bad mutex whose woken waiter holds without listing the children again
-    /// (`lock::recipes::Mutex::trusting_wakeups`).
+    /// (`coordination::recipes::Mutex::trusting_wakeups`).
     TrustingWakeupMutex => TRUSTING_WAKEUP_MUTEX: Mutex = RecipeDef {
         name: "trusting-wakeup-mutex",
         about: "known-bad: a waiter woken by its predecessor's deletion holds without listing again",
@@ -483,7 +483,7 @@ recipe_table! {
         expectation: trusting_wakeup,
     };
     /// The known-bad mutex whose holder ignores connection-state changes
-    /// (`lock::recipes::Mutex::state_blind`).
+    /// (`coordination::recipes::Mutex::state_blind`).
     StateBlindMutex => STATE_BLIND_MUTEX: Mutex = RecipeDef {
         name: "state-blind-mutex",
         about: "known-bad: a holder hears neither SUSPENDED nor LOST and holds until it releases",
@@ -493,7 +493,7 @@ recipe_table! {
         directories: none,
         expectation: state_blind,
     };
-    /// Curator's InterProcessSemaphoreMutex, not reentrant (`lock::recipes::SemaphoreMutex`).
+    /// Curator's InterProcessSemaphoreMutex, not reentrant (`coordination::recipes::SemaphoreMutex`).
     SemaphoreMutex => SEMAPHORE_MUTEX: SemaphoreMutex = RecipeDef {
         name: "semaphore-mutex",
         about: "Curator's InterProcessSemaphoreMutex: a one-lease semaphore, not reentrant",
@@ -504,7 +504,7 @@ recipe_table! {
         expectation: one_lease_lock,
     };
     /// Curator's InterProcessMultiLock over two mutexes below the lock path
-    /// (`lock::recipes::MultiLock::pair`). Every holder holds the first lock throughout, so
+    /// (`coordination::recipes::MultiLock::pair`). Every holder holds the first lock throughout, so
     /// the multi-lock overlaps exactly when its first lock does.
     MultiLock => MULTI_LOCK: MultiLock = RecipeDef {
         name: "multi-lock",
@@ -515,7 +515,7 @@ recipe_table! {
         directories: |path| MultiLock::pair(path).paths().cloned().collect(),
         expectation: curator_lock_loop,
     };
-    /// Curator's InterProcessSemaphoreV2, `max_leases` leases (`lock::recipes::Semaphore`).
+    /// Curator's InterProcessSemaphoreV2, `max_leases` leases (`coordination::recipes::Semaphore`).
     Semaphore => SEMAPHORE: Semaphore = RecipeDef {
         name: "semaphore",
         about: "Curator's InterProcessSemaphoreV2: max_leases leases under an internal mutex",
@@ -525,7 +525,7 @@ recipe_table! {
         directories: semaphore_directories,
         expectation: semaphore,
     };
-    /// Curator's LeaderLatch (`lock::recipes::LeaderLatch`): a paused leader whose session
+    /// Curator's LeaderLatch (`coordination::recipes::LeaderLatch`): a paused leader whose session
     /// expires still believes it leads when the next participant does.
     LeaderLatch => LEADER_LATCH: LeaderLatch = RecipeDef {
         name: "leader-latch",
@@ -537,7 +537,7 @@ recipe_table! {
         expectation: latch,
     };
     /// Curator's LeaderSelector, without auto-requeue: the workload requeues
-    /// (`lock::recipes::LeaderSelector`). An exclusive lock (its internal mutex): a paused
+    /// (`coordination::recipes::LeaderSelector`). An exclusive lock (its internal mutex): a paused
     /// leader cancels only once it hears Suspended or Lost.
     LeaderSelector => LEADER_SELECTOR: LeaderSelector = RecipeDef {
         name: "leader-selector",
@@ -548,7 +548,7 @@ recipe_table! {
         directories: none,
         expectation: curator_lock_loop,
     };
-    /// Curator's InterProcessReadWriteLock (`lock::recipes::ReadWriteLock`).
+    /// Curator's InterProcessReadWriteLock (`coordination::recipes::ReadWriteLock`).
     ReadWriteLock => READ_WRITE_LOCK: ReadWriteLock = RecipeDef {
         name: "read-write-lock",
         about: "Curator's InterProcessReadWriteLock; readers watch the nearest writer ahead",
@@ -559,7 +559,7 @@ recipe_table! {
         expectation: read_write,
     };
     /// The known-bad read-write lock whose readers watch the first write node ahead, as
-    /// Curator's do (`lock::recipes::ReadWriteLock::watching_first_writer`): a herd when a
+    /// Curator's do (`coordination::recipes::ReadWriteLock::watching_first_writer`): a herd when a
     /// reader queues behind two writers.
     ReadWriteLockFirstWriterWatch => READ_WRITE_LOCK_FIRST_WRITER_WATCH: ReadWriteLock = RecipeDef {
         name: "read-write-lock-first-writer-watch",

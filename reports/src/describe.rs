@@ -1,10 +1,10 @@
 //! Events, faults and requests in plain words, for the event table, hover details and the
 //! story. The words are plain text: whoever puts them on the page escapes them.
 
-use lock::coordination::RawState;
-use lock::recipe::SessionEvent;
-use lock::recipes::{Call, Mode, Notice};
-use lock::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, Stat};
+use coordination::recipe::SessionEvent;
+use coordination::recipes::{Call, Mode, Notice};
+use coordination::session::RawState;
+use coordination::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, Stat};
 use scenarios::fault::{Fault, Node};
 use trace::{Event, EventKind, ServerSession};
 

@@ -1,7 +1,7 @@
 //! A violation in words: who, what, and for how long. The banner, the timeline labels and
 //! the story all say it the same way.
 
-use lock::ids::ClientSlot;
+use coordination::ids::ClientSlot;
 use recipe_table::property::{Property, Violation};
 
 use crate::clock::Clock;

@@ -1,5 +1,5 @@
 //! One client of a scenario run — its recipe with the framework layer, run by
-//! [`lock::driver::Driver`] over any connector, beside the [`Workload`] that uses it to guard
+//! [`coordination::driver::Driver`] over any connector, beside the [`Workload`] that uses it to guard
 //! the shared resource — driven the same way by every executor that runs in time: the
 //! simulator (madsim) and a real ZooKeeper (tokio).
 //!
@@ -14,17 +14,17 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use coordination::client::Client;
+use coordination::driver::{Driver, Handle};
+use coordination::fencing::Token;
+use coordination::framework::Framework;
+use coordination::ids::{ClientSlot, Owner};
+use coordination::recipe::Recipe;
+use coordination::recipes::{Call, Notice};
+use coordination::session::Connector;
+use coordination::zk::Path;
 use futures::FutureExt;
 use futures::future::Fuse;
-use lock::client::Client;
-use lock::coordination::Connector;
-use lock::driver::{Driver, Handle};
-use lock::fencing::Token;
-use lock::framework::Framework;
-use lock::ids::{ClientSlot, Owner};
-use lock::recipe::Recipe;
-use lock::recipes::{Call, Notice};
-use lock::zk::Path;
 
 use crate::resource::SharedResource;
 use crate::workload::{WorkEffect, WorkInput, WorkTimer, Workload};

@@ -5,8 +5,8 @@
 
 use std::sync::Mutex;
 
-use lock::fencing::{FencedResource, Token};
-use lock::ids::{ClientSlot, Owner};
+use coordination::fencing::{FencedResource, Token};
+use coordination::ids::{ClientSlot, Owner};
 
 use trace::EventKind;
 use trace::record::{Clock, Recorder};

@@ -9,10 +9,10 @@
 
 use std::time::Duration;
 
-use lock::fencing::Token;
-use lock::ids::{ClientSlot, Owner};
-use lock::recipes::{Call, Notice};
-use lock::relabel::{ClientMap, Relabel};
+use coordination::fencing::Token;
+use coordination::ids::{ClientSlot, Owner};
+use coordination::recipes::{Call, Notice};
+use coordination::relabel::{ClientMap, Relabel};
 
 use recipe_table::family::{Family, RecipeSettings, Usage};
 
@@ -162,7 +162,7 @@ pub enum Phase {
 ///
 /// A holder is Curator's `acquire(); try { work } finally { release(); }`: connection states
 /// reach a listener, not the thread at work, so a plain holder hears nothing during its hold.
-/// When its hold survives LOST (Curator's [`OnLost`](lock::framework::OnLost) default), it
+/// When its hold survives LOST (Curator's [`OnLost`](coordination::framework::OnLost) default), it
 /// finishes its hold, writes with its token (fenced) and releases, deleting the old node; when
 /// the recipe ended the hold at LOST, the release answers `Failed { NotHeld }`, also taken as
 /// the answer to the end call.
@@ -524,7 +524,7 @@ impl Relabel for Workload {
 
 #[cfg(test)]
 mod tests {
-    use lock::recipes::{FailReason, Mode};
+    use coordination::recipes::{FailReason, Mode};
 
     use super::*;
 

@@ -1,7 +1,7 @@
 //! The fault vocabulary, shared by scenario files, property-test generators, the simulator's
 //! fault injector and traces. Times and durations are milliseconds of simulated time.
 
-use lock::zk::Request;
+use coordination::zk::Request;
 use serde::{Deserialize, Serialize};
 
 /// A machine in a run: the ZooKeeper server or a client by index.

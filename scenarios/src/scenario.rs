@@ -37,8 +37,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use lock::framework::FrameworkConfig;
-use lock::zk::Path;
+use coordination::framework::FrameworkConfig;
+use coordination::zk::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::fault::ScheduledFault;
@@ -237,7 +237,7 @@ impl<'de> Deserialize<'de> for SeedRange {
 
 /// Serde for the lock path, with an "expected X, found Y" error for a bad one.
 mod lock_path {
-    use lock::zk::Path;
+    use coordination::zk::Path;
     use serde::de::{Error, Unexpected};
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 

@@ -36,13 +36,15 @@ use std::collections::VecDeque;
 
 use std::time::Duration;
 
+use coordination::ids::OpId;
+use coordination::session::{
+    Connector, Coordination, EventInbox, RawEvent, RawState, close_and_wait,
+};
+use coordination::zk::watches::WatchSet;
+use coordination::zk::{Request, SessionId, ZkError, Zxid};
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use futures::channel::oneshot;
 use futures::{FutureExt, StreamExt, select_biased};
-use lock::coordination::{Connector, Coordination, EventInbox, RawEvent, RawState, close_and_wait};
-use lock::ids::OpId;
-use lock::zk::watches::WatchSet;
-use lock::zk::{Request, SessionId, ZkError, Zxid};
 use madsim::rand::Rng;
 use madsim::time::Instant;
 

@@ -1,6 +1,6 @@
 //! The simulated ZooKeeper on madsim: a server over the shared data tree (sessions, expiry,
 //! container sweeps, restarts with downtime), raw clients implementing
-//! [`lock::coordination::Coordination`] with ZooKeeper 3.8's reconnect timing over a wire that
+//! [`coordination::session::Coordination`] with ZooKeeper 3.8's reconnect timing over a wire that
 //! retransmits as TCP does, fault injection on simulated time, and [`Sim`], which runs N
 //! clients with a recipe and a workload under a fault schedule and returns the trace.
 //!

@@ -84,7 +84,7 @@ impl Network {
     }
 
     /// Starts the faults armed for `client`'s `request`, which is about to be sent.
-    pub(crate) fn before_request(&self, client: u16, request: &lock::zk::Request) {
+    pub(crate) fn before_request(&self, client: u16, request: &coordination::zk::Request) {
         self.triggers.fire(client, request, &self.links);
     }
 

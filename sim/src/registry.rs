@@ -11,7 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use lock::framework::Framework;
+use coordination::framework::Framework;
 use recipe_table::recipes::{RecipeDef, RecipeKind, Testable};
 use runtime::drive::ClientWork;
 
@@ -112,7 +112,7 @@ fn registry() -> std::sync::MutexGuard<'static, Vec<Entry>> {
 
 #[cfg(test)]
 mod tests {
-    use lock::recipes::{Mutex, NaiveHerdMutex};
+    use coordination::recipes::{Mutex, NaiveHerdMutex};
     use recipe_table::family::Family;
     use recipe_table::recipes::{MUTEX, NAIVE_HERD_MUTEX, exclusive_lock};
 

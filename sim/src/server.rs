@@ -15,11 +15,11 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use coordination::ids::OpId;
+use coordination::zk::tree::{Fired, Tree};
+use coordination::zk::{OpOk, Request, SessionId, Zxid};
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use futures::{FutureExt, StreamExt, select_biased};
-use lock::ids::OpId;
-use lock::zk::tree::{Fired, Tree};
-use lock::zk::{OpOk, Request, SessionId, Zxid};
 use madsim::rand::Rng;
 use madsim::time::Instant;
 

@@ -7,8 +7,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use coordination::zk::Request;
 use futures::channel::mpsc::UnboundedSender;
-use lock::zk::Request;
 use scenarios::fault::{Fault, RequestOp, RequestTrigger};
 use trace::EventKind;
 

@@ -25,10 +25,10 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
+use coordination::ids::OpId;
+use coordination::zk::watches::WatchSet;
+use coordination::zk::{OpResult, Request, SessionId, WatchedEvent, Zxid};
 use futures::future::BoxFuture;
-use lock::ids::OpId;
-use lock::zk::watches::WatchSet;
-use lock::zk::{OpResult, Request, SessionId, WatchedEvent, Zxid};
 use madsim::time::Instant;
 use scenarios::fault::Node;
 

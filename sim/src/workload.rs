@@ -2,9 +2,9 @@
 //! with its framework layer, run by the driver, beside the workload) over the simulated
 //! client.
 
+use coordination::framework::{Framework, FrameworkConfig};
+use coordination::ids::ClientSlot;
 use futures::channel::mpsc::UnboundedSender;
-use lock::framework::{Framework, FrameworkConfig};
-use lock::ids::ClientSlot;
 use runtime::drive::ClientWork;
 use scenarios::fault::Node;
 use scenarios::scenario::ServerSettings;

@@ -11,9 +11,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use lock::framework::{ErrorPolicy, FrameworkConfig, OnLost};
-use lock::recipes::TimeoutScope;
-use lock::retry::RetryPolicy;
+use coordination::framework::{ErrorPolicy, FrameworkConfig, OnLost};
+use coordination::recipes::TimeoutScope;
+use coordination::retry::RetryPolicy;
 use model::check::{Options, Outcome as CheckOutcome, check, shows};
 use model::predicates::Kind;
 use model::replay::{actions_from_indices, indices_of, states, trace};

@@ -11,7 +11,7 @@ use std::time::Duration;
 use ::scenarios::fault::{DEFAULT_RESTART_DOWN_MS, Fault, ScheduledFault};
 use ::scenarios::scenario::Scenario;
 use ::trace::EventKind;
-use lock::recipes::Call;
+use coordination::recipes::Call;
 use real::ClientLauncher;
 use real::CuratorPlacement;
 use real::curator::Curator;

@@ -16,9 +16,9 @@ pub(crate) mod rules;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use lock::coordination::RawState;
-use lock::framework::FrameworkConfig;
-use lock::zk::{Path, SessionId};
+use coordination::framework::FrameworkConfig;
+use coordination::session::RawState;
+use coordination::zk::{Path, SessionId};
 use recipe_table::recipes::RecipeKind;
 use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::rng::SplitMix64;

@@ -13,7 +13,7 @@ pub mod testing;
 pub mod wants;
 
 /// The recipe contract, the framework layer, the recipes and the in-memory tree.
-pub use lock;
+pub use coordination;
 /// The stateright model checker over the same recipe code.
 pub use model;
 /// The properties: monitors, trace checks and verdicts.

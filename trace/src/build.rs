@@ -1,11 +1,11 @@
 //! Hand-built traces, event by event: the checkers' and reports' unit tests use them, and so
 //! can a user's tests of their own checks.
 
-use lock::coordination::RawState;
-use lock::fencing::Token;
-use lock::ids::{ClientSlot, OpId, Owner};
-use lock::recipes::{Call, FailReason, Mode, Notice};
-use lock::zk::{
+use coordination::fencing::Token;
+use coordination::ids::{ClientSlot, OpId, Owner};
+use coordination::recipes::{Call, FailReason, Mode, Notice};
+use coordination::session::RawState;
+use coordination::zk::{
     CreateMode, EventKind as ZkEventKind, OpOk, OpResult, Path, Request, SessionId, Stat,
     WatchedEvent, Zxid,
 };
@@ -220,7 +220,7 @@ impl Build {
 
     /// The client's framework gives its session up (LOST).
     pub fn session_lost(self, client: u16) -> Build {
-        let event = lock::recipe::SessionEvent::Lost {
+        let event = coordination::recipe::SessionEvent::Lost {
             server_confirmed: false,
         };
         self.push(Some(client), EventKind::Session { event })
@@ -398,7 +398,7 @@ impl Build {
         self,
         session: u64,
         request: Request,
-        result: lock::zk::OpResult,
+        result: coordination::zk::OpResult,
         zxid: Option<u64>,
     ) -> Build {
         let kind = EventKind::OpApplied {

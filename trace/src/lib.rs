@@ -8,15 +8,15 @@
 pub mod build;
 pub mod record;
 
-use lock::coordination::{RawEvent, RawState};
-use lock::driver::Observed;
-use lock::fencing::Token;
-use lock::ids::{ClientSlot, OpId, Owner};
-use lock::recipe::Recipe;
-use lock::recipe::SessionEvent;
-use lock::recipes::{Call, Notice};
-use lock::zk::tree::Tree;
-use lock::zk::{OpResult, Path, Request, SessionId, WatchedEvent, Zxid};
+use coordination::driver::Observed;
+use coordination::fencing::Token;
+use coordination::ids::{ClientSlot, OpId, Owner};
+use coordination::recipe::Recipe;
+use coordination::recipe::SessionEvent;
+use coordination::recipes::{Call, Notice};
+use coordination::session::{RawEvent, RawState};
+use coordination::zk::tree::Tree;
+use coordination::zk::{OpResult, Path, Request, SessionId, WatchedEvent, Zxid};
 use serde::{Deserialize, Serialize};
 
 use recipe_table::model_spec::ModelSpec;

@@ -5,10 +5,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use lock::driver::{Observed, Observer};
-use lock::ids::ClientSlot;
-use lock::recipe::Recipe;
-use lock::recipes::{Call, Notice};
+use coordination::driver::{Observed, Observer};
+use coordination::ids::ClientSlot;
+use coordination::recipe::Recipe;
+use coordination::recipes::{Call, Notice};
 
 use crate::{Event, EventKind, client_event};
 

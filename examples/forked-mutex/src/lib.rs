@@ -1,6 +1,6 @@
 //! A fork of splitbrain's built-in `Mutex` (Curator's InterProcessMutex), as a user writes
 //! one: the built-in's module copied and built of the public kit
-//! (`splitbrain::lock::prelude`), with one line changed to put a known bug back: its holder
+//! (`splitbrain::coordination::prelude`), with one line changed to put a known bug back: its holder
 //! ignores connection-state changes, as a home-grown lock with no connection listener does.
 //! It hears neither SUSPENDED nor LOST and keeps holding through a partition that expires its
 //! session, while the next waiter holds (see `tests/hunt.rs`).
@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use splitbrain::lock::prelude::*;
+use splitbrain::coordination::prelude::*;
 use splitbrain::recipe_table::family::Family;
 use splitbrain::recipe_table::recipes::{RecipeDef, curator_lock_loop};
 
@@ -32,7 +32,7 @@ const QUEUE: Queue = Queue::Exclusive;
 
 /// The InterProcessMutex recipe for one lock path, forked.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
-#[relabel(crate = "splitbrain::lock")]
+#[relabel(crate = "splitbrain::coordination")]
 pub struct ForkedMutex {
     path: Path,
     owners: BTreeMap<Owner, Acquisition<Stage>>,
@@ -43,7 +43,7 @@ pub struct ForkedMutex {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
-#[relabel(crate = "splitbrain::lock")]
+#[relabel(crate = "splitbrain::coordination")]
 enum Stage {
     /// Creating our node.
     Creating(OpId),
@@ -58,7 +58,7 @@ enum Stage {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
-#[relabel(crate = "splitbrain::lock")]
+#[relabel(crate = "splitbrain::coordination")]
 enum Wait {
     /// Listing the lock's children.
     Listing(OpId),

@@ -11,7 +11,7 @@
 //! It is written against splitbrain's public API only: the [`Recipe`] contract, the shared
 //! call and notice vocabulary, and [`Relabel`] for the model's symmetry reduction.
 
-use splitbrain::lock::prelude::*;
+use splitbrain::coordination::prelude::*;
 use splitbrain::recipe_table::family::Family;
 use splitbrain::recipe_table::recipes::{RecipeDef, exclusive_lock};
 
@@ -33,7 +33,7 @@ pub static HOME_GROWN_LOCK: RecipeDef<HomeGrownLock> = RecipeDef {
 /// model checker uses to renumber each client's op ids; its node holds no client identity (no
 /// protection prefix), so it is kept as it is.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
-#[relabel(crate = "splitbrain::lock")]
+#[relabel(crate = "splitbrain::coordination")]
 pub struct HomeGrownLock {
     /// `<path>/lock`: no protection prefix, no client identity.
     #[relabel(skip)]
@@ -42,7 +42,7 @@ pub struct HomeGrownLock {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
-#[relabel(crate = "splitbrain::lock")]
+#[relabel(crate = "splitbrain::coordination")]
 enum Stage {
     Idle,
     /// Creating the lock node.

@@ -7,10 +7,10 @@
 //! recipe of its own ([`Ctx::run_inner`] runs the mutex inside it) and passes on what the
 //! mutex says, with the token it forgot to keep.
 
-use splitbrain::lock::fencing::Token;
-use splitbrain::lock::recipe::{Ctx, Input, Recipe};
-use splitbrain::lock::recipes::{Call, Mutex, Notice};
-use splitbrain::lock::relabel::Relabel;
+use splitbrain::coordination::fencing::Token;
+use splitbrain::coordination::recipe::{Ctx, Input, Recipe};
+use splitbrain::coordination::recipes::{Call, Mutex, Notice};
+use splitbrain::coordination::relabel::Relabel;
 use splitbrain::recipe_table::family::Family;
 use splitbrain::recipe_table::recipes::{RecipeDef, curator_lock_loop};
 
@@ -33,7 +33,7 @@ pub const FIXED_EPOCH: Token = Token(0);
 
 /// The application's use of the lock: the mutex, with the token thrown away.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Relabel)]
-#[relabel(crate = "splitbrain::lock")]
+#[relabel(crate = "splitbrain::coordination")]
 pub struct UnfencedApp {
     mutex: Mutex,
 }

@@ -15,10 +15,10 @@
 
 use std::collections::BTreeMap;
 
-use lock::fencing::Token;
-use lock::ids::ClientSlot;
-use lock::recipe::SessionEvent;
-use lock::recipes::Mode;
+use coordination::fencing::Token;
+use coordination::ids::ClientSlot;
+use coordination::recipe::SessionEvent;
+use coordination::recipes::Mode;
 
 use crate::monitor::{Beliefs, Conflict, ErrorPolicy, Holder, Key, Observation, Role};
 use recipe_table::property::{Property, Violation};
@@ -270,10 +270,10 @@ fn overlap_of(
 }
 
 /// The role of the hold `notice` grants.
-fn granted_role(notice: &lock::recipes::Notice) -> Option<Role> {
+fn granted_role(notice: &coordination::recipes::Notice) -> Option<Role> {
     match *notice {
-        lock::recipes::Notice::Acquired { mode, .. } => Some(Role::Lock(mode)),
-        lock::recipes::Notice::IsLeader { .. } => Some(Role::Leader),
+        coordination::recipes::Notice::Acquired { mode, .. } => Some(Role::Lock(mode)),
+        coordination::recipes::Notice::IsLeader { .. } => Some(Role::Leader),
         _ => None,
     }
 }
@@ -379,7 +379,7 @@ fn side(role: Role) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lock::ids::ClientSlot;
+    use coordination::ids::ClientSlot;
     use trace::build::Build;
 
     #[test]

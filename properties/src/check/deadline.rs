@@ -14,8 +14,8 @@
 
 use std::collections::BTreeMap;
 
-use lock::ids::{ClientSlot, Owner};
-use lock::recipes::{Call, Notice};
+use coordination::ids::{ClientSlot, Owner};
+use coordination::recipes::{Call, Notice};
 
 use crate::monitor::{Key, Observation, Waits};
 use recipe_table::property::{Property, Violation};

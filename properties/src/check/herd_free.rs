@@ -20,10 +20,10 @@ mod sessions;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use lock::coordination::RawState;
-use lock::ids::ClientSlot;
-use lock::recipe::SessionEvent;
-use lock::zk::{EventKind as ZkEventKind, Path, SessionId, Zxid};
+use coordination::ids::ClientSlot;
+use coordination::recipe::SessionEvent;
+use coordination::session::RawState;
+use coordination::zk::{EventKind as ZkEventKind, Path, SessionId, Zxid};
 
 use crate::monitor::{Herd, Herds, Observation, Waits, changes};
 use recipe_table::property::{Property, Violation};

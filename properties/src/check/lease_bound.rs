@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use lock::fencing::Token;
-use lock::recipes::{Mode, Notice};
+use coordination::fencing::Token;
+use coordination::recipes::{Mode, Notice};
 
 use crate::monitor::{Beliefs, ErrorPolicy, Key, Observation, Role};
 use recipe_table::property::{Property, Violation};

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use lock::fencing::Token;
+use coordination::fencing::Token;
 
 use crate::monitor::{Access, Accessor, Breach, Fenced};
 use recipe_table::property::{Property, Violation};
@@ -131,7 +131,7 @@ fn violation(trace: &Trace, property: Property, events: Vec<usize>, message: Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lock::ids::ClientSlot;
+    use coordination::ids::ClientSlot;
     use trace::build::Build;
 
     #[test]

@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use lock::ids::ClientSlot;
-use lock::zk::{CreateMode, OpOk, Path, Request, SessionId};
+use coordination::ids::ClientSlot;
+use coordination::zk::{CreateMode, OpOk, Path, Request, SessionId};
 
 use crate::monitor::{TreeNode, orphaned};
 use recipe_table::property::{Property, Violation};

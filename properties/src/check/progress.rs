@@ -217,7 +217,7 @@ fn marked(marks: &Marks, key: &Key) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::check::ending as cx;
-    use lock::recipes::FailReason;
+    use coordination::recipes::FailReason;
     use scenarios::fault::Fault;
     use trace::build::Build;
 

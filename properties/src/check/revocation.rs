@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use lock::recipes::{Call, Notice};
+use coordination::recipes::{Call, Notice};
 
 use crate::monitor::{Holder, Observation, Revokes};
 use recipe_table::property::{Property, Violation};
@@ -150,7 +150,7 @@ mod tests {
         let violations = check(&trace, &cx(100, 10));
         assert_eq!(violations.len(), 1);
         assert_eq!(violations[0].events, [2]);
-        assert_eq!(violations[0].clients, [lock::ids::ClientSlot(1)]);
+        assert_eq!(violations[0].clients, [coordination::ids::ClientSlot(1)]);
         assert_eq!(
             violations[0].message,
             "c1 (owner 1) attempted to revoke the lock at 2.000 ms and had no answer at the \

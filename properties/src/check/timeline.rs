@@ -6,11 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use lock::coordination::RawState;
-use lock::fencing::Token;
-use lock::ids::ClientSlot;
-use lock::recipes::{Call, Mode, Notice};
-use lock::zk::SessionId;
+use coordination::fencing::Token;
+use coordination::ids::ClientSlot;
+use coordination::recipes::{Call, Mode, Notice};
+use coordination::session::RawState;
+use coordination::zk::SessionId;
 
 use scenarios::fault::Fault;
 use trace::{Event, EventKind, Trace};

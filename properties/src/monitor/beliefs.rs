@@ -20,10 +20,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use lock::ids::{ClientSlot, Owner};
-use lock::recipes::{Call, Mode, Notice};
-use lock::relabel::Relabel;
-use lock::zk::SessionId;
+use coordination::ids::{ClientSlot, Owner};
+use coordination::recipes::{Call, Mode, Notice};
+use coordination::relabel::Relabel;
+use coordination::zk::SessionId;
 
 use super::{ErrorPolicy, Observation};
 use recipe_table::property::Property;
@@ -332,9 +332,9 @@ pub fn conflict(property: Property, a: Role, b: Role) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lock::fencing::Token;
-    use lock::recipe::SessionEvent;
-    use lock::relabel::ClientMap;
+    use coordination::fencing::Token;
+    use coordination::recipe::SessionEvent;
+    use coordination::relabel::ClientMap;
 
     const C0: ClientSlot = ClientSlot(0);
     const C1: ClientSlot = ClientSlot(1);

@@ -9,9 +9,9 @@
 //! highest token that a stale access interrupted; and how many writes were accepted, with the
 //! last value written (an update is lost when the two differ). Rejected accesses do not count.
 
-use lock::fencing::Token;
-use lock::ids::{ClientSlot, Owner};
-use lock::relabel::Relabel;
+use coordination::fencing::Token;
+use coordination::ids::{ClientSlot, Owner};
+use coordination::relabel::Relabel;
 
 /// Who made an access: a client's owner (the client unknown in a hand-written trace) presenting
 /// one token.

@@ -13,11 +13,11 @@
 
 use std::collections::BTreeMap;
 
-use lock::ids::ClientSlot;
-use lock::recipe::SessionEvent;
-use lock::recipes::{FailReason, Notice};
-use lock::relabel::Relabel;
-use lock::zk::{EventKind as ZkEventKind, Path, SessionId};
+use coordination::ids::ClientSlot;
+use coordination::recipe::SessionEvent;
+use coordination::recipes::{FailReason, Notice};
+use coordination::relabel::Relabel;
+use coordination::zk::{EventKind as ZkEventKind, Path, SessionId};
 
 use super::{Observation, Waits};
 
@@ -213,9 +213,9 @@ pub fn changes<T>(fired: impl IntoIterator<Item = (Path, T)>, per_node: bool) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lock::fencing::Token;
-    use lock::ids::Owner;
-    use lock::recipes::{Call, Mode};
+    use coordination::fencing::Token;
+    use coordination::ids::Owner;
+    use coordination::recipes::{Call, Mode};
 
     const OWNER: Owner = Owner(0);
 

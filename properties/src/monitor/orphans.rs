@@ -10,7 +10,7 @@
 //! only duplicate it) and the trace checker rebuilds from a trace or reads from its last
 //! snapshot. Each passes its own view of a node to [`orphaned`].
 
-use lock::zk::{Path, SessionId};
+use coordination::zk::{Path, SessionId};
 
 /// What `no_orphans` reads of one node of the tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

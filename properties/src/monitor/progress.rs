@@ -17,9 +17,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use lock::ids::{ClientSlot, Owner};
-use lock::recipes::{Call, FailReason, Notice};
-use lock::relabel::Relabel;
+use coordination::ids::{ClientSlot, Owner};
+use coordination::recipes::{Call, FailReason, Notice};
+use coordination::relabel::Relabel;
 
 use super::{Holder, Key, Observation, Role};
 
@@ -184,8 +184,8 @@ pub fn fault_failure(reason: FailReason) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lock::fencing::Token;
-    use lock::recipes::Mode;
+    use coordination::fencing::Token;
+    use coordination::recipes::Mode;
 
     const C0: ClientSlot = ClientSlot(0);
     const OWNER: Owner = Owner(0);

@@ -16,9 +16,9 @@
 
 use std::collections::BTreeMap;
 
-use lock::ids::{ClientSlot, Owner};
-use lock::recipes::{Call, Notice};
-use lock::relabel::Relabel;
+use coordination::ids::{ClientSlot, Owner};
+use coordination::recipes::{Call, Notice};
+use coordination::relabel::Relabel;
 
 use super::{Holder, Observation};
 
@@ -71,7 +71,7 @@ impl Revokes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lock::relabel::ClientMap;
+    use coordination::relabel::ClientMap;
 
     const C0: ClientSlot = ClientSlot(0);
     const OWNER: Owner = Owner(0);

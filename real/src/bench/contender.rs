@@ -1,6 +1,6 @@
 //! The Rust contender of `splitbrain bench --real` (the hidden `splitbrain bench-client`): one
 //! OS process with its own session, running `cycles` of our `Mutex`, the naive herd lock or
-//! our `LeaderLatch` through `lock::driver::Driver` with no hold or think time, and printing
+//! our `LeaderLatch` through `coordination::driver::Driver` with no hold or think time, and printing
 //! the same lines as Curator's (`real/java/CuratorBench.java`, see `bench::lines`), plus
 //! the watch events its session delivered. Its spec ([`ContenderSpec`]) is the first JSON
 //! line of stdin; it says `ready` once its session is connected, starts on `go`, prints its
@@ -12,14 +12,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use coordination::client::Client;
+use coordination::driver::{Driver, Handle, Observed, Observer};
+use coordination::framework::{Framework, FrameworkConfig};
+use coordination::recipe::Recipe;
+use coordination::recipes::{Call, LeaderLatch, Mutex, NaiveHerdMutex, Notice};
+use coordination::session::{RawEvent, RawState};
 use futures::StreamExt;
 use futures::channel::{mpsc, oneshot};
-use lock::client::Client;
-use lock::coordination::{RawEvent, RawState};
-use lock::driver::{Driver, Handle, Observed, Observer};
-use lock::framework::{Framework, FrameworkConfig};
-use lock::recipe::Recipe;
-use lock::recipes::{Call, LeaderLatch, Mutex, NaiveHerdMutex, Notice};
 use runtime::workload::OWNER;
 
 use super::lines::{Line, Mark, format};

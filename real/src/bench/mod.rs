@@ -16,8 +16,8 @@ mod process;
 
 use std::time::{Duration, Instant};
 
-use lock::ids::ClientSlot;
-use lock::zk::Path as ZkPath;
+use coordination::ids::ClientSlot;
+use coordination::zk::Path as ZkPath;
 use serde::{Deserialize, Serialize};
 
 use crate::ClientLauncher;
@@ -34,11 +34,11 @@ const CYCLES_WITHIN: Duration = Duration::from_secs(600);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Lock {
-    /// `lock::recipes::Mutex`.
+    /// `coordination::recipes::Mutex`.
     Mutex,
-    /// `lock::recipes::NaiveHerdMutex`: every waiter watches the one lock node.
+    /// `coordination::recipes::NaiveHerdMutex`: every waiter watches the one lock node.
     NaiveHerd,
-    /// `lock::recipes::LeaderLatch`.
+    /// `coordination::recipes::LeaderLatch`.
     LeaderLatch,
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use lock::ids::ClientSlot;
+use coordination::ids::ClientSlot;
 use tokio::sync::oneshot;
 use trace::Event;
 

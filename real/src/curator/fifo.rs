@@ -5,9 +5,9 @@
 //! every grant's token must be above every token granted before it (a reentrant grant
 //! repeats its holder's token).
 
-use lock::fencing::Token;
-use lock::ids::ClientSlot;
-use lock::recipes::Notice;
+use coordination::fencing::Token;
+use coordination::ids::ClientSlot;
+use coordination::recipes::Notice;
 use trace::{Event, EventKind};
 
 /// Every grant among `events` (a trace's, in time order) that comes out of queue order, one
@@ -42,7 +42,7 @@ pub fn out_of_order_grants(events: &[Event]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lock::ids::Owner;
+    use coordination::ids::Owner;
 
     fn grant(t: u64, client: u16, token: u64) -> Event {
         Event {
@@ -52,7 +52,7 @@ mod tests {
                 notice: Notice::Acquired {
                     owner: Owner(0),
                     token: Token(token),
-                    mode: lock::recipes::Mode::Exclusive,
+                    mode: coordination::recipes::Mode::Exclusive,
                 },
             },
         }

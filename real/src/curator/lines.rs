@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use lock::fencing::Token;
-use lock::recipes::{Call, FailReason, Mode, Notice};
-use lock::zk::ZkError;
+use coordination::fencing::Token;
+use coordination::recipes::{Call, FailReason, Mode, Notice};
+use coordination::zk::ZkError;
 use runtime::workload::OWNER;
 use trace::EventKind;
 

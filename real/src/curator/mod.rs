@@ -30,11 +30,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use coordination::framework::FrameworkConfig;
+use coordination::ids::ClientSlot;
+use coordination::retry::RetryPolicy;
+use coordination::zk::Path as ZkPath;
 use futures::future::join_all;
-use lock::framework::FrameworkConfig;
-use lock::ids::ClientSlot;
-use lock::retry::RetryPolicy;
-use lock::zk::Path as ZkPath;
 use recipe_table::recipes::RecipeKind;
 use runtime::resource::SharedResource;
 use scenarios::scenario::Workload;

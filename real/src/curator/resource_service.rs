@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
-use lock::fencing::Token;
-use lock::ids::ClientSlot;
+use coordination::fencing::Token;
+use coordination::ids::ClientSlot;
 use runtime::resource::SharedResource;
 use runtime::workload::OWNER;
 

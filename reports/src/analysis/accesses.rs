@@ -3,8 +3,8 @@
 //! access was rejected) and, for an accepted write that did not raise the counter, whose
 //! write it overwrote (a lost update).
 
-use lock::fencing::Token;
-use lock::ids::Owner;
+use coordination::fencing::Token;
+use coordination::ids::Owner;
 use trace::{EventKind, Trace};
 
 /// One access to the resource.

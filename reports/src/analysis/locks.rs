@@ -4,10 +4,10 @@
 //! `Relinquish`, `Close`, `NotLeader`, `Suspended`, `Lost` or a crash; `Reconnected` with the
 //! same session holds again with the same token.)
 
-use lock::fencing::Token;
-use lock::ids::Owner;
-use lock::recipes::Mode;
-use lock::recipes::{Call, Notice};
+use coordination::fencing::Token;
+use coordination::ids::Owner;
+use coordination::recipes::Mode;
+use coordination::recipes::{Call, Notice};
 use properties::check::timeline::{Interval, Role, Timeline};
 use scenarios::fault::Fault;
 use trace::{EventKind, Trace};

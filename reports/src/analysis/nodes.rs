@@ -1,7 +1,7 @@
 //! The lives of ephemeral nodes (lock nodes) on the server: created by one session, ended
 //! by a delete or by that session's expiry or close.
 
-use lock::zk::{OpOk, Path, Request, SessionId, Zxid};
+use coordination::zk::{OpOk, Path, Request, SessionId, Zxid};
 use trace::{EventKind, ServerSession, Trace};
 
 use super::Sessions;

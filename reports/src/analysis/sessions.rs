@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use lock::coordination::RawState;
-use lock::recipe::SessionEvent;
-use lock::zk::{SessionId, ZkError};
+use coordination::recipe::SessionEvent;
+use coordination::session::RawState;
+use coordination::zk::{SessionId, ZkError};
 use trace::{EventKind, ServerSession, Trace};
 
 use super::Span;
@@ -221,7 +221,7 @@ fn learns_of_expiry(kind: &EventKind) -> bool {
 mod tests {
     use std::time::Duration;
 
-    use lock::ids::ClientSlot;
+    use coordination::ids::ClientSlot;
     use trace::Event;
 
     use super::*;

@@ -1,6 +1,6 @@
 //! The violation window: the stretch of the run a violation's explanation needs.
 
-use lock::ids::ClientSlot;
+use coordination::ids::ClientSlot;
 use recipe_table::property::Violation;
 
 use super::{Lane, Run};

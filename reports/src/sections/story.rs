@@ -5,11 +5,11 @@
 
 use std::fmt::{self, Write};
 
-use lock::fencing::Token;
-use lock::ids::ClientSlot;
-use lock::recipe::SessionEvent;
-use lock::recipes::{Call, Notice};
-use lock::zk::EventKind as WatchKind;
+use coordination::fencing::Token;
+use coordination::ids::ClientSlot;
+use coordination::recipe::SessionEvent;
+use coordination::recipes::{Call, Notice};
+use coordination::zk::EventKind as WatchKind;
 use recipe_table::property::{Property, Violation};
 use scenarios::fault::Fault;
 use trace::{Event, EventKind, ServerSession};

@@ -6,12 +6,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use lock::coordination::RawState;
-use lock::fencing::Token;
-use lock::ids::{ClientSlot, OpId, Owner, ProtectionId};
-use lock::recipe::SessionEvent;
-use lock::recipes::{Call, Mode, Notice};
-use lock::zk::{
+use coordination::fencing::Token;
+use coordination::ids::{ClientSlot, OpId, Owner, ProtectionId};
+use coordination::recipe::SessionEvent;
+use coordination::recipes::{Call, Mode, Notice};
+use coordination::session::RawState;
+use coordination::zk::{
     CreateMode, EventKind as Watch, OpOk, OpResult, Path, Request, SessionId, Stat, WatchedEvent,
     Zxid,
 };

@@ -26,15 +26,15 @@ pub fn trace() -> (Trace, Vec<Violation>, ReportOptions) {
     for event in &mut trace.events {
         match &mut event.kind {
             trace::EventKind::OpApplied {
-                result: Ok(lock::zk::OpOk::Children { names, .. }),
+                result: Ok(coordination::zk::OpOk::Children { names, .. }),
                 ..
             }
             | trace::EventKind::Reply {
-                result: Ok(lock::zk::OpOk::Children { names, .. }),
+                result: Ok(coordination::zk::OpOk::Children { names, .. }),
                 ..
             } => names.extend([SCRIPT.to_owned(), IMG.to_owned()]),
             trace::EventKind::OpSent {
-                request: lock::zk::Request::Create { data, .. },
+                request: coordination::zk::Request::Create { data, .. },
                 ..
             } => *data = SCRIPT.as_bytes().to_vec(),
             _ => {}

@@ -104,7 +104,7 @@ fn framework_settings_parse_validate_and_are_left_out_when_default() {
     let scenario = parse(&value).unwrap();
     assert_eq!(
         scenario.framework.error_policy,
-        lock::framework::ErrorPolicy::SessionBased
+        coordination::framework::ErrorPolicy::SessionBased
     );
     assert_eq!(scenario.framework.lost_after_percent, 60);
     assert_eq!(scenario.framework.connection_timeout_ms, 5000);
@@ -154,7 +154,7 @@ fn retry_policies_parse_validate_and_are_left_out_when_default() {
     let scenario = parse(&value).unwrap();
     assert_eq!(
         scenario.framework.retry,
-        lock::retry::RetryPolicy::Forever { sleep_ms: 250 }
+        coordination::retry::RetryPolicy::Forever { sleep_ms: 250 }
     );
     assert_eq!(
         serde_json::to_value(&scenario).unwrap()["framework"]["retry"],

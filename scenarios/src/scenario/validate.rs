@@ -5,9 +5,9 @@
 
 use std::ops::RangeInclusive;
 
-use lock::framework::FrameworkConfig;
-use lock::recipes::TimeoutScope;
-use lock::retry::RetryPolicy;
+use coordination::framework::FrameworkConfig;
+use coordination::recipes::TimeoutScope;
+use coordination::retry::RetryPolicy;
 
 use crate::fault::{Fault, Node, RequestTrigger, ScheduledFault};
 use crate::rng::SplitMix64;

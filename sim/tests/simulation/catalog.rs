@@ -1,7 +1,7 @@
 //! Every scenario of the embedded catalog runs on the simulator, and its trace says what was run.
 
-use lock::ids::ClientSlot;
-use lock::recipe::SessionEvent;
+use coordination::ids::ClientSlot;
+use coordination::recipe::SessionEvent;
 use properties::check::{Context, check};
 use recipe_table::property::Property;
 use scenarios::catalog::Catalog;

@@ -1,7 +1,7 @@
 //! Herd behaviour: how many waiting clients each deletion wakes.
 
-use lock::framework::OnLost;
-use lock::zk::Request;
+use coordination::framework::OnLost;
+use coordination::zk::Request;
 use properties::check::check;
 use recipe_table::property::Property;
 use scenarios::scenario::{RecipeKind, Workload};

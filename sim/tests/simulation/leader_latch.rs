@@ -2,10 +2,10 @@
 //! leadership passing in order, Suspended dropping leadership, a killed session passing it
 //! on, a server restart) on the catalog's leader-latch scenarios, varied per test.
 
-use lock::fencing::Token;
-use lock::framework::FrameworkConfig;
-use lock::recipe::SessionEvent;
-use lock::recipes::Notice;
+use coordination::fencing::Token;
+use coordination::framework::FrameworkConfig;
+use coordination::recipe::SessionEvent;
+use coordination::recipes::Notice;
 use recipe_table::property::Property;
 use scenarios::fault::{Fault, ScheduledFault};
 use scenarios::scenario::Scenario;
@@ -51,7 +51,7 @@ fn each_close_wakes_at_most_the_next_participant() {
     let mut scenario = latch("fault-free", 10, 50, Vec::new());
     scenario.workload.stagger_ms = 0;
     let trace = run_scenario(&scenario, 21);
-    let woken = woken_by_each_delete(&trace, lock::recipes::LATCH_NAME);
+    let woken = woken_by_each_delete(&trace, coordination::recipes::LATCH_NAME);
     assert_eq!(woken.len(), 10, "every participant closed");
     let most = woken.iter().copied().max();
     assert_eq!(

@@ -4,8 +4,8 @@
 //! electing the next) on the catalog's leader-selector scenarios, varied per test. The
 //! workloads run selectors without auto-requeue: each cycle after the first requeues.
 
-use lock::recipe::SessionEvent;
-use lock::recipes::{FailReason, Notice};
+use coordination::recipe::SessionEvent;
+use coordination::recipes::{FailReason, Notice};
 use scenarios::fault::{Fault, ScheduledFault};
 use scenarios::scenario::Scenario;
 use trace::{Event, EventKind, Trace};

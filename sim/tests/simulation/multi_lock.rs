@@ -3,9 +3,9 @@
 //! holder at a time, a killed session passing the locks on, connection changes heard once per
 //! holder, a server restart) on the catalog's multi-lock scenarios, varied per test.
 
-use lock::fencing::Token;
-use lock::recipes::Notice;
-use lock::zk::{OpOk, Path, Request};
+use coordination::fencing::Token;
+use coordination::recipes::Notice;
+use coordination::zk::{OpOk, Path, Request};
 use recipe_table::property::Property;
 use scenarios::fault::{Fault, ScheduledFault};
 use scenarios::scenario::Scenario;

@@ -1,10 +1,10 @@
 //! Small readers over a trace's events, shared by the tests.
 
-use lock::coordination::RawState;
-use lock::fencing::Token;
-use lock::ids::ClientSlot;
-use lock::recipes::{Mode, Notice};
-use lock::zk::{SessionId, Zxid};
+use coordination::fencing::Token;
+use coordination::ids::ClientSlot;
+use coordination::recipes::{Mode, Notice};
+use coordination::session::RawState;
+use coordination::zk::{SessionId, Zxid};
 use properties::check::timeline::{Interval, Role, Timeline};
 use properties::check::{Context, check, check_all};
 use recipe_table::property::Property;

@@ -4,7 +4,7 @@
 //! reader's nearest-writer watch (against Curator's first-writer watch), the GC-pause split
 //! brain and server restarts, on the catalog's read-write-lock scenarios.
 
-use lock::recipes::{Mode, Notice};
+use coordination::recipes::{Mode, Notice};
 use properties::check::{check, check_all};
 use recipe_table::family::RecipeSettings;
 use recipe_table::property::Property;

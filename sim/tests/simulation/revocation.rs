@@ -2,7 +2,7 @@
 //! (the holder is asked, releases, and the waiter then gets the lock) on the catalog's
 //! mutex-revocation scenarios, varied per test.
 
-use lock::recipes::Notice;
+use coordination::recipes::Notice;
 use scenarios::fault::ScheduledFault;
 use scenarios::scenario::Scenario;
 use trace::Trace;

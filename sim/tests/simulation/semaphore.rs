@@ -4,8 +4,8 @@
 //! session's lease frees up, leases survive a server restart — on the catalog's semaphore
 //! scenarios, varied per test.
 
-use lock::recipes::{Mode, Notice};
-use lock::zk::Request;
+use coordination::recipes::{Mode, Notice};
+use coordination::zk::Request;
 use recipe_table::property::Property;
 use scenarios::scenario::Scenario;
 use trace::{EventKind, ServerSession, Trace};

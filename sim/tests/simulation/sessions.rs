@@ -3,11 +3,13 @@
 
 use std::collections::BTreeSet;
 
-use lock::coordination::RawState;
-use lock::framework::{FrameworkConfig, OnLost};
-use lock::recipe::SessionEvent;
-use lock::recipes::{Call, FailReason, Notice};
-use lock::zk::{CreateMode, EventKind as WatchKind, OpOk, Path, Request, SessionId, ZkError};
+use coordination::framework::{FrameworkConfig, OnLost};
+use coordination::recipe::SessionEvent;
+use coordination::recipes::{Call, FailReason, Notice};
+use coordination::session::RawState;
+use coordination::zk::{
+    CreateMode, EventKind as WatchKind, OpOk, Path, Request, SessionId, ZkError,
+};
 use recipe_table::recipes::SEMAPHORE_MUTEX;
 use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::scenario::{RecipeRef, Scenario, ServerSettings};
@@ -513,7 +515,7 @@ fn listings(scenario: &str, seed: u64) -> Vec<Vec<String>> {
         .iter()
         .filter_map(|event| match &event.kind {
             trace::EventKind::Reply {
-                result: Ok(lock::zk::OpOk::Children { names, .. }),
+                result: Ok(coordination::zk::OpOk::Children { names, .. }),
                 ..
             } => Some(names.clone()),
             _ => None,
@@ -866,7 +868,7 @@ fn a_waiter_woken_by_a_downtime_lists_again_and_runs_its_retries_out() {
 fn connection_loss_of(trace: &Trace, client: u16) -> usize {
     first_notice(trace, client, "a connection_loss failure", |n| {
         *n == Notice::Failed {
-            owner: lock::ids::Owner(0),
+            owner: coordination::ids::Owner(0),
             reason: FailReason::Zk(ZkError::ConnectionLoss),
         }
     })

@@ -1,7 +1,7 @@
 //! The GC-pause split brain: holder A (client 0) is paused past the session timeout, its
 //! session expires, B (client 1) acquires, and A resumes still believing it holds.
 
-use lock::recipes::Notice;
+use coordination::recipes::Notice;
 use scenarios::fault::Fault;
 use trace::{EventKind, ServerSession, Trace};
 

@@ -2,7 +2,7 @@
 //! force before the request leaves, so the server sees it only once the cut heals; a cut
 //! whose request never comes never starts.
 
-use lock::zk::Request;
+use coordination::zk::Request;
 use scenarios::fault::{RequestOp, RequestTrigger, ScheduledFault};
 use trace::{EventKind, Trace};
 

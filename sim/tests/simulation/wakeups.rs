@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use lock::zk::{EventKind as WatchKind, Request, WatchedEvent, Zxid};
+use coordination::zk::{EventKind as WatchKind, Request, WatchedEvent, Zxid};
 use trace::{EventKind, Trace};
 
 /// For each change (by zxid) that fired watches `fired` accepts, how many it fired: one per

@@ -1,7 +1,7 @@
 //! The workload's own paths under the simulator: reentrant holds and acquire timeouts (the
 //! catalog has neither).
 
-use lock::recipes::Notice;
+use coordination::recipes::Notice;
 use scenarios::scenario::Workload;
 use trace::{EventKind, Trace};
 

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use lock::zk::Path as ZkPath;
+use coordination::zk::Path as ZkPath;
 use real::ClientLauncher;
 use real::bench::{Bench, Contestant, Sample};
 use real::curator::Curator;

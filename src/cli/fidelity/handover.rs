@@ -6,10 +6,10 @@
 //! at that instant; on the real server the second connection's handshake and close come
 //! first (a few ms on loopback, counted in: it is how Curator's users expire a session).
 
-use lock::framework::FrameworkConfig;
-use lock::ids::ClientSlot;
-use lock::recipes::Notice;
-use lock::zk::Path;
+use coordination::framework::FrameworkConfig;
+use coordination::ids::ClientSlot;
+use coordination::recipes::Notice;
+use coordination::zk::Path;
 use real::ClientLauncher;
 use recipe_table::recipes::RecipeKind;
 use scenarios::fault::{Fault, ScheduledFault};

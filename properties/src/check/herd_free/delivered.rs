@@ -21,8 +21,8 @@
 
 use std::collections::BTreeMap;
 
-use lock::ids::{ClientSlot, OpId};
-use lock::zk::{EventKind as ZkEventKind, OpOk, Path, Request, Zxid};
+use coordination::ids::{ClientSlot, OpId};
+use coordination::zk::{EventKind as ZkEventKind, OpOk, Path, Request, Zxid};
 
 use super::sessions::Sessions;
 use super::{Change, What};
@@ -151,8 +151,8 @@ impl Clients {
 #[cfg(test)]
 mod tests {
     use super::super::check;
-    use lock::ids::ClientSlot;
-    use lock::zk::EventKind as ZkEventKind;
+    use coordination::ids::ClientSlot;
+    use coordination::zk::EventKind as ZkEventKind;
     use trace::build::Build;
     use trace::{Source, Trace};
 

@@ -6,10 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use lock::coordination::RawState;
-use lock::ids::ClientSlot;
-use lock::recipe::SessionEvent;
-use lock::zk::SessionId;
+use coordination::ids::ClientSlot;
+use coordination::recipe::SessionEvent;
+use coordination::session::RawState;
+use coordination::zk::SessionId;
 
 use trace::EventKind;
 

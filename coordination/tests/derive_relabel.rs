@@ -1,9 +1,9 @@
 //! `#[derive(Relabel)]`: every shape of struct and enum relabels field by field, type
 //! parameters included, skipped fields cloned as they are.
 
-use lock::ids::{ClientSlot, OpId, Owner, TimerId};
-use lock::relabel::{ClientMap, Relabel};
-use lock::zk::SessionId;
+use coordination::ids::{ClientSlot, OpId, Owner, TimerId};
+use coordination::relabel::{ClientMap, Relabel};
+use coordination::zk::SessionId;
 
 /// A map that moves session 1 to 2 and client slot 1 to 0.
 fn moving() -> ClientMap {
@@ -55,7 +55,7 @@ where
 enum Empty {}
 
 mod elsewhere {
-    pub use lock as reexported;
+    pub use coordination as reexported;
 }
 
 #[derive(Clone, Debug, PartialEq, Relabel)]

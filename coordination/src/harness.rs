@@ -6,10 +6,10 @@
 //! The built-ins' unit tests use it, and so can a recipe of yours:
 //!
 //! ```
-//! use lock::harness::Harness;
-//! use lock::ids::Owner;
-//! use lock::recipes::{Call, Mode, Mutex, Notice};
-//! use lock::zk::Path;
+//! use coordination::harness::Harness;
+//! use coordination::ids::Owner;
+//! use coordination::recipes::{Call, Mode, Mutex, Notice};
+//! use coordination::zk::Path;
 //!
 //! let mut harness = Harness::new(2, || Mutex::new(Path::new("/lock").unwrap()));
 //! let acquire = |owner| Call::Acquire { owner: Owner(owner), timeout: None, mode: Mode::Exclusive };
@@ -24,10 +24,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::client::{Client, ClientInput};
-use crate::coordination::RawEvent;
 use crate::framework::{Framework, FrameworkConfig, OwnTimer};
 use crate::ids::{ClientSlot, TimerId};
 use crate::recipe::{Effect, Recipe, SessionEvent};
+use crate::session::RawEvent;
 use crate::world::{Handle, Link, Server};
 use crate::zk::tree::Fired;
 use crate::zk::{Path, Request, SessionId, WatchedEvent};

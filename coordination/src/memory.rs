@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use futures::channel::mpsc::{UnboundedSender, unbounded};
 
-use crate::coordination::{Connector, Coordination, EventInbox, RawEvent, RawState};
 use crate::ids::OpId;
+use crate::session::{Connector, Coordination, EventInbox, RawEvent, RawState};
 use crate::zk::tree::{Fired, Tree};
 use crate::zk::{Request, SessionId};
 

@@ -4,7 +4,7 @@
 //! clients step by step: the model checker's transition function takes a step per action, and
 //! the recipe unit tests take the steps they are about by hand.
 //!
-//! The queues keep the [`Coordination`](crate::coordination::Coordination) contract: a
+//! The queues keep the [`Coordination`](crate::session::Coordination) contract: a
 //! handle's requests reach the server in the order they were sent, and its replies, watch
 //! events and raw session states come back on one ordered stream (a watch event before any
 //! later reply that reflects the change; `ConnectionLoss` for every request cut off, before
@@ -13,9 +13,9 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
-use crate::coordination::{RawEvent, RawState};
 use crate::ids::OpId;
 use crate::relabel::Relabel;
+use crate::session::{RawEvent, RawState};
 use crate::zk::tree::{Applied, Fired, Tree};
 use crate::zk::{OpResult, Request, SessionId, WatchedEvent, ZkError, Zxid};
 

@@ -32,11 +32,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::coordination::{RawEvent, RawState};
 use crate::ids::{ClientSlot, OpId, ProtectionId, TimerId};
 use crate::recipe::{Effect, SessionEvent};
 use crate::relabel::{ClientMap, Relabel};
 use crate::retry::{self, RetryPolicy};
+use crate::session::{RawEvent, RawState};
 use crate::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, WatchedEvent, ZkError};
 
 /// Curator's `ConnectionStateErrorPolicy`: which connection states end what a client holds

@@ -89,5 +89,8 @@ fn the_lock_crate_depends_on_no_runtime() {
     // futures is runtime-agnostic (channels, a biased select) and used only by the driver and
     // the in-memory Coordination, which the test above keeps out of the pure modules; the
     // derive runs at compile time only.
-    assert_eq!(names, ["splitbrain-lock-derive", "serde", "futures"]);
+    assert_eq!(
+        names,
+        ["splitbrain-coordination-derive", "serde", "futures"]
+    );
 }

@@ -1,11 +1,11 @@
 //! A client: one recipe composed with its framework layer. This is the unit every executor
 //! drives (the model checker, the async driver on the simulator and on a real ZooKeeper).
 
-use crate::coordination::RawEvent;
 use crate::framework::{Delivery, Framework};
 use crate::ids::TimerId;
 use crate::recipe::{Ctx, Effect, Input, Recipe};
 use crate::relabel::Relabel;
+use crate::session::RawEvent;
 
 /// What an executor feeds a client.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,15 +4,15 @@
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
-use lock::client::Client;
-use lock::driver::{Driver, Handle};
-use lock::fencing::{FencedResource, Token};
-use lock::framework::{Framework, FrameworkConfig};
-use lock::ids::{ClientSlot, Owner};
-use lock::memory::{MemoryServer, Sleeper};
-use lock::recipe::Recipe;
-use lock::recipes::{Call, Mode, Mutex, NaiveHerdMutex, Notice, SemaphoreMutex};
-use lock::zk::Path;
+use coordination::client::Client;
+use coordination::driver::{Driver, Handle};
+use coordination::fencing::{FencedResource, Token};
+use coordination::framework::{Framework, FrameworkConfig};
+use coordination::ids::{ClientSlot, Owner};
+use coordination::memory::{MemoryServer, Sleeper};
+use coordination::recipe::Recipe;
+use coordination::recipes::{Call, Mode, Mutex, NaiveHerdMutex, Notice, SemaphoreMutex};
+use coordination::zk::Path;
 
 const OWNER: Owner = Owner(0);
 

@@ -14,9 +14,9 @@ use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt, select_biased};
 
 use crate::client::{Client, ClientInput};
-use crate::coordination::{Connector, Coordination, RawEvent};
 use crate::ids::{OpId, TimerId};
 use crate::recipe::{Effect, Recipe, SessionEvent};
+use crate::session::{Connector, Coordination, RawEvent};
 use crate::zk::Request;
 
 /// Something the driver saw or did, in the order it happened (for traces).

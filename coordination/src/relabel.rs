@@ -279,14 +279,14 @@ fn lookup<T: PartialEq + Copy>(pairs: &[(T, T)], key: T) -> T {
 /// same name). Each field's type must implement `Relabel`, but for a field marked
 /// `#[relabel(skip)]`, which holds no client identity and no op or timer id and is cloned
 /// as it is; the fields are visited in declaration order, and each type parameter gets a
-/// `Relabel` bound. A crate that reaches this crate by another path than `lock` names it on
-/// the type: `#[relabel(crate = "splitbrain::lock")]`. Write it by hand where the image is
+/// `Relabel` bound. A crate that reaches this crate by another path than `coordination` names it on
+/// the type: `#[relabel(crate = "splitbrain::coordination")]`. Write it by hand where the image is
 /// more than its fields' images (a node name with an embedded protection id, a map keyed by
 /// client, ids renumbered through [`ClientMap::op_counter`]).
 ///
 /// ```
-/// use lock::ids::{OpId, Owner};
-/// use lock::relabel::{ClientMap, Relabel};
+/// use coordination::ids::{OpId, Owner};
+/// use coordination::relabel::{ClientMap, Relabel};
 ///
 /// #[derive(Clone, Debug, PartialEq, Relabel)]
 /// enum Stage {
@@ -306,7 +306,7 @@ pub trait Relabel: Sized {
     fn relabel(&self, map: &ClientMap) -> Self;
 }
 
-pub use lock_derive::Relabel;
+pub use coordination_derive::Relabel;
 
 /// Ids the map sends to their image through one of its methods.
 macro_rules! mapped {

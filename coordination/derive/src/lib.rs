@@ -1,7 +1,7 @@
-//! `#[derive(Relabel)]` for splitbrain's `lock` crate: a value relabels field by field.
+//! `#[derive(Relabel)]` for splitbrain's `coordination` crate: a value relabels field by field.
 //!
-//! Use it through the `lock` crate, which re-exports it beside the trait of the same name
-//! (`lock::relabel::Relabel`, or `lock::prelude::*`); see the trait's documentation there.
+//! Use it through the `coordination` crate, which re-exports it beside the trait of the same name
+//! (`coordination::relabel::Relabel`, or `coordination::prelude::*`); see the trait's documentation there.
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as Tokens;
@@ -13,7 +13,7 @@ use syn::{
     parse_quote,
 };
 
-/// Derives `lock::relabel::Relabel` field by field.
+/// Derives `coordination::relabel::Relabel` field by field.
 ///
 /// The value's image has every field's image, in declaration order: for a struct (named,
 /// tuple or unit) its fields, for an enum the fields of the variant it is. Every field's type
@@ -21,8 +21,8 @@ use syn::{
 /// identity and no op or timer id and is cloned as it is. Every type parameter gets a
 /// `Relabel` bound.
 ///
-/// The generated code names the `lock` crate `::lock`; a crate that reaches it by another
-/// path says so on the type: `#[relabel(crate = "splitbrain::lock")]`.
+/// The generated code names the `coordination` crate `::coordination`; a crate that reaches it by another
+/// path says so on the type: `#[relabel(crate = "splitbrain::coordination")]`.
 #[proc_macro_derive(Relabel, attributes(relabel))]
 pub fn derive_relabel(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -116,9 +116,9 @@ fn skipped(field: &syn::Field) -> Result<bool> {
     Ok(skip)
 }
 
-/// The path of the `lock` crate: `::lock`, or the type's `#[relabel(crate = "...")]`.
+/// The path of the `coordination` crate: `::coordination`, or the type's `#[relabel(crate = "...")]`.
 fn krate(input: &DeriveInput) -> Result<Path> {
-    let mut krate = parse_quote!(::lock);
+    let mut krate = parse_quote!(::coordination);
     each_relabel_option(&input.attrs, |meta| {
         if meta.path.is_ident("crate") {
             krate = meta.value()?.parse::<LitStr>()?.parse()?;

@@ -849,10 +849,10 @@ fn lost_is_declared_after_the_session_timeout_and_a_new_session_follows() {
 #[test]
 fn lost_after_percent_scales_the_lost_timer() {
     use crate::client::Client;
-    use crate::coordination::{RawEvent, RawState};
     use crate::framework::Framework;
     use crate::ids::ClientSlot;
     use crate::recipe::Effect;
+    use crate::session::{RawEvent, RawState};
     use crate::zk::SessionId;
 
     let config = FrameworkConfig {

@@ -3,7 +3,7 @@
 //!
 //! Layers, bottom up:
 //! - [`zk`]: ZooKeeper's vocabulary and [`zk::tree`], the one pure data tree.
-//! - [`coordination`]: the executor's interface to one raw ZooKeeper session.
+//! - [`session`]: the executor's interface to one raw ZooKeeper session.
 //! - [`recipe`] and [`framework`]: the recipe contract, and Curator's connection-state and
 //!   retry machinery as a sans-IO layer composed into every recipe ([`client::Client`]);
 //!   [`retry`]: Curator's retry policies, which the framework runs.
@@ -15,16 +15,15 @@
 //!   unit tests step by hand; [`harness`]: that stepping, for the unit tests of the
 //!   built-ins and of a recipe of yours.
 //!
-//! A recipe's author imports [`prelude`]: `use lock::prelude::*;`.
+//! A recipe's author imports [`prelude`]: `use coordination::prelude::*;`.
 //!
 //! Nothing here reads a clock, draws a random number or does I/O except through the
 //! `Coordination` the driver is given.
 
-// `#[derive(Relabel)]` names this crate `::lock`, here as in a user's crate.
-extern crate self as lock;
+// `#[derive(Relabel)]` names this crate `::coordination`, here as in a user's crate.
+extern crate self as coordination;
 
 pub mod client;
-pub mod coordination;
 pub mod driver;
 pub mod fencing;
 pub mod framework;
@@ -36,5 +35,6 @@ pub mod recipe;
 pub mod recipes;
 pub mod relabel;
 pub mod retry;
+pub mod session;
 pub mod world;
 pub mod zk;

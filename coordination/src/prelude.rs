@@ -1,4 +1,4 @@
-//! What a recipe's author needs, in one import: `use lock::prelude::*;`.
+//! What a recipe's author needs, in one import: `use coordination::prelude::*;`.
 //!
 //! The recipe contract ([`Recipe`], [`Ctx`], [`Input`], [`Effect`], [`SessionEvent`]) and,
 //! for locks, [`Lock`]; the shared vocabulary ([`Call`], [`Notice`], [`Mode`],
