@@ -41,6 +41,8 @@ proptest! {
 
     #[test]
     fn a_mutex_stays_fenced_live_and_clean_under_any_schedule((index, seed, faults) in case()) {
-        must_hold(&scenario(SCENARIOS[index]), seed, faults, &MUST_HOLD)?;
+        let scenario = scenario(SCENARIOS[index]);
+        let code = splitbrain::run::table_code(&scenario).expect("a recipe of the table");
+        must_hold(code, &scenario, seed, faults, &MUST_HOLD)?;
     }
 }

@@ -6,6 +6,7 @@ mod support;
 
 use home_grown_lock::HOME_GROWN_LOCK;
 use splitbrain::scenarios::scenario::Scenario;
+use splitbrain::sim::RecipeCode;
 use splitbrain::testing;
 use support::{scratch, splitbrain};
 
@@ -63,9 +64,10 @@ fn a_users_recipe_replays_its_seed_byte_for_byte() {
     let file = "examples/home-grown-lock/scenarios/contention.json";
     let text = std::fs::read_to_string(file).unwrap();
     let scenario = Scenario::from_json(file, &text).unwrap();
-    sim::register(&HOME_GROWN_LOCK).unwrap();
+    let code = RecipeCode::of(&HOME_GROWN_LOCK);
     let json = |seed| {
-        let outcome = splitbrain::run::run(&scenario, seed).unwrap();
+        let faults = scenario.fault_schedule(seed);
+        let outcome = splitbrain::run::run_then(&code, &scenario, seed, faults, |o| o).unwrap();
         serde_json::to_string(&outcome.trace).unwrap()
     };
     let first = json(1);

@@ -20,8 +20,8 @@ pub mod client;
 mod faults;
 pub mod links;
 pub mod net;
+mod recipe_code;
 pub mod recorder;
-mod registry;
 mod run;
 pub mod server;
 mod settings;
@@ -30,5 +30,5 @@ mod trigger;
 pub mod wire;
 mod workload;
 
-pub use registry::{RegisterError, is_registered, register};
+pub use recipe_code::RecipeCode;
 pub use run::{Sim, SimError};

@@ -20,6 +20,7 @@ use trace::{EventKind, Meta, Source, Trace};
 
 use crate::faults::Injector;
 use crate::net::Network;
+use crate::recipe_code::RecipeCode;
 use crate::recorder::{Recorder, SimClock, SimExecutor};
 use crate::server::ServerHandle;
 use crate::settings::tick;
@@ -40,6 +41,8 @@ pub struct Sim {
     server: ServerSettings,
     clients: u16,
     recipe: RecipeRef,
+    #[serde(skip)]
+    code: Option<RecipeCode>,
     recipe_settings: RecipeSettings,
     lock_path: Path,
     workload: Workload,
@@ -79,6 +82,7 @@ impl Sim {
             server: ServerSettings::default(),
             clients: 2,
             recipe: RecipeKind::Mutex.into(),
+            code: Some(RecipeCode::built_in(RecipeKind::Mutex)),
             recipe_settings: RecipeSettings::default(),
             lock_path: Path::new("/locks/splitbrain").expect("a valid path"),
             workload: Workload {
@@ -106,6 +110,7 @@ impl Sim {
             server: scenario.server,
             clients: scenario.clients,
             recipe: scenario.recipe.clone(),
+            code: RecipeCode::of_table(&scenario.recipe),
             recipe_settings: scenario.recipe_settings,
             lock_path: scenario.lock_path.clone(),
             workload: scenario.workload.clone(),
@@ -134,10 +139,17 @@ impl Sim {
         self
     }
 
-    /// The recipe every client runs: a row of the table (`RecipeKind`), or a user's recipe
-    /// (`RecipeRef::of(&DEF)`) registered with [`crate::register`].
-    pub fn recipe(mut self, recipe: impl Into<RecipeRef>) -> Sim {
-        self.recipe = recipe.into();
+    /// The recipe every client runs, a row of the table.
+    pub fn recipe(mut self, kind: RecipeKind) -> Sim {
+        self.recipe = kind.into();
+        self.code = Some(RecipeCode::built_in(kind));
+        self
+    }
+
+    /// The code of the recipe the run names: what a run of a scenario that names a recipe of
+    /// your own needs (`RecipeCode::of(&DEF)`). A row of the table has its code already.
+    pub fn recipe_code(mut self, code: RecipeCode) -> Sim {
+        self.code = Some(code);
         self
     }
 
@@ -210,7 +222,8 @@ impl Sim {
         }
     }
 
-    fn validate(&self) -> Result<(), SimError> {
+    /// Checks the settings; the recipe's code, when they hold.
+    fn validate(&self) -> Result<RecipeCode, SimError> {
         let fail = |field: String, expected: &str| {
             Err(SimError {
                 field,
@@ -226,12 +239,23 @@ impl Sim {
         if self.clients == 0 {
             return fail("clients".into(), "at least 1");
         }
-        if self.recipe.built_in().is_none() && !crate::registry::is_registered(self.recipe.name()) {
+        let Some(code) = &self.code else {
             return fail(
                 "recipe".into(),
                 &format!(
-                    "a recipe of splitbrain's table or one registered with sim::register, found `{}`",
+                    "a recipe of splitbrain's table, or the code of one of your own \
+                     (Sim::recipe_code), found `{}` without its code",
                     self.recipe
+                ),
+            );
+        };
+        if code.recipe().name() != self.recipe.name() {
+            return fail(
+                "recipe".into(),
+                &format!(
+                    "the code of `{}`, the recipe the run names, found the code of `{}`",
+                    self.recipe,
+                    code.recipe()
                 ),
             );
         }
@@ -286,14 +310,14 @@ impl Sim {
                 );
             }
         }
-        Ok(())
+        Ok(code.clone())
     }
 
     /// Checks the settings and runs inside the current madsim runtime, which must be fresh
     /// and seeded with this run's seed (what [`Sim::run`] sets up; madsim's
     /// `Runtime::check_determinism` is the other caller).
     pub async fn simulate(self) -> Result<Trace, SimError> {
-        self.validate()?;
+        let code = self.validate()?;
         let start = Instant::now();
         let handle = Handle::current();
         let time = crate::time::SimTime::current();
@@ -332,6 +356,7 @@ impl Sim {
                 };
                 let node = ClientNode {
                     work,
+                    code: code.clone(),
                     server: self.server,
                     framework: self.framework,
                     network: network.clone(),

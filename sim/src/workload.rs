@@ -1,5 +1,5 @@
-//! A client node's main: the shared client loop ([`runtime::drive::ClientWork`]: the recipe
-//! with its framework layer, run by the driver, beside the workload) over the simulated
+//! A client node's main: the shared client loop ([`runtime::drive::ClientWork`]: the recipe's
+//! code with its framework layer, run by the driver, beside the workload) over the simulated
 //! client.
 
 use coordination::framework::{Framework, FrameworkConfig};
@@ -11,6 +11,7 @@ use scenarios::scenario::ServerSettings;
 
 use crate::client::SimConnector;
 use crate::net::Network;
+use crate::recipe_code::RecipeCode;
 use crate::recorder::{SimClock, SimExecutor};
 use crate::settings::asked_timeout;
 
@@ -19,6 +20,7 @@ use crate::settings::asked_timeout;
 #[derive(Clone)]
 pub(crate) struct ClientNode {
     pub work: ClientWork<SimClock, SimExecutor>,
+    pub code: RecipeCode,
     pub server: ServerSettings,
     pub framework: FrameworkConfig,
     pub network: Network,
@@ -35,12 +37,7 @@ impl ClientNode {
             asked_timeout(&self.server),
             self.network,
         );
-        if self.work.recipe.built_in().is_some() {
-            self.work.run(framework, &connector).await;
-        } else {
-            // `Sim::validate` refused a recipe neither built in nor registered.
-            crate::registry::run(&self.work, framework, &connector).await;
-        }
+        self.code.run(&self.work, framework, &connector).await;
         let _ = self.done.unbounded_send(slot);
     }
 }

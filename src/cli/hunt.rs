@@ -71,6 +71,12 @@ pub struct Args {
 pub fn run(args: Args) -> Outcome {
     let shard = shard::resolve(args.shard, args.shards, |name| std::env::var(name).ok())?;
     let scenarios = selected(&args)?;
+    let codes = (scenarios.iter())
+        .map(|(scenario, _)| {
+            run::table_code(scenario)
+                .map_err(|e| Failure(format!("scenario `{}`: {e}", scenario.name)))
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
     let part = shard.unwrap_or(Shard::WHOLE);
     let total: u64 = scenarios
         .iter()
@@ -93,7 +99,7 @@ pub fn run(args: Args) -> Outcome {
     sweep::in_order(
         jobs(&scenarios, part),
         workers,
-        |&(index, seed)| KeptRun::run(&scenarios[index].0, seed, &wants[index]),
+        |&(index, seed)| KeptRun::run(&codes[index], &scenarios[index].0, seed, &wants[index]),
         |(index, seed), result| {
             let scenario = &scenarios[index].0;
             let tally = &mut sweep.scenarios[index];

@@ -6,7 +6,7 @@ use recipe_table::property::{Property, Violation};
 use scenarios::fault::ScheduledFault;
 use scenarios::scenario::Scenario;
 use scenarios::shrink::{shorter, shrink, simplify};
-use sim::Sim;
+use sim::{RecipeCode, Sim};
 use trace::{Source, Trace};
 
 /// A checked run.
@@ -58,26 +58,44 @@ pub fn checked_properties(scenario: &Scenario) -> Vec<Property> {
     scenario.recipe.properties().to_vec()
 }
 
-/// Runs `scenario` with `seed` under exactly `faults` and checks the trace. A panic inside
-/// the run or the checkers comes back as [`RunError::Panicked`].
+/// The code of `scenario`'s recipe, a row of splitbrain's table. A recipe of your own has its
+/// code in your crate: give it as `RecipeCode::of(&DEF)` (the `splitbrain::testing` helpers
+/// take your recipe's definition and do so).
+pub fn table_code(scenario: &Scenario) -> Result<RecipeCode, RunError> {
+    RecipeCode::of_table(&scenario.recipe).ok_or_else(|| {
+        RunError::Settings(format!(
+            "recipe: expected a recipe of splitbrain's table, found `{}`, a recipe of your own: \
+             run it with its code (splitbrain::testing)",
+            scenario.recipe
+        ))
+    })
+}
+
+/// Runs `scenario` (whose recipe is a row of the table) with `seed` under exactly `faults`
+/// and checks the trace. A panic inside the run or the checkers comes back as
+/// [`RunError::Panicked`].
 pub fn run_with(
     scenario: &Scenario,
     seed: u64,
     faults: Vec<ScheduledFault>,
 ) -> Result<Outcome, RunError> {
-    run_then(scenario, seed, faults, |outcome| outcome)
+    run_then(&table_code(scenario)?, scenario, seed, faults, |outcome| {
+        outcome
+    })
 }
 
-/// [`run_with`], then `then` with the checked run, still on the run's own thread: a caller
+/// Runs `scenario` with `seed` under exactly `faults`, its recipe's code being `code`, checks
+/// the trace, then calls `then` with the checked run, still on the run's own thread: a caller
 /// that keeps less than the whole trace should take what it keeps here, so the rest is freed
 /// by the thread that allocated it (see [`Sim::run_then`]).
 pub fn run_then<R: Send>(
+    code: &RecipeCode,
     scenario: &Scenario,
     seed: u64,
     faults: Vec<ScheduledFault>,
     then: impl FnOnce(Outcome) -> R + Send,
 ) -> Result<R, RunError> {
-    let sim = Sim::from_scenario(scenario, seed, faults);
+    let sim = Sim::from_scenario(scenario, seed, faults).recipe_code(code.clone());
     guarded(|| {
         let judged = sim.run_then(|trace| {
             conformance::check_framework_states(&trace)
@@ -96,7 +114,8 @@ pub fn guarded<T>(job: impl FnOnce() -> Result<T, RunError>) -> Result<T, RunErr
         .unwrap_or_else(|panic| Err(RunError::Panicked(panic_message(panic.as_ref()))))
 }
 
-/// Runs seed `seed` of `scenario` with the seed's own fault schedule.
+/// Runs seed `seed` of `scenario` (whose recipe is a row of the table) with the seed's own
+/// fault schedule.
 pub fn run(scenario: &Scenario, seed: u64) -> Result<Outcome, RunError> {
     run_with(scenario, seed, scenario.fault_schedule(seed))
 }
@@ -125,16 +144,16 @@ pub fn rerun(trace: &Trace) -> Result<Result<Outcome, RunError>, NotRerunnable> 
         NotRerunnable("expected meta.scenario_spec (the scenario as run), found none".into())
     })?;
     let recipe = &trace.meta.recipe;
-    if recipe.built_in().is_none() && !sim::is_registered(recipe.name()) {
+    let Some(code) = RecipeCode::of_table(recipe) else {
         return Err(NotRerunnable(format!(
             "expected a recipe splitbrain can run, found `{recipe}`, a recipe of your own: rerun \
-             it from the test that registers it, with SPLITBRAIN_SEED={} (splitbrain::testing)",
+             it from the test that hunts it, with SPLITBRAIN_SEED={} (splitbrain::testing)",
             trace.meta.seed
         )));
-    }
+    };
     let faults = trace.meta.fault_schedule.clone();
     Ok(
-        run_with(scenario, trace.meta.seed, faults).map(|mut outcome| {
+        run_then(&code, scenario, trace.meta.seed, faults, |outcome| outcome).map(|mut outcome| {
             outcome.trace.meta.shrunk_from = trace.meta.shrunk_from.clone();
             outcome
         }),

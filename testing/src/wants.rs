@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use recipe_table::property::{Property, Violation};
 use scenarios::scenario::Scenario;
+use sim::RecipeCode;
 
 use crate::run::{self, Outcome, RunError};
 
@@ -66,11 +67,17 @@ pub enum KeptRun {
 }
 
 impl KeptRun {
-    /// Runs seed `seed` of `scenario` with the seed's own fault schedule (as [`run::run`]
-    /// does) and keeps what `wants` says, on the run's own thread.
-    pub fn run(scenario: &Scenario, seed: u64, wants: &TraceWants) -> Result<KeptRun, RunError> {
+    /// Runs seed `seed` of `scenario`, its recipe's code being `code`, with the seed's own
+    /// fault schedule (as [`run::run`] does) and keeps what `wants` says, on the run's own
+    /// thread.
+    pub fn run(
+        code: &RecipeCode,
+        scenario: &Scenario,
+        seed: u64,
+        wants: &TraceWants,
+    ) -> Result<KeptRun, RunError> {
         let faults = scenario.fault_schedule(seed);
-        run::run_then(scenario, seed, faults, |outcome| {
+        run::run_then(code, scenario, seed, faults, |outcome| {
             KeptRun::of(outcome, wants)
         })
     }
@@ -140,7 +147,8 @@ mod tests {
         let scenario = catalog.get("gc-pause-split-brain").expect("in the catalog");
         let belief = Property::MutualExclusionBelief;
         let wants = TraceWants::new(&[belief]);
-        let judge = || KeptRun::run(scenario, 0, &wants).expect("runs");
+        let code = run::table_code(scenario).expect("a recipe of the table");
+        let judge = || KeptRun::run(&code, scenario, 0, &wants).expect("runs");
         let whole = judge();
         assert!(whole.violations().iter().any(|v| v.property == belief));
         let outcome = whole.clone().outcome().expect("wanted: kept whole");

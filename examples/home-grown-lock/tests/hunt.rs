@@ -75,6 +75,7 @@ fn the_model_finds_the_waiter_left_waiting_with_two_clients() {
 }
 
 mod schedules {
+    use home_grown_lock::HOME_GROWN_LOCK;
     use proptest::prelude::*;
     use splitbrain::recipe_table::property::Property;
     use splitbrain::testing::schedules::{config, fault_schedule, must_hold};
@@ -86,8 +87,7 @@ mod schedules {
         /// partitions, expiries, crashes and restarts loses an update.
         #[test]
         fn no_fault_schedule_loses_an_update(seed in 0..10_000u64, faults in fault_schedule(3, 2_000)) {
-            splitbrain::sim::register(&home_grown_lock::HOME_GROWN_LOCK).unwrap();
-            must_hold(&super::contention(), seed, faults, &[Property::MutualExclusionFenced])?;
+            must_hold(&HOME_GROWN_LOCK, &super::contention(), seed, faults, &[Property::MutualExclusionFenced])?;
         }
     }
 }

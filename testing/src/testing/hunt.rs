@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use recipe_table::property::{Property, Violation};
 use recipe_table::recipes::{RecipeDef, Testable};
 use scenarios::scenario::Scenario;
+use sim::RecipeCode;
 
 use super::{default_out_dir, fail_unless_empty, rerun_command, seed_from_environment};
 use crate::files::{evidence_paths, write_trace_and_report};
@@ -19,18 +20,17 @@ use crate::wants::{KeptRun, TraceWants};
 #[derive(Clone, Debug)]
 #[must_use = "a Hunt does nothing until `run` is called"]
 pub struct Hunt {
+    code: RecipeCode,
     scenario: Scenario,
     seeds: std::ops::Range<u64>,
     out: PathBuf,
 }
 
 /// A hunt of `scenario` (whose `recipe` names `def`) over the scenario's seeds, or over seed
-/// `SPLITBRAIN_SEED` alone when that is set. Registers `def` with the simulator, unless it is
-/// a row of splitbrain's table.
+/// `SPLITBRAIN_SEED` alone when that is set. Every run runs `def`'s code.
 ///
 /// # Panics
-/// When the scenario names another recipe than `def`, or `def` cannot be registered (its name
-/// is one of splitbrain's table, or another recipe type took it): mistakes in a test's set-up.
+/// When the scenario names another recipe than `def`: a mistake in a test's set-up.
 pub fn hunt<R: Testable>(def: &'static RecipeDef<R>, scenario: &Scenario) -> Hunt {
     assert_eq!(
         scenario.recipe.name(),
@@ -38,16 +38,12 @@ pub fn hunt<R: Testable>(def: &'static RecipeDef<R>, scenario: &Scenario) -> Hun
         "scenario `{}`: /recipe: expected the recipe under test",
         scenario.name
     );
-    if scenario.recipe.built_in().is_none()
-        && let Err(error) = sim::register(def)
-    {
-        panic!("{error}");
-    }
     let seeds = match seed_from_environment() {
         Some(seed) => seed..seed + 1,
         None => scenario.seeds.iter(),
     };
     Hunt {
+        code: RecipeCode::of(def),
         scenario: scenario.clone(),
         seeds,
         out: default_out_dir().join(&scenario.name),
@@ -84,7 +80,7 @@ impl Hunt {
         sweep::in_order(
             self.seeds.clone(),
             sweep::default_workers(),
-            |&seed| KeptRun::run(scenario, seed, &wants),
+            |&seed| KeptRun::run(&self.code, scenario, seed, &wants),
             |seed, result| {
                 let before = hunted.findings.len();
                 hunted.record(seed, result, &self.out);

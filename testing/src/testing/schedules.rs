@@ -5,6 +5,7 @@
 //! ```no_run
 //! # use splitbrain::scenarios::scenario::Scenario;
 //! # use splitbrain::recipe_table::property::Property;
+//! # use splitbrain::recipe_table::recipes::MUTEX;
 //! use proptest::prelude::*;
 //! use splitbrain::testing::schedules::{config, fault_schedule, must_hold};
 //! # fn scenario() -> Scenario { unimplemented!() }
@@ -13,7 +14,7 @@
 //!     #![proptest_config(config(64))]
 //!     #[test]
 //!     fn stays_fenced(seed in 0..10_000u64, faults in fault_schedule(3, 2_000)) {
-//!         must_hold(&scenario(), seed, faults, &[Property::MutualExclusionFenced])?;
+//!         must_hold(&MUTEX, &scenario(), seed, faults, &[Property::MutualExclusionFenced])?;
 //!     }
 //! }
 //! ```
@@ -23,10 +24,11 @@ use proptest::test_runner::{Config, RngSeed};
 use recipe_table::property::Property;
 use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::scenario::Scenario;
+use sim::RecipeCode;
 
 use super::default_out_dir;
 use crate::files::{evidence_paths, write_trace_and_report};
-use crate::run::run_with;
+use crate::run::run_then;
 
 /// The seed of proptest's own generator: fixed, so that every run draws the same schedules.
 const PROPTEST_SEED: u64 = 0x5b17_b2a1;
@@ -84,17 +86,22 @@ fn fault(clients: u16, within_ms: u64) -> impl Strategy<Value = ScheduledFault> 
     (0..within_ms.max(1), kind).prop_map(|(at_ms, fault)| ScheduledFault::at(at_ms, fault))
 }
 
-/// Runs `scenario` with `seed` under exactly `faults`; fails the case, naming the violations
+/// Runs `scenario` with `seed` under exactly `faults`, its recipe's code being `code` (your
+/// recipe's definition, `&DEF`, or a row of the table); fails the case, naming the violations
 /// and the trace and report it writes (to `<target>/splitbrain/<scenario>/`), when any of
 /// `properties` is violated or the run fails.
 pub fn must_hold(
+    code: impl Into<RecipeCode>,
     scenario: &Scenario,
     seed: u64,
     faults: Vec<ScheduledFault>,
     properties: &[Property],
 ) -> Result<(), TestCaseError> {
     let fail = |why: String| TestCaseError::fail(format!("{} seed {seed}: {why}", scenario.name));
-    let outcome = run_with(scenario, seed, faults.clone()).map_err(|e| fail(e.to_string()))?;
+    let outcome = run_then(&code.into(), scenario, seed, faults.clone(), |outcome| {
+        outcome
+    })
+    .map_err(|e| fail(e.to_string()))?;
     let broken: Vec<String> = outcome
         .violations
         .iter()
