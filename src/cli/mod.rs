@@ -13,6 +13,8 @@ pub mod fidelity;
 pub mod hunt;
 pub mod real;
 pub mod recipes;
+#[cfg(test)]
+mod reference;
 pub mod replay;
 pub mod report;
 pub mod scenarios;
