@@ -5,13 +5,16 @@
 
 mod belief;
 mod deadline;
+mod healed;
 mod herd_free;
 mod lease_bound;
 mod mutual_exclusion_fenced;
 mod no_orphans;
+mod owners;
 mod progress;
 mod revocation;
 pub mod timeline;
+mod tokens;
 
 use coordination::zk::Path;
 

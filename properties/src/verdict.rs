@@ -9,6 +9,7 @@
 use std::fmt;
 
 use crate::check::{self, Context};
+use crate::monitor::ErrorPolicy;
 use recipe_table::model_spec::{ModelSpec, model_lock_path};
 use recipe_table::property::Violation;
 use recipe_table::recipe_ref::RecipeRef;
@@ -42,6 +43,14 @@ pub fn violations(trace: &Trace) -> Result<Vec<Violation>, VerdictError> {
     }
     let spec = trace.meta.model_spec.as_ref().ok_or(VerdictError::NoSpec)?;
     Ok(violations_of_model(trace, &trace.meta.recipe, spec))
+}
+
+/// The error policy of the run spec `trace` records, by which the checkers read its holds:
+/// the scenario's or the model's, the default for a trace that records neither.
+pub fn error_policy(trace: &Trace) -> ErrorPolicy {
+    let scenario = (trace.meta.scenario_spec.as_ref()).map(|s| s.framework.error_policy);
+    let model = (trace.meta.model_spec.as_ref()).map(|spec| spec.framework.error_policy);
+    scenario.or(model).unwrap_or_default()
 }
 
 /// The violations of `trace`, a run of `scenario` (recorded by the simulator or a real

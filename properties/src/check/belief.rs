@@ -24,6 +24,7 @@ use crate::monitor::{Beliefs, Conflict, ErrorPolicy, Holder, Key, Observation, R
 use recipe_table::property::{Property, Violation};
 use trace::Trace;
 
+use super::tokens::Tokens;
 use super::when;
 
 /// A believed hold as messages tell it: whose, of what, since which event, with which token.
@@ -65,7 +66,7 @@ pub fn check_each(
         policy,
         beliefs: Beliefs::new(policy),
         held: BTreeMap::new(),
-        tokens: BTreeMap::new(),
+        tokens: Tokens::default(),
         obliged: BTreeMap::new(),
         judged: (properties.iter())
             .map(|&property| KeptRun {
@@ -92,7 +93,7 @@ struct Fold<'a> {
     /// The believed holds, each since the event that began its belief.
     held: BTreeMap<Key, Held>,
     /// Each hold's token, from its latest grant.
-    tokens: BTreeMap<Key, Token>,
+    tokens: Tokens,
     /// Each client's latest connection-state change that obliged its holders, and where.
     obliged: BTreeMap<ClientSlot, (usize, SessionEvent)>,
     /// Each property judged.
@@ -110,16 +111,11 @@ struct KeptRun {
 impl Fold<'_> {
     fn step(&mut self, index: usize, seen: Observation) {
         self.beliefs.observe(seen);
-        match seen {
-            Observation::Notice(client, notice) => {
-                if let (Some(token), Some(role)) = (notice.granted(), granted_role(&notice)) {
-                    self.tokens.insert(((client, notice.owner()), role), token);
-                }
-            }
-            Observation::Session(client, event) if self.policy.obliges(event) => {
-                self.obliged.insert(client, (index, event));
-            }
-            _ => {}
+        self.tokens.observe(seen);
+        if let Observation::Session(client, event) = seen
+            && self.policy.obliges(event)
+        {
+            self.obliged.insert(client, (index, event));
         }
         // KeptRun on the holds as they stood before this event (its input may end them).
         if self.judges(Property::LiveSessionExclusion) {
@@ -161,7 +157,7 @@ impl Fold<'_> {
         }
         held.retain(|key, _| beliefs.believes(key));
         for key in beliefs.believed() {
-            let token = tokens.get(&key).copied();
+            let token = tokens.get(&key);
             held.entry(key).or_insert(Held {
                 who: key.0,
                 role: key.1,
@@ -267,15 +263,6 @@ fn overlap_of(
     let (a, b) = if b.start < a.start { (b, a) } else { (a, b) };
     let window = (from, to.unwrap_or(trace.events.len()));
     overlap(trace, property, &a, &b, window)
-}
-
-/// The role of the hold `notice` grants.
-fn granted_role(notice: &coordination::recipes::Notice) -> Option<Role> {
-    match *notice {
-        coordination::recipes::Notice::Acquired { mode, .. } => Some(Role::Lock(mode)),
-        coordination::recipes::Notice::IsLeader { .. } => Some(Role::Leader),
-        _ => None,
-    }
 }
 
 /// `hold of the lock`, `hold of the write lock`, `lease`, for messages.

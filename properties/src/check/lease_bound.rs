@@ -7,12 +7,13 @@
 use std::collections::BTreeMap;
 
 use coordination::fencing::Token;
-use coordination::recipes::{Mode, Notice};
+use coordination::recipes::Mode;
 
 use crate::monitor::{Beliefs, ErrorPolicy, Key, Observation, Role};
 use recipe_table::property::{Property, Violation};
 use trace::Trace;
 
+use super::tokens::Tokens;
 use super::{list, when};
 
 /// One holder's leases as messages tell them: how many, since which event (a change in their
@@ -29,7 +30,7 @@ struct Leases {
 /// suspended lease believed again), read by folding the [`Beliefs`] monitor under `policy`.
 pub fn check(trace: &Trace, max_leases: u32, policy: ErrorPolicy) -> Vec<Violation> {
     let mut beliefs = Beliefs::new(policy);
-    let mut tokens: BTreeMap<Key, Token> = BTreeMap::new();
+    let mut tokens = Tokens::default();
     let mut held: BTreeMap<Key, Leases> = BTreeMap::new();
     // Excesses under way: the event that began each, and the leases out then.
     let mut open: Vec<(usize, Vec<Leases>)> = Vec::new();
@@ -39,11 +40,7 @@ pub fn check(trace: &Trace, max_leases: u32, policy: ErrorPolicy) -> Vec<Violati
             continue;
         };
         beliefs.observe(seen);
-        if let Observation::Notice(client, notice @ Notice::Acquired { token, mode, .. }) = seen
-            && mode == Mode::Lease
-        {
-            tokens.insert(((client, notice.owner()), lease_role()), token);
-        }
+        tokens.observe(seen);
         let now: BTreeMap<Key, u32> = (beliefs.believed())
             .filter(|(_, role)| *role == lease_role())
             .map(|key| (key, beliefs.count(&key)))
@@ -57,7 +54,7 @@ pub fn check(trace: &Trace, max_leases: u32, policy: ErrorPolicy) -> Vec<Violati
                     key,
                     count,
                     start: index,
-                    token: tokens.get(&key).copied(),
+                    token: tokens.get(&key),
                 }
             });
         }

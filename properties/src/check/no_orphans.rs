@@ -12,7 +12,7 @@ use crate::monitor::{TreeNode, orphaned};
 use recipe_table::property::{Property, Violation};
 use trace::{EventKind, ServerSession, Trace};
 
-use super::timeline::session_owners;
+use super::owners::session_owners;
 use super::{Context, when};
 
 /// A node as the checker knows it: its owner, the event that created it, and whether it is

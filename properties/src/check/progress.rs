@@ -15,7 +15,7 @@ use recipe_table::property::{Property, Violation};
 use trace::{EventKind, Source, Trace};
 
 use super::Context;
-use super::timeline::healed_at;
+use super::healed::healed_at;
 use super::{ms, when};
 
 /// A trace's end and the [`Waits`] monitor folded over it (none while a fault is in force at

@@ -1,19 +1,19 @@
-//! What every hold checker reads off a trace: who held what when (as the clients believed),
-//! who waited when, which session belongs to which client, and when the faults had all
-//! healed. Locks, semaphores and elections all come down to holds of a [`Role`]: an exclusive
-//! lock, a read or a write side, a lease, or leadership. Instants are event indices (the
-//! trace's order); `t` is looked up for messages.
+//! Who held what when and who waited when, exactly as the checkers see it: the trace folded
+//! through the [`Beliefs`] monitor (which the belief checkers and `lease_bound` fold) and the
+//! [`Waits`] monitor (which `progress` folds), under the error policy the trace's run spec
+//! records. Locks, semaphores and elections all come down to holds of a [`Role`]: an
+//! exclusive lock, a read or a write side, a lease, or leadership. Instants are event
+//! indices (the trace's order); `t` is looked up for messages.
 
 use std::collections::BTreeMap;
 
 use coordination::fencing::Token;
-use coordination::ids::ClientSlot;
-use coordination::recipes::{Call, Mode, Notice};
-use coordination::session::RawState;
-use coordination::zk::SessionId;
+use coordination::recipes::Mode;
+use trace::Trace;
 
-use scenarios::fault::Fault;
-use trace::{Event, EventKind, Trace};
+use super::tokens::Tokens;
+use crate::monitor::{Beliefs, ErrorPolicy, Key, Observation, Waits};
+use crate::verdict::error_policy;
 
 pub use crate::monitor::{Holder, Role};
 
@@ -28,7 +28,7 @@ pub struct Interval {
     pub start: usize,
     /// Index of the event that ended it.
     pub end: Option<usize>,
-    /// The fencing token of a hold (none for a wait); a lease interval's latest lease's.
+    /// The fencing token of a hold, from its latest grant (none for a wait).
     pub token: Option<Token>,
     /// How many holds it stands for: 1 for a hold however reentrant, the number of leases
     /// for a holder's leases (each lease is a hold of its own, so a change in their number
@@ -46,322 +46,286 @@ impl Interval {
 /// The holds and waits of a trace.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Timeline {
-    /// Belief holds: from `Acquired` (`IsLeader`) to the release call (`Relinquish`, `Close`,
-    /// `NotLeader`), `Suspended`, `Lost` or a crash; a `Reconnected` starts a new interval
-    /// with the same token. A holder's leases are one interval per number of leases held.
+    /// Holds, each while [`Beliefs`] believes it (held and not suspended) and the number of
+    /// holds it stands for stays the same: from the grant (`Acquired`, `IsLeader`) or the
+    /// `Reconnected` that restores a suspended hold, to the call that gives the last grant
+    /// back (`Release`, `Relinquish`, `Close`), `NotLeader`, `Lost`, `Closed`, a crash or,
+    /// under the standard error policy, `Suspended`.
     pub holds: Vec<Interval>,
-    /// Waits: from an acquire call (`Start`, `Requeue`, or `NotLeader` while still in the
-    /// election) to its `Acquired` (`IsLeader`), `TimedOut`, `Failed`, `Lost`, `Close` or a
-    /// crash.
+    /// Waits, each while [`Waits`] has its waiter asking: from an ask (`Acquire`, `Start`,
+    /// `Requeue`, or `NotLeader` while still in the election) to its grant, its refusal
+    /// (`TimedOut`, `Failed`), giving up (`Lost`, a `Failed` because of a fault), leaving
+    /// (`Relinquish`, `Close`, `Closed`) or a crash.
     pub waits: Vec<Interval>,
 }
 
-#[derive(Clone, Copy, Debug)]
-enum State {
-    Waiting {
-        since: usize,
-    },
-    Holding {
-        since: usize,
-        token: Token,
-        count: u32,
-    },
-    Suspended {
-        token: Token,
-        count: u32,
-    },
-}
-
-/// One holder's state for one role.
-use crate::monitor::Key;
-
 impl Timeline {
-    /// Reads the holds and waits off `trace`.
+    /// Reads the holds and waits off `trace`, under the error policy its run spec records
+    /// (the one its verdicts are judged under).
     pub fn of(trace: &Trace) -> Timeline {
-        let mut reader = Reader::default();
+        Timeline::under(trace, error_policy(trace))
+    }
+
+    /// Reads the holds and waits off `trace`, its `Suspended` notices read by `policy`.
+    pub fn under(trace: &Trace, policy: ErrorPolicy) -> Timeline {
+        let mut beliefs = Beliefs::new(policy);
+        let mut waits = Waits::default();
+        let mut tokens = Tokens::default();
+        let mut holds = Stretches::default();
+        let mut asking = Stretches::default();
         for (index, event) in trace.events.iter().enumerate() {
-            match (&event.kind, event.client) {
-                (EventKind::Call { call }, Some(client)) => reader.on_call(client, *call, index),
-                (EventKind::Notice { notice }, Some(client)) => {
-                    reader.on_notice(client, *notice, index)
-                }
-                (
-                    EventKind::FaultStart {
-                        fault: Fault::Crash { client },
-                    },
-                    _,
-                ) => reader.end_all(|(who, _), _| who.0.0 == *client, index),
-                _ => {}
-            }
+            let Some(seen) = Observation::of_event(event.client, &event.kind) else {
+                continue;
+            };
+            beliefs.observe(seen);
+            waits.observe(seen);
+            tokens.observe(seen);
+            let held = beliefs.believed().map(|key| {
+                let count = holds_of(key.1, beliefs.count(&key));
+                (key, count, tokens.get(&key))
+            });
+            holds.step(index, held);
+            let waiting = (waits.unserved()).filter(|(_, gave_up)| !gave_up);
+            asking.step(index, waiting.map(|(key, _)| (key, 0, None)));
         }
-        let mut timeline = reader.timeline;
-        for (key, state) in reader.states {
-            timeline.close(key, state, None);
+        Timeline {
+            holds: holds.finish(),
+            waits: asking.finish(),
         }
-        timeline.holds.sort_by_key(|i| i.start);
-        timeline.waits.sort_by_key(|i| i.start);
-        timeline
-    }
-
-    /// Ends `key`'s interval at `end` (`None`: open at the end of the trace).
-    fn close(&mut self, (who, role): Key, state: State, end: Option<usize>) {
-        let (list, start, token, count) = match state {
-            State::Waiting { since } => (&mut self.waits, since, None, 0),
-            State::Holding {
-                since,
-                token,
-                count,
-            } => (&mut self.holds, since, Some(token), holds(role, count)),
-            State::Suspended { .. } => return,
-        };
-        list.push(Interval {
-            who,
-            role,
-            start,
-            end,
-            token,
-            count,
-        });
     }
 }
 
-/// Whether each acquisition of `role` is a hold of its own (a lease), rather than one more
-/// reentrant acquisition of one hold.
-fn each_holds(role: Role) -> bool {
-    role == Role::Lock(Mode::Lease)
+/// How many holds `grants` grants of `role` not yet given back are: each lease is a hold of
+/// its own, the reentrant grants of any other role one hold.
+fn holds_of(role: Role, grants: u32) -> u32 {
+    if role == Role::Lock(Mode::Lease) {
+        grants
+    } else {
+        1
+    }
 }
 
-/// How many holds `count` acquisitions of `role` not yet released are.
-fn holds(role: Role, count: u32) -> u32 {
-    if each_holds(role) { count } else { 1 }
-}
-
-/// The timeline being read, with every holder's current state.
+/// The intervals of one kind (holds or waits) being read: those under way, by key, and
+/// those ended.
 #[derive(Default)]
-struct Reader {
-    timeline: Timeline,
-    states: BTreeMap<Key, State>,
+struct Stretches {
+    open: BTreeMap<Key, Interval>,
+    ended: Vec<Interval>,
 }
 
-impl Reader {
-    fn on_call(&mut self, client: ClientSlot, call: Call, index: usize) {
-        let who = (client, call.owner());
-        match call {
-            Call::Acquire { mode, .. } => self.wait(who, Role::Lock(mode), index),
-            Call::Start { .. } | Call::Requeue { .. } => self.wait(who, Role::Leader, index),
-            Call::Release { mode, .. } => self.release((who, Role::Lock(mode)), index),
-            Call::Relinquish { .. } => self.release((who, Role::Leader), index),
-            Call::Close { .. } => self.end((who, Role::Leader), index),
-            Call::Await { .. }
-            | Call::HasLeadership { .. }
-            | Call::Interrupt { .. }
-            | Call::MakeRevocable { .. }
-            | Call::AttemptRevoke { .. } => {}
-        }
-    }
-
-    fn on_notice(&mut self, client: ClientSlot, notice: Notice, index: usize) {
-        let who = (client, notice.owner());
-        match notice {
-            Notice::Acquired { token, mode, .. } => {
-                self.hold((who, Role::Lock(mode)), token, index)
-            }
-            Notice::IsLeader { token, .. } => self.hold((who, Role::Leader), token, index),
-            Notice::NotLeader { .. } => {
-                if matches!(
-                    self.states.get(&(who, Role::Leader)),
-                    Some(State::Holding { .. })
-                ) {
-                    self.end((who, Role::Leader), index);
-                    self.wait(who, Role::Leader, index);
-                }
-            }
-            Notice::TimedOut { .. } | Notice::Failed { .. } => self.end_all(
-                |(w, _), state| *w == who && matches!(state, State::Waiting { .. }),
-                index,
-            ),
-            Notice::Suspended { .. } => {
-                let held: Vec<(Key, State)> = self.of(who).collect();
-                for (key, state) in held {
-                    if let State::Holding { token, count, .. } = state {
-                        self.timeline.close(key, state, Some(index));
-                        self.states.insert(key, State::Suspended { token, count });
-                    }
-                }
-            }
-            Notice::Reconnected { .. } => {
-                let suspended: Vec<(Key, State)> = self.of(who).collect();
-                for (key, state) in suspended {
-                    if let State::Suspended { token, count } = state {
-                        let since = index;
-                        self.states.insert(
-                            key,
-                            State::Holding {
-                                since,
-                                token,
-                                count,
-                            },
-                        );
-                    }
-                }
-            }
-            Notice::Lost { .. } | Notice::Closed { .. } => {
-                self.end_all(|(w, _), _| *w == who, index)
-            }
-            Notice::Released { .. }
-            | Notice::Awaited { .. }
-            | Notice::Leadership { .. }
-            | Notice::RevocationRequested { .. }
-            | Notice::RevokeAttempted { .. } => {}
-        }
-    }
-
-    /// `who`'s states, every role.
-    fn of(&self, who: Holder) -> impl Iterator<Item = (Key, State)> + '_ {
-        self.states
-            .iter()
-            .filter(move |((w, _), _)| *w == who)
-            .map(|(key, state)| (*key, *state))
-    }
-
-    /// `who` starts waiting for `role`, unless it already waits or holds.
-    fn wait(&mut self, who: Holder, role: Role, index: usize) {
-        self.states
-            .entry((who, role))
-            .or_insert(State::Waiting { since: index });
-    }
-
-    /// `key` holds with `token`: one more reentrant hold (or lease), or the end of its wait.
-    fn hold(&mut self, key: Key, token: Token, index: usize) {
-        let state = match self.states.get(&key).copied() {
-            Some(held @ State::Holding { since, count, .. }) => State::Holding {
-                since: self.recount(key, held, since, index),
-                token,
-                count: count + 1,
-            },
-            Some(State::Waiting { since }) => {
-                let wait = State::Waiting { since };
-                self.timeline.close(key, wait, Some(index));
-                State::Holding {
-                    since: index,
-                    token,
-                    count: 1,
-                }
-            }
-            _ => State::Holding {
-                since: index,
-                token,
-                count: 1,
-            },
-        };
-        self.states.insert(key, state);
-    }
-
-    /// One hold of `key` is released: the last one ends the interval.
-    fn release(&mut self, key: Key, index: usize) {
-        match self.states.get(&key).copied() {
-            Some(
-                held @ State::Holding {
-                    since,
-                    token,
-                    count,
-                },
-            ) if count > 1 => {
-                let since = self.recount(key, held, since, index);
-                let count = count - 1;
-                self.states.insert(
-                    key,
-                    State::Holding {
-                        since,
-                        token,
-                        count,
-                    },
-                );
-            }
-            Some(State::Suspended { token, count }) if count > 1 => {
-                let count = count - 1;
-                self.states.insert(key, State::Suspended { token, count });
-            }
-            Some(State::Holding { .. } | State::Suspended { .. }) => self.end(key, index),
-            Some(State::Waiting { .. }) | None => {}
-        }
-    }
-
-    /// Where `key`'s hold `held`, held since `since`, stands once its count changes at
-    /// `index`: the same interval, unless that changes the number of holds it stands for
-    /// (leases), which ends it there and begins the next.
-    fn recount(&mut self, key: Key, held: State, since: usize, index: usize) -> usize {
-        if !each_holds(key.1) {
-            return since;
-        }
-        self.timeline.close(key, held, Some(index));
-        index
-    }
-
-    /// Ends `key`'s wait or hold at `index`.
-    fn end(&mut self, key: Key, index: usize) {
-        if let Some(state) = self.states.remove(&key) {
-            self.timeline.close(key, state, Some(index));
-        }
-    }
-
-    /// Ends, at `index`, every state `which` selects.
-    fn end_all(&mut self, which: impl Fn(&Key, &State) -> bool, index: usize) {
-        let ending: Vec<Key> = self
-            .states
-            .iter()
-            .filter(|(key, state)| which(key, state))
+impl Stretches {
+    /// After event `index`, the keys under way are `now`, each with the number of holds it
+    /// stands for and its token: the interval of a key that is gone or whose number changed
+    /// ends at `index`, and one begins there for a key new or renumbered; an interval that
+    /// goes on takes the key's latest token.
+    fn step(&mut self, index: usize, now: impl Iterator<Item = (Key, u32, Option<Token>)>) {
+        let now: BTreeMap<Key, (u32, Option<Token>)> = now
+            .map(|(key, count, token)| (key, (count, token)))
+            .collect();
+        let ending: Vec<Key> = (self.open.iter())
+            .filter(|(key, open)| now.get(key).is_none_or(|(count, _)| *count != open.count))
             .map(|(key, _)| *key)
             .collect();
         for key in ending {
-            self.end(key, index);
+            if let Some(ended) = self.open.remove(&key) {
+                self.ended.push(Interval {
+                    end: Some(index),
+                    ..ended
+                });
+            }
         }
+        for ((who, role), (count, token)) in now {
+            let open = self.open.entry((who, role)).or_insert(Interval {
+                who,
+                role,
+                start: index,
+                end: None,
+                token,
+                count,
+            });
+            open.token = token;
+        }
+    }
+
+    /// Every interval, in the order they began (those still open at the end last among
+    /// equals).
+    fn finish(self) -> Vec<Interval> {
+        let mut all = self.ended;
+        all.extend(self.open.into_values());
+        all.sort_by_key(|interval| interval.start);
+        all
     }
 }
 
-/// Which client each session belongs to, from the clients' `Connected` events.
-pub fn session_owners(trace: &Trace) -> BTreeMap<SessionId, ClientSlot> {
-    trace
-        .events
-        .iter()
-        .filter_map(|event| match (&event.kind, event.client) {
-            (
-                EventKind::RawSession {
-                    state: RawState::Connected { session, .. },
-                },
-                Some(client),
-            ) => Some((*session, client)),
-            _ => None,
-        })
-        .collect()
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coordination::ids::ClientSlot;
+    use trace::build::{Build, OWNER};
 
-/// The index of the event after which no fault is in force any more (the last fault's end,
-/// or the last instantaneous fault), `Some(0)` when there were no faults, `None` when a fault
-/// is still in force at the end of the trace.
-pub fn healed_at(events: &[Event]) -> Option<usize> {
-    let mut open: Vec<&Fault> = Vec::new();
-    let mut last = 0;
-    for (index, event) in events.iter().enumerate() {
-        match &event.kind {
-            EventKind::FaultStart { fault } => {
-                last = index;
-                match fault {
-                    Fault::Heal => open.retain(|f| matches!(f, Fault::Pause { .. })),
-                    Fault::ExpireSession { .. }
-                    | Fault::Crash { .. }
-                    | Fault::RestartServer { .. } => {}
-                    other => open.push(other),
+    /// `who` as the trace builder's clients hold.
+    fn on(client: u16) -> Holder {
+        (ClientSlot(client), OWNER)
+    }
+
+    /// Asserts that after every event of `trace`, the intervals of `timeline` that cover it
+    /// are exactly the holds [`Beliefs`] believes then (each with the number of holds it
+    /// stands for) and the waits [`Waits`] has asking then, folded here apart.
+    fn agrees_with_the_monitors(trace: &Trace, policy: ErrorPolicy) {
+        let timeline = Timeline::under(trace, policy);
+        let mut beliefs = Beliefs::new(policy);
+        let mut waits = Waits::default();
+        let covering = |intervals: &[Interval], index: usize| -> BTreeMap<Key, u32> {
+            let mut at = BTreeMap::new();
+            for i in intervals.iter().filter(|i| i.start <= index) {
+                if i.end.is_none_or(|end| index < end) {
+                    let before = at.insert((i.who, i.role), i.count);
+                    assert_eq!(before, None, "two intervals of {i:?} at event {index}");
                 }
             }
-            EventKind::FaultEnd { fault } => {
-                last = index;
-                if let Some(at) = open.iter().position(|f| *f == fault) {
-                    open.remove(at);
-                }
+            at
+        };
+        for (index, event) in trace.events.iter().enumerate() {
+            if let Some(seen) = Observation::of_event(event.client, &event.kind) {
+                beliefs.observe(seen);
+                waits.observe(seen);
             }
-            _ => {}
+            let believed: BTreeMap<Key, u32> = (beliefs.believed())
+                .map(|key| (key, holds_of(key.1, beliefs.count(&key))))
+                .collect();
+            assert_eq!(
+                covering(&timeline.holds, index),
+                believed,
+                "holds after event {index}"
+            );
+            let asking: BTreeMap<Key, u32> = (waits.unserved())
+                .filter(|(_, gave_up)| !gave_up)
+                .map(|(key, _)| (key, 0))
+                .collect();
+            assert_eq!(
+                covering(&timeline.waits, index),
+                asking,
+                "waits after event {index}"
+            );
         }
     }
-    open.is_empty().then_some(last)
+
+    /// Each of the builder's traces the tests below read, and a recorded one.
+    fn traces() -> Vec<Trace> {
+        let file = "fixtures/real-mutex-acquire-timeout.trace.json";
+        let text = include_str!("../../fixtures/real-mutex-acquire-timeout.trace.json");
+        let recorded = Trace::from_json(file, text).unwrap();
+        vec![
+            recorded,
+            suspended_holder().trace(),
+            leases().trace(),
+            leader_steps_down().trace(),
+            Build::new()
+                .acquire(0)
+                .acquired(0, 5)
+                .acquire(0)
+                .acquired(0, 5)
+                .acquire(1)
+                .release(0)
+                .release(0)
+                .acquired(1, 6)
+                .lost(1)
+                .acquire(2)
+                .failed(2)
+                .acquire(2)
+                .timed_out(2)
+                .trace(),
+        ]
+    }
+
+    fn suspended_holder() -> Build {
+        Build::new()
+            .acquire(0)
+            .acquired(0, 5)
+            .suspended(0)
+            .reconnected(0)
+            .suspended(0)
+            .lost(0)
+    }
+
+    fn leases() -> Build {
+        Build::new()
+            .acquired_as(0, 5, Mode::Lease)
+            .acquired_as(0, 6, Mode::Lease)
+            .release_as(0, Mode::Lease)
+            .release_as(0, Mode::Lease)
+    }
+
+    fn leader_steps_down() -> Build {
+        Build::new()
+            .start(0)
+            .leads(0, 5)
+            .not_leader(0)
+            .leads(0, 6)
+            .close(0)
+    }
+
+    #[test]
+    fn the_timeline_shows_what_the_monitors_hold_under_either_policy() {
+        for trace in traces() {
+            for policy in [ErrorPolicy::Standard, ErrorPolicy::SessionBased] {
+                agrees_with_the_monitors(&trace, policy);
+            }
+        }
+    }
+
+    #[test]
+    fn a_suspended_hold_ends_under_the_standard_policy_only() {
+        let trace = suspended_holder().trace();
+        let spans = |policy| {
+            (Timeline::under(&trace, policy).holds.iter())
+                .map(|hold| (hold.start, hold.end, hold.token))
+                .collect::<Vec<_>>()
+        };
+        let token = Some(Token(5));
+        assert_eq!(
+            spans(ErrorPolicy::Standard),
+            [(1, Some(2), token), (3, Some(4), token)],
+            "held again from Reconnected, with its token"
+        );
+        assert_eq!(spans(ErrorPolicy::SessionBased), [(1, Some(5), token)]);
+        assert_eq!(
+            Timeline::of(&trace),
+            Timeline::under(&trace, Default::default())
+        );
+    }
+
+    #[test]
+    fn each_change_in_the_number_of_leases_begins_an_interval() {
+        let holds = Timeline::of(&leases().trace()).holds;
+        let counted: Vec<(usize, Option<usize>, u32, Option<Token>)> = (holds.iter())
+            .map(|hold| (hold.start, hold.end, hold.count, hold.token))
+            .collect();
+        assert_eq!(
+            counted,
+            [
+                (0, Some(1), 1, Some(Token(5))),
+                (1, Some(2), 2, Some(Token(6))),
+                (2, Some(3), 1, Some(Token(6))),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_leader_that_steps_down_waits_until_it_leads_again() {
+        let timeline = Timeline::of(&leader_steps_down().trace());
+        let spans = |intervals: &[Interval]| -> Vec<(Holder, usize, Option<usize>)> {
+            (intervals.iter())
+                .map(|i| (i.who, i.start, i.end))
+                .collect()
+        };
+        assert_eq!(
+            spans(&timeline.holds),
+            [(on(0), 1, Some(2)), (on(0), 3, Some(4))]
+        );
+        assert_eq!(
+            spans(&timeline.waits),
+            [(on(0), 0, Some(1)), (on(0), 2, Some(3))]
+        );
+    }
 }

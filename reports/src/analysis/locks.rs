@@ -1,8 +1,9 @@
 //! Waiting and holding, per client and owner, exactly as the checkers see them: the spans
-//! are `properties::check::timeline`'s intervals, put on the time axis and told why they
-//! ended. (A hold runs from `Acquired` or `IsLeader` to the first of the release call,
-//! `Relinquish`, `Close`, `NotLeader`, `Suspended`, `Lost` or a crash; `Reconnected` with the
-//! same session holds again with the same token.)
+//! are `properties::check::timeline`'s intervals (the checkers' monitors folded over the
+//! trace), put on the time axis and told why they ended. (A hold runs from `Acquired` or
+//! `IsLeader` to the first of the release call, `Relinquish`, `Close`, `NotLeader`, `Lost`, a
+//! crash or, under the standard error policy, `Suspended`; `Reconnected` with the same
+//! session holds again with the same token.)
 
 use coordination::fencing::Token;
 use coordination::ids::Owner;
