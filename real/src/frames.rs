@@ -1,18 +1,16 @@
 //! ZooKeeper's frames in a client's byte stream to the server, read by the proxy so that a
 //! request can start a fault (a scenario fault's `on_request`, see `real::proxy`).
 //!
-//! Each frame is a 4-byte big-endian length and that many bytes (jute). The first frame of a
-//! connection is its `ConnectRequest`; every later one begins with the request header (`xid`
-//! and the op code, two 4-byte integers), and each request a trigger can name (create,
-//! delete, exists, getData, setData, getChildren, removeWatches) then has its path as a
-//! length-prefixed UTF-8 string. A stream that is not framed so (a length past
-//! [`MAX_FRAME`] or below zero) is passed on as it comes, unread.
+//! The `jute` crate splits the stream into frames and reads them. The first frame of a
+//! connection is its `ConnectRequest`; every later one begins with the request header, and
+//! each request a trigger can name (create, delete, exists, getData, setData, getChildren,
+//! removeWatches) then has its path: only the header and the path are read. A stream that is
+//! not framed so (a length past `jute::frame::MAX_FRAME` or below zero) is passed on as it
+//! comes, unread.
 
+use jute::frame::{Splitter, body};
+use jute::requests::peek_path;
 use scenarios::fault::RequestOp;
-
-/// The largest frame read: ZooKeeper's default `jute.maxbuffer` (0xfffff) with room for the
-/// header; longer lengths mean the stream is not ZooKeeper's.
-const MAX_FRAME: usize = 0x10_0000 + 1024;
 
 /// A request found in a frame: its kind and path.
 pub(crate) type FoundRequest = (RequestOp, String);
@@ -20,7 +18,7 @@ pub(crate) type FoundRequest = (RequestOp, String);
 /// The frames of one connection's client-to-server stream.
 #[derive(Default)]
 pub(crate) struct Frames {
-    buffer: Vec<u8>,
+    splitter: Splitter,
     /// Frames split off so far (the first is the connect request).
     seen: u64,
     /// The stream is not framed as ZooKeeper's: pass it on unread.
@@ -30,44 +28,37 @@ pub(crate) struct Frames {
 impl Frames {
     /// Appends bytes read from the client.
     pub fn push(&mut self, bytes: &[u8]) {
-        self.buffer.extend_from_slice(bytes);
+        self.splitter.push(bytes);
     }
 
     /// The next bytes to pass on, once a whole frame is in (with the request it carries, if
     /// a trigger can name it), or everything buffered when the stream is not framed.
     pub fn next(&mut self) -> Option<(Vec<u8>, Option<FoundRequest>)> {
         if self.unframed {
-            return (!self.buffer.is_empty()).then(|| (std::mem::take(&mut self.buffer), None));
+            let rest = self.splitter.take_rest();
+            return (!rest.is_empty()).then_some((rest, None));
         }
-        let header: [u8; 4] = self.buffer.get(..4)?.try_into().expect("four bytes");
-        let length = i32::from_be_bytes(header);
-        let Some(length) = usize::try_from(length).ok().filter(|&l| l <= MAX_FRAME) else {
+        let Ok(frame) = self.splitter.next_frame() else {
             self.unframed = true;
             return self.next();
         };
-        if self.buffer.len() < 4 + length {
-            return None;
-        }
-        let frame: Vec<u8> = self.buffer.drain(..4 + length).collect();
+        let frame = frame?;
         self.seen += 1;
-        let request = (self.seen > 1).then(|| request_of(&frame[4..])).flatten();
+        let request = (self.seen > 1).then(|| request_of(body(&frame))).flatten();
         Some((frame, request))
     }
 
     /// Whatever is left (a partial frame at the end of the stream).
     pub fn rest(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.buffer)
+        self.splitter.take_rest()
     }
 }
 
 /// The kind and path of the request in `body` (a frame after the connect request, without
 /// its length), if a trigger can name its kind.
 fn request_of(body: &[u8]) -> Option<FoundRequest> {
-    let op = i32::from_be_bytes(body.get(4..8)?.try_into().ok()?);
-    let op = RequestOp::of_code(op)?;
-    let length = i32::from_be_bytes(body.get(8..12)?.try_into().ok()?);
-    let path = body.get(12..12 + usize::try_from(length).ok()?)?;
-    Some((op, String::from_utf8_lossy(path).into_owned()))
+    let (header, path) = peek_path(body).ok()?;
+    Some((RequestOp::of_code(header.op)?, path?))
 }
 
 #[cfg(test)]
