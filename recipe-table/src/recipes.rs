@@ -53,6 +53,25 @@ pub struct RecipeDef<R> {
     pub expectation: fn(Property, &ModelSpec) -> Expectation,
 }
 
+impl<R> RecipeDef<R> {
+    /// The row of an exclusive lock named `name` whose clients `build` makes, with the
+    /// defaults such a lock needs nothing else for: family [`Family::Lock`], not revocable, no
+    /// directories below the lock path, and the verdicts every exclusive lock promises
+    /// ([`exclusive_lock`]). Change any of them with struct update syntax:
+    /// `RecipeDef { about: "…", ..RecipeDef::lock("my-lock", |path, _| MyLock::new(path)) }`.
+    pub const fn lock(name: &'static str, build: fn(Path, &RecipeSettings) -> R) -> RecipeDef<R> {
+        RecipeDef {
+            name,
+            about: "a lock of your own",
+            family: Family::Lock,
+            revocable: false,
+            build,
+            directories: none,
+            expectation: exclusive_lock,
+        }
+    }
+}
+
 impl<R> fmt::Debug for RecipeDef<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RecipeDef")
@@ -636,6 +655,24 @@ impl<'de> Deserialize<'de> for RecipeKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_locks_row_has_the_defaults_of_an_exclusive_lock() {
+        static MINE: RecipeDef<Mutex> = RecipeDef::lock("my-lock", MUTEX.build);
+        assert_eq!(
+            (MINE.name, MINE.family, MINE.revocable),
+            ("my-lock", Family::Lock, false)
+        );
+        let path = Path::new("/locks/mine").expect("a valid path");
+        assert!((MINE.directories)(&path).is_empty());
+        let spec = ModelSpec::new(2);
+        for property in Family::Lock.properties() {
+            assert_eq!(
+                (MINE.expectation)(*property, &spec),
+                exclusive_lock(*property, &spec)
+            );
+        }
+    }
 
     #[test]
     fn names_are_unique_and_round_trip() {

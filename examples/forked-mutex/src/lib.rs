@@ -13,18 +13,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use splitbrain::coordination::prelude::*;
-use splitbrain::recipe_table::family::Family;
 use splitbrain::recipe_table::recipes::{RecipeDef, curator_lock_loop};
 
 /// The fork's row: a lock over Curator's lock loop, revocable as the built-in is.
 pub static FORKED_MUTEX: RecipeDef<ForkedMutex> = RecipeDef {
-    name: "forked-mutex",
     about: "the built-in mutex forked, its holder deaf to connection-state changes",
-    family: Family::Lock,
     revocable: true,
-    build: |path, _settings| ForkedMutex::new(path),
-    directories: |_path| Vec::new(),
     expectation: curator_lock_loop,
+    ..RecipeDef::lock("forked-mutex", |path, _settings| ForkedMutex::new(path))
 };
 
 /// How the fork's nodes queue: the built-in mutex's own way.

@@ -12,19 +12,16 @@
 //! call and notice vocabulary, and [`Relabel`] for the model's symmetry reduction.
 
 use splitbrain::coordination::prelude::*;
-use splitbrain::recipe_table::family::Family;
-use splitbrain::recipe_table::recipes::{RecipeDef, exclusive_lock};
+use splitbrain::recipe_table::recipes::RecipeDef;
 
-/// The recipe's row: what splitbrain's executors need to run it.
+/// The recipe's row: what splitbrain's executors need to run it. A lock's defaults (not
+/// revocable, no directories, what every exclusive lock promises: what we hope of it) leave
+/// its name, constructor and description.
 pub static HOME_GROWN_LOCK: RecipeDef<HomeGrownLock> = RecipeDef {
-    name: "home-grown-lock",
     about: "acquire by creating one ephemeral node, retry on NodeExists",
-    family: Family::Lock,
-    revocable: false,
-    build: |path, _settings| HomeGrownLock::new(path),
-    directories: |_path| Vec::new(),
-    // What we hope of it: what every exclusive lock promises.
-    expectation: exclusive_lock,
+    ..RecipeDef::lock("home-grown-lock", |path, _settings| {
+        HomeGrownLock::new(path)
+    })
 };
 
 /// One client's lock on `<path>/lock`. One owner at a time (a second acquire fails).
