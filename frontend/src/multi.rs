@@ -14,7 +14,7 @@ use coordination::zk::tree::{MultiFailure, MultiOp, Tree};
 use coordination::zk::{OpOk, SessionId};
 use jute::codes::ErrorCode;
 use jute::multi::{MultiResponse, MultiResult};
-use jute::responses::ErrorResponse;
+use jute::responses::{Create2Response, CreateResponse, ErrorResponse};
 use jute::{Request as Jute, Response};
 
 use crate::convert;
@@ -84,9 +84,16 @@ fn multi_op(op: &Jute) -> Result<MultiOp, ErrorCode> {
     }
 }
 
-/// The result of `op`, answered `ok` by the tree.
+/// The result of `op`, answered `ok` by the tree. A `create2` in a multi is answered with
+/// its path alone, as a `create` is (ZooKeeper 3.8 does so; a `createContainer` gets the
+/// path and stat).
 fn result(op: &Jute, ok: OpOk, tree: &Tree) -> MultiResult {
-    ops::respond(op, ok, tree).map_or_else(error, into_result)
+    match ops::respond(op, ok, tree) {
+        Ok(Response::Create2(Create2Response { path, .. })) if matches!(op, Jute::Create2(_)) => {
+            MultiResult::Create(CreateResponse { path })
+        }
+        response => response.map_or_else(error, into_result),
+    }
 }
 
 /// A response as a multi's result.
