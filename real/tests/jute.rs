@@ -5,128 +5,20 @@
 //! the notification's place before the reply of the write that fired it, and the connect
 //! response to an expired session.
 
-use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
+mod wire;
 
-use jute::codes::{CreateMode, ErrorCode, EventType, KeeperState, OpCode, xid};
+use jute::codes::{CreateMode, ErrorCode, EventType, KeeperState, xid};
 use jute::data::Acl;
-use jute::frame::{Splitter, body};
 use jute::multi::{MultiRequest, MultiResponse, MultiResult};
 use jute::requests::{
     CheckVersionRequest, CreateRequest, ExistsRequest, GetChildren2Request, GetDataRequest,
     SetDataRequest,
 };
 use jute::responses::ErrorResponse;
-use jute::session::{ConnectRequest, ConnectResponse, WatcherEvent};
-use jute::{Record, Reply, ReplyBody, Request, RequestMessage, Response};
+use jute::session::{ConnectResponse, WatcherEvent};
+use jute::{ReplyBody, Request, Response};
 use real::local::Standalone;
-
-/// The bound on any read.
-const READ_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// One connection, speaking jute.
-struct Connection {
-    stream: TcpStream,
-    frames: Splitter,
-    next_xid: i32,
-}
-
-impl Connection {
-    fn open(server: &Standalone) -> Connection {
-        let stream = TcpStream::connect(server.client_addr()).expect("connect");
-        stream.set_read_timeout(Some(READ_TIMEOUT)).unwrap();
-        Connection {
-            stream,
-            frames: Splitter::default(),
-            next_xid: 1,
-        }
-    }
-
-    /// The handshake: the connect request and the server's response.
-    fn handshake(&mut self, session_id: i64, passwd: Vec<u8>) -> ConnectResponse {
-        let connect = ConnectRequest {
-            protocol_version: 0,
-            last_zxid_seen: 0,
-            time_out: 4_000,
-            session_id,
-            passwd,
-            read_only: Some(false),
-        };
-        self.stream.write_all(&connect.to_frame()).unwrap();
-        let frame = self.frame().expect("a connect response");
-        ConnectResponse::from_bytes(body(&frame)).unwrap()
-    }
-
-    /// The next frame from the server, `None` at the end of the stream.
-    fn frame(&mut self) -> Option<Vec<u8>> {
-        let mut chunk = [0; 7];
-        loop {
-            if let Some(frame) = self.frames.next_frame().unwrap() {
-                return Some(frame);
-            }
-            match self.stream.read(&mut chunk) {
-                Ok(0) => return None,
-                Ok(n) => self.frames.push(&chunk[..n]),
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => panic!("reading from the server: {e}"),
-            }
-        }
-    }
-
-    /// Sends `request` (with its own xid, or the next one) and returns its xid.
-    fn send(&mut self, request: Request) -> i32 {
-        let xid = match request {
-            Request::Ping => xid::PING,
-            _ => {
-                self.next_xid += 1;
-                self.next_xid - 1
-            }
-        };
-        let op = request.op();
-        let message = RequestMessage { xid, request };
-        self.stream.write_all(&message.to_frame()).unwrap();
-        assert_eq!(
-            RequestMessage::from_bytes(body(&message.to_frame())).unwrap(),
-            message
-        );
-        assert_eq!(OpCode::try_from(op).map(i32::from), Ok(op));
-        xid
-    }
-
-    /// The replies up to the answer of `request`: the notifications before it, and it.
-    fn call(&mut self, request: Request) -> (Vec<WatcherEvent>, Reply, usize) {
-        let op = OpCode::try_from(request.op()).ok();
-        let xid = self.send(request);
-        let mut events = Vec::new();
-        loop {
-            let frame = self.frame().expect("a reply");
-            let reply = Reply::from_bytes(body(&frame), op).unwrap();
-            assert_eq!(reply.to_frame(), frame, "re-encoded byte for byte");
-            match reply.body {
-                ReplyBody::Notification(event) => {
-                    assert_eq!(reply.header.xid, xid::NOTIFICATION);
-                    events.push(event);
-                }
-                ReplyBody::Response(_) => {
-                    assert_eq!(reply.header.xid, xid);
-                    return (events, reply, body(&frame).len());
-                }
-            }
-        }
-    }
-
-    /// The response to `request`, with no notification before it and no error.
-    fn ok(&mut self, request: Request) -> Response {
-        let (events, reply, _) = self.call(request);
-        assert_eq!(events, []);
-        assert_eq!(reply.header.err, 0, "{reply:?}");
-        let ReplyBody::Response(response) = reply.body else {
-            unreachable!("a response")
-        };
-        response
-    }
-}
+use wire::Connection;
 
 fn create(path: &str, data: Option<&[u8]>, mode: CreateMode) -> CreateRequest {
     CreateRequest {

@@ -64,6 +64,41 @@ pub struct Applied {
     pub zxid: Option<Zxid>,
 }
 
+/// One op of a [`Tree::multi`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MultiOp {
+    /// A request: a create, delete or setData in ZooKeeper's multi (a read is applied as a
+    /// read, and a failed one fails the transaction).
+    Apply(Request),
+    /// Fails the transaction unless the node exists with this version (`None`: any version).
+    Check {
+        /// The node.
+        path: Path,
+        /// The version expected.
+        version: Option<i32>,
+    },
+}
+
+/// Why a [`Tree::multi`] failed: the first op that did, and its error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MultiFailure {
+    /// The op's index.
+    pub index: usize,
+    /// Its error.
+    pub error: ZkError,
+}
+
+/// The result of applying a transaction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MultiApplied {
+    /// Each op's reply (`None` for a check), or the op that failed.
+    pub result: Result<Vec<Option<OpOk>>, MultiFailure>,
+    /// Watches the transaction fired, in delivery order (none if it failed).
+    pub fired: Vec<Fired>,
+    /// The zxid all its changes got, if it changed the tree.
+    pub zxid: Option<Zxid>,
+}
+
 /// The data tree. `Clone + Eq + Ord + Hash` so that a model checker can keep it in its states.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Relabel)]
 pub struct Tree {
@@ -119,26 +154,81 @@ impl Tree {
     pub fn apply(&mut self, session: SessionId, request: &Request) -> Applied {
         let mut fired = Vec::new();
         let before = self.zxid;
-        let result = match request {
-            Request::Create { path, data, mode } => {
-                self.create(session, path, data, *mode, &mut fired)
-            }
-            Request::Delete { path, version } => self.delete(path, *version, &mut fired),
-            Request::SetData {
-                path,
-                data,
-                version,
-            } => self.set_data(path, data, *version, &mut fired),
-            Request::GetData { path, watch } => self.get_data(session, path, *watch),
-            Request::Exists { path, watch } => Ok(self.exists(session, path, *watch)),
-            Request::GetChildren { path, watch } => self.get_children(session, path, *watch),
-            Request::RemoveWatches { path, kind } => self.remove_watches(session, path, *kind),
-        };
+        let result = self.apply_at(session, request, self.following(), &mut fired);
         let zxid = (self.zxid != before).then_some(self.zxid);
         Applied {
             result,
             fired,
             zxid,
+        }
+    }
+
+    /// Applies `ops` on behalf of `session` as one transaction (ZooKeeper's `multi`): each
+    /// op sees the changes of the ops before it, every change gets the same zxid, and if one
+    /// op fails none is kept and no watch fires.
+    pub fn multi(&mut self, session: SessionId, ops: &[MultiOp]) -> MultiApplied {
+        let before = self.clone();
+        let zxid = self.following();
+        let mut fired = Vec::new();
+        let mut results = Vec::with_capacity(ops.len());
+        for (index, op) in ops.iter().enumerate() {
+            let result = match op {
+                MultiOp::Apply(request) => {
+                    self.apply_at(session, request, zxid, &mut fired).map(Some)
+                }
+                MultiOp::Check { path, version } => self
+                    .nodes
+                    .get(path)
+                    .ok_or(ZkError::NoNode)
+                    .and_then(|node| check_version(node, *version))
+                    .map(|()| None),
+            };
+            match result {
+                Ok(done) => results.push(done),
+                Err(error) => {
+                    *self = before;
+                    return MultiApplied {
+                        result: Err(MultiFailure { index, error }),
+                        fired: Vec::new(),
+                        zxid: None,
+                    };
+                }
+            }
+        }
+        MultiApplied {
+            result: Ok(results),
+            fired,
+            zxid: (self.zxid != before.zxid).then_some(self.zxid),
+        }
+    }
+
+    /// The zxid the next change gets.
+    fn following(&self) -> Zxid {
+        Zxid(self.zxid.0 + 1)
+    }
+
+    /// Applies `request`, giving any change it makes `zxid`.
+    fn apply_at(
+        &mut self,
+        session: SessionId,
+        request: &Request,
+        zxid: Zxid,
+        fired: &mut Vec<Fired>,
+    ) -> OpResult {
+        match request {
+            Request::Create { path, data, mode } => {
+                self.create(session, path, data, *mode, zxid, fired)
+            }
+            Request::Delete { path, version } => self.delete(path, *version, zxid, fired),
+            Request::SetData {
+                path,
+                data,
+                version,
+            } => self.set_data(path, data, *version, zxid, fired),
+            Request::GetData { path, watch } => self.get_data(session, path, *watch),
+            Request::Exists { path, watch } => Ok(self.exists(session, path, *watch)),
+            Request::GetChildren { path, watch } => self.get_children(session, path, *watch),
+            Request::RemoveWatches { path, kind } => self.remove_watches(session, path, *kind),
         }
     }
 
@@ -254,6 +344,7 @@ impl Tree {
         path: &Path,
         data: &[u8],
         mode: CreateMode,
+        zxid: Zxid,
         fired: &mut Vec<Fired>,
     ) -> OpResult {
         let parent_path = path.parent().ok_or(ZkError::NodeExists)?;
@@ -270,7 +361,7 @@ impl Tree {
         if self.nodes.contains_key(&path) {
             return Err(ZkError::NodeExists);
         }
-        let zxid = self.next_zxid();
+        self.zxid = zxid;
         let stat = Stat {
             czxid: zxid,
             mzxid: zxid,
@@ -312,7 +403,13 @@ impl Tree {
         Ok(OpOk::Created { path, stat })
     }
 
-    fn delete(&mut self, path: &Path, version: Option<i32>, fired: &mut Vec<Fired>) -> OpResult {
+    fn delete(
+        &mut self,
+        path: &Path,
+        version: Option<i32>,
+        zxid: Zxid,
+        fired: &mut Vec<Fired>,
+    ) -> OpResult {
         if path.is_root() {
             return Err(ZkError::BadVersion);
         }
@@ -321,7 +418,7 @@ impl Tree {
         if !node.children.is_empty() {
             return Err(ZkError::NotEmpty);
         }
-        let zxid = self.next_zxid();
+        self.zxid = zxid;
         self.remove_node(path, zxid, fired);
         Ok(OpOk::Deleted)
     }
@@ -365,10 +462,11 @@ impl Tree {
         path: &Path,
         data: &[u8],
         version: Option<i32>,
+        zxid: Zxid,
         fired: &mut Vec<Fired>,
     ) -> OpResult {
         check_version(self.nodes.get(path).ok_or(ZkError::NoNode)?, version)?;
-        let zxid = self.next_zxid();
+        self.zxid = zxid;
         let node = self.nodes.get_mut(path).expect("checked above");
         node.data = data.to_vec();
         node.stat.version += 1;
@@ -799,6 +897,56 @@ mod tests {
         );
         tree.reap_containers();
         assert!(tree.get(&p("/c")).is_none());
+    }
+
+    #[test]
+    fn a_multi_is_one_zxid_or_nothing() {
+        let mut tree = Tree::new();
+        create(&mut tree, A, "/m", CreateMode::Persistent);
+        let watch = Request::GetChildren {
+            path: p("/m"),
+            watch: true,
+        };
+        tree.apply(B, &watch);
+        let make = |path: &str| {
+            MultiOp::Apply(Request::Create {
+                path: p(path),
+                data: vec![],
+                mode: CreateMode::Persistent,
+            })
+        };
+        let check = |version| MultiOp::Check {
+            path: p("/m/a"),
+            version,
+        };
+        let failed = tree.multi(A, &[make("/m/x"), check(None)]);
+        assert_eq!(
+            failed.result,
+            Err(MultiFailure {
+                index: 1,
+                error: ZkError::NoNode
+            })
+        );
+        assert_eq!((failed.fired, failed.zxid), (vec![], None));
+        assert!(tree.get(&p("/m/x")).is_none(), "rolled back");
+        let applied = tree.multi(A, &[make("/m/a"), check(Some(0)), make("/m/a/b")]);
+        let Ok(results) = applied.result else {
+            panic!("applied")
+        };
+        assert_eq!(results.len(), 3);
+        assert_eq!(results[1], None, "a check has no reply");
+        assert_eq!(applied.zxid, Some(Zxid(2)));
+        let stat = tree.get(&p("/m/a/b")).unwrap().stat;
+        assert_eq!(stat.czxid, Zxid(2), "one zxid for every change");
+        assert_eq!(applied.fired.len(), 1, "B's child watch");
+        let stale = tree.multi(A, &[check(Some(1))]);
+        assert!(matches!(
+            stale.result,
+            Err(MultiFailure {
+                error: ZkError::BadVersion,
+                ..
+            })
+        ));
     }
 
     #[test]
