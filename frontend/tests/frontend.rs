@@ -7,10 +7,7 @@ use frontend::{Delivery, FrontEnd, Handshake, Limits, Output};
 use jute::codes::{CreateMode, ErrorCode, EventType, KeeperState, xid};
 use jute::data::{Acl, Stat};
 use jute::multi::{MultiRequest, MultiResponse, MultiResult};
-use jute::requests::{
-    CheckVersionRequest, CreateRequest, DeleteRequest, ExistsRequest, GetChildren2Request,
-    GetChildrenRequest, GetDataRequest, RemoveWatchesRequest, SetDataRequest, SyncRequest,
-};
+use jute::requests::{CreateRequest, GetChildren2Request, RemoveWatchesRequest, SyncRequest};
 use jute::responses::{
     Create2Response, CreateResponse, ErrorResponse, GetChildren2Response, GetChildrenResponse,
     GetDataResponse, SyncResponse,
@@ -92,49 +89,6 @@ fn created(zk: &mut FrontEnd, session: SessionId, path: &str, mode: CreateMode) 
         Response::Create2(Create2Response { path, stat }) => (path, stat),
         other => panic!("create2's response: {other:?}"),
     }
-}
-
-fn delete(path: &str, version: i32) -> Request {
-    Request::Delete(DeleteRequest {
-        path: path.to_owned(),
-        version,
-    })
-}
-
-fn set_data(path: &str, version: i32) -> Request {
-    Request::SetData(SetDataRequest {
-        path: path.to_owned(),
-        data: Some(b"new".to_vec()),
-        version,
-    })
-}
-
-fn get_data(path: &str, watch: bool) -> Request {
-    Request::GetData(GetDataRequest {
-        path: path.to_owned(),
-        watch,
-    })
-}
-
-fn exists(path: &str, watch: bool) -> Request {
-    Request::Exists(ExistsRequest {
-        path: path.to_owned(),
-        watch,
-    })
-}
-
-fn children(path: &str, watch: bool) -> Request {
-    Request::GetChildren(GetChildrenRequest {
-        path: path.to_owned(),
-        watch,
-    })
-}
-
-fn check(path: &str, version: i32) -> Request {
-    Request::Check(CheckVersionRequest {
-        path: path.to_owned(),
-        version,
-    })
 }
 
 /// The notification of `event_type` on `path`, to `session`.
@@ -343,19 +297,25 @@ fn delete_checks_the_version_and_the_children() {
     created(&mut zk, session, "/d", CreateMode::Persistent);
     created(&mut zk, session, "/d/c", CreateMode::Persistent);
     assert_eq!(
-        fails(&mut zk, session, delete("/d", -1)),
+        fails(&mut zk, session, Request::delete("/d", -1)),
         ErrorCode::NotEmpty
     );
     assert_eq!(
-        fails(&mut zk, session, delete("/d/c", 3)),
+        fails(&mut zk, session, Request::delete("/d/c", 3)),
         ErrorCode::BadVersion
     );
     assert_eq!(
-        fails(&mut zk, session, delete("/none", -1)),
+        fails(&mut zk, session, Request::delete("/none", -1)),
         ErrorCode::NoNode
     );
-    assert_eq!(ok(&mut zk, session, delete("/d/c", 0)), Response::Empty);
-    assert_eq!(ok(&mut zk, session, delete("/d", -1)), Response::Empty);
+    assert_eq!(
+        ok(&mut zk, session, Request::delete("/d/c", 0)),
+        Response::Empty
+    );
+    assert_eq!(
+        ok(&mut zk, session, Request::delete("/d", -1)),
+        Response::Empty
+    );
 }
 
 #[test]
@@ -364,7 +324,7 @@ fn exists_of_a_missing_node_fails_with_no_node_and_leaves_its_watch() {
     let watcher = open(&mut zk);
     let writer = open(&mut zk);
     assert_eq!(
-        fails(&mut zk, watcher, exists("/later", true)),
+        fails(&mut zk, watcher, Request::exists("/later", true)),
         ErrorCode::NoNode
     );
     let (fired, err, _) = call(&mut zk, writer, create2("/later", CreateMode::Persistent));
@@ -373,7 +333,7 @@ fn exists_of_a_missing_node_fails_with_no_node_and_leaves_its_watch() {
         events(fired),
         [event(watcher, EventType::NodeCreated, "/later")]
     );
-    let Response::Exists(found) = ok(&mut zk, watcher, exists("/later", false)) else {
+    let Response::Exists(found) = ok(&mut zk, watcher, Request::exists("/later", false)) else {
         panic!("exists' response")
     };
     assert_eq!(found.stat.czxid, 1);
@@ -385,15 +345,15 @@ fn get_data_and_set_data_with_a_watch_and_versions() {
     let watcher = open(&mut zk);
     let writer = open(&mut zk);
     created(&mut zk, writer, "/n", CreateMode::Persistent);
-    let Response::GetData(read) = ok(&mut zk, watcher, get_data("/n", true)) else {
+    let Response::GetData(read) = ok(&mut zk, watcher, Request::get_data("/n", true)) else {
         panic!("getData's response")
     };
     assert_eq!(read.data.as_deref(), Some(&b"x"[..]));
     assert_eq!(
-        fails(&mut zk, writer, set_data("/n", 1)),
+        fails(&mut zk, writer, Request::set_data("/n", b"new", 1)),
         ErrorCode::BadVersion
     );
-    let (fired, err, response) = call(&mut zk, writer, set_data("/n", 0));
+    let (fired, err, response) = call(&mut zk, writer, Request::set_data("/n", b"new", 0));
     assert_eq!(err, 0);
     assert_eq!(
         events(fired),
@@ -411,11 +371,11 @@ fn get_data_and_set_data_with_a_watch_and_versions() {
         (1, 2, 3)
     );
     assert_eq!(
-        fails(&mut zk, writer, set_data("/none", -1)),
+        fails(&mut zk, writer, Request::set_data("/none", b"new", -1)),
         ErrorCode::NoNode
     );
     assert_eq!(
-        fails(&mut zk, watcher, get_data("/none", true)),
+        fails(&mut zk, watcher, Request::get_data("/none", true)),
         ErrorCode::NoNode
     );
 }
@@ -428,7 +388,7 @@ fn get_children_and_get_children2_with_the_parent_s_stat_and_a_watch() {
     created(&mut zk, writer, "/l", CreateMode::Persistent);
     created(&mut zk, writer, "/l/a", CreateMode::Persistent);
     let Response::GetChildren(GetChildrenResponse { children: names }) =
-        ok(&mut zk, watcher, children("/l", true))
+        ok(&mut zk, watcher, Request::get_children("/l", true))
     else {
         panic!("getChildren's response")
     };
@@ -453,7 +413,7 @@ fn get_children_and_get_children2_with_the_parent_s_stat_and_a_watch() {
     assert_eq!(names, ["a", "b"]);
     assert_eq!((stat.num_children, stat.cversion, stat.pzxid), (2, 2, 3));
     assert_eq!(
-        fails(&mut zk, watcher, children("/none", true)),
+        fails(&mut zk, watcher, Request::get_children("/none", true)),
         ErrorCode::NoNode
     );
 }
@@ -466,10 +426,10 @@ fn a_multi_applies_every_op_in_one_zxid() {
     let ops = vec![
         Request::Create(create_request("/m/a", CreateMode::Persistent)),
         create2("/m/a/b-", CreateMode::EphemeralSequential),
-        check("/m/a", 0),
-        set_data("/m/a", 0),
-        check("/m/a", -1),
-        delete("/m/a/b-0000000000", 0),
+        Request::check("/m/a", 0),
+        Request::set_data("/m/a", b"new", 0),
+        Request::check("/m/a", -1),
+        Request::delete("/m/a/b-0000000000", 0),
     ];
     let Response::Multi(MultiResponse { results }) =
         ok(&mut zk, session, Request::Multi(MultiRequest { ops }))
@@ -516,10 +476,10 @@ fn a_failed_multi_keeps_nothing_and_answers_an_error_for_every_op() {
     let watcher = open(&mut zk);
     let session = open(&mut zk);
     created(&mut zk, session, "/m", CreateMode::Persistent);
-    ok(&mut zk, watcher, children("/m", true));
+    ok(&mut zk, watcher, Request::get_children("/m", true));
     let ops = vec![
         create2("/m/a", CreateMode::Persistent),
-        check("/m", 5),
+        Request::check("/m", 5),
         create2("/m/b", CreateMode::Persistent),
     ];
     let (fired, err, response) = call(&mut zk, session, Request::Multi(MultiRequest { ops }));
@@ -531,14 +491,14 @@ fn a_failed_multi_keeps_nothing_and_answers_an_error_for_every_op() {
     ];
     assert_eq!(response, Response::Multi(MultiResponse { results }));
     assert_eq!(
-        fails(&mut zk, session, exists("/m/a", false)),
+        fails(&mut zk, session, Request::exists("/m/a", false)),
         ErrorCode::NoNode
     );
     assert_eq!(zk.tree().zxid().0, 1);
     // An op a multi may not hold fails in its turn; one before it that fails comes first.
     let reads = vec![
         create2("/m/a", CreateMode::Persistent),
-        get_data("/m", false),
+        Request::get_data("/m", false),
     ];
     let response = ok(
         &mut zk,
@@ -547,7 +507,7 @@ fn a_failed_multi_keeps_nothing_and_answers_an_error_for_every_op() {
     );
     let results = vec![error(ErrorCode::Ok), error(ErrorCode::BadArguments)];
     assert_eq!(response, Response::Multi(MultiResponse { results }));
-    let earlier = vec![delete("/none", -1), get_data("/m", false)];
+    let earlier = vec![Request::delete("/none", -1), Request::get_data("/m", false)];
     let response = ok(
         &mut zk,
         session,
@@ -574,9 +534,9 @@ fn a_multi_read_answers_each_op_on_its_own() {
     created(&mut zk, session, "/r", CreateMode::Persistent);
     created(&mut zk, session, "/r/a", CreateMode::Persistent);
     let ops = vec![
-        children("/r", false),
-        get_data("/none", false),
-        get_data("/r/a", false),
+        Request::get_children("/r", false),
+        Request::get_data("/none", false),
+        Request::get_data("/r/a", false),
     ];
     let Response::Multi(MultiResponse { results }) =
         ok(&mut zk, session, Request::MultiRead(MultiRequest { ops }))
@@ -650,10 +610,10 @@ fn remove_watches_removes_the_session_s_watches() {
         fails(&mut zk, session, remove.clone()),
         ErrorCode::NoWatcher
     );
-    ok(&mut zk, session, get_data("/w", true));
+    ok(&mut zk, session, Request::get_data("/w", true));
     assert_eq!(ok(&mut zk, session, remove), Response::Empty);
     // The watch is gone: the write fires nothing (`ok` checks).
-    ok(&mut zk, session, set_data("/w", -1));
+    ok(&mut zk, session, Request::set_data("/w", b"new", -1));
 }
 
 #[test]
@@ -663,7 +623,7 @@ fn close_session_deletes_its_ephemerals_notifies_the_others_and_closes() {
     let session = open(&mut zk);
     created(&mut zk, watcher, "/l", CreateMode::Persistent);
     created(&mut zk, session, "/l/e", CreateMode::Ephemeral);
-    ok(&mut zk, watcher, children("/l", true));
+    ok(&mut zk, watcher, Request::get_children("/l", true));
     let Output { deliveries, close } = zk.receive(
         session,
         &RequestMessage {
@@ -699,7 +659,7 @@ fn an_expired_session_s_ephemerals_go_and_its_watchers_hear() {
     let watcher = open(&mut zk);
     let session = open(&mut zk);
     created(&mut zk, session, "/e", CreateMode::Ephemeral);
-    ok(&mut zk, watcher, exists("/e", true));
+    ok(&mut zk, watcher, Request::exists("/e", true));
     let fired = zk.expire(session);
     assert_eq!(
         events(fired),
@@ -715,10 +675,10 @@ fn set_watches_after_a_reconnect_fires_what_changed_and_keeps_the_rest() {
     let writer = open(&mut zk);
     created(&mut zk, writer, "/same", CreateMode::Persistent);
     created(&mut zk, writer, "/changed", CreateMode::Persistent);
-    ok(&mut zk, session, get_data("/changed", true));
+    ok(&mut zk, session, Request::get_data("/changed", true));
     let last_seen = zk.tree().zxid().0 as i64;
     zk.disconnect(session);
-    let (fired, _, _) = call(&mut zk, writer, set_data("/changed", -1));
+    let (fired, _, _) = call(&mut zk, writer, Request::set_data("/changed", b"new", -1));
     assert_eq!(fired, [], "the watch went with the connection");
     created(&mut zk, writer, "/born", CreateMode::Persistent);
     let resume = connect_request(session.0 as i64, password(session), last_seen);
@@ -753,7 +713,7 @@ fn set_watches_after_a_reconnect_fires_what_changed_and_keeps_the_rest() {
             event(session, EventType::NodeChildrenChanged, "/"),
         ]
     );
-    let (fired, _, _) = call(&mut zk, writer, set_data("/same", -1));
+    let (fired, _, _) = call(&mut zk, writer, Request::set_data("/same", b"new", -1));
     assert_eq!(
         events(fired),
         [event(session, EventType::NodeDataChanged, "/same")]

@@ -18,6 +18,7 @@
 //! `ClientCnxn` and the server's `FinalRequestProcessor`. Decoding never panics: a malformed
 //! input is an [`Error`] naming the record and field and what was expected there.
 
+mod build;
 pub mod codes;
 pub mod data;
 pub mod error;

@@ -16,10 +16,7 @@ use frontend::{FrontEnd, Handshake, Limits};
 use jute::codes::{CreateMode, xid};
 use jute::data::{Acl, Stat};
 use jute::multi::{MultiRequest, MultiResult};
-use jute::requests::{
-    CheckVersionRequest, CreateRequest, DeleteRequest, ExistsRequest, GetChildren2Request,
-    GetChildrenRequest, GetDataRequest, SetDataRequest, SyncRequest,
-};
+use jute::requests::{CreateRequest, SyncRequest};
 use jute::session::{ConnectRequest, ConnectResponse, ReplyHeader, SetWatches, WatcherEvent};
 use jute::{ReplyBody, Request, RequestMessage, Response};
 use real::local::Standalone;
@@ -400,56 +397,6 @@ fn create(path: &str) -> Request {
     create_with(Request::Create, path, None, CreateMode::Persistent)
 }
 
-fn delete(path: &str, version: i32) -> Request {
-    Request::Delete(DeleteRequest {
-        path: path.to_owned(),
-        version,
-    })
-}
-
-fn set_data(path: &str, version: i32) -> Request {
-    Request::SetData(SetDataRequest {
-        path: path.to_owned(),
-        data: Some(b"new data".to_vec()),
-        version,
-    })
-}
-
-fn get_data(path: &str, watch: bool) -> Request {
-    Request::GetData(GetDataRequest {
-        path: path.to_owned(),
-        watch,
-    })
-}
-
-fn exists(path: &str, watch: bool) -> Request {
-    Request::Exists(ExistsRequest {
-        path: path.to_owned(),
-        watch,
-    })
-}
-
-fn children(path: &str, watch: bool) -> Request {
-    Request::GetChildren(GetChildrenRequest {
-        path: path.to_owned(),
-        watch,
-    })
-}
-
-fn children2(path: &str, watch: bool) -> Request {
-    Request::GetChildren2(GetChildren2Request {
-        path: path.to_owned(),
-        watch,
-    })
-}
-
-fn check(path: &str, version: i32) -> Request {
-    Request::Check(CheckVersionRequest {
-        path: path.to_owned(),
-        version,
-    })
-}
-
 fn multi(ops: Vec<Request>) -> Request {
     Request::Multi(MultiRequest { ops })
 }
@@ -476,63 +423,63 @@ fn script() -> Vec<Step> {
             create_with(Request::Create2, "/diff/e-", None, EphemeralSequential),
         ),
         Call(b, create2("/diff/e-", EphemeralSequential)),
-        Call(a, get_data("/diff/e-0000000000", false)),
-        Call(a, children2("/diff", true)),
-        Call(b, exists("/diff/later", true)),
+        Call(a, Request::get_data("/diff/e-0000000000", false)),
+        Call(a, Request::get_children2("/diff", true)),
+        Call(b, Request::exists("/diff/later", true)),
         Call(a, create2("/diff/later", Persistent)),
-        Call(b, get_data("/diff", true)),
-        Call(a, set_data("/diff", 0)),
-        Call(a, set_data("/diff", 0)),
-        Call(a, delete("/diff", -1)),
-        Call(a, delete("/diff/p", 5)),
+        Call(b, Request::get_data("/diff", true)),
+        Call(a, Request::set_data("/diff", b"new data", 0)),
+        Call(a, Request::set_data("/diff", b"new data", 0)),
+        Call(a, Request::delete("/diff", -1)),
+        Call(a, Request::delete("/diff/p", 5)),
         Call(a, create2("/diff/e-0000000000/c", Persistent)),
         Call(a, create2("/nowhere/child", Persistent)),
         Call(a, create2("/diff/p", Persistent)),
         Call(a, create2("/diff/", Persistent)),
-        Call(a, delete("/diff/p", 0)),
+        Call(a, Request::delete("/diff/p", 0)),
         Call(a, create2("/diff/e-", EphemeralSequential)),
-        Call(a, children2("/diff", false)),
+        Call(a, Request::get_children2("/diff", false)),
         Call(
             a,
             create_with(Request::CreateContainer, "/diff/c", None, Container),
         ),
-        Call(a, exists("/diff/c", false)),
-        Call(a, get_data("/diff/none", true)),
-        Call(a, set_data("/diff/none", -1)),
-        Call(a, delete("/diff/none", -1)),
-        Call(b, children("/diff", true)),
+        Call(a, Request::exists("/diff/c", false)),
+        Call(a, Request::get_data("/diff/none", true)),
+        Call(a, Request::set_data("/diff/none", b"new data", -1)),
+        Call(a, Request::delete("/diff/none", -1)),
+        Call(b, Request::get_children("/diff", true)),
         Call(
             a,
             multi(vec![
                 create("/diff/m1"),
                 create2("/diff/m2", Persistent),
                 create_with(Request::CreateContainer, "/diff/m3", None, Container),
-                set_data("/diff/later", 0),
-                check("/diff", 1),
-                check("/diff/m1", -1),
-                delete("/diff/m1", 0),
+                Request::set_data("/diff/later", b"new data", 0),
+                Request::check("/diff", 1),
+                Request::check("/diff/m1", -1),
+                Request::delete("/diff/m1", 0),
             ]),
         ),
         Call(
             a,
             multi(vec![
                 create2("/diff/n", Persistent),
-                check("/diff/later", 7),
-                delete("/diff/m2", -1),
+                Request::check("/diff/later", 7),
+                Request::delete("/diff/m2", -1),
             ]),
         ),
         Call(
             a,
-            multi(vec![delete("/diff/absent", -1), create("/diff/x")]),
+            multi(vec![Request::delete("/diff/absent", -1), create("/diff/x")]),
         ),
-        Call(a, exists("/diff/n", false)),
+        Call(a, Request::exists("/diff/n", false)),
         Call(
             a,
             Request::MultiRead(MultiRequest {
                 ops: vec![
-                    children("/diff", false),
-                    get_data("/diff/absent", false),
-                    get_data("/diff", false),
+                    Request::get_children("/diff", false),
+                    Request::get_data("/diff/absent", false),
+                    Request::get_data("/diff", false),
                 ],
             }),
         ),
@@ -543,11 +490,11 @@ fn script() -> Vec<Step> {
             }),
         ),
         // A reconnects: its watches went with its connection, and it sets them again.
-        Call(a, get_data("/diff/later", true)),
-        Call(a, exists("/diff/born", true)),
-        Call(a, children("/diff/c", true)),
+        Call(a, Request::get_data("/diff/later", true)),
+        Call(a, Request::exists("/diff/born", true)),
+        Call(a, Request::get_children("/diff/c", true)),
         Drop(a),
-        Call(b, set_data("/diff/later", -1)),
+        Call(b, Request::set_data("/diff/later", b"new data", -1)),
         Call(b, create2("/diff/born", Persistent)),
         Open(
             2,
@@ -569,9 +516,9 @@ fn script() -> Vec<Step> {
         Call(b, create2("/diff/unborn", Persistent)),
         Call(b, create2("/diff/c/child", Persistent)),
         // B closes: its ephemeral goes, A's child watch (set again) hears of it.
-        Call(2, children("/diff", true)),
+        Call(2, Request::get_children("/diff", true)),
         Call(b, Request::CloseSession),
-        Call(2, children2("/diff", false)),
+        Call(2, Request::get_children2("/diff", false)),
         Open(
             3,
             Connect::Resume {
@@ -580,7 +527,7 @@ fn script() -> Vec<Step> {
             },
         ),
         Open(4, Connect::Ahead),
-        Call(2, exists("/diff/e-0000000001", false)),
+        Call(2, Request::exists("/diff/e-0000000001", false)),
         // The sequence number after three deletes under /diff.
         Call(2, create2("/diff/e-", EphemeralSequential)),
         Open(
