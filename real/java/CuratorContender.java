@@ -48,6 +48,7 @@ import org.apache.curator.retry.RetryForever;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public final class CuratorContender {
@@ -108,8 +109,8 @@ public final class CuratorContender {
         /** Takes it; the node that holds it. */
         String take() throws Exception;
 
-        /** Gives it back. */
-        void giveBack() throws Exception;
+        /** Gives it back; says so in the output when {@code told}. */
+        void giveBack(boolean told) throws Exception;
     }
 
     /** InterProcessMutex: acquire, release. */
@@ -122,10 +123,14 @@ public final class CuratorContender {
                 return mutex.node();
             }
 
-            public void giveBack() throws Exception {
-                log("release");
+            public void giveBack(boolean told) throws Exception {
+                if (told) {
+                    log("release");
+                }
                 mutex.release();
-                log("released");
+                if (told) {
+                    log("released");
+                }
             }
         };
     }
@@ -143,10 +148,14 @@ public final class CuratorContender {
                 return ZKPaths.makePath(ZKPaths.makePath(path, "leases"), lease[0].getNodeName());
             }
 
-            public void giveBack() throws Exception {
-                log("release");
+            public void giveBack(boolean told) throws Exception {
+                if (told) {
+                    log("release");
+                }
                 lease[0].close();
-                log("released");
+                if (told) {
+                    log("released");
+                }
             }
         };
     }
@@ -164,10 +173,14 @@ public final class CuratorContender {
                 return latch[0].getOurPath();
             }
 
-            public void giveBack() throws Exception {
-                log("close");
+            public void giveBack(boolean told) throws Exception {
+                if (told) {
+                    log("close");
+                }
                 latch[0].close();
-                log("closed");
+                if (told) {
+                    log("closed");
+                }
             }
         };
     }
@@ -221,6 +234,19 @@ public final class CuratorContender {
             default:
                 throw new IllegalArgumentException("unknown retry policy " + spec);
         }
+    }
+
+    /** The fencing token of {@code node}, the node that holds it: its czxid. A node gone before
+     * it is read (its session ended at the grant, which a loaded machine makes likely) voids the
+     * grant: it is given back untold, and the take fails with NoNode as one that found its own
+     * node gone does. */
+    static long tokenOf(CuratorFramework client, Cycle cycle, String node) throws Exception {
+        Stat stat = client.checkExists().forPath(node);
+        if (stat == null) {
+            cycle.giveBack(false);
+            throw new KeeperException.NoNodeException(node);
+        }
+        return stat.getCzxid();
     }
 
     /** splitbrain's name of a failure a take may end with, or null for any other. */
@@ -280,9 +306,13 @@ public final class CuratorContender {
             }
             Thread.sleep(firstAsk);
             for (int n = 0; n < acquisitions; n++) {
+                long at;
                 String node;
+                long token;
                 try {
                     node = cycle.take();
+                    at = System.nanoTime();
+                    token = tokenOf(client, cycle, node);
                 } catch (KeeperException e) {
                     String failure = failure(e);
                     if (failure == null) {
@@ -292,15 +322,13 @@ public final class CuratorContender {
                     Thread.sleep(draw(random, thinkMin, thinkMax));
                     continue;
                 }
-                long at = System.nanoTime();
-                long token = client.checkExists().forPath(node).getCzxid();
                 log(at, granted + " " + token + " " + node);
                 long value = resource.read(token);
                 Thread.sleep(draw(random, holdMin, holdMax));
                 if (value >= 0) {
                     resource.write(token, value + 1);
                 }
-                cycle.giveBack();
+                cycle.giveBack(true);
                 Thread.sleep(draw(random, thinkMin, thinkMax));
             }
             log("done");
