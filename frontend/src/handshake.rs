@@ -9,7 +9,7 @@ use coordination::zk::tree::Tree;
 use coordination::zk::{SessionId, Zxid};
 use jute::session::{ConnectRequest, ConnectResponse};
 
-use crate::sessions::{Limits, PASSWORD_LEN, Sessions, password};
+use crate::sessions::{Limits, Sessions, password};
 
 /// What becomes of a connection after its connect request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,13 +69,7 @@ pub fn connect(
     let session = SessionId(request.session_id as u64);
     if !sessions.admits(session, &request.passwd) {
         return Handshake::Expired {
-            response: ConnectResponse {
-                protocol_version: 0,
-                time_out: 0,
-                session_id: 0,
-                passwd: vec![0; PASSWORD_LEN],
-                read_only,
-            },
+            response: ConnectResponse::expired(read_only),
         };
     }
     sessions.renew(session, timeout);

@@ -5,9 +5,6 @@ use std::collections::BTreeMap;
 
 use coordination::zk::SessionId;
 
-/// The length of a session's password.
-pub const PASSWORD_LEN: usize = 16;
-
 /// The bounds ZooKeeper puts on a session's timeout (`minSessionTimeout`,
 /// `maxSessionTimeout`), in ms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,6 +97,8 @@ impl Sessions {
 
 #[cfg(test)]
 mod tests {
+    use jute::session::PASSWORD_LEN;
+
     use super::*;
 
     #[test]

@@ -5,7 +5,7 @@ use coordination::zk::SessionId;
 use frontend::sessions::password;
 use frontend::{Delivery, FrontEnd, Handshake, Limits, Output};
 use jute::codes::{CreateMode, ErrorCode, EventType, KeeperState, xid};
-use jute::data::{Acl, Stat};
+use jute::data::Stat;
 use jute::multi::{MultiRequest, MultiResponse, MultiResult};
 use jute::requests::{CreateRequest, GetChildren2Request, RemoveWatchesRequest, SyncRequest};
 use jute::responses::{
@@ -70,17 +70,8 @@ fn fails(zk: &mut FrontEnd, session: SessionId, request: Request) -> ErrorCode {
     ErrorCode::try_from(err).unwrap()
 }
 
-fn create_request(path: &str, mode: CreateMode) -> CreateRequest {
-    CreateRequest {
-        path: path.to_owned(),
-        data: Some(b"x".to_vec()),
-        acl: Acl::open_unsafe(),
-        flags: mode.into(),
-    }
-}
-
 fn create2(path: &str, mode: CreateMode) -> Request {
-    Request::Create2(create_request(path, mode))
+    Request::Create2(CreateRequest::open(path, Some(b"x"), mode))
 }
 
 /// The path and stat create2 answered.
@@ -169,13 +160,7 @@ fn a_session_resumes_with_its_password_and_not_without() {
         resumed,
         Handshake::Accepted { session: s, resumed: true, .. } if s == session
     ));
-    let zeroes = ConnectResponse {
-        protocol_version: 0,
-        time_out: 0,
-        session_id: 0,
-        passwd: vec![0; 16],
-        read_only: Some(false),
-    };
+    let zeroes = ConnectResponse::expired(Some(false));
     let wrong = zk.connect(&connect_request(id, vec![1; 16], 0));
     assert_eq!(
         wrong,
@@ -221,7 +206,8 @@ fn creates_answer_the_path_and_stat_of_each_mode() {
     assert_eq!(path, "/p/s-0000000001");
     let (_, stat) = created(&mut zk, session, "/p/e", CreateMode::Ephemeral);
     assert_eq!(stat.ephemeral_owner, session.0 as i64);
-    let container = Request::CreateContainer(create_request("/c", CreateMode::Container));
+    let container =
+        Request::CreateContainer(CreateRequest::open("/c", Some(b"x"), CreateMode::Container));
     assert!(matches!(
         ok(&mut zk, session, container),
         Response::Create2(_)
@@ -233,7 +219,11 @@ fn creates_answer_the_path_and_stat_of_each_mode() {
             .container
     );
     // create (op 1) answers the path alone.
-    let plain = Request::Create(create_request("/q", CreateMode::Persistent));
+    let plain = Request::Create(CreateRequest::open(
+        "/q",
+        Some(b"x"),
+        CreateMode::Persistent,
+    ));
     let expected = Response::Create(CreateResponse {
         path: "/q".to_owned(),
     });
@@ -275,13 +265,13 @@ fn create_errors() {
             "{request:?}"
         );
     }
-    let mut unknown_mode = create_request("/u", CreateMode::Persistent);
+    let mut unknown_mode = CreateRequest::open("/u", Some(b"x"), CreateMode::Persistent);
     unknown_mode.flags = 42;
     assert_eq!(
         fails(&mut zk, session, Request::Create2(unknown_mode)),
         ErrorCode::BadArguments
     );
-    let mut no_acl = create_request("/u", CreateMode::Persistent);
+    let mut no_acl = CreateRequest::open("/u", Some(b"x"), CreateMode::Persistent);
     no_acl.acl.clear();
     assert_eq!(
         fails(&mut zk, session, Request::Create2(no_acl)),
@@ -424,7 +414,11 @@ fn a_multi_applies_every_op_in_one_zxid() {
     let session = open(&mut zk);
     created(&mut zk, session, "/m", CreateMode::Persistent);
     let ops = vec![
-        Request::Create(create_request("/m/a", CreateMode::Persistent)),
+        Request::Create(CreateRequest::open(
+            "/m/a",
+            Some(b"x"),
+            CreateMode::Persistent,
+        )),
         create2("/m/a/b-", CreateMode::EphemeralSequential),
         Request::check("/m/a", 0),
         Request::set_data("/m/a", b"new", 0),

@@ -1,10 +1,25 @@
 //! Requests by what they ask, for a client or a test that writes them by hand:
-//! `Request::delete("/a", -1)` instead of the record spelled out.
+//! `Request::delete("/a", -1)` or `CreateRequest::open(…)` instead of the record spelled out.
 
+use crate::codes::CreateMode;
+use crate::data::Acl;
 use crate::requests::{
-    CheckVersionRequest, DeleteRequest, ExistsRequest, GetChildren2Request, GetChildrenRequest,
-    GetDataRequest, Request, SetDataRequest,
+    CheckVersionRequest, CreateRequest, DeleteRequest, ExistsRequest, GetChildren2Request,
+    GetChildrenRequest, GetDataRequest, Request, SetDataRequest,
 };
+
+impl CreateRequest {
+    /// A create of `path` (a sequential node's prefix) with `data` in `mode`, open to
+    /// everyone (`OPEN_ACL_UNSAFE`): the body of `create`, `create2` or `createContainer`.
+    pub fn open(path: &str, data: Option<&[u8]>, mode: CreateMode) -> CreateRequest {
+        CreateRequest {
+            path: path.to_owned(),
+            data: data.map(<[u8]>::to_vec),
+            acl: Acl::open_unsafe(),
+            flags: mode.into(),
+        }
+    }
+}
 
 impl Request {
     /// `delete` of `path` at `version` (-1: any).

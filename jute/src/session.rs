@@ -4,6 +4,9 @@
 
 use crate::record::record;
 
+/// The length of a session's password.
+pub const PASSWORD_LEN: usize = 16;
+
 record! {
     /// A connection's first frame from the client. `ConnectRequest` in `zookeeper.jute`
     /// then, written apart by `ClientCnxn`, the optional `readOnly`.
@@ -39,6 +42,20 @@ record! {
         passwd: Vec<u8>,
         /// Whether the server is read-only; `None` to an old client.
         read_only: Option<bool>,
+    }
+}
+
+impl ConnectResponse {
+    /// What ZooKeeper answers a connect request for a session it does not know (expired, or
+    /// asked with a wrong password): all zeroes, with `read_only` as the server answers it.
+    pub fn expired(read_only: Option<bool>) -> ConnectResponse {
+        ConnectResponse {
+            protocol_version: 0,
+            time_out: 0,
+            session_id: 0,
+            passwd: vec![0; PASSWORD_LEN],
+            read_only,
+        }
     }
 }
 

@@ -14,7 +14,7 @@ mod wire;
 use coordination::zk::SessionId;
 use frontend::{FrontEnd, Handshake, Limits};
 use jute::codes::{CreateMode, xid};
-use jute::data::{Acl, Stat};
+use jute::data::Stat;
 use jute::multi::{MultiRequest, MultiResult};
 use jute::requests::{CreateRequest, SyncRequest};
 use jute::session::{ConnectRequest, ConnectResponse, ReplyHeader, SetWatches, WatcherEvent};
@@ -375,26 +375,12 @@ fn without_cversion(seen: &Seen) -> Seen {
     }
 }
 
-fn create_with(
-    op: fn(CreateRequest) -> Request,
-    path: &str,
-    data: Option<&[u8]>,
-    mode: CreateMode,
-) -> Request {
-    op(CreateRequest {
-        path: path.to_owned(),
-        data: data.map(<[u8]>::to_vec),
-        acl: Acl::open_unsafe(),
-        flags: mode.into(),
-    })
-}
-
 fn create2(path: &str, mode: CreateMode) -> Request {
-    create_with(Request::Create2, path, Some(b"x"), mode)
+    Request::Create2(CreateRequest::open(path, Some(b"x"), mode))
 }
 
 fn create(path: &str) -> Request {
-    create_with(Request::Create, path, None, CreateMode::Persistent)
+    Request::Create(CreateRequest::open(path, None, CreateMode::Persistent))
 }
 
 fn multi(ops: Vec<Request>) -> Request {
@@ -415,12 +401,12 @@ fn script() -> Vec<Step> {
         Call(a, Request::Ping),
         Call(
             a,
-            create_with(Request::Create2, "/diff", Some(b"hello"), Persistent),
+            Request::Create2(CreateRequest::open("/diff", Some(b"hello"), Persistent)),
         ),
         Call(a, create("/diff/p")),
         Call(
             a,
-            create_with(Request::Create2, "/diff/e-", None, EphemeralSequential),
+            Request::Create2(CreateRequest::open("/diff/e-", None, EphemeralSequential)),
         ),
         Call(b, create2("/diff/e-", EphemeralSequential)),
         Call(a, Request::get_data("/diff/e-0000000000", false)),
@@ -441,7 +427,7 @@ fn script() -> Vec<Step> {
         Call(a, Request::get_children2("/diff", false)),
         Call(
             a,
-            create_with(Request::CreateContainer, "/diff/c", None, Container),
+            Request::CreateContainer(CreateRequest::open("/diff/c", None, Container)),
         ),
         Call(a, Request::exists("/diff/c", false)),
         Call(a, Request::get_data("/diff/none", true)),
@@ -453,7 +439,7 @@ fn script() -> Vec<Step> {
             multi(vec![
                 create("/diff/m1"),
                 create2("/diff/m2", Persistent),
-                create_with(Request::CreateContainer, "/diff/m3", None, Container),
+                Request::CreateContainer(CreateRequest::open("/diff/m3", None, Container)),
                 Request::set_data("/diff/later", b"new data", 0),
                 Request::check("/diff", 1),
                 Request::check("/diff/m1", -1),

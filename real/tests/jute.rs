@@ -8,7 +8,6 @@
 mod wire;
 
 use jute::codes::{CreateMode, ErrorCode, EventType, KeeperState, xid};
-use jute::data::Acl;
 use jute::multi::{MultiRequest, MultiResponse, MultiResult};
 use jute::requests::{
     CheckVersionRequest, CreateRequest, ExistsRequest, GetChildren2Request, GetDataRequest,
@@ -19,15 +18,6 @@ use jute::session::{ConnectResponse, WatcherEvent};
 use jute::{ReplyBody, Request, Response};
 use real::local::Standalone;
 use wire::Connection;
-
-fn create(path: &str, data: Option<&[u8]>, mode: CreateMode) -> CreateRequest {
-    CreateRequest {
-        path: path.to_owned(),
-        data: data.map(<[u8]>::to_vec),
-        acl: Acl::open_unsafe(),
-        flags: mode.into(),
-    }
-}
 
 /// The length of a reply header: a reply with nothing after it.
 const HEADER_ONLY: usize = 4 + 8 + 4;
@@ -52,7 +42,7 @@ fn a_session_s_life_decodes_exactly_against_zookeeper() {
     assert_eq!(pong.body, ReplyBody::Response(Response::Empty));
     assert_eq!(length, HEADER_ONLY);
 
-    let Response::Create2(parent) = zk.ok(Request::Create2(create(
+    let Response::Create2(parent) = zk.ok(Request::Create2(CreateRequest::open(
         "/jute",
         Some(b"hello"),
         CreateMode::Persistent,
@@ -66,7 +56,7 @@ fn a_session_s_life_decodes_exactly_against_zookeeper() {
     );
     assert_eq!(parent.stat.czxid, parent.stat.mzxid);
 
-    let Response::Create2(member) = zk.ok(Request::Create2(create(
+    let Response::Create2(member) = zk.ok(Request::Create2(CreateRequest::open(
         "/jute/e-",
         None,
         CreateMode::EphemeralSequential,
@@ -134,12 +124,12 @@ fn a_session_s_life_decodes_exactly_against_zookeeper() {
     // A multi whose second op fails: err 0 in the header, and an error result for every op.
     let (_, failed, _) = zk.call(Request::Multi(MultiRequest {
         ops: vec![
-            Request::Create(create("/jute/m", None, CreateMode::Persistent)),
+            Request::Create(CreateRequest::open("/jute/m", None, CreateMode::Persistent)),
             Request::Check(CheckVersionRequest {
                 path: "/jute/missing".to_owned(),
                 version: 0,
             }),
-            Request::Create(create("/jute/n", None, CreateMode::Persistent)),
+            Request::Create(CreateRequest::open("/jute/n", None, CreateMode::Persistent)),
         ],
     }));
     assert_eq!(failed.header.err, 0);
@@ -153,7 +143,7 @@ fn a_session_s_life_decodes_exactly_against_zookeeper() {
     assert_eq!(failed.body, ReplyBody::Response(expected));
 
     // A create under a missing parent: NoNode, no body.
-    let (_, orphan, length) = zk.call(Request::Create(create(
+    let (_, orphan, length) = zk.call(Request::Create(CreateRequest::open(
         "/nowhere/child",
         None,
         CreateMode::Persistent,
@@ -172,13 +162,7 @@ fn a_session_s_life_decodes_exactly_against_zookeeper() {
     // The closed session, resumed: a connect response of zeroes, then the end of the stream.
     let mut again = Connection::open(&server);
     let expired = again.handshake(session.session_id, session.passwd.clone());
-    let zeroes = ConnectResponse {
-        protocol_version: 0,
-        time_out: 0,
-        session_id: 0,
-        passwd: vec![0; 16],
-        read_only: Some(false),
-    };
+    let zeroes = ConnectResponse::expired(Some(false));
     assert_eq!(expired, zeroes);
     assert_eq!(again.frame(), None, "the server closed the connection");
 }
