@@ -1,55 +1,53 @@
-// One Apache Curator 5 contender of a splitbrain interop run (real/src/curator.rs compiles it
-// with plain javac against Debian's Curator jars and runs it as its own process).
+// An Apache Curator 5 contender of splitbrain's contender protocol (book:
+// reference/contender-protocol.md). real/src/curator/mod.rs compiles it with plain javac
+// against Debian's Curator jars and runs it as its own process, one per contender.
 //
-// Usage: CuratorContender <mutex|semaphore-mutex|latch> <connect> <session-timeout-ms> <lock-path>
-//                         <acquisitions> <hold-min-ms> <hold-max-ms> <think-min-ms>
-//                         <think-max-ms> <seed> <resource-port> <slot> <first-ask-ms>
-//                         <retry-policy> <connection-timeout-ms>
-//
-// <retry-policy> is the scenario's framework.retry: exponential-backoff:<base-sleep-ms>:<max-retries>,
-// n-times:<sleep-ms>:<n> or forever:<sleep-ms>; <connection-timeout-ms> its
-// framework.connection_timeout_ms. It connects with them, prints "ready", waits for a line
-// "go" on stdin, waits <first-ask-ms> (the workload's stagger for its slot), then runs <acquisitions>
-// cycles on <lock-path> of InterProcessMutex (mutex: acquire ... release), of
-// InterProcessSemaphoreMutex (semaphore-mutex: the InterProcessSemaphoreV2 of one lease it
-// wraps, so that the lease node is known: acquire ... release) or LeaderLatch (latch: a new
-// latch, start, await leadership ... close): read the shared fenced resource with the lock,
-// lease or latch node's czxid as the token, hold, write the value read plus one, give it
-// back, think. Every call and outcome is one line on stdout,
-// "<System.nanoTime()> <word> [args]":
-//   ready | acquire | acquired <czxid> <node> | release | released  (mutex, semaphore-mutex)
-//         | start | leader <czxid> <node> | close | closed                    (latch)
-//         | failed <error>   (the take threw connection_loss, session_expired or no_node: the
-//                             cycle ends there and the contender thinks, as the workload does)
-//         | done
-// System.nanoTime() reads CLOCK_MONOTONIC on Linux, the clock the Rust harness stamps its
-// own events with, so the harness merges both into one trace. The resource is served by
-// the harness on 127.0.0.1:<resource-port>, one request a line:
-//   read <slot> <token>          -> "ok <value>" | "stale"
-//   write <slot> <token> <value> -> "ok" | "stale"
-// Any failure: a message on stderr and exit status 1.
+// It reads one JSON command a line on stdin and prints one JSON report a line on stdout,
+// each stamped "t": System.nanoTime() (CLOCK_MONOTONIC on Linux, the clock the executor reads).
+// The first command is the hello: recipe (mutex: InterProcessMutex; semaphore-mutex:
+// InterProcessSemaphoreMutex as it is built, the InterProcessSemaphoreV2 of one lease, so that
+// the lease node is known; leader-latch: a new LeaderLatch per start), connect, lock_path,
+// session_timeout_ms, connection_timeout_ms and retry (exponential-backoff:<base>:<max>,
+// n-times:<sleep>:<n> or forever:<sleep>). It connects with them and reports ready with its
+// session id and password. Then, until stdin ends (it then closes its session and exits 0):
+//   acquire -> acquired {token: the lock or lease node's czxid} | timed_out | failed
+//   release -> released | failed
+//   start (is_leader {token: the latch node's czxid} and not_leader follow, from the latch's
+//   listener) | close -> closed | failed | await -> awaited | has_leadership -> leadership
+//   read {token} -> read {token} | write {token, value} -> write {token, value}
+// A holder of a lock reports the connection states Curator's listener hears while it holds
+// (suspended, lost, reconnected). A node gone before its token is read (its session ended at
+// the grant, which a loaded machine makes likely) voids the grant: it is given back untold,
+// and the take fails with no_node, as one that found its own node gone does. A failure is
+// reported with the ZooKeeper error's name (connection_loss, ...) and the exception's text.
+// A malformed command: a message on stderr and exit status 2.
 
 import java.io.BufferedReader;
+import java.io.EOFException;
 import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.util.SplittableRandom;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.curator.RetryPolicy;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryForever;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public final class CuratorContender {
     /** InterProcessMutex with its current lock node made visible (getLockPath is protected). */
@@ -63,137 +61,145 @@ public final class CuratorContender {
         }
     }
 
-    /** The harness's fenced resource. */
-    static final class Resource implements AutoCloseable {
-        private final Socket socket;
-        private final BufferedReader in;
-        private final PrintWriter out;
-        private final int slot;
+    /** A lock's way to take and give back a hold. */
+    interface Hold {
+        /** Takes it within timeoutMs (null: no limit); the node that holds it, or null when
+         * the time ran out. */
+        String take(Long timeoutMs) throws Exception;
 
-        Resource(int port, int slot) throws Exception {
-            this.socket = new Socket("127.0.0.1", port);
-            this.socket.setTcpNoDelay(true);
-            this.in = new BufferedReader(
-                new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
-            this.out = new PrintWriter(socket.getOutputStream(), true, StandardCharsets.UTF_8);
-            this.slot = slot;
-        }
-
-        /** The counter's value, or -1 when the token is stale. */
-        long read(long token) throws Exception {
-            String answer = ask("read " + slot + " " + token);
-            return answer.startsWith("ok ") ? Long.parseLong(answer.substring(3)) : -1;
-        }
-
-        void write(long token, long value) throws Exception {
-            ask("write " + slot + " " + token + " " + value);
-        }
-
-        private String ask(String request) throws Exception {
-            out.println(request);
-            String answer = in.readLine();
-            if (answer == null) {
-                throw new IllegalStateException("the resource closed the connection");
-            }
-            return answer;
-        }
-
-        @Override
-        public void close() throws Exception {
-            socket.close();
-        }
-    }
-
-    /** One participant's way to take and give back the lock or the leadership. */
-    interface Cycle {
-        /** Takes it; the node that holds it. */
-        String take() throws Exception;
-
-        /** Gives it back; says so in the output when {@code told}. */
-        void giveBack(boolean told) throws Exception;
+        void giveBack() throws Exception;
     }
 
     /** InterProcessMutex: acquire, release. */
-    static Cycle mutex(CuratorFramework client, String path) {
+    static Hold mutex(CuratorFramework client, String path) {
         Mutex mutex = new Mutex(client, path);
-        return new Cycle() {
-            public String take() throws Exception {
-                log("acquire");
-                mutex.acquire();
+        return new Hold() {
+            public String take(Long timeoutMs) throws Exception {
+                if (timeoutMs == null) {
+                    mutex.acquire();
+                } else if (!mutex.acquire(timeoutMs, TimeUnit.MILLISECONDS)) {
+                    return null;
+                }
                 return mutex.node();
             }
 
-            public void giveBack(boolean told) throws Exception {
-                if (told) {
-                    log("release");
-                }
+            public void giveBack() throws Exception {
                 mutex.release();
-                if (told) {
-                    log("released");
-                }
             }
         };
     }
 
     /** InterProcessSemaphoreMutex as it is built: an InterProcessSemaphoreV2 of one lease on
-     * the same path (its internal lock under "locks", its leases under "leases"), acquire
-     * takes the lease, release closes it. */
-    static Cycle semaphoreMutex(CuratorFramework client, String path) {
+     * the same path (its internal lock under "locks", its leases under "leases"); acquire takes
+     * the lease, release closes it. */
+    static Hold semaphoreMutex(CuratorFramework client, String path) {
         InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, path, 1);
         Lease[] lease = new Lease[1];
-        return new Cycle() {
-            public String take() throws Exception {
-                log("acquire");
-                lease[0] = semaphore.acquire();
+        return new Hold() {
+            public String take(Long timeoutMs) throws Exception {
+                lease[0] = timeoutMs == null ? semaphore.acquire()
+                    : semaphore.acquire(timeoutMs, TimeUnit.MILLISECONDS);
+                if (lease[0] == null) {
+                    return null;
+                }
                 return ZKPaths.makePath(ZKPaths.makePath(path, "leases"), lease[0].getNodeName());
             }
 
-            public void giveBack(boolean told) throws Exception {
-                if (told) {
-                    log("release");
+            public void giveBack() throws Exception {
+                if (lease[0] == null) {
+                    throw new IllegalMonitorStateException("no lease held");
                 }
-                lease[0].close();
-                if (told) {
-                    log("released");
-                }
+                Lease held = lease[0];
+                lease[0] = null;
+                held.close();
             }
         };
     }
 
-    /** LeaderLatch: a new latch per cycle (a closed latch cannot start again), start,
-     * await, close (CloseMode.SILENT, Curator's default). */
-    static Cycle latch(CuratorFramework client, String path) {
-        LeaderLatch[] latch = new LeaderLatch[1];
-        return new Cycle() {
-            public String take() throws Exception {
-                latch[0] = new LeaderLatch(client, path);
-                log("start");
-                latch[0].start();
-                latch[0].await();
-                return latch[0].getOurPath();
-            }
-
-            public void giveBack(boolean told) throws Exception {
-                if (told) {
-                    log("close");
-                }
-                latch[0].close();
-                if (told) {
-                    log("closed");
-                }
-            }
-        };
+    /** Prints one report: {"type":type,"t":nanos<fields>}. */
+    static synchronized void report(long nanos, String type, String fields) {
+        System.out.println("{\"type\":\"" + type + "\",\"t\":" + nanos + fields + "}");
+        System.out.flush();
     }
 
-    private static final PrintStream LOG = System.out;
-
-    private static void log(long nanos, String line) {
-        LOG.println(nanos + " " + line);
-        LOG.flush();
+    static void report(String type, String fields) {
+        report(System.nanoTime(), type, fields);
     }
 
-    private static void log(String line) {
-        log(System.nanoTime(), line);
+    static String quoted(String text) {
+        return "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"").replaceAll("[\\x00-\\x1f]", " ")
+            + "\"";
+    }
+
+    /** Reports a failure: the ZooKeeper error's name when a KeeperException caused it,
+     * not_held for a release of a lock not held, not_started for a latch not started. */
+    static void failed(Throwable e) {
+        String error = "unknown";
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof KeeperException) {
+                error = zkError((KeeperException) cause);
+                break;
+            }
+            if (cause instanceof IllegalMonitorStateException) {
+                error = "not_held";
+            } else if (cause instanceof IllegalStateException) {
+                error = "not_started";
+            }
+        }
+        report("failed", ",\"error\":\"" + error + "\",\"message\":" + quoted(String.valueOf(e)));
+    }
+
+    /** splitbrain's name of a ZooKeeper error (its code in snake case for others). */
+    static String zkError(KeeperException e) {
+        switch (e.code()) {
+            case CONNECTIONLOSS: return "connection_loss";
+            case SESSIONEXPIRED: return "session_expired";
+            case NONODE: return "no_node";
+            case NODEEXISTS: return "node_exists";
+            case BADVERSION: return "bad_version";
+            case NOTEMPTY: return "not_empty";
+            case NOCHILDRENFOREPHEMERALS: return "no_children_for_ephemerals";
+            case NOWATCHER: return "no_watcher";
+            default: return e.code().name().toLowerCase();
+        }
+    }
+
+    /** The commands' flat JSON objects: string, number, boolean and null values. */
+    private static final Pattern FIELD =
+        Pattern.compile("\"(\\w+)\"\\s*:\\s*(?:\"((?:[^\"\\\\]|\\\\.)*)\"|([^,}\\s]+))");
+
+    static Map<String, String> parse(String line) {
+        Map<String, String> fields = new HashMap<>();
+        Matcher m = FIELD.matcher(line);
+        while (m.find()) {
+            fields.put(m.group(1), m.group(2) != null ? m.group(2) : m.group(3));
+        }
+        if (!fields.containsKey("type")) {
+            throw new IllegalArgumentException("expected a command, found " + line);
+        }
+        return fields;
+    }
+
+    static Long optionalLong(Map<String, String> command, String name) {
+        String value = command.get(name);
+        return value == null || value.equals("null") ? null : Long.valueOf(value);
+    }
+
+    /** The retry policy a spec names: exponential-backoff:<base>:<max>, n-times:<sleep>:<n>,
+     * forever:<sleep>. */
+    static RetryPolicy retryPolicy(String spec) {
+        String[] parts = spec.split(":");
+        int sleep = Integer.parseInt(parts[1]);
+        switch (parts[0]) {
+            case "exponential-backoff":
+                return new ExponentialBackoffRetry(sleep, Integer.parseInt(parts[2]));
+            case "n-times":
+                return new RetryNTimes(Integer.parseInt(parts[2]), sleep);
+            case "forever":
+                return new RetryForever(sleep);
+            default:
+                throw new IllegalArgumentException("unknown retry policy " + spec);
+        }
     }
 
     /** A started client with its session (CuratorBench connects the same way). */
@@ -219,119 +225,192 @@ public final class CuratorContender {
         return client;
     }
 
-    /** The retry policy a spec names: exponential-backoff:<base>:<max>, n-times:<sleep>:<n>,
-     * forever:<sleep>. */
-    static RetryPolicy retryPolicy(String spec) {
-        String[] parts = spec.split(":");
-        int sleep = Integer.parseInt(parts[1]);
-        switch (parts[0]) {
-            case "exponential-backoff":
-                return new ExponentialBackoffRetry(sleep, Integer.parseInt(parts[2]));
-            case "n-times":
-                return new RetryNTimes(Integer.parseInt(parts[2]), sleep);
-            case "forever":
-                return new RetryForever(sleep);
+    private final CuratorFramework client;
+    private final String path;
+    /** The lock's hold (null for a latch). */
+    private final Hold hold;
+    /** Whether the contender holds the lock: connection states are reported then. */
+    private volatile boolean holding;
+    /** The current latch (null before the first start); guarded by this. */
+    private LeaderLatch latch;
+    /** Runs the latches' listeners, off Curator's threads (they read the token). */
+    private final ExecutorService listeners = Executors.newSingleThreadExecutor();
+
+    CuratorContender(CuratorFramework client, String recipe, String path) {
+        this.client = client;
+        this.path = path;
+        switch (recipe) {
+            case "mutex":
+                hold = mutex(client, path);
+                break;
+            case "semaphore-mutex":
+                hold = semaphoreMutex(client, path);
+                break;
+            case "leader-latch":
+                hold = null;
+                break;
             default:
-                throw new IllegalArgumentException("unknown retry policy " + spec);
+                throw new IllegalArgumentException("Curator has no counterpart here of " + recipe);
         }
+        client.getConnectionStateListenable().addListener((c, state) -> {
+            if (holding && state != ConnectionState.CONNECTED && state != ConnectionState.READ_ONLY) {
+                report(state.name().toLowerCase(), "");
+            }
+        });
     }
 
-    /** The fencing token of {@code node}, the node that holds it: its czxid. A node gone before
-     * it is read (its session ended at the grant, which a loaded machine makes likely) voids the
-     * grant: it is given back untold, and the take fails with NoNode as one that found its own
-     * node gone does. */
-    static long tokenOf(CuratorFramework client, Cycle cycle, String node) throws Exception {
+    /** The czxid of node, or null when it is gone. */
+    Long tokenOf(String node) throws Exception {
         Stat stat = client.checkExists().forPath(node);
-        if (stat == null) {
-            cycle.giveBack(false);
+        return stat == null ? null : stat.getCzxid();
+    }
+
+    void acquire(Long timeoutMs) throws Exception {
+        String node = hold.take(timeoutMs);
+        long at = System.nanoTime();
+        if (node == null) {
+            report(at, "timed_out", "");
+            return;
+        }
+        Long token = tokenOf(node);
+        if (token == null) {
+            hold.giveBack();
             throw new KeeperException.NoNodeException(node);
         }
-        return stat.getCzxid();
+        holding = true;
+        report(at, "acquired", ",\"token\":" + token);
     }
 
-    /** splitbrain's name of a failure a take may end with, or null for any other. */
-    static String failure(KeeperException e) {
-        switch (e.code()) {
-            case CONNECTIONLOSS:
-                return "connection_loss";
-            case SESSIONEXPIRED:
-                return "session_expired";
-            case NONODE:
-                return "no_node";
-            default:
-                return null;
+    void release() throws Exception {
+        holding = false;
+        hold.giveBack();
+        report("released", "");
+    }
+
+    synchronized void start() throws Exception {
+        LeaderLatch started = new LeaderLatch(client, path);
+        started.addListener(new LeaderLatchListener() {
+            public void isLeader() {
+                long at = System.nanoTime();
+                try {
+                    leads(started, at);
+                } catch (Exception e) {
+                    failed(e);
+                }
+            }
+
+            public void notLeader() {
+                report("not_leader", "");
+            }
+        }, listeners);
+        latch = started;
+        started.start();
+    }
+
+    /** Reports that started leads, at the time at; a node gone first voids the leadership:
+     * the latch is closed untold and the start fails with no_node. */
+    synchronized void leads(LeaderLatch started, long at) throws Exception {
+        if (started != latch || started.getState() != LeaderLatch.State.STARTED) {
+            return;
         }
+        String node = started.getOurPath();
+        Long token = node == null ? null : tokenOf(node);
+        if (token == null) {
+            started.close();
+            throw new KeeperException.NoNodeException(String.valueOf(node));
+        }
+        report(at, "is_leader", ",\"token\":" + token);
     }
 
-    private static long draw(SplittableRandom random, long min, long max) {
-        return max > min ? random.nextLong(min, max + 1) : min;
+    synchronized void close(boolean notify) throws Exception {
+        if (latch == null) {
+            throw new IllegalStateException("no latch started");
+        }
+        latch.close(notify ? LeaderLatch.CloseMode.NOTIFY_LEADER : LeaderLatch.CloseMode.SILENT);
+        report("closed", "");
+    }
+
+    /** Waits to lead (outside the lock: the listener reports meanwhile). */
+    void await(Long timeoutMs) throws Exception {
+        LeaderLatch current;
+        synchronized (this) {
+            current = latch;
+        }
+        boolean leader;
+        try {
+            if (timeoutMs == null) {
+                current.await();
+                leader = true;
+            } else {
+                leader = current.await(timeoutMs, TimeUnit.MILLISECONDS);
+            }
+        } catch (EOFException closed) {
+            leader = false;
+        }
+        report("awaited", ",\"leader\":" + leader);
+    }
+
+    synchronized void hasLeadership() {
+        report("leadership", ",\"leader\":" + (latch != null && latch.hasLeadership()));
+    }
+
+    /** Carries out one command; false for a command it does not know. */
+    boolean handle(Map<String, String> command) {
+        try {
+            switch (command.get("type")) {
+                case "acquire": acquire(optionalLong(command, "timeout_ms")); break;
+                case "release": release(); break;
+                case "start": start(); break;
+                case "close": close("true".equals(command.get("notify"))); break;
+                case "await": await(optionalLong(command, "timeout_ms")); break;
+                case "has_leadership": hasLeadership(); break;
+                case "read":
+                    report("read", ",\"token\":" + Long.parseLong(command.get("token")));
+                    break;
+                case "write":
+                    report("write", ",\"token\":" + Long.parseLong(command.get("token"))
+                        + ",\"value\":" + Long.parseLong(command.get("value")));
+                    break;
+                default: return false;
+            }
+        } catch (NumberFormatException e) {
+            return false;
+        } catch (Exception e) {
+            failed(e);
+        }
+        return true;
     }
 
     public static void main(String[] args) throws Exception {
-        String recipe = args.length == 15 ? args[0] : "";
-        if (!(recipe.equals("mutex") || recipe.equals("semaphore-mutex") || recipe.equals("latch"))) {
-            System.err.println("usage: CuratorContender <mutex|semaphore-mutex|latch> <connect>"
-                + " <session-timeout-ms> <lock-path> <acquisitions> <hold-min-ms> <hold-max-ms>"
-                + " <think-min-ms> <think-max-ms> <seed> <resource-port> <slot> <first-ask-ms>"
-                + " <retry-policy> <connection-timeout-ms>");
+        BufferedReader stdin = new BufferedReader(
+            new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String first = stdin.readLine();
+        Map<String, String> hello = first == null ? Map.of("type", "") : parse(first);
+        if (!hello.get("type").equals("hello")) {
+            System.err.println("curator contender: expected a hello first, found " + first);
             System.exit(2);
         }
-        boolean isLatch = recipe.equals("latch");
-        String connect = args[1];
-        int sessionTimeout = Integer.parseInt(args[2]);
-        String path = args[3];
-        int acquisitions = Integer.parseInt(args[4]);
-        long holdMin = Long.parseLong(args[5]);
-        long holdMax = Long.parseLong(args[6]);
-        long thinkMin = Long.parseLong(args[7]);
-        long thinkMax = Long.parseLong(args[8]);
-        long seed = Long.parseLong(args[9]);
-        int port = Integer.parseInt(args[10]);
-        int slot = Integer.parseInt(args[11]);
-        long firstAsk = Long.parseLong(args[12]);
-        RetryPolicy retryPolicy = retryPolicy(args[13]);
-        int connectionTimeout = Integer.parseInt(args[14]);
-        SplittableRandom random = new SplittableRandom(seed * 31 + slot);
-        try (CuratorFramework client = connect(connect, sessionTimeout, connectionTimeout, retryPolicy);
-             Resource resource = new Resource(port, slot)) {
-            Cycle cycle = isLatch ? latch(client, path)
-                : recipe.equals("semaphore-mutex") ? semaphoreMutex(client, path)
-                : mutex(client, path);
-            String granted = isLatch ? "leader" : "acquired";
-            log("ready");
-            BufferedReader stdin = new BufferedReader(
-                new InputStreamReader(System.in, StandardCharsets.UTF_8));
-            if (!"go".equals(stdin.readLine())) {
-                throw new IllegalStateException("expected \"go\" on stdin");
+        String slot = hello.get("client");
+        int sessionTimeout = Integer.parseInt(hello.get("session_timeout_ms"));
+        int connectionTimeout = Integer.parseInt(hello.get("connection_timeout_ms"));
+        try (CuratorFramework client = connect(hello.get("connect"), sessionTimeout,
+                connectionTimeout, retryPolicy(hello.get("retry")))) {
+            CuratorContender contender =
+                new CuratorContender(client, hello.get("recipe"), hello.get("lock_path"));
+            StringBuilder password = new StringBuilder();
+            for (byte b : client.getZookeeperClient().getZooKeeper().getSessionPasswd()) {
+                password.append(String.format("%02x", b));
             }
-            Thread.sleep(firstAsk);
-            for (int n = 0; n < acquisitions; n++) {
-                long at;
-                String node;
-                long token;
-                try {
-                    node = cycle.take();
-                    at = System.nanoTime();
-                    token = tokenOf(client, cycle, node);
-                } catch (KeeperException e) {
-                    String failure = failure(e);
-                    if (failure == null) {
-                        throw e;
-                    }
-                    log("failed " + failure);
-                    Thread.sleep(draw(random, thinkMin, thinkMax));
-                    continue;
+            long session = client.getZookeeperClient().getZooKeeper().getSessionId();
+            report("ready", ",\"session_id\":" + session + ",\"password\":\"" + password + "\"");
+            String line;
+            while ((line = stdin.readLine()) != null) {
+                if (!contender.handle(parse(line))) {
+                    System.err.println("curator contender " + slot + ": unknown command " + line);
+                    System.exit(2);
                 }
-                log(at, granted + " " + token + " " + node);
-                long value = resource.read(token);
-                Thread.sleep(draw(random, holdMin, holdMax));
-                if (value >= 0) {
-                    resource.write(token, value + 1);
-                }
-                cycle.giveBack(true);
-                Thread.sleep(draw(random, thinkMin, thinkMax));
             }
-            log("done");
+            contender.listeners.shutdownNow();
         } catch (Exception e) {
             System.err.println("curator contender " + slot + ": " + e);
             System.exit(1);

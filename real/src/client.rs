@@ -17,17 +17,12 @@ use coordination::framework::Framework;
 use futures::channel::mpsc::{UnboundedSender, unbounded};
 use futures::{FutureExt, StreamExt, select_biased};
 use runtime::drive::{ClientWork, Started};
-use scenarios::rng::SplitMix64;
 use trace::record::EventSink;
 
 use crate::clock::{RealClock, RealExecutor, Recorder};
 use crate::resource::RemoteResource;
 use crate::session::RealConnector;
 use crate::wire::{ClientSpec, Command, Report, receive, send};
-
-/// The stream of the run's seed that real clients draw from (the scenario's faults use
-/// stream 1), split by client and by process of the client.
-const CLIENT_STREAM: u64 = 2;
 
 /// Runs the client process: reads the spec from stdin, runs the client to the end of its
 /// workload, reports `done` and exits 0; exits 2 with one line on stderr when the spec is
@@ -69,12 +64,6 @@ fn run() -> Result<ExitCode, String> {
         .map_err(|e| format!("cannot start the command thread: {e}"))?;
     let sink: Arc<EventSink> = Arc::new(|event| report(&Report::Event(event)));
     let recorder = Recorder::streaming(RealClock::from_monotonic_ns(spec.origin_ns), sink);
-    let stream = [
-        CLIENT_STREAM,
-        u64::from(spec.slot.0),
-        u64::from(spec.restarts),
-    ];
-    let rng = SplitMix64::for_stream(spec.seed, &stream);
     let scenario = &spec.scenario;
     let work = ClientWork {
         slot: spec.slot,
@@ -85,7 +74,7 @@ fn run() -> Result<ExitCode, String> {
         recorder,
         resource: Arc::new(resource),
         started: Started::telling(spec.begun, |begun| report(&Report::Begun(begun))),
-        executor: RealExecutor::new(rng),
+        executor: RealExecutor::for_client(spec.seed, spec.slot, spec.restarts),
     };
     let timeout = Duration::from_millis(scenario.server.session_timeout_ms);
     let connector = RealConnector::new(spec.connect_string.clone(), timeout);

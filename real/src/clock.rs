@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use coordination::ids::ClientSlot;
 use runtime::drive::Executor;
 use scenarios::rng::SplitMix64;
 use scenarios::scenario::Span;
@@ -90,12 +91,24 @@ pub struct RealExecutor {
     rng: Arc<Mutex<SplitMix64>>,
 }
 
+/// The stream of the run's seed that real clients draw from (the scenario's faults use
+/// stream 1), split by client and by process of the client.
+const CLIENT_STREAM: u64 = 2;
+
 impl RealExecutor {
     /// Draws from `rng`.
     pub fn new(rng: SplitMix64) -> RealExecutor {
         RealExecutor {
             rng: Arc::new(Mutex::new(rng)),
         }
+    }
+
+    /// Draws from the stream of `seed` of the client on `slot` in its process after
+    /// `restarts` restarts: a client's process, or a contender in its place, draws the same
+    /// hold and think times.
+    pub fn for_client(seed: u64, slot: ClientSlot, restarts: u32) -> RealExecutor {
+        let stream = [CLIENT_STREAM, u64::from(slot.0), u64::from(restarts)];
+        RealExecutor::new(SplitMix64::for_stream(seed, &stream))
     }
 
     /// The next 32 random bits (the framework layer's protection-id nonce).

@@ -18,6 +18,7 @@
 pub mod bench;
 pub mod client;
 pub mod clock;
+pub mod contender;
 pub mod curator;
 pub mod executor;
 pub mod faults;

@@ -53,7 +53,7 @@ impl ResourceServer {
         &self.socket
     }
 
-    /// The resource itself, for other services of the parent (the Curator contenders').
+    /// The resource itself, for the contenders (their reads and writes are made in the parent).
     pub fn resource(&self) -> Arc<Recorded<RealClock>> {
         self.resource.clone()
     }

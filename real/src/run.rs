@@ -40,7 +40,8 @@ use serde_json::json;
 use trace::{Meta, Source, Trace};
 
 use crate::clock::{RealClock, Recorder};
-use crate::curator::{ContenderRun, Curator, CuratorRecipe};
+use crate::contender::{self, ContenderRun};
+use crate::curator::{Curator, CuratorRecipe};
 use crate::faults::{Injector, refusal};
 use crate::processes::{ClientLauncher, ClientProcess, Progress};
 use crate::proxy::Proxies;
@@ -329,7 +330,7 @@ impl RealRun<'_> {
             None => None,
             Some(curator) => {
                 let run = self.contender_run(&recorder, clock, &resource, proxies.as_deref());
-                let started = curator.start(run).await;
+                let started = contender::Contenders::start(&curator.program(), run).await;
                 Some(started.map_err(|why| self.partial(&recorder, why))?)
             }
         };
@@ -409,7 +410,7 @@ impl RealRun<'_> {
         Ok(self.trace(&recorder))
     }
 
-    /// What the Curator contenders of this run need to know.
+    /// What the contenders of this run need to know.
     fn contender_run(
         &self,
         recorder: &Recorder,
@@ -428,12 +429,8 @@ impl RealRun<'_> {
             .map(str::to_owned)
             .collect();
         ContenderRun {
-            recipe: CuratorRecipe::of(self.scenario).expect("refused before the run"),
+            scenario: self.scenario,
             connect_strings,
-            session_timeout_ms: self.scenario.server.session_timeout_ms,
-            lock_path: &self.scenario.lock_path,
-            workload: &self.scenario.workload,
-            framework: &self.scenario.framework,
             seed: self.seed,
             first_slot,
             recorder: recorder.clone(),

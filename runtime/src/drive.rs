@@ -186,10 +186,13 @@ impl<C: Clock, E: Executor> ClientWork<C, E> {
     fn fresh_workload(&self) -> Workload {
         let begun = self.started.count();
         let left = self.workload.acquisitions.saturating_sub(begun);
-        let timeout = self.workload.acquire_timeout_ms.map(Duration::from_millis);
-        Workload::new(self.recipe.family(), self.slot, &self.settings, left)
-            .with_timeout(timeout)
-            .with_nested(self.workload.reentrant)
+        workload_of(
+            &self.recipe,
+            self.slot,
+            &self.settings,
+            &self.workload,
+            left,
+        )
     }
 
     /// Counts the cycles begun so far, for a restart: called after each input, so a cycle
@@ -202,13 +205,7 @@ impl<C: Clock, E: Executor> ClientWork<C, E> {
     /// A sleep for workload timer `kind`: the stagger by slot, or a hold or think time
     /// drawn from the seed.
     fn set_timer(&self, kind: WorkTimer) -> (WorkTimer, Fuse<Pin<Box<E::Sleep>>>) {
-        let duration = match kind {
-            WorkTimer::Start => {
-                Duration::from_millis(self.workload.stagger_ms * u64::from(self.slot.0))
-            }
-            WorkTimer::Hold => self.executor.draw_ms(self.workload.hold_ms),
-            WorkTimer::Think => self.executor.draw_ms(self.workload.think_ms),
-        };
+        let duration = timer_duration(&self.workload, self.slot, kind, &self.executor);
         (kind, Box::pin(self.executor.sleep(duration)).fuse())
     }
 
@@ -221,6 +218,36 @@ impl<C: Clock, E: Executor> ClientWork<C, E> {
     /// Writes `value` with `token` (the resource records it).
     fn write(&self, owner: Owner, token: Token, value: u64) {
         self.resource.write(self.slot, owner, token, value);
+    }
+}
+
+/// The workload of the client on `slot` running `recipe` (with `settings`) as `workload` says,
+/// with `cycles` cycles left: every executor that drives a [`Workload`] builds it so.
+pub fn workload_of(
+    recipe: &RecipeRef,
+    slot: ClientSlot,
+    settings: &RecipeSettings,
+    workload: &WorkloadSettings,
+    cycles: u32,
+) -> Workload {
+    let timeout = workload.acquire_timeout_ms.map(Duration::from_millis);
+    Workload::new(recipe.family(), slot, settings, cycles)
+        .with_timeout(timeout)
+        .with_nested(workload.reentrant)
+}
+
+/// How long workload timer `kind` of the client on `slot` runs: the stagger by slot, or a
+/// hold or think time of `workload` drawn from `executor`'s seeded source.
+pub fn timer_duration<E: Executor>(
+    workload: &WorkloadSettings,
+    slot: ClientSlot,
+    kind: WorkTimer,
+    executor: &E,
+) -> Duration {
+    match kind {
+        WorkTimer::Start => Duration::from_millis(workload.stagger_ms * u64::from(slot.0)),
+        WorkTimer::Hold => executor.draw_ms(workload.hold_ms),
+        WorkTimer::Think => executor.draw_ms(workload.think_ms),
     }
 }
 

@@ -1,0 +1,225 @@
+//! One contender driven through its workload by the executor: the same [`Workload`] the Rust
+//! clients run, whose calls become [`Command`]s and whose timers (the stagger by slot, hold
+//! and think times drawn from the seed) are the executor's sleeps. Each report is recorded as
+//! it comes, stamped with the contender's own clock; its notices reach the workload while it
+//! listens (held back otherwise, in order, as the driving contract allows); its `read` and
+//! `write` are the contender's accesses to the run's resource, made as they arrive.
+
+use std::collections::VecDeque;
+use std::ops::ControlFlow;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use coordination::ids::ClientSlot;
+use coordination::recipes::{Call, Notice};
+use futures::StreamExt;
+use futures::channel::mpsc::UnboundedReceiver;
+use runtime::drive::timer_duration;
+use runtime::resource::SharedResource;
+use runtime::workload::{OWNER, WorkEffect, WorkInput, WorkTimer, Workload};
+use scenarios::scenario::Workload as WorkloadSettings;
+use trace::{Event, EventKind};
+
+use super::process::{Output, Process};
+use super::protocol::{Command, Hello, Meaning};
+use crate::clock::{RealClock, RealExecutor, Recorder};
+
+/// The workload's pending timer.
+type PendingTimer = Option<(WorkTimer, Pin<Box<tokio::time::Sleep>>)>;
+
+/// A contender and the workload the executor drives it through.
+pub(crate) struct Driver {
+    pub(crate) slot: ClientSlot,
+    pub(crate) process: Process,
+    pub(crate) outputs: UnboundedReceiver<Output>,
+    pub(crate) workload: Workload,
+    pub(crate) settings: WorkloadSettings,
+    pub(crate) executor: RealExecutor,
+    pub(crate) recorder: Recorder,
+    pub(crate) clock: RealClock,
+    pub(crate) resource: Arc<dyn SharedResource>,
+    /// Notices heard while the workload did not listen, in order.
+    pub(crate) held: VecDeque<Notice>,
+}
+
+/// What a report did, beyond its recording.
+enum Heard {
+    /// Nothing more.
+    Nothing,
+    /// A read: the value, unless the token was refused.
+    Read(Option<u64>),
+}
+
+impl Driver {
+    /// Says hello and waits for `ready`: the contender's session id.
+    pub(crate) async fn hello(&mut self, hello: Hello) -> Result<i64, String> {
+        self.process.send(&Command::Hello(hello))?;
+        match self.next_output().await? {
+            (_, Meaning::Ready { session_id, .. }) => Ok(session_id),
+            (_, other) => Err(format!(
+                "{}: expected `ready` first, found {other:?}",
+                self.process.name()
+            )),
+        }
+    }
+
+    /// Runs the workload to its end, then closes the contender's stdin and waits until it has
+    /// exited (with status 0); `Err` with one line naming the contender otherwise.
+    pub(crate) async fn run(&mut self) -> Result<(), String> {
+        let mut timer = self.workload.pending_timer().map(|kind| self.timer(kind));
+        let mut effects = Vec::new();
+        loop {
+            if self.carry_out(effects, &mut timer).await?.is_break() {
+                break;
+            }
+            let input = self.next_input(&mut timer).await?;
+            effects = Vec::new();
+            self.workload.handle(input, &mut effects);
+        }
+        self.process.close();
+        loop {
+            match self.outputs.next().await {
+                Some(Output::Report(t, meaning)) => {
+                    self.heard(t, meaning)?;
+                }
+                Some(Output::End(end)) => return end,
+                None => return Err(self.gone()),
+            }
+        }
+    }
+
+    /// Carries out `effects` in order (a read's answer is awaited and fed back, and its
+    /// effects carried out, at once); breaks when the workload is done.
+    async fn carry_out(
+        &mut self,
+        effects: Vec<WorkEffect>,
+        timer: &mut PendingTimer,
+    ) -> Result<ControlFlow<()>, String> {
+        let mut queue = VecDeque::from(effects);
+        while let Some(effect) = queue.pop_front() {
+            match effect {
+                WorkEffect::Call(call) => self.call(call)?,
+                WorkEffect::SetTimer(kind) => *timer = Some(self.timer(kind)),
+                WorkEffect::CancelTimer(_) => *timer = None,
+                WorkEffect::Read { token, .. } => {
+                    self.process.send(&Command::Read { token: token.0 })?;
+                    let value = self.read_answer().await?;
+                    let mut more = Vec::new();
+                    self.workload.handle(WorkInput::ReadDone(value), &mut more);
+                    for effect in more.into_iter().rev() {
+                        queue.push_front(effect);
+                    }
+                }
+                WorkEffect::Write { token, value, .. } => {
+                    let token = token.0;
+                    self.process.send(&Command::Write { token, value })?;
+                }
+                WorkEffect::Done => return Ok(ControlFlow::Break(())),
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// Records `call` and sends its command.
+    fn call(&mut self, call: Call) -> Result<(), String> {
+        let command = Command::of(call).map_err(|e| format!("{}: {e}", self.process.name()))?;
+        self.recorder
+            .record(Some(self.slot), EventKind::Call { call });
+        self.process.send(&command)
+    }
+
+    /// The workload's next input: a held notice while it listens, else the pending timer or
+    /// (while it listens) the next notice, whichever comes first.
+    async fn next_input(&mut self, timer: &mut PendingTimer) -> Result<WorkInput, String> {
+        loop {
+            if self.workload.listening()
+                && let Some(notice) = self.held.pop_front()
+            {
+                return Ok(WorkInput::Notice(notice));
+            }
+            let output = match timer.as_mut() {
+                Some((kind, sleep)) => {
+                    let kind = *kind;
+                    tokio::select! {
+                        biased;
+                        output = self.outputs.next() => output,
+                        () = sleep.as_mut() => {
+                            *timer = None;
+                            return Ok(WorkInput::Timer(kind));
+                        }
+                    }
+                }
+                None => self.outputs.next().await,
+            };
+            let (t, meaning) = self.report(output)?;
+            if let Heard::Read(_) = self.heard(t, meaning)? {
+                return Err(format!(
+                    "{}: a `read` it was not asked for",
+                    self.process.name()
+                ));
+            }
+        }
+    }
+
+    /// Waits for the answer to a read command: the value read, unless refused.
+    async fn read_answer(&mut self) -> Result<Option<u64>, String> {
+        loop {
+            let (t, meaning) = self.next_output().await?;
+            if let Heard::Read(value) = self.heard(t, meaning)? {
+                return Ok(value);
+            }
+        }
+    }
+
+    /// Records a report stamped `t` and makes its access to the resource; a notice is held
+    /// for the workload.
+    fn heard(&mut self, t: u64, meaning: Meaning) -> Result<Heard, String> {
+        match meaning {
+            Meaning::Notice(notice) => {
+                let t = self.clock.since_start(Duration::from_nanos(t));
+                self.recorder.push(Event {
+                    t: u64::try_from(t.as_nanos()).unwrap_or(u64::MAX),
+                    client: Some(self.slot),
+                    kind: EventKind::Notice { notice },
+                });
+                self.held.push_back(notice);
+                Ok(Heard::Nothing)
+            }
+            Meaning::Read(token) => Ok(Heard::Read(self.resource.read(self.slot, OWNER, token))),
+            Meaning::Write(token, value) => {
+                self.resource.write(self.slot, OWNER, token, value);
+                Ok(Heard::Nothing)
+            }
+            Meaning::Ready { .. } => Err(format!("{}: `ready` again", self.process.name())),
+        }
+    }
+
+    async fn next_output(&mut self) -> Result<(u64, Meaning), String> {
+        let output = self.outputs.next().await;
+        self.report(output)
+    }
+
+    /// The report `output` carries; `Err` when the output ended instead.
+    fn report(&self, output: Option<Output>) -> Result<(u64, Meaning), String> {
+        match output {
+            Some(Output::Report(t, meaning)) => Ok((t, meaning)),
+            Some(Output::End(Err(why))) => Err(why),
+            Some(Output::End(Ok(()))) => Err(format!(
+                "{}: it exited before its workload was done",
+                self.process.name()
+            )),
+            None => Err(self.gone()),
+        }
+    }
+
+    fn gone(&self) -> String {
+        format!("{}: its reader thread is gone", self.process.name())
+    }
+
+    /// A sleep for workload timer `kind`.
+    fn timer(&self, kind: WorkTimer) -> (WorkTimer, Pin<Box<tokio::time::Sleep>>) {
+        let duration = timer_duration(&self.settings, self.slot, kind, &self.executor);
+        (kind, Box::pin(tokio::time::sleep(duration)))
+    }
+}

@@ -1,0 +1,157 @@
+//! Contenders: programs in any language that run a ZooKeeper recipe library's own lock or
+//! election on a run's lock path, driven by the executor over the contender protocol
+//! ([`protocol`]; book: `reference/contender-protocol.md`).
+//!
+//! [`Contenders::start`] starts each contender of a run as its own process ([`Program`]),
+//! after the Rust clients' clock has started, says hello (where to connect, as which client)
+//! and waits until each is ready with its session. [`Contenders::ended`] then drives each
+//! through the scenario's workload ([`drive`]): the executor tells it when to acquire and
+//! release (or start, await and close), with hold and think times drawn from the seed as a
+//! Rust client in its slot draws them, and turns its reports into trace events on its client
+//! slot, placed on the run's clock by the contender's `CLOCK_MONOTONIC` stamps; its reads and
+//! writes of the run's fenced resource are made as its reports of them arrive. So a mixed run
+//! is one trace, checked and reported like any other.
+
+mod drive;
+mod process;
+pub mod protocol;
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Command as OsCommand;
+use std::sync::Arc;
+
+use coordination::ids::ClientSlot;
+use futures::future::{join_all, try_join_all};
+use recipe_table::recipe_ref::RecipeRef;
+use runtime::drive::workload_of;
+use runtime::resource::SharedResource;
+use scenarios::scenario::Scenario;
+
+use crate::clock::{RealClock, RealExecutor, Recorder};
+use drive::Driver;
+use process::Process;
+use protocol::{Hello, retry_spec};
+
+/// How long contenders may take to start and connect, however loaded the machine.
+const READY_WITHIN: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// How to start a contender: a program and its arguments.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// What messages call its contenders (`curator`: "curator contender 3").
+    pub name: String,
+    /// The program.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Where each contender's stderr is kept (`contender-<slot>.stderr`).
+    pub logs: PathBuf,
+}
+
+impl Program {
+    fn command(&self) -> OsCommand {
+        let mut command = OsCommand::new(&self.program);
+        command.args(&self.args);
+        command
+    }
+}
+
+/// What the contenders of one run need to know.
+pub(crate) struct ContenderRun<'a> {
+    /// The scenario they run.
+    pub scenario: &'a Scenario,
+    /// Where each contender connects, in slot order: the server, or the contender's own
+    /// proxy in a run whose faults cut the contenders off.
+    pub connect_strings: Vec<String>,
+    /// The run's seed.
+    pub seed: u64,
+    /// The slot of the first contender (the one after the last Rust client, or 0 when the
+    /// contenders are the scenario's clients).
+    pub first_slot: u16,
+    /// The run's recorder.
+    pub recorder: Recorder,
+    /// The run's clock.
+    pub clock: RealClock,
+    /// The run's protected resource.
+    pub resource: Arc<dyn SharedResource>,
+}
+
+/// The contenders of a run, SIGKILLed when dropped before they end.
+pub(crate) struct Contenders {
+    running: Vec<Driver>,
+    /// Each one's session id, in slot order.
+    sessions: Vec<i64>,
+}
+
+impl Contenders {
+    /// Starts one contender of `program` per connect string of `run`, says hello to each and
+    /// waits until each has its session.
+    pub(crate) async fn start(program: &Program, run: ContenderRun<'_>) -> Result<Self, String> {
+        let scenario = run.scenario;
+        let mut running = Vec::new();
+        let mut hellos = Vec::new();
+        for (i, connect) in run.connect_strings.iter().enumerate() {
+            let slot = ClientSlot(run.first_slot + u16::try_from(i).expect("a u16 of clients"));
+            let name = format!("{} contender {}", program.name, slot.0);
+            let stderr = program.logs.join(format!("contender-{}.stderr", slot.0));
+            let (process, outputs) = Process::spawn(name, program.command(), stderr)?;
+            let recipe: &RecipeRef = &scenario.recipe;
+            running.push(Driver {
+                slot,
+                process,
+                outputs,
+                workload: workload_of(
+                    recipe,
+                    slot,
+                    &scenario.recipe_settings,
+                    &scenario.workload,
+                    scenario.workload.acquisitions,
+                ),
+                settings: scenario.workload.clone(),
+                executor: RealExecutor::for_client(run.seed, slot, 0),
+                recorder: run.recorder.clone(),
+                clock: run.clock,
+                resource: run.resource.clone(),
+                held: VecDeque::new(),
+            });
+            hellos.push(hello(scenario, slot, connect));
+        }
+        let ready = (running.iter_mut().zip(hellos)).map(|(driver, hello)| driver.hello(hello));
+        let ready = tokio::time::timeout(READY_WITHIN, join_all(ready)).await;
+        let ready = ready.map_err(|_| {
+            format!(
+                "{} contenders: not all ready (connected) within {READY_WITHIN:?}",
+                program.name
+            )
+        })?;
+        let sessions = ready.into_iter().collect::<Result<_, _>>()?;
+        Ok(Contenders { running, sessions })
+    }
+
+    /// Drives every contender through its workload until each has ended; the first failure,
+    /// naming the contender and its session.
+    pub(crate) async fn ended(&mut self) -> Result<(), String> {
+        let runs =
+            (self.running.iter_mut().zip(&self.sessions)).map(|(driver, session)| async move {
+                let ran = driver.run().await;
+                ran.map_err(|why| format!("{why} (its session: {session:#x})"))
+            });
+        try_join_all(runs).await.map(drop)
+    }
+}
+
+/// The hello of the contender on `slot` of `scenario`, which connects to `connect`.
+fn hello(scenario: &Scenario, slot: ClientSlot, connect: &str) -> Hello {
+    let framework = &scenario.framework;
+    Hello {
+        client: slot.0,
+        recipe: scenario.recipe.to_string(),
+        connect: connect.to_owned(),
+        lock_path: scenario.lock_path.as_str().to_owned(),
+        session_timeout_ms: scenario.server.session_timeout_ms,
+        connection_timeout_ms: framework.connection_timeout_ms.into(),
+        retry: retry_spec(framework.retry),
+    }
+}
