@@ -3,7 +3,8 @@
 //! and think times drawn from the seed) are the executor's sleeps. Each report is recorded as
 //! it comes, stamped with the contender's own clock; its notices reach the workload while it
 //! listens (held back otherwise, in order, as the driving contract allows); its `read` and
-//! `write` are the contender's accesses to the run's resource, made as they arrive.
+//! `write` are the contender's accesses to the run's resource, made as they arrive, and each
+//! awaited as a blocking call is: the hold ends (the release is sent) once the write is made.
 
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
@@ -49,6 +50,8 @@ enum Heard {
     Nothing,
     /// A read: the value, unless the token was refused.
     Read(Option<u64>),
+    /// A write.
+    Wrote,
 }
 
 impl Driver {
@@ -104,16 +107,22 @@ impl Driver {
                 WorkEffect::CancelTimer(_) => *timer = None,
                 WorkEffect::Read { token, .. } => {
                     self.process.send(&Command::Read { token: token.0 })?;
-                    let value = self.read_answer().await?;
+                    let Heard::Read(value) = self.access().await? else {
+                        return Err(self.unasked("write"));
+                    };
                     let mut more = Vec::new();
                     self.workload.handle(WorkInput::ReadDone(value), &mut more);
                     for effect in more.into_iter().rev() {
                         queue.push_front(effect);
                     }
                 }
+                // The hold ends once the contender has written.
                 WorkEffect::Write { token, value, .. } => {
                     let token = token.0;
                     self.process.send(&Command::Write { token, value })?;
+                    if let Heard::Read(_) = self.access().await? {
+                        return Err(self.unasked("read"));
+                    }
                 }
                 WorkEffect::Done => return Ok(ControlFlow::Break(())),
             }
@@ -153,23 +162,28 @@ impl Driver {
                 None => self.outputs.next().await,
             };
             let (t, meaning) = self.report(output)?;
-            if let Heard::Read(_) = self.heard(t, meaning)? {
-                return Err(format!(
-                    "{}: a `read` it was not asked for",
-                    self.process.name()
-                ));
+            match self.heard(t, meaning)? {
+                Heard::Nothing => {}
+                Heard::Read(_) => return Err(self.unasked("read")),
+                Heard::Wrote => return Err(self.unasked("write")),
             }
         }
     }
 
-    /// Waits for the answer to a read command: the value read, unless refused.
-    async fn read_answer(&mut self) -> Result<Option<u64>, String> {
+    /// Waits for the answer to a read or write command: the access made.
+    async fn access(&mut self) -> Result<Heard, String> {
         loop {
             let (t, meaning) = self.next_output().await?;
-            if let Heard::Read(value) = self.heard(t, meaning)? {
-                return Ok(value);
+            match self.heard(t, meaning)? {
+                Heard::Nothing => {}
+                access => return Ok(access),
             }
         }
+    }
+
+    /// A report of an access the contender was not asked for.
+    fn unasked(&self, access: &str) -> String {
+        format!("{}: a `{access}` it was not asked for", self.process.name())
     }
 
     /// Records a report stamped `t` and makes its access to the resource; a notice is held
@@ -189,7 +203,7 @@ impl Driver {
             Meaning::Read(token) => Ok(Heard::Read(self.resource.read(self.slot, OWNER, token))),
             Meaning::Write(token, value) => {
                 self.resource.write(self.slot, OWNER, token, value);
-                Ok(Heard::Nothing)
+                Ok(Heard::Wrote)
             }
             Meaning::Ready { .. } => Err(format!("{}: `ready` again", self.process.name())),
         }

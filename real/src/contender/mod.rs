@@ -15,6 +15,8 @@
 mod drive;
 mod process;
 pub mod protocol;
+#[cfg(test)]
+mod tests;
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
