@@ -7,7 +7,8 @@
 //! faults there ([`target`]: on which server; [`faults`]: which faults can run), each client
 //! an OS process of its own ([`client`]: what such a process runs, [`ClientLauncher`]: how
 //! it is started), and returns its trace; [`run_with_curator`] runs Apache Curator's own
-//! `InterProcessMutex` in Java processes beside them on the same lock path ([`curator`]),
+//! `InterProcessMutex` in Java processes beside them on the same lock path ([`curator`]), each
+//! a contender driven over the contender protocol ([`contender`]),
 //! [`wakeups`] counts the waiters each release wakes from the server's side, and [`bench`](mod@bench)
 //! measures our locks and latches beside Curator's (`splitbrain bench --real`); [`testing`]
 //! keeps tests that run real servers from running at once.
