@@ -8,7 +8,8 @@
 //! an OS process of its own ([`client`]: what such a process runs, [`ClientLauncher`]: how
 //! it is started), and returns its trace; [`run_with_curator`] runs Apache Curator's own
 //! `InterProcessMutex` in Java processes beside them on the same lock path ([`curator`]), each
-//! a contender driven over the contender protocol ([`contender`]),
+//! a contender driven over the contender protocol ([`contender`]), as Kazoo's `Lock` in
+//! Python processes is ([`kazoo`]),
 //! [`wakeups`] counts the waiters each release wakes from the server's side, and [`bench`](mod@bench)
 //! measures our locks and latches beside Curator's (`splitbrain bench --real`); [`testing`]
 //! keeps tests that run real servers from running at once.
@@ -24,6 +25,7 @@ pub mod curator;
 pub mod executor;
 pub mod faults;
 mod frames;
+pub mod kazoo;
 pub mod local;
 mod processes;
 mod proxy;
@@ -39,5 +41,6 @@ mod wire;
 
 pub use processes::ClientLauncher;
 pub use run::{
-    CuratorPlacement, RunFailure, curator_in_place_refusal, curator_refusal, run, run_with_curator,
+    CuratorPlacement, RunFailure, curator_in_place_refusal, curator_refusal, run,
+    run_with_contenders, run_with_curator,
 };

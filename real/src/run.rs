@@ -40,6 +40,7 @@ use serde_json::json;
 use trace::{Meta, Source, Trace};
 
 use crate::clock::{RealClock, Recorder};
+use crate::contender::Library;
 use crate::contender::{self, ContenderRun};
 use crate::curator::{Curator, CuratorRecipe};
 use crate::faults::{Injector, refusal};
@@ -115,14 +116,28 @@ pub fn run_with_curator(
     curator: &Curator,
     placement: CuratorPlacement,
 ) -> Result<Trace, RunFailure> {
+    run_with_contenders(scenario, seed, target, launcher, curator, placement)
+}
+
+/// As [`run_with_curator`], with the contenders of any `library` (see [`crate::contender`]),
+/// refused before the run as `library` says ([`Library::refusal`]) and, in place, under the
+/// same conditions.
+pub fn run_with_contenders(
+    scenario: &Scenario,
+    seed: u64,
+    target: &Target,
+    launcher: &ClientLauncher,
+    library: &dyn Library,
+    placement: CuratorPlacement,
+) -> Result<Trace, RunFailure> {
     let contenders = match placement {
-        CuratorPlacement::Beside => Contenders::Beside(curator),
-        CuratorPlacement::InPlace => Contenders::InPlace(curator),
+        CuratorPlacement::Beside => Contenders::Beside(library),
+        CuratorPlacement::InPlace => Contenders::InPlace(library),
     };
     run_beside(scenario, seed, target, launcher, contenders)
 }
 
-/// Where Curator's contenders run ([`run_with_curator`]).
+/// Where a library's contenders run ([`run_with_contenders`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CuratorPlacement {
     /// Beside the scenario's clients, on the same lock path.
@@ -134,12 +149,24 @@ pub enum CuratorPlacement {
 /// Why Curator contenders cannot take the place of the clients of a scenario whose seed
 /// draws `schedule`, if they cannot: one line naming the first fault they cannot take.
 pub fn curator_in_place_refusal(schedule: &[ScheduledFault], seed: u64) -> Option<String> {
+    in_place_refusal("Curator", "Java", schedule, seed)
+}
+
+/// Why `library`'s contenders (written in `language`) cannot take the place of the clients of
+/// a scenario whose seed draws `schedule`, if they cannot: one line naming the first fault
+/// they cannot take.
+fn in_place_refusal(
+    library: &str,
+    language: &str,
+    schedule: &[ScheduledFault],
+    seed: u64,
+) -> Option<String> {
     let fault = (schedule.iter())
         .find(|f| !is_network(&f.fault) && !matches!(f.fault, Fault::RestartServer { .. }))?;
     Some(format!(
-        "faults: Curator contenders in place of the clients take network faults and server \
-         restarts only (the harness cannot pause, crash or expire a Java contender), found \
-         {} at {} ms (seed {seed})",
+        "faults: {library} contenders in place of the clients take network faults and server \
+         restarts only (the harness cannot pause, crash or expire a {language} contender), \
+         found {} at {} ms (seed {seed})",
         fault.fault.kind(),
         fault.at_ms
     ))
@@ -150,17 +177,17 @@ pub fn curator_in_place_refusal(schedule: &[ScheduledFault], seed: u64) -> Optio
 enum Contenders<'a> {
     /// splitbrain's clients alone.
     None,
-    /// splitbrain's clients, and Curator's contenders beside them.
-    Beside(&'a Curator),
-    /// Curator's contenders, as the scenario's clients.
-    InPlace(&'a Curator),
+    /// splitbrain's clients, and a library's contenders beside them.
+    Beside(&'a dyn Library),
+    /// A library's contenders, as the scenario's clients.
+    InPlace(&'a dyn Library),
 }
 
 impl<'a> Contenders<'a> {
-    fn curator(self) -> Option<&'a Curator> {
+    fn library(self) -> Option<&'a dyn Library> {
         match self {
             Contenders::None => None,
-            Contenders::Beside(curator) | Contenders::InPlace(curator) => Some(curator),
+            Contenders::Beside(library) | Contenders::InPlace(library) => Some(library),
         }
     }
 
@@ -182,16 +209,18 @@ impl<'a> Contenders<'a> {
     ) -> Option<String> {
         match self {
             Contenders::None => None,
-            Contenders::Beside(_) => curator_refusal(scenario),
-            Contenders::InPlace(curator) => curator_refusal(scenario)
-                .or_else(|| curator_in_place_refusal(schedule, seed))
+            Contenders::Beside(library) => library.refusal(scenario),
+            Contenders::InPlace(library) => library
+                .refusal(scenario)
+                .or_else(|| in_place_refusal(library.name(), library.language(), schedule, seed))
                 .or_else(|| {
-                    (curator.count() != scenario.clients).then(|| {
+                    (library.count() != scenario.clients).then(|| {
                         format!(
-                            "clients: Curator contenders in place of the clients take one per \
+                            "clients: {} contenders in place of the clients take one per \
                              client, so expected {} contender(s), found {}",
+                            library.name(),
                             scenario.clients,
-                            curator.count()
+                            library.count()
                         )
                     })
                 }),
@@ -326,11 +355,11 @@ impl RealRun<'_> {
         if let Some(why) = all(&clients, &mut progress, Progress::Ready).await {
             return Err(self.partial(&recorder, why));
         }
-        let mut contenders = match self.contenders.curator() {
+        let mut contenders = match self.contenders.library() {
             None => None,
-            Some(curator) => {
+            Some(library) => {
                 let run = self.contender_run(&recorder, clock, &resource, proxies.as_deref());
-                let started = contender::Contenders::start(&curator.program(), run).await;
+                let started = contender::Contenders::start(&library.program(), run).await;
                 Some(started.map_err(|why| self.partial(&recorder, why))?)
             }
         };
@@ -419,7 +448,10 @@ impl RealRun<'_> {
         proxies: Option<&Proxies>,
     ) -> ContenderRun<'_> {
         let first_slot = self.contenders.rust_clients(self.scenario);
-        let count = self.contenders.curator().map_or(0, Curator::count);
+        let count = self
+            .contenders
+            .library()
+            .map_or(0, |library| library.count());
         // In the clients' place each contender connects through its client's proxy.
         let connect_strings = (0..count)
             .map(|i| match (self.contenders, proxies) {
@@ -447,13 +479,17 @@ impl RealRun<'_> {
     }
 
     fn trace(&self, recorder: &Recorder) -> Trace {
-        let settings = json!({
+        let mut settings = json!({
             "target": self.target_kind,
             "connect_string": self.target.connect_string(),
             "session_timeout_ms": self.scenario.server.session_timeout_ms,
-            "curator_contenders": self.contenders.curator().map_or(0, Curator::count),
-            "curator_in_place": matches!(self.contenders, Contenders::InPlace(_)),
         });
+        if let Some(library) = self.contenders.library() {
+            let name = library.name().to_lowercase();
+            settings[format!("{name}_contenders")] = library.count().into();
+            let in_place = matches!(self.contenders, Contenders::InPlace(_));
+            settings[format!("{name}_in_place")] = in_place.into();
+        }
         Trace {
             meta: Meta {
                 scenario: self.scenario.name.clone(),
@@ -462,7 +498,10 @@ impl RealRun<'_> {
                 build: format!("splitbrain-real {}", env!("CARGO_PKG_VERSION")),
                 recipe: self.scenario.recipe.clone(),
                 clients: self.contenders.rust_clients(self.scenario)
-                    + self.contenders.curator().map_or(0, Curator::count),
+                    + self
+                        .contenders
+                        .library()
+                        .map_or(0, |library| library.count()),
                 settings,
                 fault_schedule: self.schedule.clone(),
                 scenario_spec: Some(Box::new(self.scenario.clone())),

@@ -60,6 +60,26 @@ impl Program {
     }
 }
 
+/// A recipe library whose contenders a run can start, beside the scenario's clients or in
+/// their place ([`crate::run_with_contenders`]).
+pub trait Library {
+    /// Its name in messages and in the trace's settings (`Curator`: `curator_contenders`).
+    fn name(&self) -> &'static str;
+
+    /// The language its contenders are written in (`Java`).
+    fn language(&self) -> &'static str;
+
+    /// How to start one of its contenders.
+    fn program(&self) -> Program;
+
+    /// How many contenders a run starts.
+    fn count(&self) -> u16;
+
+    /// Why its contenders cannot run `scenario`, if they cannot: one line naming the
+    /// scenario's field.
+    fn refusal(&self, scenario: &Scenario) -> Option<String>;
+}
+
 /// What the contenders of one run need to know.
 pub(crate) struct ContenderRun<'a> {
     /// The scenario they run.

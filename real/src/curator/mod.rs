@@ -23,8 +23,9 @@ use std::process::Command;
 
 use coordination::zk::Path as ZkPath;
 use recipe_table::recipes::RecipeKind;
+use scenarios::scenario::Scenario;
 
-use crate::contender::Program;
+use crate::contender::{Library, Program};
 use crate::local::{self, HarnessError, io_error, temp_dir};
 
 /// The jar of Debian's `libcurator-recipes-java`; its manifest's class path names the
@@ -120,16 +121,6 @@ impl Curator {
         path
     }
 
-    /// The contender of a mixed run: `java` running `CuratorContender`.
-    pub fn program(&self) -> Program {
-        Program {
-            name: "curator".into(),
-            program: java_program(),
-            args: self.java_args(MAIN_CLASS),
-            logs: self.dir.clone(),
-        }
-    }
-
     /// The contenders' JVM settings and class path, then `class`.
     fn java_args(&self, class: &str) -> Vec<OsString> {
         let settings = [
@@ -167,6 +158,34 @@ impl Curator {
     }
 }
 
+impl Library for Curator {
+    fn name(&self) -> &'static str {
+        "Curator"
+    }
+
+    fn language(&self) -> &'static str {
+        "Java"
+    }
+
+    /// `java` running `CuratorContender`.
+    fn program(&self) -> Program {
+        Program {
+            name: "curator".into(),
+            program: java_program(),
+            args: self.java_args(MAIN_CLASS),
+            logs: self.dir.clone(),
+        }
+    }
+
+    fn count(&self) -> u16 {
+        self.count
+    }
+
+    fn refusal(&self, scenario: &Scenario) -> Option<String> {
+        crate::curator_refusal(scenario)
+    }
+}
+
 impl Drop for Curator {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -187,7 +206,7 @@ pub(crate) enum CuratorRecipe {
 
 impl CuratorRecipe {
     /// The counterpart of `scenario`'s recipe, if Curator has one here.
-    pub(crate) fn of(scenario: &scenarios::scenario::Scenario) -> Option<CuratorRecipe> {
+    pub(crate) fn of(scenario: &Scenario) -> Option<CuratorRecipe> {
         match scenario.recipe.built_in()? {
             RecipeKind::Mutex => Some(CuratorRecipe::Mutex),
             RecipeKind::SemaphoreMutex => Some(CuratorRecipe::SemaphoreMutex),

@@ -1,0 +1,107 @@
+//! Kazoo (Python) contending on a real ZooKeeper: `real/python/kazoo_lock.py` (embedded in
+//! this crate, written to a temporary directory), a contender of the contender protocol
+//! ([`crate::contender`]) running Kazoo's own `Lock` beside a `mutex` scenario, with a Python
+//! that has Kazoo installed: `$SPLITBRAIN_PYTHON` (`scripts/test` installs Kazoo from PyPI into
+//! a virtual environment and points it there), else `python3`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use recipe_table::recipes::RecipeKind;
+use scenarios::scenario::Scenario;
+
+use crate::contender::{Library, Program};
+use crate::local::{HarnessError, io_error, temp_dir};
+
+/// The contender program.
+const SOURCE: &str = include_str!("../python/kazoo_lock.py");
+/// What to tell a user whose Python lacks Kazoo.
+pub const NOT_INSTALLED: &str = "Kazoo is not installed: run scripts/test, or point \
+     SPLITBRAIN_PYTHON at a Python with Kazoo (python3 -m venv v && v/bin/pip install kazoo)";
+
+/// The Python the contenders run with.
+pub fn python() -> PathBuf {
+    std::env::var_os("SPLITBRAIN_PYTHON").map_or_else(|| "python3".into(), PathBuf::from)
+}
+
+/// True when that Python imports Kazoo.
+pub fn installed() -> bool {
+    Command::new(python())
+        .args(["-c", "import kazoo"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// `count` Kazoo contenders, ready to run (any number of runs). The temporary directory of
+/// their program is removed on drop.
+#[derive(Debug)]
+pub struct Kazoo {
+    count: u16,
+    dir: PathBuf,
+}
+
+impl Kazoo {
+    /// Writes the contender program into a fresh temporary directory.
+    pub fn prepare(count: u16) -> Result<Kazoo, HarnessError> {
+        if !installed() {
+            return Err(HarnessError(NOT_INSTALLED.into()));
+        }
+        let kazoo = Kazoo {
+            count,
+            dir: temp_dir("splitbrain-kazoo")?,
+        };
+        std::fs::write(kazoo.script(), SOURCE)
+            .map_err(|e| io_error(format!("writing {}", kazoo.script().display()), e))?;
+        Ok(kazoo)
+    }
+
+    fn script(&self) -> PathBuf {
+        self.dir.join("kazoo_lock.py")
+    }
+}
+
+impl Library for Kazoo {
+    fn name(&self) -> &'static str {
+        "Kazoo"
+    }
+
+    fn language(&self) -> &'static str {
+        "Python"
+    }
+
+    /// The Python running `kazoo_lock.py`.
+    fn program(&self) -> Program {
+        Program {
+            name: "kazoo".into(),
+            program: python(),
+            args: vec![OsString::from(self.script())],
+            logs: self.dir.clone(),
+        }
+    }
+
+    fn count(&self) -> u16 {
+        self.count
+    }
+
+    fn refusal(&self, scenario: &Scenario) -> Option<String> {
+        if scenario.recipe.built_in() != Some(RecipeKind::Mutex) {
+            Some(format!(
+                "recipe: Kazoo contenders run Lock, so the recipe must be `mutex`, found `{}`",
+                scenario.recipe
+            ))
+        } else if scenario.workload.reentrant != 1 {
+            Some("workload: Kazoo contenders acquire once per hold, so reentrant must be 1".into())
+        } else {
+            None
+        }
+    }
+}
+
+impl Drop for Kazoo {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
