@@ -132,7 +132,8 @@ public final class CuratorContender {
     }
 
     /** Reports a failure: the ZooKeeper error's name when a KeeperException caused it,
-     * not_held for a release of a lock not held, not_started for a latch not started. */
+     * not_held for a release of a lock not held, not_started for a latch not started,
+     * unsupported for a call the recipe does not serve. */
     static void failed(Throwable e) {
         String error = "unknown";
         for (Throwable cause = e; cause != null; cause = cause.getCause()) {
@@ -140,7 +141,9 @@ public final class CuratorContender {
                 error = zkError((KeeperException) cause);
                 break;
             }
-            if (cause instanceof IllegalMonitorStateException) {
+            if (cause instanceof UnsupportedOperationException) {
+                error = "unsupported";
+            } else if (cause instanceof IllegalMonitorStateException) {
                 error = "not_held";
             } else if (cause instanceof IllegalStateException) {
                 error = "not_started";
@@ -265,7 +268,27 @@ public final class CuratorContender {
         return stat == null ? null : stat.getCzxid();
     }
 
+    /** The lock's hold; a latch has none. */
+    Hold lock() {
+        if (hold == null) {
+            throw new UnsupportedOperationException("a leader latch is not a lock");
+        }
+        return hold;
+    }
+
+    /** The current latch; a lock has none. */
+    synchronized LeaderLatch latch() {
+        if (hold != null) {
+            throw new UnsupportedOperationException("a lock is not a leader latch");
+        }
+        if (latch == null) {
+            throw new IllegalStateException("no latch started");
+        }
+        return latch;
+    }
+
     void acquire(Long timeoutMs) throws Exception {
+        Hold hold = lock();
         String node = hold.take(timeoutMs);
         long at = System.nanoTime();
         if (node == null) {
@@ -282,12 +305,16 @@ public final class CuratorContender {
     }
 
     void release() throws Exception {
+        Hold hold = lock();
         holding = false;
         hold.giveBack();
         report("released", "");
     }
 
     synchronized void start() throws Exception {
+        if (hold != null) {
+            throw new UnsupportedOperationException("a lock is not a leader latch");
+        }
         LeaderLatch started = new LeaderLatch(client, path);
         started.addListener(new LeaderLatchListener() {
             public void isLeader() {
@@ -323,19 +350,13 @@ public final class CuratorContender {
     }
 
     synchronized void close(boolean notify) throws Exception {
-        if (latch == null) {
-            throw new IllegalStateException("no latch started");
-        }
-        latch.close(notify ? LeaderLatch.CloseMode.NOTIFY_LEADER : LeaderLatch.CloseMode.SILENT);
+        latch().close(notify ? LeaderLatch.CloseMode.NOTIFY_LEADER : LeaderLatch.CloseMode.SILENT);
         report("closed", "");
     }
 
     /** Waits to lead (outside the lock: the listener reports meanwhile). */
     void await(Long timeoutMs) throws Exception {
-        LeaderLatch current;
-        synchronized (this) {
-            current = latch;
-        }
+        LeaderLatch current = latch();
         boolean leader;
         try {
             if (timeoutMs == null) {
@@ -350,8 +371,8 @@ public final class CuratorContender {
         report("awaited", ",\"leader\":" + leader);
     }
 
-    synchronized void hasLeadership() {
-        report("leadership", ",\"leader\":" + (latch != null && latch.hasLeadership()));
+    void hasLeadership() {
+        report("leadership", ",\"leader\":" + latch().hasLeadership());
     }
 
     /** Carries out one command; false for a command it does not know. */
