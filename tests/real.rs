@@ -286,6 +286,16 @@ fn curator_contenders_beside_a_recipe_they_cannot_run_are_refused_before_the_run
         "splitbrain: workload: Curator contenders acquire without a timeout and once per hold, \
          so acquire_timeout_ms must be absent and reentrant 1"
     );
+    assert_eq!(
+        refused(&[
+            "mutex-revocation-fault-free",
+            "--start-local",
+            "--curator",
+            "2"
+        ]),
+        "splitbrain: recipe_settings: Curator contenders do not make their locks revocable \
+         (the contender protocol has no revocation), so revocable must be false"
+    );
 }
 
 #[test]

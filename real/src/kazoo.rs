@@ -95,7 +95,7 @@ impl Library for Kazoo {
         } else if scenario.workload.reentrant != 1 {
             Some("workload: Kazoo contenders acquire once per hold, so reentrant must be 1".into())
         } else {
-            None
+            crate::run::revocation_refusal("Kazoo", scenario)
         }
     }
 }

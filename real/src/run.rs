@@ -246,8 +246,19 @@ pub fn curator_refusal(scenario: &Scenario) -> Option<String> {
                 .into(),
         )
     } else {
-        None
+        revocation_refusal("Curator", scenario)
     }
+}
+
+/// Why `library`'s contenders cannot run `scenario` when its locks are revocable: the contender
+/// protocol has no revocation.
+pub(crate) fn revocation_refusal(library: &str, scenario: &Scenario) -> Option<String> {
+    scenario.recipe_settings.revocable.then(|| {
+        format!(
+            "recipe_settings: {library} contenders do not make their locks revocable (the \
+             contender protocol has no revocation), so revocable must be false"
+        )
+    })
 }
 
 fn run_beside(
