@@ -4,7 +4,9 @@
 use std::io;
 use std::time::Duration;
 
-use coordination::zk::SessionId;
+use coordination::ids::OpId;
+use coordination::session::{Connector, Coordination, RawEvent, RawState};
+use coordination::zk::{EventKind, Path, Request as ZkRequest, SessionId, WatchedEvent};
 use futures::io::{AsyncReadExt, AsyncWriteExt};
 use jute::codes::{CreateMode, EventType, OpCode, xid};
 use jute::frame::{MAX_FRAME, Splitter, body};
@@ -15,6 +17,7 @@ use jute::{Record, Request, RequestMessage};
 use madsim::runtime::{Handle, NodeHandle, Runtime};
 use scenarios::fault::Node;
 use scenarios::scenario::ServerSettings;
+use sim::client::{SimConnector, SimSession};
 use sim::links::{Effect, End, Rule};
 use sim::net::Network;
 use sim::recorder::{Recorder, SimClock};
@@ -358,5 +361,88 @@ fn malformed_and_over_size_frames_close_the_stream() {
             [SessionId(1), SessionId(2), SessionId(3)],
             "a closed connection leaves its session to expire"
         );
+    });
+}
+
+/// The next event of a simulator's own session, in time.
+async fn event(session: &SimSession) -> RawEvent {
+    let next = madsim::time::timeout(PATIENCE, session.next_event());
+    (next.await)
+        .expect("an event in time")
+        .expect("the session lives")
+}
+
+#[test]
+fn byte_streams_and_the_simulator_s_own_clients_share_the_tree_sessions_and_expiry() {
+    simulate(13, || async {
+        let world = World::start().await;
+        let connector = SimConnector::new(
+            Node::Client(5),
+            Duration::from_millis(4_000),
+            world.network.clone(),
+        );
+        let own = connector.connect().await;
+        let RawEvent::State {
+            state: RawState::Connected { session, .. },
+        } = event(&own).await
+        else {
+            panic!("connected first");
+        };
+        assert_eq!(session, SessionId(1));
+        let mut a = world.zk(0).await;
+        assert_eq!(a.open(4_000).await.session_id, 2, "one table of sessions");
+
+        // A watch set over the stream fires on the simulator's client's change...
+        assert_eq!(a.call(1, create("/m", b"x")).await.header.err, 0);
+        a.call(2, Request::get_data("/m", true)).await;
+        let path = Path::new("/m").unwrap();
+        let set = ZkRequest::SetData {
+            path: path.clone(),
+            data: b"y".to_vec(),
+            version: None,
+        };
+        own.submit(OpId(1), set).await;
+        assert!(matches!(
+            event(&own).await,
+            RawEvent::Reply {
+                op: OpId(1),
+                result: Ok(_)
+            }
+        ));
+        assert_eq!(
+            a.notification().await,
+            (EventType::NodeDataChanged, "/m".into())
+        );
+
+        // ... and the other way round.
+        let get = ZkRequest::GetData {
+            path: path.clone(),
+            watch: true,
+        };
+        own.submit(OpId(2), get).await;
+        assert!(matches!(
+            event(&own).await,
+            RawEvent::Reply {
+                op: OpId(2),
+                result: Ok(_)
+            }
+        ));
+        assert_eq!(
+            a.call(3, Request::set_data("/m", b"z", -1))
+                .await
+                .header
+                .err,
+            0
+        );
+        let changed = WatchedEvent {
+            kind: EventKind::NodeDataChanged,
+            path,
+        };
+        assert_eq!(event(&own).await, RawEvent::Watch { event: changed });
+
+        // The environment's expiry reaches the stream's session.
+        world.server.control(Control::ExpireClient(0));
+        a.closed().await;
+        assert_eq!(world.server.sessions(), [SessionId(1)]);
     });
 }
