@@ -446,3 +446,24 @@ fn byte_streams_and_the_simulator_s_own_clients_share_the_tree_sessions_and_expi
         assert_eq!(world.server.sessions(), [SessionId(1)]);
     });
 }
+
+#[test]
+fn a_stream_closed_by_its_client_is_closed_by_the_server_and_its_session_lives_on() {
+    simulate(15, || async {
+        let world = World::start().await;
+        let mut a = world.zk(0).await;
+        let session = a.open(4_000).await;
+        a.stream.close().await.expect("closed");
+        a.closed().await;
+        let write = a
+            .stream
+            .write(b"late")
+            .await
+            .expect_err("closed for writing");
+        assert_eq!(write.kind(), io::ErrorKind::BrokenPipe);
+        assert_eq!(world.server.sessions(), [SessionId(1)]);
+        let mut again = world.zk(0).await;
+        let resumed = (again.handshake(session.session_id, session.passwd.clone(), 4_000)).await;
+        assert_eq!(resumed, session);
+    });
+}
