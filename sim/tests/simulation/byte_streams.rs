@@ -25,6 +25,7 @@ use sim::server::{Control, ServerHandle};
 use sim::stream::{SimDialer, SimStream};
 use sim::time::SimTime;
 use sim::wire::{node_ip, server_addr};
+use trace::EventKind as TraceEvent;
 
 /// How long a test waits for anything before it fails (simulated time).
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -463,6 +464,53 @@ fn a_stream_closed_by_its_client_is_closed_by_the_server_and_its_session_lives_o
         assert_eq!(write.kind(), io::ErrorKind::BrokenPipe);
         assert_eq!(world.server.sessions(), [SessionId(1)]);
         let mut again = world.zk(0).await;
+        let resumed = (again.handshake(session.session_id, session.passwd.clone(), 4_000)).await;
+        assert_eq!(resumed, session);
+    });
+}
+
+#[test]
+fn a_killed_client_s_stream_ends_at_the_server_with_its_watches() {
+    simulate(17, || async {
+        let world = World::start().await;
+        let handle = Handle::current();
+        let client = handle
+            .create_node()
+            .name("client-0")
+            .ip(node_ip(Node::Client(0)))
+            .build();
+        let (opened_tx, opened_rx) = futures::channel::oneshot::channel();
+        let network = world.network.clone();
+        client.spawn(async move {
+            let dialer = SimDialer::new(Node::Client(0), network);
+            let mut zk = Zk::new(dialer.connect(server_addr()).await.expect("accepted"));
+            let session = zk.open(4_000).await;
+            zk.call(1, create("/w", b"x")).await;
+            zk.call(2, Request::get_data("/w", true)).await;
+            let _ = opened_tx.send(session);
+            futures::future::pending::<()>().await;
+        });
+        let session = opened_rx.await.expect("the session opened");
+        // The killed process's socket sends its end of stream.
+        handle.kill(client.id());
+        madsim::time::sleep(Duration::from_secs(1)).await;
+        // The server closed the stream, and the watch with it ...
+        let mut other = world.zk(1).await;
+        other.open(4_000).await;
+        assert_eq!(
+            other
+                .call(1, Request::set_data("/w", b"y", -1))
+                .await
+                .header
+                .err,
+            0
+        );
+        let fired = (world.recorder.take_events().into_iter())
+            .filter(|event| matches!(event.kind, TraceEvent::WatchFired { .. }))
+            .count();
+        assert_eq!(fired, 0, "no watch is left to fire");
+        // ... and the session lives on: a new stream resumes it.
+        let mut again = world.zk(2).await;
         let resumed = (again.handshake(session.session_id, session.passwd.clone(), 4_000)).await;
         assert_eq!(resumed, session);
     });
