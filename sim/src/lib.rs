@@ -25,6 +25,7 @@ pub mod recorder;
 mod run;
 pub mod server;
 mod settings;
+pub mod stream;
 pub mod time;
 mod trigger;
 pub mod wire;
