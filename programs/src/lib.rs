@@ -9,5 +9,6 @@
 //! made by the node's dialer.
 
 mod node;
+pub mod simulated;
 
 pub use node::on_client_node;

@@ -28,6 +28,7 @@ use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use futures::future::Either;
 use futures::{FutureExt, StreamExt, select_biased};
 use madsim::rand::Rng;
+use madsim::runtime::{Handle, NodeHandle};
 use madsim::time::Instant;
 
 use scenarios::fault::Node;
@@ -39,7 +40,8 @@ use crate::settings::{negotiate, tick};
 use crate::stream::Segment;
 use crate::time::SimTime;
 use crate::wire::{
-    ConnId, Datagram, Inbox, Resume, SERVER_PORT, ToClient, ToServer, Wire, client_of,
+    ConnId, Datagram, Inbox, Resume, SERVER_PORT, ToClient, ToServer, Wire, client_of, node_ip,
+    server_addr,
 };
 use scenarios::scenario::ServerSettings;
 
@@ -165,6 +167,23 @@ impl ServerHandle {
         if let Some(control) = &self.lock().control {
             let _ = control.unbounded_send(command);
         }
+    }
+
+    /// Starts the server on a node of its own at the server's address, with [`Self::run`] as
+    /// the node's init (so that a restart of the node starts it again), and returns the node
+    /// once the server listens.
+    pub async fn start_node(&self) -> NodeHandle {
+        let server = self.clone();
+        let node = Handle::current()
+            .create_node()
+            .name("zookeeper")
+            .ip(node_ip(Node::Server))
+            .init(move || server.clone().run())
+            .build();
+        while !self.network.is_bound(server_addr()) {
+            yield_now().await;
+        }
+        node
     }
 
     /// The server node's main: call it from the node's init. Starts (or restarts) the server.
@@ -555,4 +574,18 @@ fn shuffle(names: &mut [String]) {
     for i in (1..names.len()).rev() {
         names.swap(i, rng.gen_range(0..=i));
     }
+}
+
+/// Lets every other ready task run once before the caller goes on.
+async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if std::mem::replace(&mut yielded, true) {
+            std::task::Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+    .await
 }
