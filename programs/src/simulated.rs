@@ -1,7 +1,8 @@
-//! A simulated ZooKeeper and client nodes that run programs: the smallest run loop for
-//! unmodified client code, with no faults and no checkers yet (those come from the scenario
-//! run loop, `sim::run`, once programs are a kind of recipe code there).
+//! A simulated ZooKeeper and client nodes that run programs under a fault schedule: the
+//! smallest run loop for unmodified client code. It has no checkers yet (those come from the
+//! scenario run loop, `sim::run`, once programs are a kind of recipe code there).
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -9,8 +10,10 @@ use std::sync::Arc;
 use futures::StreamExt;
 use futures::channel::mpsc::unbounded;
 use madsim::runtime::{Handle, Runtime};
-use scenarios::fault::Node;
+use madsim::time::Instant;
+use scenarios::fault::{Node, ScheduledFault};
 use scenarios::scenario::ServerSettings;
+use sim::faults::Injector;
 use sim::net::Network;
 use sim::recorder::{Recorder, SimClock};
 use sim::server::ServerHandle;
@@ -21,6 +24,19 @@ use trace::Event;
 
 use crate::on_client_node;
 
+/// A run of programs: its seed, its clients, its server and its faults.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// The run's seed.
+    pub seed: u64,
+    /// How many client nodes run the program.
+    pub clients: u16,
+    /// The simulated server's settings.
+    pub server: ServerSettings,
+    /// The faults, at times from the start of the run.
+    pub faults: Vec<ScheduledFault>,
+}
+
 /// What a program is told about its place in the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Place {
@@ -30,23 +46,21 @@ pub struct Place {
     pub server: SocketAddr,
 }
 
-/// What a run of programs gave: each client's result, by slot, and the server's trace.
+/// What a run of programs gave: each client's result, by slot, and the trace.
 #[derive(Debug)]
 pub struct Outcome<T> {
-    /// What each client's program returned, by slot.
+    /// What each client's program returned, by slot (the first time: a crashed client's
+    /// program starts over, and may return again).
     pub results: Vec<T>,
-    /// The trace the simulated server recorded: sessions, requests applied, watches fired.
+    /// What the simulated server and the fault injector recorded: sessions, watches fired,
+    /// faults.
     pub events: Vec<Event>,
 }
 
-/// Runs `program` on `clients` client nodes against one simulated server, in a simulation
-/// with `seed` on a fresh thread, until every program has returned.
-pub fn run<T, F>(
-    seed: u64,
-    clients: u16,
-    server: ServerSettings,
-    program: impl Fn(Place) -> F + Send + Sync + 'static,
-) -> Outcome<T>
+/// Runs `program` on each client node of `setup` against one simulated server, in a
+/// simulation on a fresh thread, until every program has returned and every fault has
+/// ended. A client node's crash starts its program over.
+pub fn run<T, F>(setup: Setup, program: impl Fn(Place) -> F + Send + Sync + 'static) -> Outcome<T>
 where
     T: Send + 'static,
     F: Future<Output = T> + Send + 'static,
@@ -55,8 +69,8 @@ where
     std::thread::scope(|scope| {
         scope
             .spawn(move || {
-                let runtime = Runtime::with_seed_and_config(seed, madsim::Config::default());
-                runtime.block_on(simulate(clients, server, Arc::new(program)))
+                let runtime = Runtime::with_seed_and_config(setup.seed, madsim::Config::default());
+                runtime.block_on(simulate(setup, Arc::new(program)))
             })
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
@@ -72,46 +86,65 @@ fn outside_the_simulation() {
     let _keys_drawn = ahash::RandomState::new();
 }
 
-async fn simulate<T, F>(
-    clients: u16,
-    settings: ServerSettings,
-    program: Arc<dyn Fn(Place) -> F + Send + Sync>,
-) -> Outcome<T>
+async fn simulate<T, F>(setup: Setup, program: Arc<dyn Fn(Place) -> F + Send + Sync>) -> Outcome<T>
 where
     T: Send + 'static,
     F: Future<Output = T> + Send + 'static,
 {
+    let start = Instant::now();
     let time = SimTime::current();
     let recorder = Recorder::new(SimClock::start(time.clone()));
     let network = Network::new(time);
-    let server = ServerHandle::new(settings, recorder.clone(), network.clone());
+    let server = ServerHandle::new(setup.server, recorder.clone(), network.clone());
     let handle = Handle::current();
-    server.start_node().await;
-    let (done_tx, done_rx) = unbounded();
-    for slot in 0..clients {
-        let node = Node::Client(slot);
-        let dialer = Arc::new(SimDialer::new(node, network.clone()));
-        let program = program.clone();
-        let done = done_tx.clone();
-        let place = Place {
-            slot,
-            server: server_addr(),
-        };
-        let client = handle
-            .create_node()
-            .name(format!("client-{slot}"))
-            .ip(node_ip(node))
-            .build();
-        client.spawn(async move {
-            let result = on_client_node(dialer, program(place)).await;
-            let _ = done.unbounded_send((slot, result));
-        });
-    }
+    let server_node = server.start_node().await;
+    let (done_tx, mut done_rx) = unbounded();
+    let client_nodes = (0..setup.clients)
+        .map(|slot| {
+            let node = Node::Client(slot);
+            let dialer = Arc::new(SimDialer::new(node, network.clone()));
+            let program = program.clone();
+            let done = done_tx.clone();
+            let place = Place {
+                slot,
+                server: server_addr(),
+            };
+            let main = move || {
+                let (dialer, program, done) = (dialer.clone(), program.clone(), done.clone());
+                async move {
+                    let result = on_client_node(dialer, program(place)).await;
+                    let _ = done.unbounded_send((slot, result));
+                }
+            };
+            handle
+                .create_node()
+                .name(format!("client-{slot}"))
+                .ip(node_ip(node))
+                .init(main)
+                .build()
+                .id()
+        })
+        .collect();
     drop(done_tx);
-    let mut finished: Vec<(u16, T)> = done_rx.collect().await;
-    finished.sort_by_key(|(slot, _)| *slot);
+    let injector = Injector {
+        handle: handle.clone(),
+        server_node: server_node.id(),
+        client_nodes,
+        server,
+        network,
+        recorder: recorder.clone(),
+    };
+    let faults = madsim::task::spawn(injector.run(start, setup.faults));
+    let mut results = BTreeMap::new();
+    while results.len() < usize::from(setup.clients) {
+        let Some((slot, result)) = done_rx.next().await else {
+            break;
+        };
+        results.entry(slot).or_insert(result);
+    }
+    let _ = faults.await;
     Outcome {
-        results: finished.into_iter().map(|(_, result)| result).collect(),
+        results: results.into_values().collect(),
         events: recorder.take_events_in_order(),
     }
 }

@@ -8,9 +8,9 @@
 
 use std::future::ready;
 
-use scenarios::scenario::ServerSettings;
-
 mod support;
+
+use support::setup;
 
 /// Which of five branches, all ready, `select!` takes.
 async fn select_five() -> u8 {
@@ -23,16 +23,9 @@ async fn select_five() -> u8 {
     }
 }
 
-/// A server the probes never reach (they open no connection).
-const SERVER: ServerSettings = ServerSettings {
-    tick_ms: 200,
-    session_timeout_ms: 4_000,
-    container_sweep_ms: 60_000,
-};
-
 /// The probes of one run with `seed`, on a client node, one line each.
 fn probe(seed: u64) -> Vec<String> {
-    let mut outcome = programs::simulated::run(seed, 1, SERVER, |_place| async {
+    let mut outcome = programs::simulated::run(setup(seed, 1), |_place| async {
         let fastrand = format!("fastrand {:?}", [(); 4].map(|_| fastrand::u32(..)));
         let map: hashbrown::HashMap<u32, ()> = (0..32).map(|i| (i, ())).collect();
         let order = format!("hashbrown {:?}", map.keys().collect::<Vec<_>>());

@@ -5,17 +5,12 @@
 use std::time::{Duration, Instant};
 
 use programs::simulated::{Outcome, Place, run};
-use scenarios::scenario::ServerSettings;
+use scenarios::fault::{Fault, Node, ScheduledFault};
 use zookeeper_client as zk;
 
 mod support;
 
-/// A server with 200 ms ticks (session timeouts of 400 ms to 4 s).
-const SERVER: ServerSettings = ServerSettings {
-    tick_ms: 200,
-    session_timeout_ms: 4_000,
-    container_sweep_ms: 60_000,
-};
+use support::setup;
 
 /// How long each program holds the lock.
 const HOLD: Duration = Duration::from_millis(250);
@@ -29,23 +24,28 @@ struct Hold {
     released: Duration,
 }
 
-/// Connects, takes the lock with Curator's node names under `/locks`, holds it, lets it go
-/// (dropping the lock deletes its node in the background) and closes the session.
-async fn take_the_lock(place: Place) -> Result<Hold, zk::Error> {
-    let start = Instant::now();
-    let client = zk::Client::connector()
+/// A session with a 4 s timeout to the simulated server.
+async fn connect(place: Place) -> Result<zk::Client, zk::Error> {
+    zk::Client::connector()
         .with_session_timeout(Duration::from_secs(4))
         .connect(&place.server.to_string())
-        .await?;
+        .await
+}
+
+/// Takes the client's lock, with Curator's node names under `/locks`.
+async fn lock(client: &zk::Client) -> Result<zk::LockClient<'_>, zk::Error> {
     let options = zk::LockOptions::new(zk::Acls::anyone_all())
         .with_ancestor_options(zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()))?;
-    let lock = client
-        .lock(
-            zk::LockPrefix::new_curator("/locks", "lock-")?,
-            b"",
-            options,
-        )
-        .await?;
+    let prefix = zk::LockPrefix::new_curator("/locks", "lock-")?;
+    client.lock(prefix, b"", options).await
+}
+
+/// Connects, takes the lock, holds it, lets it go (dropping the lock deletes its node in the
+/// background) and closes the session.
+async fn take_the_lock(place: Place) -> Result<Hold, zk::Error> {
+    let start = Instant::now();
+    let client = connect(place).await?;
+    let lock = lock(&client).await?;
     let granted = start.elapsed();
     let node = lock.lock_path().to_owned();
     madsim::time::sleep(HOLD).await;
@@ -69,7 +69,7 @@ fn sequence(node: &str) -> &str {
 }
 
 fn three_takers(seed: u64) -> Outcome<Result<Hold, zk::Error>> {
-    run(seed, 3, SERVER, take_the_lock)
+    run(setup(seed, 3), take_the_lock)
 }
 
 #[test]
@@ -144,4 +144,116 @@ fn the_same_seed_replays_the_run_byte_for_byte_in_another_process() {
         lines(7),
         "seed 7 here (not this process's first run) and in a child"
     );
+}
+
+/// What one program believed: when it held the lock, and the session states its client told
+/// it, with their times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Belief {
+    granted: Duration,
+    released: Duration,
+    states: Vec<(Duration, zk::SessionState)>,
+}
+
+/// Takes the lock and holds it for `hold` as the lock's documentation shows (nothing but the
+/// lock in hand), while a task notes every session state the client reports. Client 1
+/// starts a second late, so client 0 is the first holder.
+async fn hold_without_watching(place: Place) -> Result<Belief, zk::Error> {
+    let start = Instant::now();
+    let hold = if place.slot == 0 {
+        Duration::from_secs(12)
+    } else {
+        madsim::time::sleep(Duration::from_secs(1)).await;
+        Duration::from_secs(1)
+    };
+    let client = connect(place).await?;
+    let states = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut watcher = client.state_watcher();
+    let noted = states.clone();
+    let noting = madsim::task::spawn(async move {
+        loop {
+            let state = watcher.changed().await;
+            noted.lock().unwrap().push((start.elapsed(), state));
+            if state.is_terminated() {
+                return;
+            }
+        }
+    });
+    let lock = lock(&client).await?;
+    let granted = start.elapsed();
+    madsim::time::sleep(hold).await;
+    let released = start.elapsed();
+    drop(lock);
+    noting.abort();
+    let states = states.lock().unwrap().clone();
+    Ok(Belief {
+        granted,
+        released,
+        states,
+    })
+}
+
+/// Client 0 is cut off from the server from 2 s to 10 s, past its 4 s session timeout.
+fn isolated_holder(seed: u64) -> Outcome<Result<Belief, zk::Error>> {
+    let mut setup = setup(seed, 2);
+    setup.faults = vec![ScheduledFault::at(
+        2_000,
+        Fault::Isolate {
+            node: Node::Client(0),
+            for_ms: Some(8_000),
+        },
+    )];
+    run(setup, hold_without_watching)
+}
+
+#[test]
+fn an_isolated_holder_keeps_its_lock_in_hand_after_the_server_grants_it_to_another() {
+    let outcome = isolated_holder(3);
+    let beliefs: Vec<Belief> = outcome.results.into_iter().map(Result::unwrap).collect();
+    let (first, second) = (&beliefs[0], &beliefs[1]);
+    // The server expired client 0's session (and its lock node) and granted client 1, while
+    // client 0 still held its LockClient: two holders by belief.
+    assert!(
+        second.granted < first.released,
+        "two holders at once: {beliefs:?}"
+    );
+    let told = |wanted: zk::SessionState| {
+        first
+            .states
+            .iter()
+            .find(|(_, state)| *state == wanted)
+            .map(|(at, _)| *at)
+    };
+    let disconnected = told(zk::SessionState::Disconnected).expect("told of the disconnect");
+    assert!(
+        disconnected < second.granted,
+        "a program watching the session could have stopped in time: {beliefs:?}"
+    );
+    // The client expires its session on its own after 7/5 of the negotiated timeout without
+    // the server (zookeeper-client 0.11, src/session/mod.rs:416), during the cut, but after
+    // the server has expired it and granted client 1: a program that stops at Expired alone
+    // still overlaps.
+    let expired = told(zk::SessionState::Expired).expect("told of the expiry");
+    assert!(
+        second.granted < expired && expired < Duration::from_secs(10),
+        "told of the expiry by its own clock, too late: {beliefs:?}"
+    );
+    let faults = outcome
+        .events
+        .iter()
+        .filter(|event| matches!(event.kind, trace::EventKind::FaultStart { .. }))
+        .count();
+    assert_eq!(faults, 1);
+}
+
+#[test]
+fn the_same_seed_replays_a_faulted_run_byte_for_byte() {
+    let lines = |seed| {
+        let outcome = isolated_holder(seed);
+        (
+            format!("{:?}", outcome.results),
+            serde_json::to_string(&outcome.events).unwrap(),
+        )
+    };
+    assert_eq!(lines(3), lines(3));
 }

@@ -17,7 +17,7 @@ compile_error!(
 
 mod alarm;
 pub mod client;
-mod faults;
+pub mod faults;
 pub mod links;
 pub mod net;
 mod recipe_code;

@@ -1,7 +1,25 @@
-//! Runs part of a test in a second process of the same test binary, to show that a seed
-//! gives the same result there as here.
+//! What the tests of programs share: the run's setup, and running part of a test in a second
+//! process of the same test binary, to show that a seed gives the same result there as here.
 
 use std::process::Command;
+
+use programs::simulated::Setup;
+use scenarios::scenario::ServerSettings;
+
+/// A fault-free run of `clients` programs with `seed`, against a server with 200 ms ticks
+/// (session timeouts of 400 ms to 4 s).
+pub fn setup(seed: u64, clients: u16) -> Setup {
+    Setup {
+        seed,
+        clients,
+        server: ServerSettings {
+            tick_ms: 200,
+            session_timeout_ms: 4_000,
+            container_sweep_ms: 60_000,
+        },
+        faults: Vec::new(),
+    }
+}
 
 /// Set in the child process: the seed it runs.
 const CHILD_SEED: &str = "SPLITBRAIN_CHILD_SEED";
