@@ -11,4 +11,4 @@
 mod node;
 pub mod simulated;
 
-pub use node::on_client_node;
+pub use node::{on_client_node, with_dead_processes_spawning_nothing};

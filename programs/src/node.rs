@@ -58,3 +58,21 @@ impl<F: Future> Future for OnNode<F> {
         Pin::new(&mut this.future).poll(cx)
     }
 }
+
+/// Runs `simulation` (a whole run: its runtime made, run and dropped) with a spawner in scope
+/// for tasks spawned while no client node's code runs, which drops them: they come from
+/// destructors run as a node is killed (a crash) or as the run ends (the lock's background
+/// delete when its `LockClient` is dropped), and a dead process starts nothing.
+pub fn with_dead_processes_spawning_nothing<R>(simulation: impl FnOnce() -> R) -> R {
+    let _scope = spawns_core::enter(&Nothing);
+    simulation()
+}
+
+/// Drops what it is given to spawn.
+struct Nothing;
+
+impl spawns_core::Spawn for Nothing {
+    fn spawn(&self, task: spawns_core::Task) {
+        drop(task);
+    }
+}

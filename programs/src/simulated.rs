@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::StreamExt;
 use futures::channel::mpsc::unbounded;
@@ -22,7 +23,7 @@ use sim::time::SimTime;
 use sim::wire::{node_ip, server_addr};
 use trace::Event;
 
-use crate::on_client_node;
+use crate::{on_client_node, with_dead_processes_spawning_nothing};
 
 /// A run of programs: its seed, its clients, its server and its faults.
 #[derive(Clone, Debug)]
@@ -35,6 +36,8 @@ pub struct Setup {
     pub server: ServerSettings,
     /// The faults, at times from the start of the run.
     pub faults: Vec<ScheduledFault>,
+    /// When the run stops if a program has not returned by then.
+    pub horizon: Duration,
 }
 
 /// What a program is told about its place in the run.
@@ -50,8 +53,9 @@ pub struct Place {
 #[derive(Debug)]
 pub struct Outcome<T> {
     /// What each client's program returned, by slot (the first time: a crashed client's
-    /// program starts over, and may return again).
-    pub results: Vec<T>,
+    /// program starts over, and may return again); `None` for one still running at the
+    /// horizon.
+    pub results: Vec<Option<T>>,
     /// What the simulated server and the fault injector recorded: sessions, watches fired,
     /// faults.
     pub events: Vec<Event>,
@@ -59,7 +63,7 @@ pub struct Outcome<T> {
 
 /// Runs `program` on each client node of `setup` against one simulated server, in a
 /// simulation on a fresh thread, until every program has returned and every fault has
-/// ended. A client node's crash starts its program over.
+/// ended, or until the horizon. A client node's crash starts its program over.
 pub fn run<T, F>(setup: Setup, program: impl Fn(Place) -> F + Send + Sync + 'static) -> Outcome<T>
 where
     T: Send + 'static,
@@ -69,8 +73,13 @@ where
     std::thread::scope(|scope| {
         scope
             .spawn(move || {
-                let runtime = Runtime::with_seed_and_config(setup.seed, madsim::Config::default());
-                runtime.block_on(simulate(setup, Arc::new(program)))
+                with_dead_processes_spawning_nothing(|| {
+                    let runtime =
+                        Runtime::with_seed_and_config(setup.seed, madsim::Config::default());
+                    let outcome = runtime.block_on(simulate(setup, Arc::new(program)));
+                    drop(runtime);
+                    outcome
+                })
             })
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
@@ -136,15 +145,21 @@ where
     };
     let faults = madsim::task::spawn(injector.run(start, setup.faults));
     let mut results = BTreeMap::new();
-    while results.len() < usize::from(setup.clients) {
-        let Some((slot, result)) = done_rx.next().await else {
-            break;
-        };
-        results.entry(slot).or_insert(result);
-    }
-    let _ = faults.await;
+    let settled = async {
+        while results.len() < usize::from(setup.clients) {
+            let Some((slot, result)) = done_rx.next().await else {
+                break;
+            };
+            results.entry(slot).or_insert(result);
+        }
+        let _ = faults.await;
+    };
+    // Past the horizon, what has not returned is left running as the runtime is dropped.
+    let _ = madsim::time::timeout(setup.horizon.saturating_sub(start.elapsed()), settled).await;
     Outcome {
-        results: results.into_values().collect(),
+        results: (0..setup.clients)
+            .map(|slot| results.remove(&slot))
+            .collect(),
         events: recorder.take_events_in_order(),
     }
 }

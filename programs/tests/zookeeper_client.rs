@@ -78,7 +78,11 @@ fn three_unmodified_clients_take_its_lock_in_turn_on_the_simulated_server() {
     let mut holds: Vec<Hold> = outcome
         .results
         .into_iter()
-        .map(|result| result.expect("each program takes and gives back the lock"))
+        .map(|result| {
+            result
+                .expect("each program returns")
+                .expect("each program takes and gives back the lock")
+        })
         .collect();
     holds.sort_by_key(|hold| hold.granted);
     for pair in holds.windows(2) {
@@ -115,7 +119,11 @@ fn three_unmodified_clients_take_its_lock_in_turn_on_the_simulated_server() {
 /// A run's result and server trace, as lines to compare.
 fn lines(seed: u64) -> Vec<String> {
     let outcome = three_takers(seed);
-    let holds: Vec<_> = outcome.results.into_iter().map(Result::unwrap).collect();
+    let holds: Vec<_> = outcome
+        .results
+        .into_iter()
+        .map(|result| result.unwrap().unwrap())
+        .collect();
     vec![
         format!("{holds:?}"),
         serde_json::to_string(&outcome.events).unwrap(),
@@ -209,7 +217,11 @@ fn isolated_holder(seed: u64) -> Outcome<Result<Belief, zk::Error>> {
 #[test]
 fn an_isolated_holder_keeps_its_lock_in_hand_after_the_server_grants_it_to_another() {
     let outcome = isolated_holder(3);
-    let beliefs: Vec<Belief> = outcome.results.into_iter().map(Result::unwrap).collect();
+    let beliefs: Vec<Belief> = outcome
+        .results
+        .into_iter()
+        .map(|result| result.unwrap().unwrap())
+        .collect();
     let (first, second) = (&beliefs[0], &beliefs[1]);
     // The server expired client 0's session (and its lock node) and granted client 1, while
     // client 0 still held its LockClient: two holders by belief.

@@ -1,13 +1,17 @@
 //! What the tests of programs share: the run's setup, and running part of a test in a second
 //! process of the same test binary, to show that a seed gives the same result there as here.
 
+// Each test binary compiles this module and uses a part of it.
+#![allow(dead_code)]
+
 use std::process::Command;
+use std::time::Duration;
 
 use programs::simulated::Setup;
 use scenarios::scenario::ServerSettings;
 
 /// A fault-free run of `clients` programs with `seed`, against a server with 200 ms ticks
-/// (session timeouts of 400 ms to 4 s).
+/// (session timeouts of 400 ms to 4 s), for two minutes at most.
 pub fn setup(seed: u64, clients: u16) -> Setup {
     Setup {
         seed,
@@ -18,6 +22,7 @@ pub fn setup(seed: u64, clients: u16) -> Setup {
             container_sweep_ms: 60_000,
         },
         faults: Vec::new(),
+        horizon: Duration::from_secs(120),
     }
 }
 
