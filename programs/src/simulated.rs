@@ -13,7 +13,7 @@ use futures::channel::mpsc::unbounded;
 use madsim::runtime::{Handle, Runtime};
 use madsim::time::Instant;
 use scenarios::fault::{Node, ScheduledFault};
-use scenarios::scenario::ServerSettings;
+use scenarios::scenario::{Scenario, ServerSettings};
 use sim::faults::Injector;
 use sim::net::Network;
 use sim::recorder::{Recorder, SimClock};
@@ -38,6 +38,20 @@ pub struct Setup {
     pub faults: Vec<ScheduledFault>,
     /// When the run stops if a program has not returned by then.
     pub horizon: Duration,
+}
+
+impl Setup {
+    /// The run of `scenario` with `seed`: its clients, server and horizon, and its fault
+    /// schedule for that seed (fixed faults and those its random-fault generators draw).
+    pub fn of_scenario(scenario: &Scenario, seed: u64) -> Setup {
+        Setup {
+            seed,
+            clients: scenario.clients,
+            server: scenario.server,
+            faults: scenario.fault_schedule(seed),
+            horizon: Duration::from_millis(scenario.horizon_ms),
+        }
+    }
 }
 
 /// What a program is told about its place in the run.

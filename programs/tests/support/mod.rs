@@ -4,6 +4,8 @@
 // Each test binary compiles this module and uses a part of it.
 #![allow(dead_code)]
 
+pub mod lock_user;
+
 use std::process::Command;
 use std::time::Duration;
 
