@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use programs::simulated::{Setup, run};
+use programs::simulated::{Ended, Setup, run};
 use scenarios::scenario::Scenario;
 use serde_json::json;
 
@@ -40,8 +40,9 @@ fn main() {
         });
         for result in outcome.results {
             match result {
-                Some(held) => holds += u64::from(held),
-                None => unfinished += 1,
+                Ended::Returned(held) => holds += u64::from(held),
+                Ended::Panicked(message) => panic!("a program panicked: {message}"),
+                Ended::Running => unfinished += 1,
             }
         }
     }

@@ -2,14 +2,16 @@
 //! smallest run loop for unmodified client code. It has no checkers yet (those come from the
 //! scenario run loop, `sim::run`, once programs are a kind of recipe code there).
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use futures::channel::mpsc::unbounded;
+use futures::{FutureExt, StreamExt};
 use madsim::runtime::{Handle, Runtime};
 use madsim::time::Instant;
 use scenarios::fault::{Node, ScheduledFault};
@@ -63,13 +65,34 @@ pub struct Place {
     pub server: SocketAddr,
 }
 
-/// What a run of programs gave: each client's result, by slot, and the trace.
+/// How a client's program ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ended<T> {
+    /// It returned this (the first time: a crashed client's program starts over, and may
+    /// return again).
+    Returned(T),
+    /// It panicked, with this message: that client's run ended, the others' went on.
+    Panicked(String),
+    /// It was still running at the horizon.
+    Running,
+}
+
+impl<T> Ended<T> {
+    /// What the program returned; panics, naming how it ended, if it did not.
+    pub fn returned(self) -> T {
+        match self {
+            Ended::Returned(value) => value,
+            Ended::Panicked(message) => panic!("the program panicked: {message}"),
+            Ended::Running => panic!("the program was still running at the horizon"),
+        }
+    }
+}
+
+/// What a run of programs gave: how each client's program ended, by slot, and the trace.
 #[derive(Debug)]
 pub struct Outcome<T> {
-    /// What each client's program returned, by slot (the first time: a crashed client's
-    /// program starts over, and may return again); `None` for one still running at the
-    /// horizon.
-    pub results: Vec<Option<T>>,
+    /// How each client's program ended, by slot.
+    pub results: Vec<Ended<T>>,
     /// What the simulated server and the fault injector recorded: sessions, watches fired,
     /// faults.
     pub events: Vec<Event>,
@@ -135,8 +158,12 @@ where
             let main = move || {
                 let (dialer, program, done) = (dialer.clone(), program.clone(), done.clone());
                 async move {
-                    let result = on_client_node(dialer, program(place)).await;
-                    let _ = done.unbounded_send((slot, result));
+                    let running = AssertUnwindSafe(on_client_node(dialer, program(place)));
+                    let ended = match running.catch_unwind().await {
+                        Ok(value) => Ended::Returned(value),
+                        Err(panic) => Ended::Panicked(panic_message(&*panic)),
+                    };
+                    let _ = done.unbounded_send((slot, ended));
                 }
             };
             handle
@@ -172,8 +199,17 @@ where
     let _ = madsim::time::timeout(setup.horizon.saturating_sub(start.elapsed()), settled).await;
     Outcome {
         results: (0..setup.clients)
-            .map(|slot| results.remove(&slot))
+            .map(|slot| results.remove(&slot).unwrap_or(Ended::Running))
             .collect(),
         events: recorder.take_events_in_order(),
+    }
+}
+
+/// The message a panic carried, when it is text.
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
+        (Some(message), _) => (*message).to_owned(),
+        (_, Some(message)) => message.clone(),
+        _ => "a panic without a message".to_owned(),
     }
 }

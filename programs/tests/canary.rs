@@ -44,7 +44,7 @@ fn probe(seed: u64) -> Vec<String> {
         let after = format!("draw after ahash 0.8 {}", madsim::rand::random::<u64>());
         vec![fastrand, order, uuid, select, spawned, after]
     });
-    outcome.results.remove(0).expect("the probe returns")
+    outcome.results.remove(0).returned()
 }
 
 #[test]

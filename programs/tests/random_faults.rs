@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use programs::simulated::{Outcome, Setup, run};
+use programs::simulated::{Ended, Outcome, Setup, run};
 use scenarios::scenario::Scenario;
 
 mod support;
@@ -40,7 +40,10 @@ fn every_seed_replays_byte_for_byte_and_every_program_finishes() {
         );
         let holds = scenario.workload.acquisitions;
         assert!(
-            first.results.iter().all(|held| *held == Some(holds)),
+            first
+                .results
+                .iter()
+                .all(|held| *held == Ended::Returned(holds)),
             "seed {seed}: {:?}",
             first.results
         );

@@ -80,7 +80,7 @@ fn three_unmodified_clients_take_its_lock_in_turn_on_the_simulated_server() {
         .into_iter()
         .map(|result| {
             result
-                .expect("each program returns")
+                .returned()
                 .expect("each program takes and gives back the lock")
         })
         .collect();
@@ -122,7 +122,7 @@ fn lines(seed: u64) -> Vec<String> {
     let holds: Vec<_> = outcome
         .results
         .into_iter()
-        .map(|result| result.unwrap().unwrap())
+        .map(|result| result.returned().unwrap())
         .collect();
     vec![
         format!("{holds:?}"),
@@ -220,7 +220,7 @@ fn an_isolated_holder_keeps_its_lock_in_hand_after_the_server_grants_it_to_anoth
     let beliefs: Vec<Belief> = outcome
         .results
         .into_iter()
-        .map(|result| result.unwrap().unwrap())
+        .map(|result| result.returned().unwrap())
         .collect();
     let (first, second) = (&beliefs[0], &beliefs[1]);
     // The server expired client 0's session (and its lock node) and granted client 1, while
