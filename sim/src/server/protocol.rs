@@ -7,7 +7,8 @@
 //! one a request. The connection closes (end of stream to the client) after a close-session's
 //! reply, an expired session's connect response, a refused connect, a frame that does not
 //! decode or is over [`jute::frame::MAX_FRAME`], the client's own end of stream, or the
-//! session's expiry; the server's exit resets it.
+//! session's expiry; the server's exit resets it. Children are listed in an order drawn from
+//! the run's seed, as they are to the simulator's own clients.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -17,11 +18,12 @@ use coordination::zk::tree::Fired;
 use frontend::Handshake;
 use frontend::convert::notification;
 use jute::frame::{Splitter, body};
+use jute::responses::{GetChildren2Response, GetChildrenResponse};
 use jute::session::ConnectRequest;
-use jute::{Record, RequestMessage};
+use jute::{Record, ReplyBody, RequestMessage, Response};
 use trace::ServerSession;
 
-use super::{Out, Session, State};
+use super::{Out, Session, State, shuffle};
 use crate::stream::Segment;
 use crate::wire::{ConnId, Datagram, Inbox, client_of};
 
@@ -174,7 +176,15 @@ impl State {
             entry.deadline = self.time.now() + entry.timeout;
         }
         let before = self.tree().zxid();
-        let served = self.front.serve(session, &message);
+        let mut served = self.front.serve(session, &message);
+        if let ReplyBody::Response(
+            Response::GetChildren(GetChildrenResponse { children })
+            | Response::GetChildren2(GetChildren2Response { children, .. }),
+        ) = &mut served.reply.body
+        {
+            // In an order drawn from the run's seed, as the simulator's own clients get them.
+            shuffle(children);
+        }
         let zxid = (self.tree().zxid() != before).then_some(self.tree().zxid());
         // Watch events before the reply that reflects their change.
         self.deliver(served.fired, zxid, out);

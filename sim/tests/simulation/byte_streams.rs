@@ -11,7 +11,7 @@ use futures::io::{AsyncReadExt, AsyncWriteExt};
 use jute::codes::{CreateMode, EventType, OpCode, xid};
 use jute::frame::{MAX_FRAME, Splitter, body};
 use jute::requests::CreateRequest;
-use jute::responses::{GetDataResponse, Reply, ReplyBody, Response};
+use jute::responses::{GetChildrenResponse, GetDataResponse, Reply, ReplyBody, Response};
 use jute::session::{ConnectRequest, ConnectResponse};
 use jute::{Record, Request, RequestMessage};
 use madsim::runtime::{Handle, NodeHandle, Runtime};
@@ -514,4 +514,38 @@ fn a_killed_client_s_stream_ends_at_the_server_with_its_watches() {
         let resumed = (again.handshake(session.session_id, session.passwd.clone(), 4_000)).await;
         assert_eq!(resumed, session);
     });
+}
+
+#[test]
+fn children_come_in_an_order_drawn_from_the_seed() {
+    let children = |seed| {
+        simulate(seed, || async {
+            let world = World::start().await;
+            let mut a = world.zk(0).await;
+            a.open(4_000).await;
+            for (xid, name) in (1..).zip(["a", "b", "c", "d", "e", "f"]) {
+                assert_eq!(
+                    a.call(xid, create(&format!("/{name}"), b""))
+                        .await
+                        .header
+                        .err,
+                    0
+                );
+            }
+            let listed = a.call(10, Request::get_children("/", false)).await;
+            let ReplyBody::Response(Response::GetChildren(GetChildrenResponse { children })) =
+                listed.body
+            else {
+                panic!("getChildren's response: {listed:?}");
+            };
+            children
+        })
+    };
+    let orders: std::collections::BTreeSet<Vec<String>> = (0..8).map(children).collect();
+    assert!(orders.len() > 1, "the seed decides the order: {orders:?}");
+    for order in &orders {
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(sorted, ["a", "b", "c", "d", "e", "f"]);
+    }
 }
