@@ -50,23 +50,13 @@ impl World {
             container_sweep_ms: 60_000,
         };
         let server = ServerHandle::new(settings, recorder.clone(), network.clone());
-        let server_node = {
-            let server = server.clone();
-            Handle::current()
-                .create_node()
-                .name("zookeeper")
-                .ip(node_ip(Node::Server))
-                .init(move || server.clone().run())
-                .build()
-        };
-        let world = World {
+        let server_node = server.start_node().await;
+        World {
             network,
             server,
             server_node,
             recorder,
-        };
-        world.until_listening().await;
-        world
+        }
     }
 
     async fn until_listening(&self) {
