@@ -28,5 +28,5 @@ pub mod server;
 pub mod sessions;
 
 pub use handshake::Handshake;
-pub use server::{Delivery, FrontEnd, Output};
+pub use server::{Delivery, FrontEnd, Output, Served};
 pub use sessions::Limits;

@@ -23,6 +23,19 @@ pub struct Delivery {
     pub reply: Reply,
 }
 
+/// What a request did, before its fired watches became notifications: for a server that
+/// delivers them itself, to connections of more than one kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Served {
+    /// The watches it fired (to any session), in delivery order, before its reply.
+    pub fired: Vec<Fired>,
+    /// Its reply, to the requester's connection.
+    pub reply: Reply,
+    /// Whether the requester's connection closes after it (`closeSession`, or a session
+    /// that is no longer live).
+    pub close: bool,
+}
+
 /// What a request produced.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Output {
@@ -61,6 +74,17 @@ impl FrontEnd {
         &self.sessions
     }
 
+    /// The data tree, for a server that also applies requests of its own to it.
+    pub fn tree_mut(&mut self) -> &mut Tree {
+        &mut self.tree
+    }
+
+    /// Opens a session with a negotiated timeout of `timeout_ms` for a client that does not
+    /// speak jute (its own handshake), in the same table as the jute clients' sessions.
+    pub fn open(&mut self, timeout_ms: i32) -> SessionId {
+        self.sessions.open(timeout_ms)
+    }
+
     /// Answers a connection's connect request.
     pub fn connect(&mut self, request: &ConnectRequest) -> Handshake {
         handshake::connect(&mut self.sessions, &mut self.tree, self.limits, request)
@@ -68,10 +92,23 @@ impl FrontEnd {
 
     /// Serves `message`, a request on the connection of `session`.
     pub fn receive(&mut self, session: SessionId, message: &RequestMessage) -> Output {
+        let Served {
+            fired,
+            reply,
+            close,
+        } = self.serve(session, message);
+        let mut deliveries: Vec<Delivery> = fired.into_iter().map(convert::notification).collect();
+        deliveries.push(Delivery { session, reply });
+        Output { deliveries, close }
+    }
+
+    /// Serves `message`, a request on the connection of `session`, leaving the watches it
+    /// fired as the tree reports them.
+    pub fn serve(&mut self, session: SessionId, message: &RequestMessage) -> Served {
         if !self.sessions.is_live(session) {
-            let reply = self.reply(message.xid, Err(ErrorCode::SessionExpired));
-            return Output {
-                deliveries: vec![Delivery { session, reply }],
+            return Served {
+                fired: Vec::new(),
+                reply: self.reply(message.xid, Err(ErrorCode::SessionExpired)),
                 close: true,
             };
         }
@@ -107,14 +144,11 @@ impl FrontEnd {
             ),
             request => (ops::answer(&mut self.tree, session, request), false),
         };
-        let mut deliveries: Vec<Delivery> = answer
-            .fired
-            .into_iter()
-            .map(convert::notification)
-            .collect();
-        let reply = self.reply(message.xid, answer.result);
-        deliveries.push(Delivery { session, reply });
-        Output { deliveries, close }
+        Served {
+            fired: answer.fired,
+            reply: self.reply(message.xid, answer.result),
+            close,
+        }
     }
 
     /// The connection of `session` is gone (the session lives on until it expires or a
@@ -130,8 +164,9 @@ impl FrontEnd {
         fired.into_iter().map(convert::notification).collect()
     }
 
-    /// Ends `session` in the table and the tree.
-    fn end(&mut self, session: SessionId) -> Vec<Fired> {
+    /// Ends `session` (closed, or expired by a server that delivers the notifications
+    /// itself) in the table and the tree: the watches that fired. Nothing if it was not live.
+    pub fn end(&mut self, session: SessionId) -> Vec<Fired> {
         match self.sessions.end(session) {
             true => self.tree.end_session(session),
             false => Vec::new(),

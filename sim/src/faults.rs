@@ -34,13 +34,19 @@ use crate::recorder::Recorder;
 use crate::server::{Control, ServerHandle};
 use crate::trigger::Armed;
 
-/// What the injector acts on.
-pub(crate) struct Injector {
+/// Carries out a run's fault schedule on what it acts on.
+pub struct Injector {
+    /// The simulation's handle, to pause, kill and restart nodes.
     pub handle: Handle,
+    /// The server's node.
     pub server_node: NodeId,
+    /// The clients' nodes, by slot.
     pub client_nodes: Vec<NodeId>,
+    /// The server.
     pub server: ServerHandle,
+    /// The run's network, whose link table the network faults change.
     pub network: Network,
+    /// Where each fault's start and end is recorded.
     pub recorder: Recorder,
 }
 

@@ -17,7 +17,7 @@ compile_error!(
 
 mod alarm;
 pub mod client;
-mod faults;
+pub mod faults;
 pub mod links;
 pub mod net;
 mod recipe_code;
@@ -25,6 +25,7 @@ pub mod recorder;
 mod run;
 pub mod server;
 mod settings;
+pub mod stream;
 pub mod time;
 mod trigger;
 pub mod wire;

@@ -325,19 +325,8 @@ impl Sim {
         recorder.reserve(self.expected_events());
         let network = Network::new(time);
         let server = ServerHandle::new(self.server, recorder.clone(), network.clone());
-        let server_node = {
-            let server = server.clone();
-            handle
-                .create_node()
-                .name("zookeeper")
-                .ip(node_ip(Node::Server))
-                .init(move || server.clone().run())
-                .build()
-        };
         // The server listens before any client starts.
-        while !network.is_bound(crate::wire::server_addr()) {
-            yield_now().await;
-        }
+        let server_node = server.start_node().await;
         let resource: Arc<dyn SharedResource> =
             Arc::new(Recorded::new(self.workload.fenced, recorder.clone()));
         let (done_tx, mut done_rx) = unbounded();
@@ -441,18 +430,4 @@ impl Sim {
             shrunk_from: None,
         }
     }
-}
-
-/// Lets every other ready task run once before the caller goes on.
-async fn yield_now() {
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if std::mem::replace(&mut yielded, true) {
-            std::task::Poll::Ready(())
-        } else {
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
-        }
-    })
-    .await
 }

@@ -9,6 +9,11 @@
 //! timeout when its session tracker starts, and serves clients only after the rest of its
 //! startup ([`STARTUP_TAIL_MS`]): so a surviving session's expiry clock restarts that tail
 //! *before* the server serves again, drawn from the run's seed for each restart.
+//!
+//! Besides the simulator's own clients, it serves byte streams ([`crate::stream`]) in
+//! ZooKeeper's wire protocol ([`protocol`]), over the same tree, sessions and clocks.
+
+mod protocol;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -18,9 +23,12 @@ use std::time::Duration;
 use coordination::ids::OpId;
 use coordination::zk::tree::{Fired, Tree};
 use coordination::zk::{OpOk, Request, SessionId, Zxid};
+use frontend::{FrontEnd, Limits};
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
+use futures::future::Either;
 use futures::{FutureExt, StreamExt, select_biased};
 use madsim::rand::Rng;
+use madsim::runtime::{Handle, NodeHandle};
 use madsim::time::Instant;
 
 use scenarios::fault::Node;
@@ -29,9 +37,11 @@ use trace::{EventKind, ServerSession};
 use crate::net::Network;
 use crate::recorder::Recorder;
 use crate::settings::{negotiate, tick};
+use crate::stream::Segment;
 use crate::time::SimTime;
 use crate::wire::{
-    ConnId, Datagram, Inbox, Resume, SERVER_PORT, ToClient, ToServer, Wire, client_of,
+    ConnId, Datagram, Inbox, Resume, SERVER_PORT, ToClient, ToServer, Wire, client_of, node_ip,
+    server_addr,
 };
 use scenarios::scenario::ServerSettings;
 
@@ -70,15 +80,39 @@ struct Conn {
     sent: u64,
 }
 
-/// A datagram to send once the state lock is released.
-type Out = (u16, SocketAddr, Datagram<ToClient>);
+/// A datagram to send once the state lock is released: to a client, at its address.
+type Out = (u16, SocketAddr, Outgoing);
+
+/// A datagram of one of the two kinds of connection the server serves.
+#[derive(Debug)]
+enum Outgoing {
+    /// To one of the simulator's own clients.
+    Message(Datagram<ToClient>),
+    /// On a byte stream.
+    Stream(Datagram<Segment>),
+}
+
+impl From<Datagram<ToClient>> for Outgoing {
+    fn from(datagram: Datagram<ToClient>) -> Outgoing {
+        Outgoing::Message(datagram)
+    }
+}
+
+impl From<Datagram<Segment>> for Outgoing {
+    fn from(datagram: Datagram<Segment>) -> Outgoing {
+        Outgoing::Stream(datagram)
+    }
+}
 
 struct State {
     settings: ServerSettings,
-    tree: Tree,
-    last_session: u64,
+    /// The tree and the session table (ids, passwords, negotiated timeouts) of every kind
+    /// of client; `sessions` holds what the server's clock needs of each.
+    front: FrontEnd,
     sessions: BTreeMap<SessionId, Session>,
     conns: BTreeMap<ConnId, Conn>,
+    /// The byte streams, in ZooKeeper's wire protocol.
+    streams: BTreeMap<ConnId, protocol::Stream>,
     /// Connections that ended; their datagrams get a reset.
     retired: BTreeSet<ConnId>,
     /// When the process last exited.
@@ -99,12 +133,13 @@ impl ServerHandle {
     /// A fresh server (an empty tree at zxid 0) that records into `recorder` and sends through
     /// the run's `network`.
     pub fn new(settings: ServerSettings, recorder: Recorder, network: Network) -> Self {
+        let tick_ms = i32::try_from(settings.tick_ms).unwrap_or(i32::MAX);
         let state = State {
             settings,
-            tree: Tree::new(),
-            last_session: 0,
+            front: FrontEnd::new(Limits::from_tick(tick_ms)),
             sessions: BTreeMap::new(),
             conns: BTreeMap::new(),
+            streams: BTreeMap::new(),
             retired: BTreeSet::new(),
             exited: None,
             control: None,
@@ -119,7 +154,7 @@ impl ServerHandle {
 
     /// A copy of the data tree.
     pub fn tree(&self) -> Tree {
-        self.lock().tree.clone()
+        self.lock().tree().clone()
     }
 
     /// The sessions the server holds, in id order.
@@ -132,6 +167,23 @@ impl ServerHandle {
         if let Some(control) = &self.lock().control {
             let _ = control.unbounded_send(command);
         }
+    }
+
+    /// Starts the server on a node of its own at the server's address, with [`Self::run`] as
+    /// the node's init (so that a restart of the node starts it again), and returns the node
+    /// once the server listens.
+    pub async fn start_node(&self) -> NodeHandle {
+        let server = self.clone();
+        let node = Handle::current()
+            .create_node()
+            .name("zookeeper")
+            .ip(node_ip(Node::Server))
+            .init(move || server.clone().run())
+            .build();
+        while !self.network.is_bound(server_addr()) {
+            yield_now().await;
+        }
+        node
     }
 
     /// The server node's main: call it from the node's init. Starts (or restarts) the server.
@@ -154,7 +206,7 @@ impl ServerHandle {
         tick: Duration,
         sweep: Duration,
     ) {
-        let mut receive = wire.receive::<ToServer>().fuse();
+        let mut receive = wire.receive_either::<ToServer, Segment>().fuse();
         let mut next_tick = wire.now() + tick;
         let mut next_sweep = wire.now() + sweep;
         let mut alarm = wire.alarm();
@@ -170,8 +222,11 @@ impl ServerHandle {
                     None => Vec::new(),
                 },
                 (datagram, from) = receive => {
-                    receive = wire.receive::<ToServer>().fuse();
-                    self.lock().on_datagram(datagram, from)
+                    receive = wire.receive_either::<ToServer, Segment>().fuse();
+                    match datagram {
+                        Either::Left(datagram) => self.lock().on_datagram(datagram, from),
+                        Either::Right(datagram) => self.lock().on_segment(datagram, from),
+                    }
                 }
                 () = alarm.until(Some(next_tick.min(next_sweep))).fuse() => {
                     if next_tick <= next_sweep {
@@ -221,10 +276,27 @@ impl State {
             session.conn = None;
         }
         let conns = std::mem::take(&mut self.conns);
-        self.retired.extend(conns.keys());
-        (conns.into_iter())
-            .map(|(conn, c)| (c.client, c.peer, Datagram::Reset { conn }))
-            .collect()
+        let streams = std::mem::take(&mut self.streams);
+        self.retired.extend(conns.keys().chain(streams.keys()));
+        let conns = (conns.into_iter()).map(|(conn, c)| {
+            (
+                c.client,
+                c.peer,
+                Datagram::<ToClient>::Reset { conn }.into(),
+            )
+        });
+        let streams = (streams.into_iter())
+            .map(|(conn, s)| (s.client, s.peer, Datagram::<Segment>::Reset { conn }.into()));
+        conns.chain(streams).collect()
+    }
+
+    /// The data tree.
+    fn tree(&self) -> &Tree {
+        self.front.tree()
+    }
+
+    fn tree_mut(&mut self) -> &mut Tree {
+        self.front.tree_mut()
     }
 
     fn record(&self, kind: EventKind) {
@@ -240,7 +312,7 @@ impl State {
             return out;
         };
         if self.retired.contains(&conn) {
-            out.push((client, from, Datagram::Reset { conn }));
+            out.push((client, from, Datagram::<ToClient>::Reset { conn }.into()));
             return out;
         }
         let Some(known) = self.conns.get_mut(&conn) else {
@@ -249,7 +321,7 @@ impl State {
                     self.connect(conn, client, from, timeout, resume, &mut out);
                 }
                 // A connection the server never saw open (its Connect was lost).
-                _ => out.push((client, from, Datagram::Reset { conn })),
+                _ => out.push((client, from, Datagram::<ToClient>::Reset { conn }.into())),
             }
             return out;
         };
@@ -271,9 +343,8 @@ impl State {
         let now = self.time.now();
         let (session, fired) = match resume {
             None => {
-                self.last_session += 1;
-                let session = SessionId(self.last_session);
                 let timeout = negotiate(&self.settings, asked);
+                let session = self.front.open(millis(timeout));
                 let deadline = now + timeout;
                 let entry = Session {
                     client,
@@ -289,17 +360,19 @@ impl State {
                 let Some(entry) = self.sessions.get_mut(&resume.session) else {
                     self.retired.insert(conn);
                     let body = ToClient::Expired;
-                    out.push((client, peer, Datagram::Seq { conn, seq: 0, body }));
+                    out.push((client, peer, Datagram::Seq { conn, seq: 0, body }.into()));
                     return;
                 };
                 entry.deadline = now + entry.timeout;
                 if let Some(old) = entry.conn.replace(conn) {
-                    self.conns.remove(&old);
-                    self.retired.insert(old);
+                    self.detach(old);
                 }
-                self.tree.drop_watches(resume.session);
-                let fired =
-                    (self.tree).set_watches(resume.session, resume.last_zxid, &resume.watches);
+                self.tree_mut().drop_watches(resume.session);
+                let fired = (self.tree_mut()).set_watches(
+                    resume.session,
+                    resume.last_zxid,
+                    &resume.watches,
+                );
                 self.record_session(resume.session, ServerSession::Reattached);
                 (resume.session, fired)
             }
@@ -348,10 +421,10 @@ impl State {
         request: Request,
         out: &mut Vec<Out>,
     ) {
-        let mut applied = self.tree.apply(session, &request);
+        let mut applied = self.tree_mut().apply(session, &request);
         if let Ok(OpOk::Children { names, pzxid }) = &mut applied.result {
             shuffle(names);
-            *pzxid = (self.tree.get(request.path())).map(|parent| parent.stat.pzxid);
+            *pzxid = (self.tree().get(request.path())).map(|parent| parent.stat.pzxid);
         }
         let result = applied.result.clone();
         self.record(EventKind::OpApplied {
@@ -363,7 +436,7 @@ impl State {
         });
         // Watch events before the reply that reflects their change.
         self.deliver(applied.fired, applied.zxid, out);
-        let zxid = self.tree.zxid();
+        let zxid = self.tree().zxid();
         self.send(conn, ToClient::Reply { op, result, zxid }, out);
     }
 
@@ -375,7 +448,12 @@ impl State {
                 event: event.clone(),
                 zxid,
             });
-            if let Some(conn) = self.sessions.get(&session).and_then(|s| s.conn) {
+            let Some(conn) = self.sessions.get(&session).and_then(|s| s.conn) else {
+                continue;
+            };
+            if self.streams.contains_key(&conn) {
+                self.notify(conn, Fired { session, event }, out);
+            } else {
                 self.send(conn, ToClient::Watch { event }, out);
             }
         }
@@ -385,29 +463,54 @@ impl State {
         if let Some(c) = self.conns.get_mut(&conn) {
             let seq = c.sent;
             c.sent += 1;
-            out.push((c.client, c.peer, Datagram::Seq { conn, seq, body }));
+            out.push((c.client, c.peer, Datagram::Seq { conn, seq, body }.into()));
         }
     }
 
     /// Ends `session` (close or expiry): its ephemerals go in one zxid, its watches are
-    /// dropped, its connection ends (with a reset on expiry, as the server closes the socket).
+    /// dropped, its connection ends (see [`State::forget`]).
     fn end_session(&mut self, session: SessionId, change: ServerSession, out: &mut Vec<Out>) {
+        if !self.sessions.contains_key(&session) {
+            return;
+        }
+        let before = self.tree().zxid();
+        let fired = self.front.end(session);
+        let zxid = (self.tree().zxid() != before).then_some(self.tree().zxid());
+        self.forget(session, change, out);
+        self.deliver(fired, zxid, out);
+    }
+
+    /// Drops `session`, already ended in the tree and the table, from the server's clock, and
+    /// ends its connection: the simulator's own client's with a reset on expiry (as the
+    /// server closes the socket), a byte stream with end of stream.
+    fn forget(&mut self, session: SessionId, change: ServerSession, out: &mut Vec<Out>) {
         let Some(entry) = self.sessions.remove(&session) else {
             return;
         };
-        let before = self.tree.zxid();
-        let fired = self.tree.end_session(session);
-        let zxid = (self.tree.zxid() != before).then_some(self.tree.zxid());
         self.record_session(session, change);
-        if let Some(conn) = entry.conn
-            && let Some(c) = self.conns.remove(&conn)
-        {
+        let Some(conn) = entry.conn else {
+            return;
+        };
+        if let Some(c) = self.conns.remove(&conn) {
             self.retired.insert(conn);
             if change == ServerSession::Expired {
-                out.push((c.client, c.peer, Datagram::Reset { conn }));
+                out.push((
+                    c.client,
+                    c.peer,
+                    Datagram::<ToClient>::Reset { conn }.into(),
+                ));
             }
+        } else {
+            self.close_stream(conn, out);
         }
-        self.deliver(fired, zxid, out);
+    }
+
+    /// A session's connection `conn` (of either kind) is replaced by a new one: it ends, and
+    /// what still arrives on it gets a reset.
+    fn detach(&mut self, conn: ConnId) {
+        self.conns.remove(&conn);
+        self.streams.remove(&conn);
+        self.retired.insert(conn);
     }
 
     fn expire_due(&mut self) -> Vec<Out> {
@@ -435,10 +538,10 @@ impl State {
     }
 
     fn sweep_containers(&mut self) -> Vec<Out> {
-        let before = self.tree.zxid();
-        let fired = self.tree.reap_containers();
+        let before = self.tree().zxid();
+        let fired = self.tree_mut().reap_containers();
         // Each reaped container has its own zxid; the events are stamped with the sweep's last.
-        let zxid = (self.tree.zxid() != before).then_some(self.tree.zxid());
+        let zxid = (self.tree().zxid() != before).then_some(self.tree().zxid());
         let mut out = Vec::new();
         self.deliver(fired, zxid, &mut out);
         out
@@ -452,8 +555,16 @@ impl State {
 /// Sends the server's datagrams.
 fn send_all(wire: &Wire, out: Vec<Out>) {
     for (client, peer, datagram) in out {
-        wire.send(Node::Client(client), peer, datagram);
+        match datagram {
+            Outgoing::Message(datagram) => wire.send(Node::Client(client), peer, datagram),
+            Outgoing::Stream(datagram) => wire.send(Node::Client(client), peer, datagram),
+        }
     }
+}
+
+/// `timeout` in whole milliseconds, as ZooKeeper's session table holds it.
+fn millis(timeout: Duration) -> i32 {
+    i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX)
 }
 
 /// Puts `names` in an order drawn from the run's seed: ZooKeeper lists children from a hash
@@ -463,4 +574,18 @@ fn shuffle(names: &mut [String]) {
     for i in (1..names.len()).rev() {
         names.swap(i, rng.gen_range(0..=i));
     }
+}
+
+/// Lets every other ready task run once before the caller goes on.
+async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if std::mem::replace(&mut yielded, true) {
+            std::task::Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+    .await
 }

@@ -28,12 +28,12 @@ use std::time::Duration;
 use coordination::ids::OpId;
 use coordination::zk::watches::WatchSet;
 use coordination::zk::{OpResult, Request, SessionId, WatchedEvent, Zxid};
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, Either};
 use madsim::time::Instant;
 use scenarios::fault::Node;
 
 use crate::links::Verdict;
-use crate::net::{Network, Socket};
+use crate::net::{Network, Payload, Socket};
 
 /// Linux's minimum retransmission timeout (`TCP_RTO_MIN`): on a LAN, where round trips are
 /// far shorter, every segment's first RTO.
@@ -176,6 +176,9 @@ impl<M> Datagram<M> {
         }
     }
 }
+
+/// A datagram of one of two kinds of connection served on one socket.
+pub type EitherDatagram<A, B> = Either<Datagram<A>, Datagram<B>>;
 
 /// How a datagram is retransmitted: its first RTO, and when its sender stops trying.
 #[derive(Clone, Copy, Debug)]
@@ -377,21 +380,49 @@ impl Wire {
     /// (others are dropped). Keep it across `select!` rounds: dropping it may lose a
     /// datagram.
     pub fn receive<M: Send + 'static>(&self) -> BoxFuture<'static, (Datagram<M>, SocketAddr)> {
+        self.receive_as(take::<M>, |conn| Datagram::Reset { conn })
+    }
+
+    /// A future for the next datagram of type `A` or `B`, for a node that serves connections
+    /// of both kinds on one socket; a reset for one this node sent comes as an `A`. Keep it
+    /// as [`Wire::receive`]'s.
+    pub fn receive_either<A: Send + 'static, B: Send + 'static>(
+        &self,
+    ) -> BoxFuture<'static, (EitherDatagram<A, B>, SocketAddr)> {
+        let open = |payload: Payload| match take::<A>(payload) {
+            Ok(a) => Ok(Either::Left(a)),
+            Err(payload) => take::<B>(payload).map(Either::Right),
+        };
+        self.receive_as(open, |conn| Either::Left(Datagram::Reset { conn }))
+    }
+
+    /// The next datagram `open` takes, or `refused` for a reset this node's datagram met
+    /// (others are dropped).
+    fn receive_as<T: Send + 'static>(
+        &self,
+        open: fn(Payload) -> Result<T, Payload>,
+        refused: fn(ConnId) -> T,
+    ) -> BoxFuture<'static, (T, SocketAddr)> {
         let socket = self.socket.clone();
         Box::pin(async move {
             loop {
                 let (payload, from) = socket.recv_from().await;
-                match payload.downcast::<Datagram<M>>() {
-                    Ok(datagram) => return (*datagram, from),
+                match open(payload) {
+                    Ok(datagram) => return (datagram, from),
                     Err(payload) => {
                         if let Ok(refusal) = payload.downcast::<Refusal>() {
-                            return (Datagram::Reset { conn: refusal.conn }, from);
+                            return (refused(refusal.conn), from);
                         }
                     }
                 }
             }
         })
     }
+}
+
+/// `payload` as a datagram of type `M`, or back as it was.
+fn take<M: 'static>(payload: Payload) -> Result<Datagram<M>, Payload> {
+    payload.downcast::<Datagram<M>>().map(|datagram| *datagram)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! the GC-pause split brain, session semantics, herd behaviour and the workload's paths.
 //! Every run has a pinned seed; assertions read the trace's events directly.
 
+mod byte_streams;
 mod catalog;
 mod determinism;
 mod elections;
