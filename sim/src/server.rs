@@ -71,6 +71,18 @@ struct Session {
     conn: Option<ConnId>,
 }
 
+impl Session {
+    /// A session of `client` on connection `conn`, due to expire at `deadline`.
+    fn on(client: u16, conn: ConnId, timeout: Duration, deadline: Instant) -> Session {
+        Session {
+            client,
+            timeout,
+            deadline,
+            conn: Some(conn),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Conn {
     session: SessionId,
@@ -346,13 +358,8 @@ impl State {
                 let timeout = negotiate(&self.settings, asked);
                 let session = self.front.open(millis(timeout));
                 let deadline = now + timeout;
-                let entry = Session {
-                    client,
-                    timeout,
-                    deadline,
-                    conn: Some(conn),
-                };
-                self.sessions.insert(session, entry);
+                self.sessions
+                    .insert(session, Session::on(client, conn, timeout, deadline));
                 self.record_session(session, ServerSession::Created);
                 (session, Vec::new())
             }

@@ -147,12 +147,7 @@ impl State {
                 entry.conn.replace(conn)
             }
             None => {
-                let entry = Session {
-                    client,
-                    timeout,
-                    deadline,
-                    conn: Some(conn),
-                };
+                let entry = Session::on(client, conn, timeout, deadline);
                 self.sessions.insert(session, entry);
                 None
             }
