@@ -15,7 +15,7 @@
 //!
 //! Instantaneous faults record their start and end at the same instant. A network fault with
 //! an `on_request` is armed at its time and starts at its client's request
-//! ([`crate::trigger`]); it ends `for_ms` after that.
+//! (`sim/src/trigger.rs`); it ends `for_ms` after that.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -55,7 +55,7 @@ enum Step {
     /// Ends come first at a tie, so that back-to-back faults do not overlap.
     End,
     Start,
-    /// A fault that starts at a request is armed (see [`crate::trigger`]).
+    /// A fault that starts at a request is armed (see `sim/src/trigger.rs`).
     Arm,
 }
 
@@ -113,7 +113,7 @@ impl Injector {
         }
     }
 
-    /// Arms fault `index`, which starts at its client's request (see [`crate::trigger`]);
+    /// Arms fault `index`, which starts at its client's request (see `sim/src/trigger.rs`);
     /// `started` is told when it starts.
     fn arm(&self, index: usize, scheduled: &ScheduledFault, started: UnboundedSender<usize>) {
         let (Some(trigger), Some(client)) = (

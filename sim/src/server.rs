@@ -11,7 +11,7 @@
 //! *before* the server serves again, drawn from the run's seed for each restart.
 //!
 //! Besides the simulator's own clients, it serves byte streams ([`crate::stream`]) in
-//! ZooKeeper's wire protocol ([`protocol`]), over the same tree, sessions and clocks.
+//! ZooKeeper's wire protocol (`sim/src/server/protocol.rs`), over the same tree, sessions and clocks.
 
 mod protocol;
 

@@ -2,10 +2,10 @@
 //! election on a run's lock path, driven by the executor over the contender protocol
 //! ([`protocol`]; book: `reference/contender-protocol.md`).
 //!
-//! [`Contenders::start`] starts each contender of a run as its own process ([`Program`]),
+//! `Contenders::start` starts each contender of a run as its own process ([`Program`]),
 //! after the Rust clients' clock has started, says hello (where to connect, as which client)
-//! and waits until each is ready with its session. [`Contenders::ended`] then drives each
-//! through the scenario's workload ([`drive`]): the executor tells it when to acquire and
+//! and waits until each is ready with its session. `Contenders::ended` then drives each
+//! through the scenario's workload (`drive.rs`): the executor tells it when to acquire and
 //! release (or start, await and close), with hold and think times drawn from the seed as a
 //! Rust client in its slot draws them, and turns its reports into trace events on its client
 //! slot, placed on the run's clock by the contender's `CLOCK_MONOTONIC` stamps; its reads and
