@@ -12,11 +12,12 @@ use std::time::Duration;
 
 use futures::channel::mpsc::unbounded;
 use futures::{FutureExt, StreamExt};
-use madsim::runtime::{Handle, Runtime};
+use madsim::runtime::Handle;
 use madsim::time::Instant;
 use scenarios::fault::{Node, ScheduledFault};
 use scenarios::scenario::{Scenario, ServerSettings};
 use sim::faults::Injector;
+use sim::in_fresh_runtime;
 use sim::net::Network;
 use sim::recorder::{Recorder, SimClock};
 use sim::server::ServerHandle;
@@ -107,19 +108,13 @@ where
     F: Future<Output = T> + Send + 'static,
 {
     outside_the_simulation();
-    std::thread::scope(|scope| {
-        scope
-            .spawn(move || {
-                with_dead_processes_spawning_nothing(|| {
-                    let runtime =
-                        Runtime::with_seed_and_config(setup.seed, madsim::Config::default());
-                    let outcome = runtime.block_on(simulate(setup, Arc::new(program)));
-                    drop(runtime);
-                    outcome
-                })
-            })
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    in_fresh_runtime(setup.seed, move |runtime| {
+        with_dead_processes_spawning_nothing(|| {
+            let outcome = runtime.block_on(simulate(setup, Arc::new(program)));
+            // Its nodes' futures are dropped here, with the spawner that drops what they spawn.
+            drop(runtime);
+            outcome
+        })
     })
 }
 

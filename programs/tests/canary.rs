@@ -64,11 +64,5 @@ fn the_same_seed_gives_the_same_draws_in_one_process_and_another_seed_others() {
 #[test]
 fn the_same_seed_gives_the_same_draws_in_another_process() {
     const TEST: &str = "the_same_seed_gives_the_same_draws_in_another_process";
-    if let Some(seed) = support::child_seed() {
-        return support::report(&probe(seed));
-    }
-    let child = support::in_child(TEST, 1);
-    // Here seed 1 is not the process's first run; in the child it is.
-    probe(2);
-    assert_eq!(child, probe(1), "seed 1 in this process and in a child");
+    support::same_in_child(TEST, 1, 2, probe);
 }

@@ -142,16 +142,7 @@ fn the_same_seed_replays_the_run_byte_for_byte_and_another_seed_differs() {
 #[test]
 fn the_same_seed_replays_the_run_byte_for_byte_in_another_process() {
     const TEST: &str = "the_same_seed_replays_the_run_byte_for_byte_in_another_process";
-    if let Some(seed) = support::child_seed() {
-        return support::report(&lines(seed));
-    }
-    let child = support::in_child(TEST, 7);
-    lines(8);
-    assert_eq!(
-        child,
-        lines(7),
-        "seed 7 here (not this process's first run) and in a child"
-    );
+    support::same_in_child(TEST, 7, 8, lines);
 }
 
 /// What one program believed: when it held the lock, and the session states its client told

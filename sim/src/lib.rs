@@ -32,4 +32,4 @@ pub mod wire;
 mod workload;
 
 pub use recipe_code::RecipeCode;
-pub use run::{Sim, SimError};
+pub use run::{Sim, SimError, in_fresh_runtime};

@@ -203,23 +203,11 @@ impl Sim {
     /// the whole trace should take what it keeps here.
     pub fn run_then<R: Send>(&self, then: impl FnOnce(Trace) -> R + Send) -> Result<R, SimError> {
         self.validate()?;
-        let seed = self.seed;
-        let joined = std::thread::scope(|scope| {
-            let run = scope.spawn(|| {
-                let runtime = Runtime::with_seed_and_config(seed, madsim::Config::default());
-                let trace = runtime.block_on(self.clone().simulate());
-                drop(runtime);
-                trace.map(then)
-            });
-            run.join()
-        });
-        match joined {
-            Ok(result) => result,
-            Err(panic) => {
-                eprintln!("the simulation panicked; rerun with seed {seed} to reproduce");
-                std::panic::resume_unwind(panic)
-            }
-        }
+        in_fresh_runtime(self.seed, |runtime| {
+            let trace = runtime.block_on(self.clone().simulate());
+            drop(runtime);
+            trace.map(then)
+        })
     }
 
     /// Checks the settings; the recipe's code, when they hold.
@@ -430,4 +418,24 @@ impl Sim {
             shrunk_from: None,
         }
     }
+}
+
+/// Runs `run` with a fresh madsim runtime seeded with `seed`, on a fresh thread (a run's
+/// thread-locals never carry over from another run), and returns what it returns. A panic is
+/// passed on after a line naming the seed that reproduces it.
+pub fn in_fresh_runtime<R: Send>(seed: u64, run: impl FnOnce(Runtime) -> R + Send) -> R {
+    let joined = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                run(Runtime::with_seed_and_config(
+                    seed,
+                    madsim::Config::default(),
+                ))
+            })
+            .join()
+    });
+    joined.unwrap_or_else(|panic| {
+        eprintln!("the simulation panicked; rerun with seed {seed} to reproduce");
+        std::panic::resume_unwind(panic)
+    })
 }

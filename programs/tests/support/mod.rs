@@ -35,21 +35,37 @@ const CHILD_SEED: &str = "SPLITBRAIN_CHILD_SEED";
 const MARK: &str = "child: ";
 
 /// In the child process, the seed it was given; `None` in the parent.
-pub fn child_seed() -> Option<u64> {
+fn child_seed() -> Option<u64> {
     let seed = std::env::var(CHILD_SEED).ok()?;
     Some(seed.parse().expect("the parent passes a number"))
 }
 
 /// In the child process: prints its result, line by line, for the parent to read.
-pub fn report(lines: &[String]) {
+fn report(lines: &[String]) {
     for line in lines {
         println!("{MARK}{line}");
     }
 }
 
+/// The test named `test` of this binary shows that `run` gives the same lines for `seed` in a
+/// child process, where it is the process's first run, as here after a run of `other`. Call
+/// it as the whole body of that test: in the child it reports instead.
+pub fn same_in_child(test: &str, seed: u64, other: u64, run: impl Fn(u64) -> Vec<String>) {
+    if let Some(seed) = child_seed() {
+        return report(&run(seed));
+    }
+    let child = in_child(test, seed);
+    run(other);
+    assert_eq!(
+        child,
+        run(seed),
+        "seed {seed} in a child (its first run) and here (after seed {other})"
+    );
+}
+
 /// Runs the test named `test` of this binary in a child process with `seed`, and returns
 /// the lines it reported.
-pub fn in_child(test: &str, seed: u64) -> Vec<String> {
+fn in_child(test: &str, seed: u64) -> Vec<String> {
     let child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", test, "--nocapture", "--test-threads=1"])
         .env(CHILD_SEED, seed.to_string())
