@@ -7,8 +7,21 @@
 //! them from the simulation: tasks it spawns run on its node (so a pause or crash of the
 //! node stops them too), its random draws follow the run's seed, and its connections are
 //! made by the node's dialer.
+//!
+//! A program under test is an async function per client that drives its code through a
+//! `zookeeper_client::Client` and tells what it believes through its [`Contender`];
+//! [`program`] makes it the code of a run's clients, so a scenario's hunt, its checkers,
+//! reports and replay by seed serve it as they serve a recipe (`splitbrain::testing::hunt`).
+//! The model checker does not: it explores sans-IO recipes, whose every step it can take
+//! apart, and a program's steps are the client library's own.
 
+mod contender;
 mod node;
+mod program;
 pub mod simulated;
 
-pub use node::{on_client_node, with_dead_processes_spawning_nothing};
+pub use contender::Contender;
+pub use node::{
+    dead_processes_spawn_nothing, on_client_node, with_dead_processes_spawning_nothing,
+};
+pub use program::program;

@@ -59,13 +59,19 @@ impl<F: Future> Future for OnNode<F> {
     }
 }
 
-/// Runs `simulation` (a whole run: its runtime made, run and dropped) with a spawner in scope
-/// for tasks spawned while no client node's code runs, which drops them: they come from
-/// destructors run as a node is killed (a crash) or as the run ends (the lock's background
-/// delete when its `LockClient` is dropped), and a dead process starts nothing.
+/// Runs `simulation` (a whole run: its runtime made, run and dropped) within
+/// [`dead_processes_spawn_nothing`].
 pub fn with_dead_processes_spawning_nothing<R>(simulation: impl FnOnce() -> R) -> R {
-    let _scope = spawns_core::enter(&Nothing);
+    let _scope = dead_processes_spawn_nothing();
     simulation()
+}
+
+/// A spawner in scope, until the scope is dropped, for tasks spawned while no client node's
+/// code runs, which drops them: they come from destructors run as a node is killed (a crash)
+/// or as the run ends (the lock's background delete when its `LockClient` is dropped), and a
+/// dead process starts nothing. Enter it on a run's thread before the run.
+pub fn dead_processes_spawn_nothing() -> spawns_core::SpawnScope<'static> {
+    spawns_core::enter(&Nothing)
 }
 
 /// Drops what it is given to spawn.

@@ -123,7 +123,7 @@ where
 /// from that run's seeded source (madsim serves `getrandom`), so the first run of a process
 /// would differ from a later run of the same seed. ahash 0.8 keys hashlink's sets, which
 /// zookeeper-client keeps its watches in, from seeds it draws once per process.
-fn outside_the_simulation() {
+pub(crate) fn outside_the_simulation() {
     let _keys_drawn = ahash::RandomState::new();
 }
 
@@ -201,7 +201,7 @@ where
 }
 
 /// The message a panic carried, when it is text.
-fn panic_message(panic: &(dyn Any + Send)) -> String {
+pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> String {
     match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
         (Some(message), _) => (*message).to_owned(),
         (_, Some(message)) => message.clone(),

@@ -35,6 +35,21 @@ impl RecipeRef {
         }
     }
 
+    /// A recipe of your own (or a program standing in for one) named `name`, of `family`;
+    /// `Err` says why when `name` is a recipe of splitbrain's table.
+    pub fn own(name: &str, family: Family, revocable: bool) -> Result<RecipeRef, String> {
+        if name.parse::<RecipeKind>().is_ok() {
+            return Err(format!(
+                "expected a name that is not a recipe of splitbrain's table, found `{name}`"
+            ));
+        }
+        Ok(RecipeRef {
+            name: name.to_owned(),
+            family,
+            revocable,
+        })
+    }
+
     /// The kebab-case name.
     pub fn name(&self) -> &str {
         &self.name
@@ -136,16 +151,8 @@ impl<'de> serde::de::Visitor<'de> for Written {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<RecipeRef, A::Error> {
         use serde::de::Error;
         let own = Own::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-        if own.name.parse::<RecipeKind>().is_ok() {
-            return Err(A::Error::custom(format!(
-                "expected a name that is not a recipe of splitbrain's table, found `{}` (write a built-in recipe as its name alone)",
-                own.name
-            )));
-        }
-        Ok(RecipeRef {
-            name: own.name,
-            family: own.family,
-            revocable: own.revocable,
+        RecipeRef::own(&own.name, own.family, own.revocable).map_err(|why| {
+            A::Error::custom(format!("{why} (write a built-in recipe as its name alone)"))
         })
     }
 }

@@ -33,6 +33,7 @@ pub(crate) fn kind_name(kind: &EventKind) -> &'static str {
         EventKind::ResourceWrite { .. } => "resource_write",
         EventKind::TreeSnapshot { .. } => "tree_snapshot",
         EventKind::DeadlinePassed { .. } => "deadline_passed",
+        EventKind::ProgramFailed { .. } => "program_failed",
     }
 }
 
@@ -210,6 +211,7 @@ pub(crate) fn event(run: &Run, event: &Event) -> String {
         EventKind::DeadlinePassed { owner } => {
             format!("the timeout of owner {}'s acquire is up", owner.0)
         }
+        EventKind::ProgramFailed { error } => format!("the program FAILED: {error}"),
         EventKind::FaultStart { fault: f } => format!("fault begins: {}", fault(f)),
         EventKind::FaultEnd { fault: f } => format!("fault ends: {}", fault(f)),
         EventKind::ResourceRead {

@@ -51,6 +51,7 @@ use madsim::time::Instant;
 use scenarios::fault::Node;
 
 use crate::net::Network;
+use crate::stream::SimDialer;
 use crate::wire::{ConnId, Datagram, Inbox, Resume, ToClient, ToServer, Wire, server_addr};
 
 /// Opens sessions from one client node. Cheap to clone.
@@ -70,6 +71,17 @@ impl SimConnector {
             timeout,
             network,
         }
+    }
+
+    /// A dialer of byte connections from this connector's node: how a program's client
+    /// library connects.
+    pub fn dialer(&self) -> SimDialer {
+        SimDialer::new(self.me, self.network.clone())
+    }
+
+    /// The session timeout this connector's sessions ask for.
+    pub fn session_timeout(&self) -> Duration {
+        self.timeout
     }
 }
 

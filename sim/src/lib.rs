@@ -31,5 +31,5 @@ mod trigger;
 pub mod wire;
 mod workload;
 
-pub use recipe_code::RecipeCode;
+pub use recipe_code::{ClientMain, RecipeCode, RunScope, SimWork};
 pub use run::{Sim, SimError, in_fresh_runtime};

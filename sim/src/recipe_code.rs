@@ -1,9 +1,9 @@
 //! [`RecipeCode`]: the code a simulated client runs, for any recipe — a row of splitbrain's
-//! table or a recipe of your own — as a value. A [`crate::Sim`] carries it, so the simulator
-//! dispatches every recipe the same way and keeps no registry: which recipes a process knows
-//! never changes what a seed does.
+//! table or a recipe of your own — or a program on a client library, as a value. A
+//! [`crate::Sim`] carries it, so the simulator dispatches every client the same way and keeps
+//! no registry: which recipes a process knows never changes what a seed does.
 
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -17,24 +17,30 @@ use runtime::drive::ClientWork;
 use crate::client::SimConnector;
 use crate::recorder::{SimClock, SimExecutor};
 
-/// A simulated client's share of a run.
-type SimWork = ClientWork<SimClock, SimExecutor>;
+/// A simulated client's share of a run: its slot, the workload's settings, the recorder and
+/// the run's fenced resource.
+pub type SimWork = ClientWork<SimClock, SimExecutor>;
 
-/// A future borrowing the client it runs.
-pub(crate) type ClientMain<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
+/// A client's main: a future borrowing the client's share of the run.
+pub type ClientMain<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 
 /// A client's main for one recipe, its type erased.
 type RunFn =
     dyn for<'a> Fn(&'a SimWork, Framework, &'a SimConnector) -> ClientMain<'a> + Send + Sync;
 
+/// What a run's thread holds for the whole run (see [`RecipeCode::program`]).
+pub type RunScope = Box<dyn Any>;
+
 /// The code of one recipe, as its [`RecipeDef`] defines it: build with [`RecipeCode::of`]
-/// (any recipe) or [`RecipeCode::built_in`] (a row of the table). Two codes are equal when
-/// they are the same recipe type under the same name.
+/// (any recipe) or [`RecipeCode::built_in`] (a row of the table); or the code of a program
+/// ([`RecipeCode::program`]). Two codes are equal when they are the same recipe type (or
+/// program) under the same name.
 #[derive(Clone)]
 pub struct RecipeCode {
     recipe: RecipeRef,
     ty: TypeId,
     run: Arc<RunFn>,
+    program: Option<fn() -> RunScope>,
 }
 
 impl RecipeCode {
@@ -46,7 +52,40 @@ impl RecipeCode {
             run: Arc::new(move |work, framework, connector| {
                 Box::pin(work.run_recipe(def, framework, connector))
             }),
+            program: None,
         }
+    }
+
+    /// The code of a program that stands in for a recipe named `recipe`: `main` is each
+    /// client's main, given its share of the run and the connector its connections are made
+    /// from (the framework layer is the recipe's, so a program has none). `scope` is called on
+    /// each run's thread before the run starts, and what it returns is held until the run's
+    /// runtime is dropped (a client library's thread-local set-up).
+    ///
+    /// A program's requests travel as bytes that the simulated server reads but the trace does
+    /// not record, so properties read from a client's requests (`herd_free`) cannot be judged
+    /// on its runs: see [`RecipeCode::records_requests`].
+    pub fn program<M>(recipe: RecipeRef, main: M, scope: fn() -> RunScope) -> RecipeCode
+    where
+        M: for<'a> Fn(&'a SimWork, &'a SimConnector) -> ClientMain<'a> + Send + Sync + 'static,
+    {
+        RecipeCode {
+            recipe,
+            ty: TypeId::of::<M>(),
+            run: Arc::new(move |work, _framework, connector| main(work, connector)),
+            program: Some(scope),
+        }
+    }
+
+    /// Whether a run's trace records the clients' requests and replies (a recipe's do; a
+    /// program's do not).
+    pub fn records_requests(&self) -> bool {
+        self.program.is_none()
+    }
+
+    /// What a run's thread holds for the whole run: a program's scope, nothing for a recipe.
+    pub(crate) fn enter_run_thread(&self) -> Option<RunScope> {
+        self.program.map(|scope| scope())
     }
 
     /// The code of a row of splitbrain's table.

@@ -202,10 +202,12 @@ impl Sim {
     /// (about a tenth of a hunt's CPU on the bench scenario), so a caller that keeps less than
     /// the whole trace should take what it keeps here.
     pub fn run_then<R: Send>(&self, then: impl FnOnce(Trace) -> R + Send) -> Result<R, SimError> {
-        self.validate()?;
+        let code = self.validate()?;
         in_fresh_runtime(self.seed, |runtime| {
+            let scope = code.enter_run_thread();
             let trace = runtime.block_on(self.clone().simulate());
             drop(runtime);
+            drop(scope);
             trace.map(then)
         })
     }

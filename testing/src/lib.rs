@@ -16,6 +16,8 @@ pub mod wants;
 pub use coordination;
 /// The stateright model checker over the same recipe code.
 pub use model;
+/// Programs on `zookeeper-client` as the code of a run's clients.
+pub use programs;
 /// The properties: monitors, trace checks and verdicts.
 pub use properties;
 /// The recipe table and the property vocabulary.

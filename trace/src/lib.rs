@@ -218,6 +218,12 @@ pub enum EventKind {
         /// Every node but the root, in path order.
         nodes: Vec<SnapshotNode>,
     },
+    /// Client side: the client's program (a user's code on a client library, run in the place
+    /// of a recipe) returned an error or panicked, which ended that client's run.
+    ProgramFailed {
+        /// The error's text, or `panicked: ` and the panic's message.
+        error: String,
+    },
 }
 
 impl EventKind {

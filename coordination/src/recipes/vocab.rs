@@ -193,6 +193,10 @@ pub enum FailReason {
     /// A participant call by an owner that has not started, or has closed (Curator's
     /// IllegalStateException, "close() has already been called").
     NotStarted,
+    /// The client library failed the call with an error that carries no ZooKeeper error code
+    /// (zookeeper-client's connect `Timeout`, `ClientClosed`, `NoHosts`): only a program on a
+    /// client library reports it (`splitbrain-programs`).
+    Library,
 }
 
 /// What a recipe tells its user. `Suspended`, `Reconnected` and `Lost` go to the owners that

@@ -171,7 +171,10 @@ impl Waits {
 /// (a refused upgrade, a second start, a call the recipe does not serve …).
 pub fn fault_failure(reason: FailReason) -> bool {
     match reason {
-        FailReason::SessionLost | FailReason::NodeVanished | FailReason::Zk(_) => true,
+        FailReason::SessionLost
+        | FailReason::NodeVanished
+        | FailReason::Zk(_)
+        | FailReason::Library => true,
         FailReason::AlreadyAcquiring
         | FailReason::NotHeld
         | FailReason::Unsupported

@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use recipe_table::property::{Property, Violation};
-use recipe_table::recipes::{RecipeDef, Testable};
+use recipe_table::property::{Expectation, Property, Violation};
 use scenarios::scenario::Scenario;
 use sim::RecipeCode;
 
@@ -26,28 +25,49 @@ pub struct Hunt {
     out: PathBuf,
 }
 
-/// A hunt of `scenario` (whose `recipe` names `def`) over the scenario's seeds, or over seed
-/// `SPLITBRAIN_SEED` alone when that is set. Every run runs `def`'s code.
+/// A hunt of `scenario` (whose `recipe` names `code`'s recipe) over the scenario's seeds, or
+/// over seed `SPLITBRAIN_SEED` alone when that is set. Every run runs `code`: a recipe's
+/// definition (`&MY_RECIPE`), or a program (`splitbrain::programs::program`).
 ///
 /// # Panics
-/// When the scenario names another recipe than `def`: a mistake in a test's set-up.
-pub fn hunt<R: Testable>(def: &'static RecipeDef<R>, scenario: &Scenario) -> Hunt {
+/// When the scenario names another recipe than `code`'s, or expects a verdict on a property
+/// `code`'s runs cannot be judged for: mistakes in a test's set-up.
+pub fn hunt(code: impl Into<RecipeCode>, scenario: &Scenario) -> Hunt {
+    let code = code.into();
     assert_eq!(
         scenario.recipe.name(),
-        def.name,
+        code.recipe().name(),
         "scenario `{}`: /recipe: expected the recipe under test",
         scenario.name
     );
+    if let Some(property) = unjudged_expectation(&code, scenario) {
+        panic!(
+            "scenario `{}`: /expect/{property}: a program's trace records no requests (the \
+             simulated server reads its bytes, the trace does not), so `{property}` cannot be \
+             judged on it; expected no expectation of it",
+            scenario.name
+        );
+    }
     let seeds = match seed_from_environment() {
         Some(seed) => seed..seed + 1,
         None => scenario.seeds.iter(),
     };
     Hunt {
-        code: RecipeCode::of(def),
+        code,
         scenario: scenario.clone(),
         seeds,
         out: default_out_dir().join(&scenario.name),
     }
+}
+
+/// A property `scenario` expects a verdict on that runs of `code` cannot be judged for.
+fn unjudged_expectation(code: &RecipeCode, scenario: &Scenario) -> Option<Property> {
+    if code.records_requests() {
+        return None;
+    }
+    [Property::HerdFree]
+        .into_iter()
+        .find(|&property| scenario.expectation(property) != Expectation::Unchecked)
 }
 
 impl Hunt {

@@ -1,0 +1,154 @@
+//! A user's program on `zookeeper-client` 0.11: its own lock, `Client::lock`, taken as its
+//! documentation shows (a timed acquire is the lock future raced against a timer, which the
+//! documentation says is cancellation safe), with each of the three lock-path prefixes it
+//! offers. Nothing here knows it runs in a simulation: the connections, timers and spawns are
+//! the client's own, served by splitbrain's shims. The program tells splitbrain what it
+//! believes through its [`Contender`], and uses the run's fenced resource with the lock
+//! node's czxid as its token.
+//!
+//! What the program does on trouble is what a careful user of this API can do: a failed
+//! acquire ends the session (the client is dropped) and the next attempt starts a new one. The lock
+//! itself gives no signal when its session is lost while it is held.
+
+use std::time::Duration;
+
+use futures::{FutureExt, select_biased};
+use splitbrain::programs::{Contender, program};
+use splitbrain::recipe_table::family::Family;
+use splitbrain::sim::RecipeCode;
+use zookeeper_client as zk;
+
+/// Which of `Client::lock`'s prefixes the program locks with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prefix {
+    /// `LockPrefix::new_curator(dir, "lock-")`: Curator's `_c_<uuid>-lock-` names, found again
+    /// after a connection loss by their uuid.
+    Curator,
+    /// `LockPrefix::new_shared("<dir>/lock-")`: one prefix for every contender, found again by
+    /// the node's ephemeral owner.
+    Shared,
+    /// `LockPrefix::new_custom("<dir>/x-<session>-", "x-")`: ZooKeeper's own `WriteLock`
+    /// names.
+    Custom,
+}
+
+impl Prefix {
+    /// The program's name in scenarios and traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Prefix::Curator => "client-lock-curator",
+            Prefix::Shared => "client-lock-shared",
+            Prefix::Custom => "client-lock-custom",
+        }
+    }
+
+    /// The program that locks with this prefix, as the code of a run's clients.
+    pub fn program(self) -> RecipeCode {
+        program(self.name(), Family::Lock, move |contender| {
+            lock_user(contender, self)
+        })
+    }
+}
+
+/// How one acquire ended.
+enum Attempt {
+    /// The program held the lock, used the resource and released.
+    Held,
+    /// The acquire gave up after the workload's timeout.
+    TimedOut,
+    /// The acquire failed: the session is given up, and the acquire tried again on a new one.
+    Failed,
+}
+
+/// Acquires as many times as the workload asks, holding the lock while using the fenced
+/// resource; after a failed acquire, a new session and the same acquire again.
+pub async fn lock_user(contender: Contender, prefix: Prefix) -> Result<(), zk::Error> {
+    let mut acquisitions = 0;
+    while acquisitions < contender.acquisitions() {
+        let client = connect(&contender).await;
+        while acquisitions < contender.acquisitions() {
+            let attempt = acquire_once(&contender, &client, prefix).await?;
+            contender.think().await;
+            if let Attempt::Failed = attempt {
+                break;
+            }
+            acquisitions += 1;
+        }
+    }
+    Ok(())
+}
+
+/// A new session, asking for the scenario's session timeout; tries again until one is made.
+async fn connect(contender: &Contender) -> zk::Client {
+    loop {
+        let connected = zk::Client::connector()
+            .with_session_timeout(contender.session_timeout())
+            .connect(&contender.server())
+            .await;
+        match connected {
+            Ok(client) => {
+                contender.connected(&client);
+                return client;
+            }
+            Err(_) => async_io::Timer::after(Duration::from_millis(100)).await,
+        };
+    }
+}
+
+/// One acquire and, if it succeeds, a hold and its release. `Err` only for a mistake of the
+/// program's own (a prefix the client refuses).
+async fn acquire_once(
+    contender: &Contender,
+    client: &zk::Client,
+    prefix: Prefix,
+) -> Result<Attempt, zk::Error> {
+    let dir = contender.lock_path();
+    let shared = format!("{dir}/lock-");
+    let lock_prefix = match prefix {
+        Prefix::Curator => zk::LockPrefix::new_curator(dir, "lock-")?,
+        Prefix::Shared => zk::LockPrefix::new_shared(&shared)?,
+        Prefix::Custom => {
+            let custom = format!("{dir}/x-{:x}-", client.session_id().0);
+            zk::LockPrefix::new_custom(custom, "x-")?
+        }
+    };
+    let options = zk::LockOptions::new(zk::Acls::anyone_all())
+        .with_ancestor_options(zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()))?;
+    contender.acquiring();
+    // The acquire includes reading the fencing token (the lock node's czxid), so the timeout
+    // bounds both.
+    let acquire = async {
+        let lock = client.lock(lock_prefix, b"", options).await?;
+        let stat = client.check_stat(lock.lock_path()).await?;
+        Ok((lock, stat.ok_or(zk::Error::NoNode)?))
+    };
+    let acquired: Result<_, zk::Error> = select_biased! {
+        acquired = acquire.fuse() => acquired,
+        () = timer(contender.acquire_timeout()).fuse() => {
+            contender.timed_out();
+            return Ok(Attempt::TimedOut);
+        }
+    };
+    let (lock, stat) = match acquired {
+        Ok(acquired) => acquired,
+        Err(error) => {
+            contender.failed(&error);
+            return Ok(Attempt::Failed);
+        }
+    };
+    let token = stat.czxid as u64;
+    contender.acquired(token);
+    contender.use_resource(token).await;
+    contender.releasing();
+    drop(lock);
+    contender.released();
+    Ok(Attempt::Held)
+}
+
+/// Fires after `timeout`, or never.
+async fn timer(timeout: Option<Duration>) {
+    match timeout {
+        Some(timeout) => drop(async_io::Timer::after(timeout).await),
+        None => futures::future::pending().await,
+    }
+}
