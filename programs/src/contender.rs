@@ -231,7 +231,14 @@ impl Contender {
 /// Why a call that failed with `error` failed, in the trace's words: ZooKeeper's error codes
 /// by name, [`FailReason::Library`] for the client's own errors.
 fn fail_reason(error: &zk::Error) -> FailReason {
-    let zk = match error {
+    zookeeper_error(error).map_or(FailReason::Library, FailReason::Zk)
+}
+
+/// The ZooKeeper error `error` carries, in splitbrain's vocabulary; `None` for the client's own
+/// errors (a connect timeout, a closed client, a connection given up: `Error::Custom`), which
+/// carry no error code of the server's.
+pub fn zookeeper_error(error: &zk::Error) -> Option<ZkError> {
+    Some(match error {
         zk::Error::NoNode => ZkError::NoNode,
         zk::Error::NodeExists => ZkError::NodeExists,
         zk::Error::BadVersion => ZkError::BadVersion,
@@ -240,7 +247,6 @@ fn fail_reason(error: &zk::Error) -> FailReason {
         zk::Error::NoWatcher => ZkError::NoWatcher,
         zk::Error::ConnectionLoss => ZkError::ConnectionLoss,
         zk::Error::SessionExpired => ZkError::SessionExpired,
-        _ => return FailReason::Library,
-    };
-    FailReason::Zk(zk)
+        _ => return None,
+    })
 }

@@ -20,8 +20,10 @@ mod node;
 mod program;
 pub mod simulated;
 
-pub use contender::Contender;
+pub use contender::{Contender, zookeeper_error};
 pub use node::{
     dead_processes_spawn_nothing, on_client_node, with_dead_processes_spawning_nothing,
 };
 pub use program::program;
+/// The client whose programs run here, at the version the shims serve (`shims/README.md`).
+pub use zookeeper_client;

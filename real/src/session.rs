@@ -26,8 +26,10 @@
 //!    channel frame by frame, and completing a channel wakes the waker its receiver was
 //!    last polled with, right then.
 //! 3. On a connection loss it sets the state to `Disconnected`, then fails every in-flight
-//!    request with `ConnectionLoss`, in one synchronous step; on expiry it sets `Expired` and
-//!    fails everything with `SessionExpired`.
+//!    request with the error that ended the connection, in one synchronous step (not always
+//!    `ConnectionLoss`: a connection given up for want of a reply fails them with
+//!    `Error::Custom`, which [`zk_error`] reads as a connection loss); on expiry it sets
+//!    `Expired` and fails everything with `SessionExpired`.
 //!
 //! So the pump polls every pending reply future, every watcher and the state channel with a
 //! waker of its own that appends "reply n", "watch n" or "state" to a **wake log**, and
@@ -1058,14 +1060,8 @@ fn children(names: Vec<String>, stat: &zk::Stat) -> OpOk {
 /// The crate's error in our vocabulary (see the module documentation for the fallbacks).
 pub fn zk_error(error: zk::Error) -> ZkError {
     match error {
-        zk::Error::NoNode => ZkError::NoNode,
-        zk::Error::NodeExists => ZkError::NodeExists,
-        zk::Error::BadVersion => ZkError::BadVersion,
-        zk::Error::NotEmpty => ZkError::NotEmpty,
-        zk::Error::NoChildrenForEphemerals => ZkError::NoChildrenForEphemerals,
-        zk::Error::NoWatcher => ZkError::NoWatcher,
-        zk::Error::SessionExpired | zk::Error::ClientClosed => ZkError::SessionExpired,
-        _ => ZkError::ConnectionLoss,
+        zk::Error::ClientClosed => ZkError::SessionExpired,
+        error => programs::zookeeper_error(&error).unwrap_or(ZkError::ConnectionLoss),
     }
 }
 

@@ -1,7 +1,8 @@
 //! A user's program on `zookeeper-client` 0.11: its own lock, `Client::lock`, taken as its
 //! documentation shows (a timed acquire is the lock future raced against a timer, which the
 //! documentation says is cancellation safe), with each of the three lock-path prefixes it
-//! offers. Nothing here knows it runs in a simulation: the connections, timers and spawns are
+//! offers, and an election on its `latch-` prefix (Curator's `LeaderLatch` names: whoever
+//! holds the lock leads). Nothing here knows it runs in a simulation: the connections, timers and spawns are
 //! the client's own, served by splitbrain's shims. The program tells splitbrain what it
 //! believes through its [`Contender`], and uses the run's fenced resource with the lock
 //! node's czxid as its token.
@@ -30,6 +31,9 @@ pub enum Prefix {
     /// `LockPrefix::new_custom("<dir>/x-<session>-", "x-")`: ZooKeeper's own `WriteLock`
     /// names.
     Custom,
+    /// `LockPrefix::new_curator(dir, "latch-")` as an election: the holder leads (it starts,
+    /// leads with the node's czxid as its token, and closes to step down).
+    Latch,
 }
 
 impl Prefix {
@@ -39,14 +43,55 @@ impl Prefix {
             Prefix::Curator => "client-lock-curator",
             Prefix::Shared => "client-lock-shared",
             Prefix::Custom => "client-lock-custom",
+            Prefix::Latch => "client-latch",
+        }
+    }
+
+    /// What the checkers judge the program as: a lock, or a latch for [`Prefix::Latch`].
+    pub fn family(self) -> Family {
+        match self {
+            Prefix::Latch => Family::Latch,
+            Prefix::Curator | Prefix::Shared | Prefix::Custom => Family::Lock,
         }
     }
 
     /// The program that locks with this prefix, as the code of a run's clients.
     pub fn program(self) -> RecipeCode {
-        program(self.name(), Family::Lock, move |contender| {
+        program(self.name(), self.family(), move |contender| {
             lock_user(contender, self)
         })
+    }
+
+    /// Tells that the program asks for the lock (or joins the election).
+    fn begin(self, contender: &Contender) {
+        match self {
+            Prefix::Latch => contender.starting(),
+            _ => contender.acquiring(),
+        }
+    }
+
+    /// Tells that the program holds (or leads) with `token`.
+    fn granted(self, contender: &Contender, token: u64) {
+        match self {
+            Prefix::Latch => contender.leading(token),
+            _ => contender.acquired(token),
+        }
+    }
+
+    /// Tells that the program gives the lock back (or leaves the election).
+    fn end(self, contender: &Contender) {
+        match self {
+            Prefix::Latch => contender.closing(),
+            _ => contender.releasing(),
+        }
+    }
+
+    /// Tells that the program has given the lock back (or left the election).
+    fn ended(self, contender: &Contender) {
+        match self {
+            Prefix::Latch => contender.closed(),
+            _ => contender.released(),
+        }
     }
 }
 
@@ -106,6 +151,7 @@ async fn acquire_once(
     let shared = format!("{dir}/lock-");
     let lock_prefix = match prefix {
         Prefix::Curator => zk::LockPrefix::new_curator(dir, "lock-")?,
+        Prefix::Latch => zk::LockPrefix::new_curator(dir, "latch-")?,
         Prefix::Shared => zk::LockPrefix::new_shared(&shared)?,
         Prefix::Custom => {
             let custom = format!("{dir}/x-{:x}-", client.session_id().0);
@@ -114,7 +160,7 @@ async fn acquire_once(
     };
     let options = zk::LockOptions::new(zk::Acls::anyone_all())
         .with_ancestor_options(zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()))?;
-    contender.acquiring();
+    prefix.begin(contender);
     // The acquire includes reading the fencing token (the lock node's czxid), so the timeout
     // bounds both.
     let acquire = async {
@@ -137,11 +183,11 @@ async fn acquire_once(
         }
     };
     let token = stat.czxid as u64;
-    contender.acquired(token);
+    prefix.granted(contender, token);
     contender.use_resource(token).await;
-    contender.releasing();
+    prefix.end(contender);
     drop(lock);
-    contender.released();
+    prefix.ended(contender);
     Ok(Attempt::Held)
 }
 

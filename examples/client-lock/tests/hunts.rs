@@ -1,14 +1,20 @@
-//! `Client::lock`, unmodified, hunted in the simulation with each of its prefixes: the GC
-//! pause and the catalog's random faults, every expectation of each scenario over its 200
-//! seeds. A program's finding replays with `SPLITBRAIN_SEED=<seed>`, byte for byte.
+//! `Client::lock`, unmodified, hunted in the simulation with each of its prefixes and as an
+//! election on its `latch-` prefix: the GC pause and the catalog's random faults, every
+//! expectation of each scenario over its 200 seeds. A program's finding replays with `SPLITBRAIN_SEED=<seed>`, byte for byte.
 
 use client_lock::Prefix;
+use splitbrain::recipe_table::family::Family;
 use splitbrain::recipe_table::property::Property;
 use splitbrain::run::run_then;
 use splitbrain::scenarios::scenario::Scenario;
 use splitbrain::testing;
 
-const PREFIXES: [Prefix; 3] = [Prefix::Curator, Prefix::Shared, Prefix::Custom];
+const PREFIXES: [Prefix; 4] = [
+    Prefix::Curator,
+    Prefix::Shared,
+    Prefix::Custom,
+    Prefix::Latch,
+];
 
 /// The scenario of `file` (under `scenarios/`) with the program of `prefix`.
 fn scenario(file: &str, text: &str, prefix: Prefix) -> Scenario {
@@ -18,20 +24,33 @@ fn scenario(file: &str, text: &str, prefix: Prefix) -> Scenario {
     scenario
 }
 
+/// The GC pause, of the lock or of the election.
 fn gc_pause(prefix: Prefix) -> Scenario {
-    scenario(
-        "gc-pause.json",
-        include_str!("../scenarios/gc-pause.json"),
-        prefix,
-    )
+    match prefix.family() {
+        Family::Latch => {
+            let text = include_str!("../scenarios/latch-gc-pause.json");
+            scenario("latch-gc-pause.json", text, prefix)
+        }
+        _ => scenario(
+            "gc-pause.json",
+            include_str!("../scenarios/gc-pause.json"),
+            prefix,
+        ),
+    }
 }
 
+/// The catalog's random faults, on the lock or on the election.
 fn random_faults(prefix: Prefix) -> Scenario {
-    scenario(
-        "random-faults.json",
-        include_str!("../scenarios/random-faults.json"),
-        prefix,
-    )
+    match prefix.family() {
+        Family::Latch => {
+            let text = include_str!("../scenarios/latch-random-faults.json");
+            scenario("latch-random-faults.json", text, prefix)
+        }
+        _ => {
+            let text = include_str!("../scenarios/random-faults.json");
+            scenario("random-faults.json", text, prefix)
+        }
+    }
 }
 
 #[test]
@@ -39,7 +58,11 @@ fn a_paused_holder_still_believes_it_holds_and_the_fence_rejects_its_write() {
     for prefix in PREFIXES {
         let hunted = testing::hunt(prefix.program(), &gc_pause(prefix)).run();
         hunted.assert_met();
-        let found = hunted.finding(Property::MutualExclusionBelief).unwrap();
+        let belief = match prefix.family() {
+            Family::Latch => Property::LeaderUniqueBelief,
+            _ => Property::MutualExclusionBelief,
+        };
+        let found = hunted.finding(belief).unwrap();
         assert!(
             found.report.exists(),
             "{prefix:?}: {}",
@@ -50,46 +73,71 @@ fn a_paused_holder_still_believes_it_holds_and_the_fence_rejects_its_write() {
 
 /// Finding: a release during a partition is lost while the session survives, and every
 /// waiter waits forever behind the node, the releaser's own next acquire included (the
-/// scenario's description tells the chain). Seeds 3411 (Curator's prefix) and 301 (the
-/// shared and custom prefixes) are each prefix's first in the random-faults hunt of 10,000.
-#[test]
-fn a_release_lost_in_a_partition_leaves_every_waiter_waiting_forever() {
-    for (prefix, seed) in [
-        (Prefix::Curator, 3411),
-        (Prefix::Shared, 301),
-        (Prefix::Custom, 301),
-    ] {
-        let scenario = random_faults(prefix);
-        let hunted = testing::hunt(prefix.program(), &scenario)
-            .seeds(seed..seed + 1)
-            .run();
-        for property in [Property::Progress, Property::Answered] {
-            assert_eq!(
-                hunted.violating_seeds(property),
-                [seed],
-                "{prefix:?} {property}"
-            );
-        }
-        let trace = std::fs::read_to_string(&hunted.finding(Property::Progress).unwrap().trace);
-        let trace: serde_json::Value = serde_json::from_str(&trace.unwrap()).unwrap();
-        let last = trace["events"].as_array().unwrap().last().unwrap();
-        let owners: Vec<_> = (last["nodes"].as_array().unwrap().iter())
-            .filter_map(|node| node["ephemeral_owner"].as_u64())
-            .collect();
-        let twice = owners
-            .iter()
-            .any(|o| owners.iter().filter(|p| *p == o).count() == 2);
-        assert!(
-            twice,
-            "{prefix:?}: one session owns its released node and its new one: {last}"
+/// scenario's description tells the chain). Seeds 3411 (Curator's prefix, the latch) and 301
+/// (the shared and custom prefixes) are each program's first in the random-faults hunt of
+/// 10,000. One test per program, so that the replay command a finding prints runs its own.
+fn a_release_lost_in_a_partition_leaves_every_waiter_waiting_forever(prefix: Prefix, seed: u64) {
+    let scenario = random_faults(prefix);
+    let hunted = testing::hunt(prefix.program(), &scenario)
+        .seeds(seed..seed + 1)
+        .run();
+    for property in [Property::Progress, Property::Answered] {
+        assert_eq!(
+            hunted.violating_seeds(property),
+            [seed],
+            "{prefix:?} {property}"
         );
     }
+    let trace = std::fs::read_to_string(&hunted.finding(Property::Progress).unwrap().trace);
+    let trace: serde_json::Value = serde_json::from_str(&trace.unwrap()).unwrap();
+    let last = trace["events"].as_array().unwrap().last().unwrap();
+    let owners: Vec<_> = (last["nodes"].as_array().unwrap().iter())
+        .filter_map(|node| node["ephemeral_owner"].as_u64())
+        .collect();
+    let twice = owners
+        .iter()
+        .any(|o| owners.iter().filter(|p| *p == o).count() == 2);
+    assert!(
+        twice,
+        "{prefix:?}: one session owns its released node and its new one: {last}"
+    );
+}
+
+#[test]
+fn a_release_lost_in_a_partition_blocks_the_curator_prefix_lock() {
+    a_release_lost_in_a_partition_leaves_every_waiter_waiting_forever(Prefix::Curator, 3411);
+}
+
+#[test]
+fn a_release_lost_in_a_partition_blocks_the_shared_prefix_lock() {
+    a_release_lost_in_a_partition_leaves_every_waiter_waiting_forever(Prefix::Shared, 301);
+}
+
+#[test]
+fn a_release_lost_in_a_partition_blocks_the_custom_prefix_lock() {
+    a_release_lost_in_a_partition_leaves_every_waiter_waiting_forever(Prefix::Custom, 301);
+}
+
+#[test]
+fn a_release_lost_in_a_partition_blocks_the_election() {
+    a_release_lost_in_a_partition_leaves_every_waiter_waiting_forever(Prefix::Latch, 3411);
 }
 
 #[test]
 fn under_random_faults_only_belief_breaks() {
     for prefix in PREFIXES {
         testing::hunt(prefix.program(), &random_faults(prefix))
+            .run()
+            .assert_met();
+    }
+}
+
+#[test]
+fn a_timed_acquire_is_answered_by_its_deadline() {
+    for prefix in [Prefix::Curator, Prefix::Shared, Prefix::Custom] {
+        let text = include_str!("../scenarios/timed-acquire.json");
+        let scenario = scenario("timed-acquire.json", text, prefix);
+        testing::hunt(prefix.program(), &scenario)
             .run()
             .assert_met();
     }
