@@ -12,8 +12,7 @@ use std::time::Duration;
 use coordination::fencing::Token;
 use coordination::ids::ClientSlot;
 use coordination::recipes::{Call, FailReason, Mode, Notice};
-use coordination::session::RawState;
-use coordination::zk::{SessionId, ZkError};
+use coordination::zk::ZkError;
 use runtime::drive::Executor;
 use runtime::resource::SharedResource;
 use runtime::workload::OWNER;
@@ -113,16 +112,6 @@ impl Contender {
     /// Writes `value` to the fenced resource with `token`: whether it was accepted.
     pub fn write(&self, token: u64, value: u64) -> bool {
         self.resource.write(self.slot, OWNER, Token(token), value)
-    }
-
-    /// The program's session on `client` is connected: the checkers learn which session is
-    /// this client's (`live_session_exclusion` and `no_orphans` name a lock node's owner by
-    /// it). Tell it for every new session.
-    pub fn connected(&self, client: &zk::Client) {
-        let session = SessionId(client.session_id().0.cast_unsigned());
-        let timeout = client.session_timeout();
-        let state = RawState::Connected { session, timeout };
-        self.record(EventKind::RawSession { state });
     }
 
     /// The program calls acquire (with the workload's timeout, if it has one).

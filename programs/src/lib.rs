@@ -18,6 +18,7 @@
 mod contender;
 mod node;
 mod program;
+mod requests;
 pub mod simulated;
 
 pub use contender::{Contender, zookeeper_error};

@@ -17,6 +17,7 @@ use trace::EventKind;
 
 use crate::contender::Contender;
 use crate::node::{dead_processes_spawn_nothing, on_client_node};
+use crate::requests::Recording;
 use crate::simulated::{outside_the_simulation, panic_message};
 
 /// The code of the program `main`, standing in for a recipe named `name` of `family` (which
@@ -25,7 +26,8 @@ use crate::simulated::{outside_the_simulation, panic_message};
 ///
 /// Each client runs `main` with its [`Contender`], on its own simulated node: every task the
 /// client library spawns stays on that node, its connections go through the simulated
-/// network, its randomness comes from the run's seed. A crash of the node starts `main` over.
+/// network (the requests it writes are recorded as `op_sent` events), its randomness comes
+/// from the run's seed. A crash of the node starts `main` over.
 /// When `main` returns an error or panics, that client's run ends there, recorded as a
 /// `program_failed` event; the other clients go on.
 ///
@@ -43,6 +45,7 @@ where
     let client_main = client_main(move |work, connector| {
         let contender = Contender::of(work, connector);
         let dialer: Arc<dyn Dial> = Arc::new(connector.dialer());
+        let dialer = Arc::new(Recording::new(dialer, work.slot, work.recorder.clone()));
         let main = main.clone();
         Box::pin(async move {
             let reporter = contender.clone();

@@ -40,7 +40,8 @@ pub struct RecipeCode {
     recipe: RecipeRef,
     ty: TypeId,
     run: Arc<RunFn>,
-    program: Option<fn() -> RunScope>,
+    /// A program's run-thread set-up ([`RecipeCode::program`]); `None` for a recipe.
+    scope: Option<fn() -> RunScope>,
 }
 
 impl RecipeCode {
@@ -52,7 +53,7 @@ impl RecipeCode {
             run: Arc::new(move |work, framework, connector| {
                 Box::pin(work.run_recipe(def, framework, connector))
             }),
-            program: None,
+            scope: None,
         }
     }
 
@@ -61,10 +62,6 @@ impl RecipeCode {
     /// from (the framework layer is the recipe's, so a program has none). `scope` is called on
     /// each run's thread before the run starts, and what it returns is held until the run's
     /// runtime is dropped (a client library's thread-local set-up).
-    ///
-    /// A program's requests travel as bytes that the simulated server reads but the trace does
-    /// not record, so properties read from a client's requests (`herd_free`) cannot be judged
-    /// on its runs: see [`RecipeCode::records_requests`].
     pub fn program<M>(recipe: RecipeRef, main: M, scope: fn() -> RunScope) -> RecipeCode
     where
         M: for<'a> Fn(&'a SimWork, &'a SimConnector) -> ClientMain<'a> + Send + Sync + 'static,
@@ -73,19 +70,13 @@ impl RecipeCode {
             recipe,
             ty: TypeId::of::<M>(),
             run: Arc::new(move |work, _framework, connector| main(work, connector)),
-            program: Some(scope),
+            scope: Some(scope),
         }
-    }
-
-    /// Whether a run's trace records the clients' requests and replies (a recipe's do; a
-    /// program's do not).
-    pub fn records_requests(&self) -> bool {
-        self.program.is_none()
     }
 
     /// What a run's thread holds for the whole run: a program's scope, nothing for a recipe.
     pub(crate) fn enter_run_thread(&self) -> Option<RunScope> {
-        self.program.map(|scope| scope())
+        self.scope.map(|scope| scope())
     }
 
     /// The code of a row of splitbrain's table.

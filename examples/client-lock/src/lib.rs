@@ -132,7 +132,6 @@ async fn connect(contender: &Contender) -> zk::Client {
             .await;
         match connected {
             Ok(client) => {
-                contender.connected(&client);
                 return client;
             }
             Err(_) => async_io::Timer::after(Duration::from_millis(100)).await,

@@ -101,6 +101,20 @@ fn a_release_lost_in_a_partition_leaves_every_waiter_waiting_forever(prefix: Pre
         twice,
         "{prefix:?}: one session owns its released node and its new one: {last}"
     );
+    // The release was sent (the client wrote its delete) but never applied: the node is there.
+    let remaining: Vec<_> = (last["nodes"].as_array().unwrap().iter())
+        .map(|node| node["path"].as_str().unwrap())
+        .collect();
+    let lost_delete = trace["events"].as_array().unwrap().iter().any(|event| {
+        let path = event["request"]["path"].as_str();
+        event["kind"] == "op_sent"
+            && event["request"]["op"] == "delete"
+            && path.is_some_and(|path| remaining.contains(&path))
+    });
+    assert!(
+        lost_delete,
+        "{prefix:?}: a delete sent of a node still in the tree"
+    );
 }
 
 #[test]

@@ -1,10 +1,14 @@
-//! A program that returns an error or panics ends its own client's run, recorded in the
-//! trace; the run, and a hunt, go on.
+//! How programs are run and judged beyond `Client::lock`: a program that returns an error or
+//! panics ends its own client's run, recorded in the trace, and the run goes on; a program
+//! whose waiters all watch the lock's directory is found to herd (what its client reads off
+//! its connection is in the trace); a program cannot take a name of splitbrain's table.
 
-use splitbrain::programs::{Contender, program};
+use splitbrain::programs::{Contender, program, zookeeper_client as zk};
 use splitbrain::recipe_table::family::Family;
+use splitbrain::recipe_table::property::Property;
 use splitbrain::run::run_then;
 use splitbrain::scenarios::scenario::Scenario;
+use splitbrain::sim::RecipeCode;
 use splitbrain::trace::EventKind;
 
 async fn fails_its_own_way(contender: Contender) -> Result<(), String> {
@@ -16,12 +20,21 @@ async fn fails_its_own_way(contender: Contender) -> Result<(), String> {
     }
 }
 
+/// The timed-acquire scenario's three clients and workload, without its faults or timeout, for
+/// the program `code`.
+fn fault_free(code: &RecipeCode) -> Scenario {
+    let text = include_str!("../scenarios/timed-acquire.json");
+    let mut scenario = Scenario::from_json("scenarios/timed-acquire.json", text).unwrap();
+    scenario.recipe = code.recipe().clone();
+    scenario.faults.clear();
+    scenario.workload.acquire_timeout_ms = None;
+    scenario
+}
+
 #[test]
 fn an_error_or_a_panic_ends_that_clients_run_in_the_trace() {
     let code = program("failing-program", Family::Lock, fails_its_own_way);
-    let text = include_str!("../scenarios/gc-pause.json");
-    let mut scenario = Scenario::from_json("scenarios/gc-pause.json", text).unwrap();
-    scenario.recipe = code.recipe().clone();
+    let mut scenario = fault_free(&code);
     scenario.clients = 3;
     let failed = run_then(&code, &scenario, 7, Vec::new(), |outcome| {
         (outcome.trace.events.into_iter())
@@ -39,4 +52,61 @@ fn an_error_or_a_panic_ends_that_clients_run_in_the_trace() {
             (1, "panicked: the program broke".to_owned())
         ]
     );
+}
+
+/// The textbook lock without its herd fix: every waiter lists the directory with a watch,
+/// so every change wakes every waiter.
+async fn herding_lock(contender: Contender) -> Result<(), zk::Error> {
+    let client = zk::Client::connector()
+        .with_session_timeout(contender.session_timeout())
+        .connect(&contender.server())
+        .await?;
+    let dir = contender.lock_path();
+    let acls = zk::Acls::anyone_all();
+    let parent = zk::CreateMode::Persistent.with_acls(acls);
+    for ancestor in ["/locks", dir] {
+        match client.create(ancestor, b"", &parent).await {
+            Ok(_) | Err(zk::Error::NodeExists) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    for _ in 0..contender.acquisitions() {
+        contender.acquiring();
+        let mode = zk::CreateMode::EphemeralSequential.with_acls(acls);
+        let (stat, sequence) = client.create(&format!("{dir}/lock-"), b"", &mode).await?;
+        let mine = format!("lock-{sequence}");
+        loop {
+            let (mut children, _, watcher) = client.get_and_watch_children(dir).await?;
+            children.sort();
+            if children.first() == Some(&mine) {
+                break;
+            }
+            watcher.changed().await;
+        }
+        contender.acquired(stat.czxid as u64);
+        contender.use_resource(stat.czxid as u64).await;
+        contender.releasing();
+        client.delete(&format!("{dir}/{mine}"), None).await?;
+        contender.released();
+        contender.think().await;
+    }
+    Ok(())
+}
+
+#[test]
+fn a_program_whose_waiters_watch_the_directory_herds() {
+    let code = program("herding-lock", Family::Lock, herding_lock);
+    let scenario = fault_free(&code);
+    let herds = run_then(&code, &scenario, 0, Vec::new(), |outcome| {
+        (outcome.violations.into_iter())
+            .filter(|violation| violation.property == Property::HerdFree)
+            .count()
+    });
+    assert!(herds.unwrap() > 0, "three waiters on one directory herd");
+}
+
+#[test]
+#[should_panic(expected = "not a recipe of splitbrain's table, found `mutex`")]
+fn a_program_cannot_take_the_name_of_a_recipe_of_the_table() {
+    drop(program("mutex", Family::Lock, fails_its_own_way));
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use recipe_table::property::{Expectation, Property, Violation};
+use recipe_table::property::{Property, Violation};
 use scenarios::scenario::Scenario;
 use sim::RecipeCode;
 
@@ -30,8 +30,7 @@ pub struct Hunt {
 /// definition (`&MY_RECIPE`), or a program (`splitbrain::programs::program`).
 ///
 /// # Panics
-/// When the scenario names another recipe than `code`'s, or expects a verdict on a property
-/// `code`'s runs cannot be judged for: mistakes in a test's set-up.
+/// When the scenario names another recipe than `code`'s: a mistake in a test's set-up.
 pub fn hunt(code: impl Into<RecipeCode>, scenario: &Scenario) -> Hunt {
     let code = code.into();
     assert_eq!(
@@ -40,14 +39,6 @@ pub fn hunt(code: impl Into<RecipeCode>, scenario: &Scenario) -> Hunt {
         "scenario `{}`: /recipe: expected the recipe under test",
         scenario.name
     );
-    if let Some(property) = unjudged_expectation(&code, scenario) {
-        panic!(
-            "scenario `{}`: /expect/{property}: a program's trace records no requests (the \
-             simulated server reads its bytes, the trace does not), so `{property}` cannot be \
-             judged on it; expected no expectation of it",
-            scenario.name
-        );
-    }
     let seeds = match seed_from_environment() {
         Some(seed) => seed..seed + 1,
         None => scenario.seeds.iter(),
@@ -58,16 +49,6 @@ pub fn hunt(code: impl Into<RecipeCode>, scenario: &Scenario) -> Hunt {
         seeds,
         out: default_out_dir().join(&scenario.name),
     }
-}
-
-/// A property `scenario` expects a verdict on that runs of `code` cannot be judged for.
-fn unjudged_expectation(code: &RecipeCode, scenario: &Scenario) -> Option<Property> {
-    if code.records_requests() {
-        return None;
-    }
-    [Property::HerdFree]
-        .into_iter()
-        .find(|&property| scenario.expectation(property) != Expectation::Unchecked)
 }
 
 impl Hunt {

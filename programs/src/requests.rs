@@ -1,0 +1,227 @@
+//! What a program's client says and hears on its connections, read off the bytes as they
+//! leave and reach the client node, recorded on the program's client at that instant as the
+//! built-in client records it:
+//! - each request the simulated server's tree serves (creates, deletes, reads, lists,
+//!   `setData`, watch removals) as an `op_sent` event, its xid as the op's id (pings,
+//!   `setWatches`, `multi`, `check`, `sync` and `closeSession` are not recorded);
+//! - the handshake's answer as the raw session state: `connected` with the session and its
+//!   negotiated timeout, or `expired`; the connection's end (the server closed it, it was
+//!   reset, or the client gave it up) as `disconnected`;
+//! - each watch event the client reads as `watch_delivered`.
+//!
+//! Replies are not recorded (which request a reply answers is the client's to know). So a
+//! program's trace shows what the client library asked for and when, a request that never
+//! reached the server included, and the herd checker sees whom each watch event woke.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use coordination::ids::{ClientSlot, OpId};
+use coordination::session::RawState;
+use coordination::zk::{EventKind as ZkEventKind, Path, SessionId, WatchedEvent};
+use frontend::ops::translate;
+use futures::FutureExt;
+use futures::io::{AsyncRead, AsyncWrite};
+use jute::codes::EventType;
+use jute::frame::{Splitter, body};
+use jute::session::ConnectResponse;
+use jute::{Record, Reply, ReplyBody, RequestMessage};
+use sim::recorder::Recorder;
+use simio::{Connecting, Connection, Dial};
+use trace::EventKind;
+
+/// Dials through `dialer`, and records the requests sent on each connection it opens.
+pub(crate) struct Recording {
+    dialer: Arc<dyn Dial>,
+    slot: ClientSlot,
+    recorder: Recorder,
+}
+
+impl Recording {
+    /// Records on `recorder`, as client `slot`, what is sent on connections `dialer` opens.
+    pub(crate) fn new(dialer: Arc<dyn Dial>, slot: ClientSlot, recorder: Recorder) -> Recording {
+        Recording {
+            dialer,
+            slot,
+            recorder,
+        }
+    }
+}
+
+impl Dial for Recording {
+    fn dial(&self, addr: SocketAddr) -> Connecting {
+        let connecting = self.dialer.dial(addr);
+        let (slot, recorder) = (self.slot, self.recorder.clone());
+        async move {
+            let connection = connecting.await?;
+            let tapped = Tapped {
+                connection,
+                frames: Splitter::default(),
+                handshake_sent: false,
+                heard: Splitter::default(),
+                connected: None,
+                slot,
+                recorder,
+            };
+            Ok(Box::new(tapped) as Box<dyn Connection>)
+        }
+        .boxed()
+    }
+}
+
+/// A connection whose written bytes are read as ZooKeeper's frames.
+struct Tapped {
+    connection: Box<dyn Connection>,
+    /// The frames written so far, split as they complete.
+    frames: Splitter,
+    /// Whether the connection's first frame (the handshake) has gone.
+    handshake_sent: bool,
+    /// The frames read so far, split as they complete.
+    heard: Splitter,
+    /// Whether the handshake was answered with a session (`Some(true)`), refused (`Some(false)`:
+    /// expired), or not yet answered.
+    connected: Option<bool>,
+    slot: ClientSlot,
+    recorder: Recorder,
+}
+
+impl Tapped {
+    /// Reads the frames `bytes` complete, recording each request the tree serves.
+    fn sent(&mut self, bytes: &[u8]) {
+        self.frames.push(bytes);
+        // A frame that does not parse is the server's to refuse; the tap only watches.
+        while let Ok(Some(frame)) = self.frames.next_frame() {
+            if !std::mem::replace(&mut self.handshake_sent, true) {
+                continue;
+            }
+            let Ok(message) = RequestMessage::from_bytes(body(&frame)) else {
+                continue;
+            };
+            let (Ok(xid), Ok(request)) = (u32::try_from(message.xid), translate(&message.request))
+            else {
+                continue;
+            };
+            let op = OpId(xid);
+            self.record(EventKind::OpSent { op, request });
+        }
+    }
+
+    /// Reads the frames `bytes` complete: the handshake's answer, then watch events.
+    fn heard(&mut self, bytes: &[u8]) {
+        self.heard.push(bytes);
+        while let Ok(Some(frame)) = self.heard.next_frame() {
+            if self.connected.is_none() {
+                self.answered(body(&frame));
+                continue;
+            }
+            if let Ok(Reply {
+                body: ReplyBody::Notification(event),
+                ..
+            }) = Reply::from_bytes(body(&frame), None)
+                && let Some(event) = watched_event(event.event_type, &event.path)
+            {
+                self.record(EventKind::WatchDelivered { event });
+            }
+        }
+    }
+
+    /// Records the handshake's answer `frame`: the session, or its expiry.
+    fn answered(&mut self, frame: &[u8]) {
+        let Ok(response) = ConnectResponse::from_bytes(frame) else {
+            return;
+        };
+        let state = match response.session_id {
+            0 => RawState::Expired,
+            id => RawState::Connected {
+                session: SessionId(id as u64),
+                timeout: std::time::Duration::from_millis(response.time_out.max(0) as u64),
+            },
+        };
+        self.connected = Some(matches!(state, RawState::Connected { .. }));
+        self.record(EventKind::RawSession { state });
+    }
+
+    /// Records that the connection is over, once, if it had a session.
+    fn ended(&mut self) {
+        if self.connected.take() == Some(true) {
+            let state = RawState::Disconnected;
+            self.record(EventKind::RawSession { state });
+        }
+    }
+
+    fn record(&self, kind: EventKind) {
+        self.recorder.record(Some(self.slot), kind);
+    }
+}
+
+/// The node event a notification of `event_type` on `path` tells; `None` for another kind.
+fn watched_event(event_type: i32, path: &str) -> Option<WatchedEvent> {
+    let kind = match EventType::try_from(event_type).ok()? {
+        EventType::NodeCreated => ZkEventKind::NodeCreated,
+        EventType::NodeDeleted => ZkEventKind::NodeDeleted,
+        EventType::NodeDataChanged => ZkEventKind::NodeDataChanged,
+        EventType::NodeChildrenChanged => ZkEventKind::NodeChildrenChanged,
+        _ => return None,
+    };
+    let path = Path::new(path).ok()?;
+    Some(WatchedEvent { kind, path })
+}
+
+impl Drop for Tapped {
+    fn drop(&mut self) {
+        self.ended();
+    }
+}
+
+impl fmt::Debug for Tapped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tapped")
+            .field("connection", &self.connection)
+            .field("slot", &self.slot)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AsyncRead for Tapped {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let read = Pin::new(&mut this.connection).poll_read(cx, buf);
+        match &read {
+            Poll::Ready(Ok(0) | Err(_)) => this.ended(),
+            Poll::Ready(Ok(count)) => this.heard(&buf[..*count]),
+            Poll::Pending => {}
+        }
+        read
+    }
+}
+
+impl AsyncWrite for Tapped {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let written = Pin::new(&mut this.connection).poll_write(cx, buf);
+        if let Poll::Ready(Ok(count)) = written {
+            this.sent(&buf[..count]);
+        }
+        written
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().connection).poll_flush(cx)
+    }
+
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().connection).poll_close(cx)
+    }
+}
