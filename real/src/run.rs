@@ -43,7 +43,7 @@ use crate::clock::{RealClock, Recorder};
 use crate::contender::Library;
 use crate::contender::{self, ContenderRun};
 use crate::curator::{Curator, CuratorRecipe};
-use crate::faults::{Injector, refusal};
+use crate::faults::{Client, Injector, refusal};
 use crate::processes::{ClientLauncher, ClientProcess, Progress};
 use crate::proxy::Proxies;
 use crate::resource::ResourceServer;
@@ -106,8 +106,9 @@ pub fn run(
 ///
 /// Refused before the run unless the recipe has a Curator counterpart, without acquire
 /// timeouts or reentrant holds (the contenders acquire plainly) and, in place, unless there
-/// is one contender per client and every fault acts on the network or the server (a
-/// contender's process cannot be paused, crashed or have its session expired).
+/// is one contender per client and no fault crashes one or expires a session an earlier fault
+/// may have ended (see [`curator_in_place_refusal`]): a pause stops a contender's process
+/// (`SIGSTOP`, then `SIGCONT`), an expiry ends its session from the executor.
 pub fn run_with_curator(
     scenario: &Scenario,
     seed: u64,
@@ -154,22 +155,60 @@ pub fn curator_in_place_refusal(schedule: &[ScheduledFault], seed: u64) -> Optio
 
 /// Why `library`'s contenders (written in `language`) cannot take the place of the clients of
 /// a scenario whose seed draws `schedule`, if they cannot: one line naming the first fault
-/// they cannot take.
+/// they cannot take. A contender is paused as a client's process is and its session expired
+/// from the executor ([`crate::faults`]), but it is not crashed (the harness does not start
+/// a contender again in a client's place), and the session expired is the one it reported
+/// `ready` with (the contender protocol names no later one): an expiry after an earlier fault
+/// that may have ended that session (a pause or expiry of that contender, a cut, a server
+/// restart) would expire nothing.
 fn in_place_refusal(
     library: &str,
     language: &str,
     schedule: &[ScheduledFault],
     seed: u64,
 ) -> Option<String> {
-    let fault = (schedule.iter())
-        .find(|f| !is_network(&f.fault) && !matches!(f.fault, Fault::RestartServer { .. }))?;
-    Some(format!(
-        "faults: {library} contenders in place of the clients take network faults and server \
-         restarts only (the harness cannot pause, crash or expire a {language} contender), \
-         found {} at {} ms (seed {seed})",
-        fault.fault.kind(),
-        fault.at_ms
-    ))
+    let in_place = format!("faults: {library} contenders in place of the clients");
+    for (i, scheduled) in schedule.iter().enumerate() {
+        let at_ms = scheduled.at_ms;
+        match scheduled.fault {
+            Fault::Crash { client } => {
+                return Some(format!(
+                    "{in_place} cannot be crashed (the harness does not start a {language} \
+                     contender again in a client's place), found crash of client {client} at \
+                     {at_ms} ms (seed {seed})"
+                ));
+            }
+            Fault::ExpireSession { client } => {
+                let earlier = schedule[..i]
+                    .iter()
+                    .find(|e| may_end_session(&e.fault, client));
+                if let Some(earlier) = earlier {
+                    return Some(format!(
+                        "{in_place} have the session they reported ready with expired, so an \
+                         expire_session must come before any fault that may end that session, \
+                         found expire_session of client {client} at {at_ms} ms after {} at {} \
+                         ms (seed {seed})",
+                        earlier.fault.kind(),
+                        earlier.at_ms
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether `fault` may end the session of `client`: a pause or an expiry of it, or a fault of
+/// the network or the server.
+fn may_end_session(fault: &Fault, client: u16) -> bool {
+    match *fault {
+        Fault::Pause { client: c, .. }
+        | Fault::ExpireSession { client: c }
+        | Fault::Crash { client: c } => c == client,
+        Fault::Partition { .. } | Fault::Isolate { .. } | Fault::RestartServer { .. } => true,
+        Fault::Heal | Fault::Delay { .. } | Fault::Drop { .. } => false,
+    }
 }
 
 /// Who runs the scenario's workload.
@@ -374,6 +413,8 @@ impl RealRun<'_> {
                 Some(started.map_err(|why| self.partial(&recorder, why))?)
             }
         };
+        // What the faults reach of each contender, taken before they are driven.
+        let handles = contenders.as_ref().map_or_else(Vec::new, |c| c.handles());
         let contenders_ended = async {
             match contenders.as_mut() {
                 Some(contenders) => contenders.ended().await,
@@ -388,7 +429,11 @@ impl RealRun<'_> {
         if let Err(why) = clients.iter().try_for_each(ClientProcess::start) {
             return Err(self.partial(&recorder, why));
         }
-        let injector = Injector::new(&clients, self.target.restarter(), recorder.clone(), proxies);
+        // Slots in order: the Rust clients', then the contenders' (in their place, slot 0 on).
+        let slots = (clients.iter().map(Client::Process))
+            .chain(handles.iter().map(|handle| Client::Contender(handle)))
+            .collect();
+        let injector = Injector::new(slots, self.target.restarter(), recorder.clone(), proxies);
         let faults = injector.run(start, &self.schedule, done.map(drop));
         let horizon = start + Duration::from_millis(self.scenario.horizon_ms);
         // Ctrl-C ends the run as a failure does: the partial trace is kept, the client
@@ -479,6 +524,7 @@ impl RealRun<'_> {
             recorder: recorder.clone(),
             clock,
             resource: resource.resource(),
+            servers: self.target.connect_string().to_owned(),
         }
     }
 
@@ -548,4 +594,50 @@ fn is_network(fault: &Fault) -> bool {
         fault,
         Fault::Partition { .. } | Fault::Isolate { .. } | Fault::Heal
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(at_ms: u64, fault: Fault) -> ScheduledFault {
+        ScheduledFault::at(at_ms, fault)
+    }
+
+    #[test]
+    fn contenders_in_place_take_pauses_and_first_expiries_but_no_crash() {
+        let pause = |client| Fault::Pause {
+            client,
+            for_ms: 2500,
+        };
+        let expire = |client| Fault::ExpireSession { client };
+        let refused =
+            |schedule: &[ScheduledFault]| in_place_refusal("Kazoo", "Python", schedule, 7);
+        let taken = [at(100, pause(0)), at(200, expire(1)), at(300, expire(2))];
+        assert_eq!(refused(&taken), None);
+        let crash = refused(&[at(100, pause(0)), at(400, Fault::Crash { client: 1 })]);
+        assert_eq!(
+            crash.as_deref(),
+            Some(
+                "faults: Kazoo contenders in place of the clients cannot be crashed (the harness \
+                 does not start a Python contender again in a client's place), found crash of \
+                 client 1 at 400 ms (seed 7)"
+            )
+        );
+        // A pause of client 0 may end its session: the one `ready` named is gone.
+        let after_pause = refused(&[at(100, pause(0)), at(200, expire(1)), at(300, expire(0))]);
+        let after_pause = after_pause.unwrap();
+        assert!(
+            after_pause.ends_with(
+                "found expire_session of client 0 at 300 ms after pause at 100 ms (seed 7)"
+            ),
+            "{after_pause}"
+        );
+        let restart = Fault::RestartServer { down_ms: 500 };
+        let after_restart = refused(&[at(100, restart), at(900, expire(2))]).unwrap();
+        assert!(
+            after_restart.contains("after restart_server at 100 ms"),
+            "{after_restart}"
+        );
+    }
 }

@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use coordination::ids::ClientSlot;
 use coordination::recipes::{Call, Notice};
+use coordination::session::RawState;
+use coordination::zk::SessionId;
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
 use runtime::drive::timer_duration;
@@ -22,6 +24,7 @@ use runtime::workload::{OWNER, WorkEffect, WorkInput, WorkTimer, Workload};
 use scenarios::scenario::Workload as WorkloadSettings;
 use trace::{Event, EventKind};
 
+use super::handle::{Handle, Session};
 use super::process::{Output, Process};
 use super::protocol::{Command, Hello, Meaning};
 use crate::clock::{RealClock, RealExecutor, Recorder};
@@ -33,6 +36,8 @@ type PendingTimer = Option<(WorkTimer, Pin<Box<tokio::time::Sleep>>)>;
 pub(crate) struct Driver {
     pub(crate) slot: ClientSlot,
     pub(crate) process: Process,
+    /// What the run's faults reach of it.
+    pub(crate) handle: Arc<Handle>,
     pub(crate) outputs: UnboundedReceiver<Output>,
     pub(crate) workload: Workload,
     pub(crate) settings: WorkloadSettings,
@@ -55,11 +60,29 @@ enum Heard {
 }
 
 impl Driver {
-    /// Says hello and waits for `ready`: the contender's session id.
+    /// Says hello and waits for `ready`: the contender's session id (kept, with its
+    /// password, for the run's faults, and recorded as its client's connection on it, so that
+    /// the checkers know whose session the server expires).
     pub(crate) async fn hello(&mut self, hello: Hello) -> Result<i64, String> {
+        let timeout = Duration::from_millis(hello.session_timeout_ms);
         self.process.send(&Command::Hello(hello))?;
         match self.next_output().await? {
-            (_, Meaning::Ready { session_id, .. }) => Ok(session_id),
+            (
+                t,
+                Meaning::Ready {
+                    session_id,
+                    password,
+                },
+            ) => {
+                let session = Session::of_ready(session_id, &password)
+                    .map_err(|e| format!("{}: {e}", self.process.name()))?;
+                self.handle.ready(session)?;
+                // The id's bits, as the Rust clients' sessions record theirs.
+                let session = SessionId(session_id as u64);
+                let state = RawState::Connected { session, timeout };
+                self.push(t, EventKind::RawSession { state });
+                Ok(session_id)
+            }
             (_, other) => Err(format!(
                 "{}: expected `ready` first, found {other:?}",
                 self.process.name()
@@ -93,7 +116,9 @@ impl Driver {
     }
 
     /// Carries out `effects` in order (a read's answer is awaited and fed back, and its
-    /// effects carried out, at once); breaks when the workload is done.
+    /// effects carried out, at once); breaks when the workload is done. While a pause stops
+    /// the contender nothing is carried out, as a stopped Rust client does nothing: a timer
+    /// that fires meanwhile takes effect (its call recorded and sent) once it runs again.
     async fn carry_out(
         &mut self,
         effects: Vec<WorkEffect>,
@@ -101,6 +126,7 @@ impl Driver {
     ) -> Result<ControlFlow<()>, String> {
         let mut queue = VecDeque::from(effects);
         while let Some(effect) = queue.pop_front() {
+            self.handle.running().await;
             match effect {
                 WorkEffect::Call(call) => self.call(call)?,
                 WorkEffect::SetTimer(kind) => *timer = Some(self.timer(kind)),
@@ -191,12 +217,7 @@ impl Driver {
     fn heard(&mut self, t: u64, meaning: Meaning) -> Result<Heard, String> {
         match meaning {
             Meaning::Notice(notice) => {
-                let t = self.clock.since_start(Duration::from_nanos(t));
-                self.recorder.push(Event {
-                    t: u64::try_from(t.as_nanos()).unwrap_or(u64::MAX),
-                    client: Some(self.slot),
-                    kind: EventKind::Notice { notice },
-                });
+                self.push(t, EventKind::Notice { notice });
                 self.held.push_back(notice);
                 Ok(Heard::Nothing)
             }
@@ -207,6 +228,16 @@ impl Driver {
             }
             Meaning::Ready { .. } => Err(format!("{}: `ready` again", self.process.name())),
         }
+    }
+
+    /// Records `kind` on the contender's slot at its stamp `t` (`CLOCK_MONOTONIC` ns).
+    fn push(&self, t: u64, kind: EventKind) {
+        let t = self.clock.since_start(Duration::from_nanos(t));
+        self.recorder.push(Event {
+            t: u64::try_from(t.as_nanos()).unwrap_or(u64::MAX),
+            client: Some(self.slot),
+            kind,
+        });
     }
 
     async fn next_output(&mut self) -> Result<(u64, Meaning), String> {

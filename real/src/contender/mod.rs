@@ -13,6 +13,7 @@
 //! is one trace, checked and reported like any other.
 
 mod drive;
+mod handle;
 mod process;
 pub mod protocol;
 #[cfg(test)]
@@ -23,6 +24,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Command as OsCommand;
 use std::sync::Arc;
+use std::time::Duration;
 
 use coordination::ids::ClientSlot;
 use futures::future::{join_all, try_join_all};
@@ -33,6 +35,7 @@ use scenarios::scenario::Scenario;
 
 use crate::clock::{RealClock, RealExecutor, Recorder};
 use drive::Driver;
+pub(crate) use handle::Handle;
 use process::Process;
 use protocol::{Hello, retry_spec};
 
@@ -98,6 +101,8 @@ pub(crate) struct ContenderRun<'a> {
     pub clock: RealClock,
     /// The run's protected resource.
     pub resource: Arc<dyn SharedResource>,
+    /// The servers' connect string, where a contender's session is expired.
+    pub servers: String,
 }
 
 /// The contenders of a run, SIGKILLed when dropped before they end.
@@ -118,11 +123,14 @@ impl Contenders {
             let slot = ClientSlot(run.first_slot + u16::try_from(i).expect("a u16 of clients"));
             let name = format!("{} contender {}", program.name, slot.0);
             let stderr = program.logs.join(format!("contender-{}.stderr", slot.0));
-            let (process, outputs) = Process::spawn(name, program.command(), stderr)?;
+            let (process, outputs) = Process::spawn(name.clone(), program.command(), stderr)?;
+            let timeout = Duration::from_millis(scenario.server.session_timeout_ms);
+            let handle = Handle::new(name, process.child(), run.servers.clone(), timeout);
             let recipe: &RecipeRef = &scenario.recipe;
             running.push(Driver {
                 slot,
                 process,
+                handle: Arc::new(handle),
                 outputs,
                 workload: workload_of(
                     recipe,
@@ -150,6 +158,13 @@ impl Contenders {
         })?;
         let sessions = ready.into_iter().collect::<Result<_, _>>()?;
         Ok(Contenders { running, sessions })
+    }
+
+    /// What the run's faults reach of each contender, in slot order.
+    pub(crate) fn handles(&self) -> Vec<Arc<Handle>> {
+        (self.running.iter())
+            .map(|driver| driver.handle.clone())
+            .collect()
     }
 
     /// Drives every contender through its workload until each has ended; the first failure,
