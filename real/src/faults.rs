@@ -24,7 +24,7 @@
 //!   there); its end once the new process has been told to start.
 //!
 //! A library's contender in a client's place ([`crate::run_with_contenders`]) takes the
-//! faults on its client too ([`Client::Contender`]): a `pause` stops and continues its
+//! faults on its client too (`Client::Contender`): a `pause` stops and continues its
 //! process group as a client's process is stopped, and its driver sends it nothing meanwhile
 //! (a workload timer due then takes effect when it runs again); an `expire_session` is
 //! carried out by the executor at once, paused or not, with a second connection on the

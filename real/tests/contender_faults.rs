@@ -30,8 +30,16 @@ fn scenario(name: &str) -> Scenario {
 
 /// Runs `scenario` (seed 0) with `library`'s contenders in place of its clients on a fresh
 /// standalone server with the scenario's tick, and checks every expectation the scenario
-/// states: the same verdicts the simulator's clients earn.
+/// states ([`meets_expectations`]).
 fn in_place(scenario: &Scenario, library: &dyn Library) -> Trace {
+    let trace = run_in_place(scenario, library);
+    meets_expectations(scenario, &trace);
+    trace
+}
+
+/// Runs `scenario` (seed 0) with `library`'s contenders in place of its clients on a fresh
+/// standalone server with the scenario's tick.
+fn run_in_place(scenario: &Scenario, library: &dyn Library) -> Trace {
     let _serial = real::testing::one_server_at_a_time();
     let settings = Settings {
         tick_time: Duration::from_millis(scenario.server.tick_ms),
@@ -48,16 +56,28 @@ fn in_place(scenario: &Scenario, library: &dyn Library) -> Trace {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     target.stop();
-    let violations = properties::verdict::violations(&trace).unwrap();
+    trace
+}
+
+/// Checks every expectation `scenario` states on `trace`: the same verdicts the simulator's
+/// clients earn.
+fn meets_expectations(scenario: &Scenario, trace: &Trace) {
+    let violations = properties::verdict::violations(trace).unwrap();
     for property in scenario.recipe.properties() {
         let violated = violations.iter().any(|v| v.property == *property);
+        let events = lines(trace);
         match scenario.expectation(*property) {
-            Expectation::Holds => assert!(!violated, "{property}: {violations:?}"),
-            Expectation::Violated => assert!(violated, "{property} is not violated"),
+            Expectation::Holds => assert!(!violated, "{property}: {violations:?}\n{events}"),
+            Expectation::Violated => assert!(violated, "{property} is not violated:\n{events}"),
             Expectation::Unchecked => {}
         }
     }
-    trace
+}
+
+/// The events of `trace`, one a line (ms, client, what): for failure messages.
+fn lines(trace: &Trace) -> String {
+    let line = |e: &Event| format!("{:>9.1} {:?} {:?}", e.t as f64 / 1e6, e.client, e.kind);
+    trace.events.iter().map(line).collect::<Vec<_>>().join("\n")
 }
 
 /// The index of the first event of `trace` that `wanted` picks.
@@ -113,12 +133,18 @@ fn notice(trace: &Trace, slot: u16, from: usize, wanted: fn(&Notice) -> bool) ->
 /// first access after the pause is its stale write, made with its old token.
 fn holder_paused_past_its_session(name: &str, library: &dyn Library) -> Trace {
     let scenario = scenario(name);
-    let trace = in_place(&scenario, library);
+    let trace = run_in_place(&scenario, library);
     let pause = Fault::Pause {
         client: 0,
         for_ms: 2500,
     };
     let (start, end) = fault_span(&trace, &pause);
+    // The scenario's premise: client 0 holds when it is stopped (its first acquire takes
+    // tens of ms unloaded, within the 300 ms before the pause).
+    let acquired = notice(&trace, 0, 0, |n| matches!(n, Notice::Acquired { .. }));
+    let holds = acquired.is_some_and(|acquired| acquired < start);
+    assert!(holds, "client 0 holds at the pause:\n{}", lines(&trace));
+    meets_expectations(&scenario, &trace);
     let during = &trace.events[start + 1..end];
     assert!(
         !during.iter().any(|e| e.client == Some(ClientSlot(0))),
@@ -260,12 +286,14 @@ fn curators_mutexes_whose_sessions_expire_as_they_queue_are_all_served() {
     assert_eq!(granted, 9, "every acquisition granted");
 }
 
-/// Client 0 of `gc-pause-fenced` holding alone for 5 s (one acquisition each), its session
-/// expired by the executor at 300 ms instead of its process paused: long enough a hold that
-/// its library hears the expiry while it holds, however long it takes to reconnect (the
-/// ZooKeeper Java client sleeps up to a second first).
+/// Client 0 of `gc-pause-fenced` holding for 5 s (one acquisition each), its session expired
+/// by the executor at 2 s instead of its process paused: it holds by then however slow its
+/// first acquire on a loaded machine, and long enough afterwards that its library hears the
+/// expiry while it holds, however long it takes to reconnect (the ZooKeeper Java client
+/// sleeps up to a second first).
 fn holder_expired() -> Scenario {
     let mut scenario = scenario("gc-pause-fenced");
+    scenario.faults[0].at_ms = 2000;
     scenario.faults[0].fault = Fault::ExpireSession { client: 0 };
     scenario.workload.acquisitions = 1;
     scenario.workload.hold_ms = Span {
@@ -286,12 +314,17 @@ fn holder_hears_its_expiry(library: &dyn Library) {
     let scenario = holder_expired();
     let trace = in_place(&scenario, library);
     let (start, _) = fault_span(&trace, &Fault::ExpireSession { client: 0 });
-    let suspended = notice(&trace, 0, start, |n| matches!(n, Notice::Suspended { .. }));
-    let lost = notice(&trace, 0, start, |n| matches!(n, Notice::Lost { .. }));
-    let released = notice(&trace, 0, start, |n| matches!(n, Notice::Released { .. }));
-    let (suspended, lost) = (suspended.expect("suspended"), lost.expect("lost"));
-    let released = released.expect("released");
-    assert!(suspended < lost && lost < released, "{:?}", trace.events);
+    let heard = |what: &str, wanted: fn(&Notice) -> bool| {
+        let found = notice(&trace, 0, start, wanted);
+        found.unwrap_or_else(|| panic!("no {what} after the expiry:\n{}", lines(&trace)))
+    };
+    let acquired = notice(&trace, 0, 0, |n| matches!(n, Notice::Acquired { .. }));
+    let holds = acquired.is_some_and(|acquired| acquired < start);
+    assert!(holds, "client 0 holds at the expiry:\n{}", lines(&trace));
+    let suspended = heard("suspended", |n| matches!(n, Notice::Suspended { .. }));
+    let lost = heard("lost", |n| matches!(n, Notice::Lost { .. }));
+    let released = heard("released", |n| matches!(n, Notice::Released { .. }));
+    assert!(suspended < lost && lost < released, "{}", lines(&trace));
     assert!(!stale_write_accepted(&trace));
 }
 
