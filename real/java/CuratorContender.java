@@ -8,8 +8,10 @@
 // InterProcessSemaphoreMutex as it is built, the InterProcessSemaphoreV2 of one lease, so that
 // the lease node is known; leader-latch: a new LeaderLatch per start), connect, lock_path,
 // session_timeout_ms, connection_timeout_ms and retry (exponential-backoff:<base>:<max>,
-// n-times:<sleep>:<n> or forever:<sleep>). It connects with them and reports ready with its
-// session id and password. Then, until stdin ends (it then closes its session and exits 0):
+// n-times:<sleep>:<n> or forever:<sleep>). It connects with them, takes and gives back a lock
+// of the recipe once on <lock_path>-warm-up/<client> (so that its first acquire of the run is
+// not a cold JVM's) and reports ready with its session id and password. Then, until stdin
+// ends (it then closes its session and exits 0):
 //   acquire -> acquired {token: the lock or lease node's czxid} | timed_out | failed
 //   release -> released | failed
 //   start (is_leader {token: the latch node's czxid} and not_leader follow, from the latch's
@@ -287,6 +289,21 @@ public final class CuratorContender {
         return latch;
     }
 
+    /** Takes and gives back a hold of the recipe once on a path of its own (a lock's: a
+     * latch has no warm-up), so that the JVM has loaded and initialized the library's lock
+     * code before the run's timeline starts: a cold JVM's first acquire takes a few hundred ms
+     * on a loaded machine, which the scenario's stagger between clients does not allow for. */
+    void warmUp(String recipe, String path) throws Exception {
+        Hold warm;
+        switch (recipe) {
+            case "mutex": warm = mutex(client, path); break;
+            case "semaphore-mutex": warm = semaphoreMutex(client, path); break;
+            default: return;
+        }
+        warm.take(null);
+        warm.giveBack();
+    }
+
     void acquire(Long timeoutMs) throws Exception {
         Hold hold = lock();
         String node = hold.take(timeoutMs);
@@ -418,6 +435,7 @@ public final class CuratorContender {
                 connectionTimeout, retryPolicy(hello.get("retry")))) {
             CuratorContender contender =
                 new CuratorContender(client, hello.get("recipe"), hello.get("lock_path"));
+            contender.warmUp(hello.get("recipe"), hello.get("lock_path") + "-warm-up/" + slot);
             StringBuilder password = new StringBuilder();
             for (byte b : client.getZookeeperClient().getZooKeeper().getSessionPasswd()) {
                 password.append(String.format("%02x", b));

@@ -29,8 +29,10 @@
 //! (a workload timer due then takes effect when it runs again); an `expire_session` is
 //! carried out by the executor at once, paused or not, with a second connection on the
 //! session the contender reported `ready` with (`crate::expire`), the contender stopped for
-//! that instant as a client's session thread is held; a `crash` is refused before the run
-//! (`crate::run`'s refusals for contenders in place).
+//! that instant as a client's session thread is held; a `crash` SIGKILLs its process group,
+//! its start recorded once its driver has read the dead process's last reports, and its
+//! driver starts a new process in its place (a new hello and session), which carries on with
+//! the cycles the dead one had not begun, its end recorded once that process is started.
 //!
 //! Every other fault is refused before the run starts ([`refusal`]): a `drop` has no
 //! counterpart on TCP (lost segments are retransmitted), and a `delay` is not mapped onto the
@@ -204,8 +206,8 @@ type Lasting<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + 'a>>;
 pub(crate) enum Client<'a> {
     /// splitbrain's client process.
     Process(&'a ClientProcess),
-    /// A contender in the client's place: paused as a process is, its session expired from
-    /// here (see [`Handle`]); it cannot be crashed (refused before the run).
+    /// A contender in the client's place: paused, crashed and started again as a process
+    /// is, its session expired from here (see [`Handle`]).
     Contender(&'a Handle),
 }
 
@@ -232,13 +234,19 @@ impl<'a> Client<'a> {
         }
     }
 
-    /// The client's process, for a crash.
-    fn process(self) -> Result<&'a ClientProcess, String> {
+    /// Crashes the client's process (SIGKILL) and returns once every report it made is in.
+    async fn kill(self) -> Result<(), String> {
         match self {
-            Client::Process(process) => Ok(process),
-            Client::Contender(_) => {
-                Err("a contender cannot be crashed (refused before the run)".into())
-            }
+            Client::Process(process) => process.kill().await,
+            Client::Contender(contender) => contender.kill().await,
+        }
+    }
+
+    /// Starts a new process for the client in place of the one [`Client::kill`] killed.
+    async fn restart(self) -> Result<(), String> {
+        match self {
+            Client::Process(process) => process.restart(),
+            Client::Contender(contender) => contender.restart().await,
         }
     }
 }
@@ -347,10 +355,10 @@ impl<'a> Injector<'a> {
         let (start, end) = (fault_start(fault), fault_end(fault));
         let lasting: Lasting<'a> = match *fault {
             Fault::Crash { client } => {
-                let process = self.client(client).process()?;
+                let process = self.client(client);
                 process.kill().await?;
                 self.record(start);
-                process.restart()?;
+                process.restart().await?;
                 self.record(end);
                 return Ok(None);
             }

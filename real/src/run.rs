@@ -106,9 +106,10 @@ pub fn run(
 ///
 /// Refused before the run unless the recipe has a Curator counterpart, without acquire
 /// timeouts or reentrant holds (the contenders acquire plainly) and, in place, unless there
-/// is one contender per client and no fault crashes one or expires a session an earlier fault
-/// may have ended (see [`curator_in_place_refusal`]): a pause stops a contender's process
-/// (`SIGSTOP`, then `SIGCONT`), an expiry ends its session from the executor.
+/// is one contender per client and no fault expires a session an earlier fault may have
+/// ended (see [`curator_in_place_refusal`]): a pause stops a contender's process (`SIGSTOP`,
+/// then `SIGCONT`), an expiry ends its session from the executor, a crash SIGKILLs it and
+/// starts another in its place.
 pub fn run_with_curator(
     scenario: &Scenario,
     seed: u64,
@@ -150,50 +151,34 @@ pub enum CuratorPlacement {
 /// Why Curator contenders cannot take the place of the clients of a scenario whose seed
 /// draws `schedule`, if they cannot: one line naming the first fault they cannot take.
 pub fn curator_in_place_refusal(schedule: &[ScheduledFault], seed: u64) -> Option<String> {
-    in_place_refusal("Curator", "Java", schedule, seed)
+    in_place_refusal("Curator", schedule, seed)
 }
 
-/// Why `library`'s contenders (written in `language`) cannot take the place of the clients of
-/// a scenario whose seed draws `schedule`, if they cannot: one line naming the first fault
-/// they cannot take. A contender is paused as a client's process is and its session expired
-/// from the executor ([`crate::faults`]), but it is not crashed (the harness does not start
-/// a contender again in a client's place), and the session expired is the one it reported
-/// `ready` with (the contender protocol names no later one): an expiry after an earlier fault
-/// that may have ended that session (a pause or expiry of that contender, a cut, a server
-/// restart) would expire nothing.
-fn in_place_refusal(
-    library: &str,
-    language: &str,
-    schedule: &[ScheduledFault],
-    seed: u64,
-) -> Option<String> {
-    let in_place = format!("faults: {library} contenders in place of the clients");
+/// Why `library`'s contenders cannot take the place of the clients of a scenario whose seed
+/// draws `schedule`, if they cannot: one line naming the first fault they cannot take. A
+/// contender is paused, crashed and started again as a client's process is, and its session
+/// expired from the executor ([`crate::faults`]); the session expired is the one it reported
+/// `ready` with last, so an expiry after an earlier fault that may have ended its first
+/// session (a pause, expiry or crash of that contender, a cut, a server restart) is refused:
+/// its library may have a new session the contender protocol does not name.
+fn in_place_refusal(library: &str, schedule: &[ScheduledFault], seed: u64) -> Option<String> {
     for (i, scheduled) in schedule.iter().enumerate() {
-        let at_ms = scheduled.at_ms;
-        match scheduled.fault {
-            Fault::Crash { client } => {
-                return Some(format!(
-                    "{in_place} cannot be crashed (the harness does not start a {language} \
-                     contender again in a client's place), found crash of client {client} at \
-                     {at_ms} ms (seed {seed})"
-                ));
-            }
-            Fault::ExpireSession { client } => {
-                let earlier = schedule[..i]
-                    .iter()
-                    .find(|e| may_end_session(&e.fault, client));
-                if let Some(earlier) = earlier {
-                    return Some(format!(
-                        "{in_place} have the session they reported ready with expired, so an \
-                         expire_session must come before any fault that may end that session, \
-                         found expire_session of client {client} at {at_ms} ms after {} at {} \
-                         ms (seed {seed})",
-                        earlier.fault.kind(),
-                        earlier.at_ms
-                    ));
-                }
-            }
-            _ => {}
+        let Fault::ExpireSession { client } = scheduled.fault else {
+            continue;
+        };
+        let earlier = schedule[..i]
+            .iter()
+            .find(|e| may_end_session(&e.fault, client));
+        if let Some(earlier) = earlier {
+            return Some(format!(
+                "faults: {library} contenders in place of the clients have the session they \
+                 reported ready with expired, so an expire_session must come before any fault \
+                 that may end that session, found expire_session of client {client} at {} ms \
+                 after {} at {} ms (seed {seed})",
+                scheduled.at_ms,
+                earlier.fault.kind(),
+                earlier.at_ms
+            ));
         }
     }
     None
@@ -251,7 +236,7 @@ impl<'a> Contenders<'a> {
             Contenders::Beside(library) => library.refusal(scenario),
             Contenders::InPlace(library) => library
                 .refusal(scenario)
-                .or_else(|| in_place_refusal(library.name(), library.language(), schedule, seed))
+                .or_else(|| in_place_refusal(library.name(), schedule, seed))
                 .or_else(|| {
                     (library.count() != scenario.clients).then(|| {
                         format!(
@@ -605,33 +590,31 @@ mod tests {
     }
 
     #[test]
-    fn contenders_in_place_take_pauses_and_first_expiries_but_no_crash() {
+    fn contenders_in_place_take_every_fault_but_an_expiry_of_a_session_that_may_be_gone() {
         let pause = |client| Fault::Pause {
             client,
             for_ms: 2500,
         };
         let expire = |client| Fault::ExpireSession { client };
-        let refused =
-            |schedule: &[ScheduledFault]| in_place_refusal("Kazoo", "Python", schedule, 7);
-        let taken = [at(100, pause(0)), at(200, expire(1)), at(300, expire(2))];
+        let refused = |schedule: &[ScheduledFault]| in_place_refusal("Kazoo", schedule, 7);
+        let crash = Fault::Crash { client: 1 };
+        let taken = [
+            at(100, pause(0)),
+            at(200, expire(1)),
+            at(300, expire(2)),
+            at(400, crash),
+        ];
         assert_eq!(refused(&taken), None);
-        let crash = refused(&[at(100, pause(0)), at(400, Fault::Crash { client: 1 })]);
-        assert_eq!(
-            crash.as_deref(),
-            Some(
-                "faults: Kazoo contenders in place of the clients cannot be crashed (the harness \
-                 does not start a Python contender again in a client's place), found crash of \
-                 client 1 at 400 ms (seed 7)"
-            )
-        );
-        // A pause of client 0 may end its session: the one `ready` named is gone.
+        // A pause of client 0 may end its session: the one `ready` named may be gone.
         let after_pause = refused(&[at(100, pause(0)), at(200, expire(1)), at(300, expire(0))]);
-        let after_pause = after_pause.unwrap();
-        assert!(
-            after_pause.ends_with(
-                "found expire_session of client 0 at 300 ms after pause at 100 ms (seed 7)"
-            ),
-            "{after_pause}"
+        assert_eq!(
+            after_pause.as_deref(),
+            Some(
+                "faults: Kazoo contenders in place of the clients have the session they \
+                 reported ready with expired, so an expire_session must come before any fault \
+                 that may end that session, found expire_session of client 0 at 300 ms after \
+                 pause at 100 ms (seed 7)"
+            )
         );
         let restart = Fault::RestartServer { down_ms: 500 };
         let after_restart = refused(&[at(100, restart), at(900, expire(2))]).unwrap();
@@ -639,5 +622,7 @@ mod tests {
             after_restart.contains("after restart_server at 100 ms"),
             "{after_restart}"
         );
+        let after_crash = refused(&[at(100, Fault::Crash { client: 2 }), at(900, expire(2))]);
+        assert!(after_crash.unwrap().contains("after crash at 100 ms"));
     }
 }

@@ -18,7 +18,9 @@ use coordination::session::RawState;
 use coordination::zk::SessionId;
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
-use runtime::drive::timer_duration;
+use recipe_table::family::RecipeSettings;
+use recipe_table::recipe_ref::RecipeRef;
+use runtime::drive::{timer_duration, workload_of};
 use runtime::resource::SharedResource;
 use runtime::workload::{OWNER, WorkEffect, WorkInput, WorkTimer, Workload};
 use scenarios::scenario::Workload as WorkloadSettings;
@@ -27,6 +29,7 @@ use trace::{Event, EventKind};
 use super::handle::{Handle, Session};
 use super::process::{Output, Process};
 use super::protocol::{Command, Hello, Meaning};
+use super::{Program, READY_WITHIN};
 use crate::clock::{RealClock, RealExecutor, Recorder};
 
 /// The workload's pending timer.
@@ -47,6 +50,44 @@ pub(crate) struct Driver {
     pub(crate) resource: Arc<dyn SharedResource>,
     /// Notices heard while the workload did not listen, in order.
     pub(crate) held: VecDeque<Notice>,
+    /// How to start the contender again after a crash.
+    pub(crate) respawn: Respawn,
+    /// How many of its processes were crashed.
+    pub(crate) restarts: u32,
+}
+
+/// What a process of a contender needs, its first or one after a crash: its program and
+/// hello, and what its workload is made of.
+pub(crate) struct Respawn {
+    /// How to start it.
+    pub(crate) program: Program,
+    /// Its hello.
+    pub(crate) hello: Hello,
+    /// The scenario's recipe.
+    pub(crate) recipe: RecipeRef,
+    /// The recipe's settings.
+    pub(crate) recipe_settings: RecipeSettings,
+    /// The run's seed.
+    pub(crate) seed: u64,
+}
+
+impl Respawn {
+    /// The workload of `cycles` cycles of `settings` for the contender on `slot`, as a Rust
+    /// client in its slot runs it.
+    pub(crate) fn workload(
+        &self,
+        slot: ClientSlot,
+        settings: &WorkloadSettings,
+        cycles: u32,
+    ) -> Workload {
+        workload_of(&self.recipe, slot, &self.recipe_settings, settings, cycles)
+    }
+
+    /// The seeded source of hold and think times of the contender's process on `slot` after
+    /// `restarts` crashes, as a Rust client's process draws them.
+    pub(crate) fn executor(&self, slot: ClientSlot, restarts: u32) -> RealExecutor {
+        RealExecutor::for_client(self.seed, slot, restarts)
+    }
 }
 
 /// What a report did, beyond its recording.
@@ -76,7 +117,7 @@ impl Driver {
             ) => {
                 let session = Session::of_ready(session_id, &password)
                     .map_err(|e| format!("{}: {e}", self.process.name()))?;
-                self.handle.ready(session)?;
+                self.handle.ready(session);
                 // The id's bits, as the Rust clients' sessions record theirs.
                 let session = SessionId(session_id as u64);
                 let state = RawState::Connected { session, timeout };
@@ -91,12 +132,65 @@ impl Driver {
     }
 
     /// Runs the workload to its end, then closes the contender's stdin and waits until it has
-    /// exited (with status 0); `Err` with one line naming the contender otherwise.
+    /// exited (with status 0); `Err` with one line naming the contender otherwise. A process
+    /// the injector kills (a crash) is followed, once the injector says so, by a new one,
+    /// which carries on with the cycles the dead one had not begun ([`Driver::restart`]).
     pub(crate) async fn run(&mut self) -> Result<(), String> {
+        let mut ran = self.live().await;
+        loop {
+            if !self.handle.killed() {
+                return ran;
+            }
+            // Its last reports, so that none comes after the crash's start in the trace.
+            while let Some(output) = self.outputs.next().await {
+                match output {
+                    Output::Report(t, meaning) => drop(self.heard(t, meaning)),
+                    Output::End(_) => break,
+                }
+            }
+            self.handle.reports_read();
+            if self.handle.is_done() {
+                return Ok(());
+            }
+            // A new process killed again before it is ready is crashed as any other.
+            ran = match self.restart().await {
+                Ok(()) => self.live().await,
+                Err(why) => Err(why),
+            };
+        }
+    }
+
+    /// Starts a new process in place of the crashed one once the injector orders it, as a
+    /// crashed client restarts: a new hello and session, and a new workload of the cycles the
+    /// dead one had not begun, its times drawn from the stream of the client's next process.
+    async fn restart(&mut self) -> Result<(), String> {
+        self.restarts += 1;
+        self.handle.restart_ordered(self.restarts).await;
+        let respawn = &self.respawn;
+        let spawned = respawn.program.spawn(self.slot, self.restarts);
+        let child = spawned.as_ref().map(|(process, _)| process.child());
+        self.handle.restarted(child.map_err(Clone::clone));
+        (self.process, self.outputs) = spawned?;
+        let left = self.workload.cycles_left();
+        self.workload = respawn.workload(self.slot, &self.settings, left);
+        self.executor = respawn.executor(self.slot, self.restarts);
+        self.held.clear();
+        let hello = respawn.hello.clone();
+        let ready = tokio::time::timeout(READY_WITHIN, self.hello(hello)).await;
+        let ready = ready.map_err(|_| {
+            let name = self.process.name();
+            format!("{name}: not ready (connected) within {READY_WITHIN:?} after its crash")
+        })?;
+        ready.map(drop)
+    }
+
+    /// [`Driver::run`] for one process of the contender.
+    async fn live(&mut self) -> Result<(), String> {
         let mut timer = self.workload.pending_timer().map(|kind| self.timer(kind));
         let mut effects = Vec::new();
         loop {
             if self.carry_out(effects, &mut timer).await?.is_break() {
+                self.handle.done();
                 break;
             }
             let input = self.next_input(&mut timer).await?;
