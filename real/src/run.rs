@@ -184,8 +184,8 @@ fn in_place_refusal(library: &str, schedule: &[ScheduledFault], seed: u64) -> Op
     None
 }
 
-/// Whether `fault` may end the session of `client`: a pause or an expiry of it, or a fault of
-/// the network or the server.
+/// Whether `fault` may end the session of `client`: a pause, expiry or crash of it, or a
+/// fault of the network or the server.
 fn may_end_session(fault: &Fault, client: u16) -> bool {
     match *fault {
         Fault::Pause { client: c, .. }

@@ -50,7 +50,7 @@ pub(crate) struct Driver {
     pub(crate) resource: Arc<dyn SharedResource>,
     /// Notices heard while the workload did not listen, in order.
     pub(crate) held: VecDeque<Notice>,
-    /// How to start the contender again after a crash.
+    /// How to start a process of the contender: its first, and one after each crash.
     pub(crate) respawn: Respawn,
     /// How many of its processes were crashed.
     pub(crate) restarts: u32,
@@ -144,7 +144,9 @@ impl Driver {
             // Its last reports, so that none comes after the crash's start in the trace.
             while let Some(output) = self.outputs.next().await {
                 match output {
-                    Output::Report(t, meaning) => drop(self.heard(t, meaning)),
+                    Output::Report(t, meaning) => {
+                        let _ = self.heard(t, meaning);
+                    }
                     Output::End(_) => break,
                 }
             }
