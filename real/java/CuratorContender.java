@@ -10,8 +10,9 @@
 // session_timeout_ms, connection_timeout_ms and retry (exponential-backoff:<base>:<max>,
 // n-times:<sleep>:<n> or forever:<sleep>). It connects with them, takes and gives back a lock
 // of the recipe once on <lock_path>-warm-up/<client> (so that its first acquire of the run is
-// not a cold JVM's) and reports ready with its session id and password. Then, until stdin
-// ends (it then closes its session and exits 0):
+// not a cold JVM's) and reports ready with its session id and password (and session with the
+// new ones when Curator connects on a new session). Then, until stdin ends (it then closes its
+// session and exits 0):
 //   acquire -> acquired {token: the lock or lease node's czxid} | timed_out | failed
 //   release -> released | failed
 //   start (is_leader {token: the latch node's czxid} and not_leader follow, from the latch's
@@ -49,6 +50,7 @@ import org.apache.curator.retry.RetryForever;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 
 public final class CuratorContender {
@@ -116,6 +118,15 @@ public final class CuratorContender {
                 held.close();
             }
         };
+    }
+
+    /** The fields of a ready or session report: zk's session id and password (hex). */
+    static String sessionFields(ZooKeeper zk) {
+        StringBuilder password = new StringBuilder();
+        for (byte b : zk.getSessionPasswd()) {
+            password.append(String.format("%02x", b));
+        }
+        return ",\"session_id\":" + zk.getSessionId() + ",\"password\":\"" + password + "\"";
     }
 
     /** Prints one report: {"type":type,"t":nanos<fields>}. */
@@ -436,12 +447,25 @@ public final class CuratorContender {
             CuratorContender contender =
                 new CuratorContender(client, hello.get("recipe"), hello.get("lock_path"));
             contender.warmUp(hello.get("recipe"), hello.get("lock_path") + "-warm-up/" + slot);
-            StringBuilder password = new StringBuilder();
-            for (byte b : client.getZookeeperClient().getZooKeeper().getSessionPasswd()) {
-                password.append(String.format("%02x", b));
-            }
-            long session = client.getZookeeperClient().getZooKeeper().getSessionId();
-            report("ready", ",\"session_id\":" + session + ",\"password\":\"" + password + "\"");
+            long[] session = {client.getZookeeperClient().getZooKeeper().getSessionId()};
+            report("ready", sessionFields(client.getZookeeperClient().getZooKeeper()));
+            // A new session (the last one expired): reported as Curator connects on it.
+            client.getConnectionStateListenable().addListener((c, state) -> {
+                if (state != ConnectionState.RECONNECTED && state != ConnectionState.CONNECTED) {
+                    return;
+                }
+                try {
+                    ZooKeeper zk = c.getZookeeperClient().getZooKeeper();
+                    synchronized (session) {
+                        if (zk.getSessionId() != session[0]) {
+                            session[0] = zk.getSessionId();
+                            report("session", sessionFields(zk));
+                        }
+                    }
+                } catch (Exception e) {
+                    // No handle now: the next connection state tells.
+                }
+            });
             String line;
             while ((line = stdin.readLine()) != null) {
                 if (!contender.handle(parse(line))) {

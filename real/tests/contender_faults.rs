@@ -11,6 +11,7 @@ use std::time::Duration;
 use coordination::ids::ClientSlot;
 use coordination::recipes::Notice;
 use coordination::session::RawState;
+use coordination::zk::SessionId;
 use real::CuratorPlacement;
 use real::contender::Library;
 use real::curator::Curator;
@@ -101,15 +102,24 @@ fn fault_span(trace: &Trace, fault: &Fault) -> (usize, usize) {
     (start, end)
 }
 
-/// The session the contender on `slot` connected with, as the trace records its `ready`.
-fn session_of(trace: &Trace, slot: u16) -> coordination::zk::SessionId {
-    let connected = trace.events.iter().find_map(|e| match e.kind {
-        EventKind::RawSession {
-            state: RawState::Connected { session, .. },
-        } if e.client == Some(ClientSlot(slot)) => Some(session),
-        _ => None,
-    });
-    connected.unwrap_or_else(|| panic!("contender {slot}'s session is recorded"))
+/// The sessions the contender on `slot` connected on, as the trace records its `ready` and
+/// `session` reports: where, and which.
+fn sessions_of(trace: &Trace, slot: u16) -> Vec<(usize, SessionId)> {
+    (trace.events.iter().enumerate())
+        .filter_map(|(i, e)| match e.kind {
+            EventKind::RawSession {
+                state: RawState::Connected { session, .. },
+            } if e.client == Some(ClientSlot(slot)) => Some((i, session)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The session the contender on `slot` connected with first.
+fn session_of(trace: &Trace, slot: u16) -> SessionId {
+    let sessions = sessions_of(trace, slot);
+    let first = sessions.first().map(|(_, session)| *session);
+    first.unwrap_or_else(|| panic!("contender {slot}'s session is recorded"))
 }
 
 /// The index of the first notice on `slot` that `wanted` picks, from `from` on.
@@ -313,7 +323,8 @@ fn holder_expired() -> Scenario {
 
 /// What `library` tells a holder whose session the executor expires ([`holder_expired`]):
 /// the expiry is recorded; the holder hears `suspended`, then `lost`, while it holds (after
-/// the expiry, before its release); its write with its old token is rejected.
+/// the expiry, before its release); its write with its old token is rejected; its library
+/// connects on a new session, which the contender reports.
 fn holder_hears_its_expiry(library: &dyn Library) {
     let scenario = holder_expired();
     let trace = in_place(&scenario, library);
@@ -330,6 +341,12 @@ fn holder_hears_its_expiry(library: &dyn Library) {
     let released = heard("released", |n| matches!(n, Notice::Released { .. }));
     assert!(suspended < lost && lost < released, "{}", lines(&trace));
     assert!(!stale_write_accepted(&trace));
+    // Its library connects on a new session, which it reports: the checkers know it.
+    let sessions = sessions_of(&trace, 0);
+    let [(_, first_session), (again, second_session)] = sessions[..] else {
+        panic!("two sessions of client 0: {sessions:?}\n{}", lines(&trace));
+    };
+    assert!(start < again && first_session != second_session);
 }
 
 #[test]
@@ -382,14 +399,7 @@ fn holder_crash_restarts(library: &dyn Library) {
         !during.iter().any(|e| e.client == Some(ClientSlot(0))),
         "{during:?}"
     );
-    let sessions: Vec<(usize, coordination::zk::SessionId)> = (trace.events.iter().enumerate())
-        .filter_map(|(i, e)| match e.kind {
-            EventKind::RawSession {
-                state: RawState::Connected { session, .. },
-            } if e.client == Some(ClientSlot(0)) => Some((i, session)),
-            _ => None,
-        })
-        .collect();
+    let sessions = sessions_of(&trace, 0);
     let [(_, first_session), (again, second_session)] = sessions[..] else {
         panic!("two sessions of client 0: {sessions:?}\n{}", lines(&trace));
     };

@@ -101,11 +101,9 @@ enum Heard {
 }
 
 impl Driver {
-    /// Says hello and waits for `ready`: the contender's session id (kept, with its
-    /// password, for the run's faults, and recorded as its client's connection on it, so that
-    /// the checkers know whose session the server expires).
+    /// Says hello and waits for `ready`: the contender's session id (kept and recorded, see
+    /// [`Driver::connected`]).
     pub(crate) async fn hello(&mut self, hello: Hello) -> Result<i64, String> {
-        let timeout = Duration::from_millis(hello.session_timeout_ms);
         self.process.send(&Command::Hello(hello))?;
         match self.next_output().await? {
             (
@@ -113,15 +111,10 @@ impl Driver {
                 Meaning::Ready {
                     session_id,
                     password,
+                    again: false,
                 },
             ) => {
-                let session = Session::of_ready(session_id, &password)
-                    .map_err(|e| format!("{}: {e}", self.process.name()))?;
-                self.handle.ready(session);
-                // The id's bits, as the Rust clients' sessions record theirs.
-                let session = SessionId(session_id as u64);
-                let state = RawState::Connected { session, timeout };
-                self.push(t, EventKind::RawSession { state });
+                self.connected(t, session_id, &password)?;
                 Ok(session_id)
             }
             (_, other) => Err(format!(
@@ -322,8 +315,33 @@ impl Driver {
                 self.resource.write(self.slot, OWNER, token, value);
                 Ok(Heard::Wrote)
             }
-            Meaning::Ready { .. } => Err(format!("{}: `ready` again", self.process.name())),
+            Meaning::Ready {
+                session_id,
+                password,
+                again: true,
+            } => self
+                .connected(t, session_id, &password)
+                .map(|()| Heard::Nothing),
+            Meaning::Ready { again: false, .. } => {
+                Err(format!("{}: `ready` again", self.process.name()))
+            }
         }
+    }
+
+    /// Keeps session `session_id` (its password `hex`), which the contender reported at `t`
+    /// (`ready`, or `session` for a new one), for the run's faults, and records it as its
+    /// client's connection on it, so that the checkers know whose session the server
+    /// expires.
+    fn connected(&self, t: u64, session_id: i64, hex: &str) -> Result<(), String> {
+        let session = Session::of_ready(session_id, hex)
+            .map_err(|e| format!("{}: {e}", self.process.name()))?;
+        self.handle.ready(session);
+        // The id's bits, as the Rust clients' sessions record theirs.
+        let session = SessionId(session_id as u64);
+        let timeout = Duration::from_millis(self.respawn.hello.session_timeout_ms);
+        let state = RawState::Connected { session, timeout };
+        self.push(t, EventKind::RawSession { state });
+        Ok(())
     }
 
     /// Records `kind` on the contender's slot at its stamp `t` (`CLOCK_MONOTONIC` ns).

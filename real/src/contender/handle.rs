@@ -53,7 +53,7 @@ pub(crate) struct Handle {
     stopped: watch::Sender<bool>,
     /// How many restarts the injector ordered: its driver starts the next process then.
     ordered: watch::Sender<u32>,
-    /// The session it reported `ready` with last.
+    /// The session it reported last.
     session: Mutex<Option<Session>>,
     /// The servers' connect string (not a proxy's: a cut does not keep an expiry out).
     servers: String,
@@ -113,7 +113,8 @@ impl Handle {
         self.life.lock().expect("contender life")
     }
 
-    /// Keeps the session the contender reported `ready` with (a restarted one, its new one).
+    /// Keeps the session the contender reported last (`ready`, or `session` when its library
+    /// has a new one; a restarted contender's `ready`).
     pub(crate) fn ready(&self, session: Session) {
         *self.session.lock().expect("contender session") = Some(session);
     }
@@ -170,7 +171,7 @@ impl Handle {
         let _ = stopped.wait_for(|stopped| !stopped).await;
     }
 
-    /// Expires the contender's session now, as the executor expires a Rust client's: a
+    /// Expires the contender's latest session now, as the executor expires a Rust client's: a
     /// second connection on it, closed. The contender is stopped meanwhile (as a Rust
     /// client's session thread is held): its library cannot take the session back from the
     /// second connection before the close.
@@ -269,7 +270,7 @@ impl Handle {
         self.life().done
     }
 
-    /// The id of the session the contender reported `ready` with last, for messages.
+    /// The id of the session the contender reported last, for messages.
     pub(crate) fn session_id(&self) -> Option<i64> {
         let session = self.session.lock().expect("contender session");
         session.as_ref().map(|session| session.id)
