@@ -224,16 +224,17 @@ fn curators_acquire_during_a_downtime_runs_its_retries_out_as_the_simulator_says
 }
 
 #[test]
-fn curator_in_place_refuses_faults_its_java_clients_cannot_take() {
+fn curator_in_place_refuses_what_its_java_clients_cannot_take() {
     assert_eq!(
         refused(&[
-            "semaphore-mutex-gc-pause",
+            "mutex-waiter-expired-twice",
             "--start-local",
             "--curator-in-place"
         ]),
-        "splitbrain: faults: Curator contenders in place of the clients take network faults and \
-         server restarts only (the harness cannot pause, crash or expire a Java contender), \
-         found pause at 300 ms (seed 0)"
+        "splitbrain: faults: Curator contenders in place of the clients have the session they \
+         reported ready with expired, so an expire_session must come before any fault that may \
+         end that session, found expire_session of client 1 at 3000 ms after expire_session at \
+         1000 ms (seed 0)"
     );
     assert_eq!(
         refused(&[

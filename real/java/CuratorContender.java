@@ -8,8 +8,11 @@
 // InterProcessSemaphoreMutex as it is built, the InterProcessSemaphoreV2 of one lease, so that
 // the lease node is known; leader-latch: a new LeaderLatch per start), connect, lock_path,
 // session_timeout_ms, connection_timeout_ms and retry (exponential-backoff:<base>:<max>,
-// n-times:<sleep>:<n> or forever:<sleep>). It connects with them and reports ready with its
-// session id and password. Then, until stdin ends (it then closes its session and exits 0):
+// n-times:<sleep>:<n> or forever:<sleep>). It connects with them, takes and gives back a lock
+// of the recipe once on <lock_path>-warm-up/<client> (so that its first acquire of the run is
+// not a cold JVM's) and reports ready with its session id and password (and session with the
+// new ones when Curator connects on a new session). Then, until stdin ends (it then closes its
+// session and exits 0):
 //   acquire -> acquired {token: the lock or lease node's czxid} | timed_out | failed
 //   release -> released | failed
 //   start (is_leader {token: the latch node's czxid} and not_leader follow, from the latch's
@@ -47,6 +50,7 @@ import org.apache.curator.retry.RetryForever;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 
 public final class CuratorContender {
@@ -114,6 +118,15 @@ public final class CuratorContender {
                 held.close();
             }
         };
+    }
+
+    /** The fields of a ready or session report: zk's session id and password (hex). */
+    static String sessionFields(ZooKeeper zk) {
+        StringBuilder password = new StringBuilder();
+        for (byte b : zk.getSessionPasswd()) {
+            password.append(String.format("%02x", b));
+        }
+        return ",\"session_id\":" + zk.getSessionId() + ",\"password\":\"" + password + "\"";
     }
 
     /** Prints one report: {"type":type,"t":nanos<fields>}. */
@@ -287,6 +300,21 @@ public final class CuratorContender {
         return latch;
     }
 
+    /** Takes and gives back a hold of the recipe once on a path of its own (a lock's: a
+     * latch has no warm-up), so that the JVM has loaded and initialized the library's lock
+     * code before the run's timeline starts: a cold JVM's first acquire takes a few hundred ms
+     * on a loaded machine, which the scenario's stagger between clients does not allow for. */
+    void warmUp(String recipe, String path) throws Exception {
+        Hold warm;
+        switch (recipe) {
+            case "mutex": warm = mutex(client, path); break;
+            case "semaphore-mutex": warm = semaphoreMutex(client, path); break;
+            default: return;
+        }
+        warm.take(null);
+        warm.giveBack();
+    }
+
     void acquire(Long timeoutMs) throws Exception {
         Hold hold = lock();
         String node = hold.take(timeoutMs);
@@ -418,12 +446,26 @@ public final class CuratorContender {
                 connectionTimeout, retryPolicy(hello.get("retry")))) {
             CuratorContender contender =
                 new CuratorContender(client, hello.get("recipe"), hello.get("lock_path"));
-            StringBuilder password = new StringBuilder();
-            for (byte b : client.getZookeeperClient().getZooKeeper().getSessionPasswd()) {
-                password.append(String.format("%02x", b));
-            }
-            long session = client.getZookeeperClient().getZooKeeper().getSessionId();
-            report("ready", ",\"session_id\":" + session + ",\"password\":\"" + password + "\"");
+            contender.warmUp(hello.get("recipe"), hello.get("lock_path") + "-warm-up/" + slot);
+            long[] session = {client.getZookeeperClient().getZooKeeper().getSessionId()};
+            report("ready", sessionFields(client.getZookeeperClient().getZooKeeper()));
+            // A new session (the last one expired): reported as Curator connects on it.
+            client.getConnectionStateListenable().addListener((c, state) -> {
+                if (state != ConnectionState.RECONNECTED && state != ConnectionState.CONNECTED) {
+                    return;
+                }
+                try {
+                    ZooKeeper zk = c.getZookeeperClient().getZooKeeper();
+                    synchronized (session) {
+                        if (zk.getSessionId() != session[0]) {
+                            session[0] = zk.getSessionId();
+                            report("session", sessionFields(zk));
+                        }
+                    }
+                } catch (Exception e) {
+                    // No handle now: the next connection state tells.
+                }
+            });
             String line;
             while ((line = stdin.readLine()) != null) {
                 if (!contender.handle(parse(line))) {

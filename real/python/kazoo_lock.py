@@ -13,6 +13,11 @@ zk = KazooClient(hosts=hello["connect"], timeout=hello["session_timeout_ms"] / 1
 zk.start(timeout=max(hello["connection_timeout_ms"] / 1000, 10))
 lock, holding = zk.Lock(hello["lock_path"]), False
 zk.add_listener(lambda state: holding and say(STATES[state]))
+def connected(session=list(zk.client_id)):  # a new session (the last expired) is reported
+    if zk.client_id and zk.client_id[0] != session[0]:
+        session[:] = zk.client_id
+        say("session", session_id=session[0], password=session[1].hex())
+zk.add_listener(lambda state: state == "CONNECTED" and connected())
 say("ready", session_id=zk.client_id[0], password=zk.client_id[1].hex())
 for line in sys.stdin:
     command = json.loads(line)

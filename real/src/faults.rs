@@ -23,6 +23,17 @@
 //!   its events comes after it in the trace (the checkers end the client's holds and waits
 //!   there); its end once the new process has been told to start.
 //!
+//! A library's contender in a client's place ([`crate::run_with_contenders`]) takes the
+//! faults on its client too (`Client::Contender`): a `pause` stops and continues its
+//! process group as a client's process is stopped, and its driver sends it nothing meanwhile
+//! (a workload timer due then takes effect when it runs again); an `expire_session` is
+//! carried out by the executor at once, paused or not, with a second connection on the
+//! session the contender reported `ready` with (`crate::expire`), the contender stopped for
+//! that instant as a client's session thread is held; a `crash` SIGKILLs its process group,
+//! its start recorded once its driver has read the dead process's last reports, and its
+//! driver starts a new process in its place (a new hello and session), which carries on with
+//! the cycles the dead one had not begun, its end recorded once that process is started.
+//!
 //! Every other fault is refused before the run starts ([`refusal`]): a `drop` has no
 //! counterpart on TCP (lost segments are retransmitted), and a `delay` is not mapped onto the
 //! proxy.
@@ -79,6 +90,8 @@ use tokio::task::JoinHandle;
 use trace::EventKind;
 
 use crate::clock::Recorder;
+use crate::contender::Handle;
+use crate::pause::Paused;
 use crate::processes::ClientProcess;
 use crate::proxy::Proxies;
 use crate::target::Restarter;
@@ -187,10 +200,61 @@ fn origin(scenario: &Scenario, seed: u64, scheduled: &ScheduledFault) -> String 
 /// The part of a fault that lasts after its start: it records the fault's end when it ends.
 type Lasting<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + 'a>>;
 
+/// What a fault on one client acts on: the client's process, or the contender of a library
+/// that runs in the client's place ([`crate::run_with_contenders`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Client<'a> {
+    /// splitbrain's client process.
+    Process(&'a ClientProcess),
+    /// A contender in the client's place: paused, crashed and started again as a process
+    /// is, its session expired from here (see [`Handle`]).
+    Contender(&'a Handle),
+}
+
+impl<'a> Client<'a> {
+    fn pause(self) -> Result<Paused, String> {
+        match self {
+            Client::Process(process) => process.pause(),
+            Client::Contender(contender) => contender.pause(),
+        }
+    }
+
+    fn resume(self, paused: Paused) -> Result<(), String> {
+        match self {
+            Client::Process(process) => process.resume(paused),
+            Client::Contender(contender) => contender.resume(paused),
+        }
+    }
+
+    /// Asks for the expiry of the client's session now; the future waits for its outcome.
+    fn expire_session(self) -> Lasting<'a> {
+        match self {
+            Client::Process(process) => Box::pin(process.expire_session()),
+            Client::Contender(contender) => Box::pin(contender.expire_session()),
+        }
+    }
+
+    /// Crashes the client's process (SIGKILL) and returns once every report it made is in.
+    async fn kill(self) -> Result<(), String> {
+        match self {
+            Client::Process(process) => process.kill().await,
+            Client::Contender(contender) => contender.kill().await,
+        }
+    }
+
+    /// Starts a new process for the client in place of the one [`Client::kill`] killed.
+    async fn restart(self) -> Result<(), String> {
+        match self {
+            Client::Process(process) => process.restart(),
+            Client::Contender(contender) => contender.restart().await,
+        }
+    }
+}
+
 /// What the injector acts on.
 pub(crate) struct Injector<'a> {
-    /// Each client's process, by slot.
-    clients: &'a [ClientProcess],
+    /// What each client's faults act on, by slot.
+    clients: Vec<Client<'a>>,
     /// The local server, when the harness started it.
     restarter: Option<Restarter>,
     /// The run's recorder (faults are recorded on no client).
@@ -204,10 +268,10 @@ pub(crate) struct Injector<'a> {
 }
 
 impl<'a> Injector<'a> {
-    /// An injector acting on `clients`, the `restarter`'s server and the `proxies`,
-    /// recording on `recorder`.
+    /// An injector acting on `clients` (in slot order), the `restarter`'s server and the
+    /// `proxies`, recording on `recorder`.
     pub fn new(
-        clients: &'a [ClientProcess],
+        clients: Vec<Client<'a>>,
         restarter: Option<Restarter>,
         recorder: Recorder,
         proxies: Option<Arc<Proxies>>,
@@ -294,7 +358,7 @@ impl<'a> Injector<'a> {
                 let process = self.client(client);
                 process.kill().await?;
                 self.record(start);
-                process.restart()?;
+                process.restart().await?;
                 self.record(end);
                 return Ok(None);
             }
@@ -397,8 +461,8 @@ impl<'a> Injector<'a> {
         }))
     }
 
-    fn client(&self, client: u16) -> &'a ClientProcess {
-        &self.clients[usize::from(client)]
+    fn client(&self, client: u16) -> Client<'a> {
+        self.clients[usize::from(client)]
     }
 
     fn record(&self, kind: EventKind) {

@@ -68,10 +68,6 @@ impl Library for Kazoo {
         "Kazoo"
     }
 
-    fn language(&self) -> &'static str {
-        "Python"
-    }
-
     /// The Python running `kazoo_lock.py`.
     fn program(&self) -> Program {
         Program {

@@ -22,6 +22,7 @@ use futures::channel::oneshot;
 
 use crate::clock::Recorder;
 use crate::local::{kill_group, spawn_bound_to_this_process};
+use crate::pause::{Paused, Stops, signal};
 use crate::wire::{self, ClientSpec, Report};
 
 /// How to start a client process: a program and the arguments before nothing else (the spec
@@ -125,15 +126,6 @@ type ExpiryOutcome = oneshot::Sender<Result<(), String>>;
 /// `None` once its reports have ended (an expiry asked then is not waited for).
 type Expiries = Arc<Mutex<Option<VecDeque<ExpiryOutcome>>>>;
 
-/// A pause of a client's process ([`ClientProcess::pause`]), to give back to
-/// [`ClientProcess::resume`]: which process of the client it stopped.
-#[derive(Debug)]
-#[must_use = "a pause lasts until it is given back to ClientProcess::resume"]
-pub(crate) struct Paused {
-    /// The process's number among the client's processes (its `restarts`).
-    process: u32,
-}
-
 /// One client's process: the one running now, which a `crash` fault replaces
 /// ([`ClientProcess::kill`], then [`ClientProcess::restart`]). The process running is
 /// SIGKILLed and reaped when this is dropped.
@@ -165,8 +157,8 @@ struct Running {
     stdin: ChildStdin,
     /// Set before the process is killed on purpose: the end of its reports is no death then.
     killed: Arc<AtomicBool>,
-    /// How many pauses stop the process now: it is continued when the last one ends.
-    pauses: u32,
+    /// The pauses that stop the process now: it is continued when the last one ends.
+    stops: Stops,
     /// The expiries asked of it that it has not reported yet.
     expiries: Expiries,
     /// Resolves once every report of the process has been read.
@@ -251,13 +243,11 @@ impl ClientProcess {
     /// [`ClientProcess::resume`].
     pub fn pause(&self) -> Result<Paused, String> {
         let mut running = self.running();
-        if running.pauses == 0 {
-            self.signal(&running, libc::SIGSTOP, "stop")?;
+        let (pid, process) = (running.pid, running.restarts);
+        if running.stops.pause() {
+            self.signalled(signal(pid, libc::SIGSTOP), pid, "stop")?;
         }
-        running.pauses += 1;
-        Ok(Paused {
-            process: running.restarts,
-        })
+        Ok(Paused { process })
     }
 
     /// Ends `paused`: the process is continued (`SIGCONT`) when no other pause stops it. A
@@ -268,26 +258,29 @@ impl ClientProcess {
         if running.restarts != paused.process {
             return Ok(());
         }
-        running.pauses -= 1;
-        if running.pauses == 0 {
-            self.signal(&running, libc::SIGCONT, "continue")
-        } else {
-            Ok(())
+        let pid = running.pid;
+        match running.stops.resume() {
+            true => self.signalled(signal(pid, libc::SIGCONT), pid, "continue"),
+            false => Ok(()),
         }
     }
 
-    fn signal(&self, running: &Running, signal: libc::c_int, what: &str) -> Result<(), String> {
-        let pid = running.pid;
-        // SAFETY: kill(2) on the PID of a child this process has not reaped yet (`running` is
-        // locked, and a child is reaped only through it).
-        if unsafe { libc::kill(pid, signal) } == 0 || self.is_done() {
-            return Ok(());
+    /// What a signal to the process did, as one line: a process done with its workload may
+    /// have exited (`running` is locked meanwhile, and a child is reaped only through it, so
+    /// `pid` is still this client's).
+    fn signalled(
+        &self,
+        sent: std::io::Result<()>,
+        pid: libc::pid_t,
+        what: &str,
+    ) -> Result<(), String> {
+        match sent {
+            Err(error) if !self.is_done() => Err(format!(
+                "cannot {what} client {}'s process ({pid}): {error}",
+                self.slot().0
+            )),
+            _ => Ok(()),
         }
-        let error = std::io::Error::last_os_error();
-        Err(format!(
-            "cannot {what} client {}'s process ({pid}): {error}",
-            self.slot().0
-        ))
     }
 
     /// Crashes the process (`SIGKILL`) and returns once every report it made has been read
@@ -382,7 +375,7 @@ impl Launch {
             child,
             stdin,
             killed: Arc::default(),
-            pauses: 0,
+            stops: Stops::default(),
             expiries: Arc::new(Mutex::new(Some(VecDeque::new()))),
             reports_read: Some(reports_read),
             stderr: None,

@@ -43,7 +43,7 @@ use crate::clock::{RealClock, Recorder};
 use crate::contender::Library;
 use crate::contender::{self, ContenderRun};
 use crate::curator::{Curator, CuratorRecipe};
-use crate::faults::{Injector, refusal};
+use crate::faults::{Client, Injector, refusal};
 use crate::processes::{ClientLauncher, ClientProcess, Progress};
 use crate::proxy::Proxies;
 use crate::resource::ResourceServer;
@@ -106,8 +106,10 @@ pub fn run(
 ///
 /// Refused before the run unless the recipe has a Curator counterpart, without acquire
 /// timeouts or reentrant holds (the contenders acquire plainly) and, in place, unless there
-/// is one contender per client and every fault acts on the network or the server (a
-/// contender's process cannot be paused, crashed or have its session expired).
+/// is one contender per client and no fault expires a session an earlier fault may have
+/// ended (see [`curator_in_place_refusal`]): a pause stops a contender's process (`SIGSTOP`,
+/// then `SIGCONT`), an expiry ends its session from the executor, a crash SIGKILLs it and
+/// starts another in its place.
 pub fn run_with_curator(
     scenario: &Scenario,
     seed: u64,
@@ -149,27 +151,49 @@ pub enum CuratorPlacement {
 /// Why Curator contenders cannot take the place of the clients of a scenario whose seed
 /// draws `schedule`, if they cannot: one line naming the first fault they cannot take.
 pub fn curator_in_place_refusal(schedule: &[ScheduledFault], seed: u64) -> Option<String> {
-    in_place_refusal("Curator", "Java", schedule, seed)
+    in_place_refusal("Curator", schedule, seed)
 }
 
-/// Why `library`'s contenders (written in `language`) cannot take the place of the clients of
-/// a scenario whose seed draws `schedule`, if they cannot: one line naming the first fault
-/// they cannot take.
-fn in_place_refusal(
-    library: &str,
-    language: &str,
-    schedule: &[ScheduledFault],
-    seed: u64,
-) -> Option<String> {
-    let fault = (schedule.iter())
-        .find(|f| !is_network(&f.fault) && !matches!(f.fault, Fault::RestartServer { .. }))?;
-    Some(format!(
-        "faults: {library} contenders in place of the clients take network faults and server \
-         restarts only (the harness cannot pause, crash or expire a {language} contender), \
-         found {} at {} ms (seed {seed})",
-        fault.fault.kind(),
-        fault.at_ms
-    ))
+/// Why `library`'s contenders cannot take the place of the clients of a scenario whose seed
+/// draws `schedule`, if they cannot: one line naming the first fault they cannot take. A
+/// contender is paused, crashed and started again as a client's process is, and its session
+/// expired from the executor ([`crate::faults`]); the session expired is the one it reported
+/// `ready` with last, so an expiry after an earlier fault that may have ended its first
+/// session (a pause, expiry or crash of that contender, a cut, a server restart) is refused:
+/// its library may have a new session the contender protocol does not name.
+fn in_place_refusal(library: &str, schedule: &[ScheduledFault], seed: u64) -> Option<String> {
+    for (i, scheduled) in schedule.iter().enumerate() {
+        let Fault::ExpireSession { client } = scheduled.fault else {
+            continue;
+        };
+        let earlier = schedule[..i]
+            .iter()
+            .find(|e| may_end_session(&e.fault, client));
+        if let Some(earlier) = earlier {
+            return Some(format!(
+                "faults: {library} contenders in place of the clients have the session they \
+                 reported ready with expired, so an expire_session must come before any fault \
+                 that may end that session, found expire_session of client {client} at {} ms \
+                 after {} at {} ms (seed {seed})",
+                scheduled.at_ms,
+                earlier.fault.kind(),
+                earlier.at_ms
+            ));
+        }
+    }
+    None
+}
+
+/// Whether `fault` may end the session of `client`: a pause, expiry or crash of it, or a
+/// fault of the network or the server.
+fn may_end_session(fault: &Fault, client: u16) -> bool {
+    match *fault {
+        Fault::Pause { client: c, .. }
+        | Fault::ExpireSession { client: c }
+        | Fault::Crash { client: c } => c == client,
+        Fault::Partition { .. } | Fault::Isolate { .. } | Fault::RestartServer { .. } => true,
+        Fault::Heal | Fault::Delay { .. } | Fault::Drop { .. } => false,
+    }
 }
 
 /// Who runs the scenario's workload.
@@ -212,7 +236,7 @@ impl<'a> Contenders<'a> {
             Contenders::Beside(library) => library.refusal(scenario),
             Contenders::InPlace(library) => library
                 .refusal(scenario)
-                .or_else(|| in_place_refusal(library.name(), library.language(), schedule, seed))
+                .or_else(|| in_place_refusal(library.name(), schedule, seed))
                 .or_else(|| {
                     (library.count() != scenario.clients).then(|| {
                         format!(
@@ -374,6 +398,8 @@ impl RealRun<'_> {
                 Some(started.map_err(|why| self.partial(&recorder, why))?)
             }
         };
+        // What the faults reach of each contender, taken before they are driven.
+        let handles = contenders.as_ref().map_or_else(Vec::new, |c| c.handles());
         let contenders_ended = async {
             match contenders.as_mut() {
                 Some(contenders) => contenders.ended().await,
@@ -388,7 +414,11 @@ impl RealRun<'_> {
         if let Err(why) = clients.iter().try_for_each(ClientProcess::start) {
             return Err(self.partial(&recorder, why));
         }
-        let injector = Injector::new(&clients, self.target.restarter(), recorder.clone(), proxies);
+        // Slots in order: the Rust clients', then the contenders' (in their place, slot 0 on).
+        let slots = (clients.iter().map(Client::Process))
+            .chain(handles.iter().map(|handle| Client::Contender(handle)))
+            .collect();
+        let injector = Injector::new(slots, self.target.restarter(), recorder.clone(), proxies);
         let faults = injector.run(start, &self.schedule, done.map(drop));
         let horizon = start + Duration::from_millis(self.scenario.horizon_ms);
         // Ctrl-C ends the run as a failure does: the partial trace is kept, the client
@@ -479,6 +509,7 @@ impl RealRun<'_> {
             recorder: recorder.clone(),
             clock,
             resource: resource.resource(),
+            servers: self.target.connect_string().to_owned(),
         }
     }
 
@@ -548,4 +579,50 @@ fn is_network(fault: &Fault) -> bool {
         fault,
         Fault::Partition { .. } | Fault::Isolate { .. } | Fault::Heal
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(at_ms: u64, fault: Fault) -> ScheduledFault {
+        ScheduledFault::at(at_ms, fault)
+    }
+
+    #[test]
+    fn contenders_in_place_take_every_fault_but_an_expiry_of_a_session_that_may_be_gone() {
+        let pause = |client| Fault::Pause {
+            client,
+            for_ms: 2500,
+        };
+        let expire = |client| Fault::ExpireSession { client };
+        let refused = |schedule: &[ScheduledFault]| in_place_refusal("Kazoo", schedule, 7);
+        let crash = Fault::Crash { client: 1 };
+        let taken = [
+            at(100, pause(0)),
+            at(200, expire(1)),
+            at(300, expire(2)),
+            at(400, crash),
+        ];
+        assert_eq!(refused(&taken), None);
+        // A pause of client 0 may end its session: the one `ready` named may be gone.
+        let after_pause = refused(&[at(100, pause(0)), at(200, expire(1)), at(300, expire(0))]);
+        assert_eq!(
+            after_pause.as_deref(),
+            Some(
+                "faults: Kazoo contenders in place of the clients have the session they \
+                 reported ready with expired, so an expire_session must come before any fault \
+                 that may end that session, found expire_session of client 0 at 300 ms after \
+                 pause at 100 ms (seed 7)"
+            )
+        );
+        let restart = Fault::RestartServer { down_ms: 500 };
+        let after_restart = refused(&[at(100, restart), at(900, expire(2))]).unwrap();
+        assert!(
+            after_restart.contains("after restart_server at 100 ms"),
+            "{after_restart}"
+        );
+        let after_crash = refused(&[at(100, Fault::Crash { client: 2 }), at(900, expire(2))]);
+        assert!(after_crash.unwrap().contains("after crash at 100 ms"));
+    }
 }

@@ -108,7 +108,7 @@ const RETRY_CONNECT: Duration = Duration::from_millis(200);
 /// How many second connections `expire` tries (see [`expire_session`]).
 const EXPIRE_ATTEMPTS: u32 = 5;
 /// How long `close` waits for the server to confirm the close.
-const CLOSE_WAIT: Duration = Duration::from_secs(5);
+pub(crate) const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
 /// Opens sessions on a real ZooKeeper.
 #[derive(Clone, Debug)]
@@ -838,45 +838,75 @@ impl Live {
     }
 }
 
-/// Ends `session` on the server with a second connection that closes it. Should the first
-/// connection take the session back before the close (the server then drops the second
-/// connection: "session moved"), it is retried; a second connection refused because the
-/// session has expired means it is done.
+/// Ends `session` on the server with a second connection that closes it ([`expire_with`]).
 async fn expire_session(
     session: zk::SessionInfo,
     connect_string: &str,
     timeout: Duration,
 ) -> Result<(), String> {
+    let id = session.id().0;
+    expire_with(id, || {
+        second_connection(session.clone(), connect_string, timeout)
+    })
+    .await
+}
+
+/// Ends session `id` on the server with second connections on it, each made and closed by
+/// `second_connection`: `Ok` once one closed it (or found it expired already), `Err` saying
+/// why it did not. Should the session's own connection take it back before the close (the
+/// server then drops the second connection: "session moved"), it is tried again, up to
+/// [`EXPIRE_ATTEMPTS`] times.
+pub(crate) async fn expire_with<F>(
+    id: i64,
+    mut second_connection: impl FnMut() -> F,
+) -> Result<(), String>
+where
+    F: Future<Output = Result<(), String>>,
+{
     let mut last = String::new();
     for _ in 0..EXPIRE_ATTEMPTS {
-        let other = zk::Client::connector()
-            .with_session(session.clone())
-            .with_session_timeout(timeout)
-            .connect(connect_string)
-            .await;
-        let other = match other {
-            Ok(other) => other,
-            Err(zk::Error::SessionExpired) => return Ok(()),
-            Err(error) => {
-                last = format!("a second connection to {connect_string}: {error}");
-                continue;
-            }
-        };
-        let mut states = other.state_watcher();
-        drop(other);
-        let ended = async {
-            while !states.peek_state().is_terminated() {
-                states.changed().await;
-            }
-            states.peek_state()
-        };
-        match executor::within(CLOSE_WAIT, ended).await {
-            Some(zk::SessionState::Closed) => return Ok(()),
-            Some(state) => last = format!("the second connection ended {state} instead of closing"),
-            None => last = format!("the server did not confirm the close within {CLOSE_WAIT:?}"),
+        match second_connection().await {
+            Ok(()) => return Ok(()),
+            Err(why) => last = why,
         }
     }
-    Err(format!("expiring session {}: {last}", session.id()))
+    Err(format!("expiring session {id:#x}: {last}"))
+}
+
+/// One second connection on `session`, closed: `Ok` once the server confirms the close, or
+/// refuses the connection because the session has expired.
+async fn second_connection(
+    session: zk::SessionInfo,
+    connect_string: &str,
+    timeout: Duration,
+) -> Result<(), String> {
+    let other = zk::Client::connector()
+        .with_session(session)
+        .with_session_timeout(timeout)
+        .connect(connect_string)
+        .await;
+    let other = match other {
+        Ok(other) => other,
+        Err(zk::Error::SessionExpired) => return Ok(()),
+        Err(error) => return Err(format!("a second connection to {connect_string}: {error}")),
+    };
+    let mut states = other.state_watcher();
+    drop(other);
+    let ended = async {
+        while !states.peek_state().is_terminated() {
+            states.changed().await;
+        }
+        states.peek_state()
+    };
+    match executor::within(CLOSE_WAIT, ended).await {
+        Some(zk::SessionState::Closed) => Ok(()),
+        Some(state) => Err(format!(
+            "the second connection ended {state} instead of closing"
+        )),
+        None => Err(format!(
+            "the server did not confirm the close within {CLOSE_WAIT:?}"
+        )),
+    }
 }
 
 fn is_connected(state: zk::SessionState) -> bool {

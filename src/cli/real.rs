@@ -74,8 +74,9 @@ pub struct Args {
     curator: Option<u16>,
     /// Run Curator's own recipe (as for --curator) in place of the scenario's clients: one
     /// Java process per client, each through its own proxy, so that the scenario's network
-    /// faults cut Curator's own client off (faults that need splitbrain's client process —
-    /// pause, crash, expire_session — are refused).
+    /// faults cut Curator's own client off; a pause stops a Java process (SIGSTOP, then
+    /// SIGCONT), an expire_session ends its session from the executor, and a crash SIGKILLs it
+    /// and starts another in its place.
     #[arg(long, conflicts_with = "curator")]
     curator_in_place: bool,
     #[command(flatten)]

@@ -14,16 +14,22 @@ use std::time::Duration;
 
 use coordination::ids::ClientSlot;
 use coordination::recipes::{Call, Notice};
+use coordination::session::RawState;
+use coordination::zk::SessionId;
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
-use runtime::drive::timer_duration;
+use recipe_table::family::RecipeSettings;
+use recipe_table::recipe_ref::RecipeRef;
+use runtime::drive::{timer_duration, workload_of};
 use runtime::resource::SharedResource;
 use runtime::workload::{OWNER, WorkEffect, WorkInput, WorkTimer, Workload};
 use scenarios::scenario::Workload as WorkloadSettings;
 use trace::{Event, EventKind};
 
+use super::handle::{Handle, Session};
 use super::process::{Output, Process};
 use super::protocol::{Command, Hello, Meaning};
+use super::{Program, READY_WITHIN};
 use crate::clock::{RealClock, RealExecutor, Recorder};
 
 /// The workload's pending timer.
@@ -33,6 +39,8 @@ type PendingTimer = Option<(WorkTimer, Pin<Box<tokio::time::Sleep>>)>;
 pub(crate) struct Driver {
     pub(crate) slot: ClientSlot,
     pub(crate) process: Process,
+    /// What the run's faults reach of it.
+    pub(crate) handle: Arc<Handle>,
     pub(crate) outputs: UnboundedReceiver<Output>,
     pub(crate) workload: Workload,
     pub(crate) settings: WorkloadSettings,
@@ -42,6 +50,44 @@ pub(crate) struct Driver {
     pub(crate) resource: Arc<dyn SharedResource>,
     /// Notices heard while the workload did not listen, in order.
     pub(crate) held: VecDeque<Notice>,
+    /// How to start a process of the contender: its first, and one after each crash.
+    pub(crate) respawn: Respawn,
+    /// How many of its processes were crashed.
+    pub(crate) restarts: u32,
+}
+
+/// What a process of a contender needs, its first or one after a crash: its program and
+/// hello, and what its workload is made of.
+pub(crate) struct Respawn {
+    /// How to start it.
+    pub(crate) program: Program,
+    /// Its hello.
+    pub(crate) hello: Hello,
+    /// The scenario's recipe.
+    pub(crate) recipe: RecipeRef,
+    /// The recipe's settings.
+    pub(crate) recipe_settings: RecipeSettings,
+    /// The run's seed.
+    pub(crate) seed: u64,
+}
+
+impl Respawn {
+    /// The workload of `cycles` cycles of `settings` for the contender on `slot`, as a Rust
+    /// client in its slot runs it.
+    pub(crate) fn workload(
+        &self,
+        slot: ClientSlot,
+        settings: &WorkloadSettings,
+        cycles: u32,
+    ) -> Workload {
+        workload_of(&self.recipe, slot, &self.recipe_settings, settings, cycles)
+    }
+
+    /// The seeded source of hold and think times of the contender's process on `slot` after
+    /// `restarts` crashes, as a Rust client's process draws them.
+    pub(crate) fn executor(&self, slot: ClientSlot, restarts: u32) -> RealExecutor {
+        RealExecutor::for_client(self.seed, slot, restarts)
+    }
 }
 
 /// What a report did, beyond its recording.
@@ -55,11 +101,22 @@ enum Heard {
 }
 
 impl Driver {
-    /// Says hello and waits for `ready`: the contender's session id.
+    /// Says hello and waits for `ready`: the contender's session id (kept and recorded, see
+    /// [`Driver::connected`]).
     pub(crate) async fn hello(&mut self, hello: Hello) -> Result<i64, String> {
         self.process.send(&Command::Hello(hello))?;
         match self.next_output().await? {
-            (_, Meaning::Ready { session_id, .. }) => Ok(session_id),
+            (
+                t,
+                Meaning::Ready {
+                    session_id,
+                    password,
+                    again: false,
+                },
+            ) => {
+                self.connected(t, session_id, &password)?;
+                Ok(session_id)
+            }
             (_, other) => Err(format!(
                 "{}: expected `ready` first, found {other:?}",
                 self.process.name()
@@ -68,12 +125,67 @@ impl Driver {
     }
 
     /// Runs the workload to its end, then closes the contender's stdin and waits until it has
-    /// exited (with status 0); `Err` with one line naming the contender otherwise.
+    /// exited (with status 0); `Err` with one line naming the contender otherwise. A process
+    /// the injector kills (a crash) is followed, once the injector says so, by a new one,
+    /// which carries on with the cycles the dead one had not begun ([`Driver::restart`]).
     pub(crate) async fn run(&mut self) -> Result<(), String> {
+        let mut ran = self.live().await;
+        loop {
+            if !self.handle.killed() {
+                return ran;
+            }
+            // Its last reports, so that none comes after the crash's start in the trace.
+            while let Some(output) = self.outputs.next().await {
+                match output {
+                    Output::Report(t, meaning) => {
+                        let _ = self.heard(t, meaning);
+                    }
+                    Output::End(_) => break,
+                }
+            }
+            self.handle.reports_read();
+            if self.handle.is_done() {
+                return Ok(());
+            }
+            // A new process killed again before it is ready is crashed as any other.
+            ran = match self.restart().await {
+                Ok(()) => self.live().await,
+                Err(why) => Err(why),
+            };
+        }
+    }
+
+    /// Starts a new process in place of the crashed one once the injector orders it, as a
+    /// crashed client restarts: a new hello and session, and a new workload of the cycles the
+    /// dead one had not begun, its times drawn from the stream of the client's next process.
+    async fn restart(&mut self) -> Result<(), String> {
+        self.restarts += 1;
+        self.handle.restart_ordered(self.restarts).await;
+        let respawn = &self.respawn;
+        let spawned = respawn.program.spawn(self.slot, self.restarts);
+        let child = spawned.as_ref().map(|(process, _)| process.child());
+        self.handle.restarted(child.map_err(Clone::clone));
+        (self.process, self.outputs) = spawned?;
+        let left = self.workload.cycles_left();
+        self.workload = respawn.workload(self.slot, &self.settings, left);
+        self.executor = respawn.executor(self.slot, self.restarts);
+        self.held.clear();
+        let hello = respawn.hello.clone();
+        let ready = tokio::time::timeout(READY_WITHIN, self.hello(hello)).await;
+        let ready = ready.map_err(|_| {
+            let name = self.process.name();
+            format!("{name}: not ready (connected) within {READY_WITHIN:?} after its crash")
+        })?;
+        ready.map(drop)
+    }
+
+    /// [`Driver::run`] for one process of the contender.
+    async fn live(&mut self) -> Result<(), String> {
         let mut timer = self.workload.pending_timer().map(|kind| self.timer(kind));
         let mut effects = Vec::new();
         loop {
             if self.carry_out(effects, &mut timer).await?.is_break() {
+                self.handle.done();
                 break;
             }
             let input = self.next_input(&mut timer).await?;
@@ -93,7 +205,9 @@ impl Driver {
     }
 
     /// Carries out `effects` in order (a read's answer is awaited and fed back, and its
-    /// effects carried out, at once); breaks when the workload is done.
+    /// effects carried out, at once); breaks when the workload is done. While a pause stops
+    /// the contender nothing is carried out, as a stopped Rust client does nothing: a timer
+    /// that fires meanwhile takes effect (its call recorded and sent) once it runs again.
     async fn carry_out(
         &mut self,
         effects: Vec<WorkEffect>,
@@ -101,6 +215,7 @@ impl Driver {
     ) -> Result<ControlFlow<()>, String> {
         let mut queue = VecDeque::from(effects);
         while let Some(effect) = queue.pop_front() {
+            self.handle.running().await;
             match effect {
                 WorkEffect::Call(call) => self.call(call)?,
                 WorkEffect::SetTimer(kind) => *timer = Some(self.timer(kind)),
@@ -191,12 +306,7 @@ impl Driver {
     fn heard(&mut self, t: u64, meaning: Meaning) -> Result<Heard, String> {
         match meaning {
             Meaning::Notice(notice) => {
-                let t = self.clock.since_start(Duration::from_nanos(t));
-                self.recorder.push(Event {
-                    t: u64::try_from(t.as_nanos()).unwrap_or(u64::MAX),
-                    client: Some(self.slot),
-                    kind: EventKind::Notice { notice },
-                });
+                self.push(t, EventKind::Notice { notice });
                 self.held.push_back(notice);
                 Ok(Heard::Nothing)
             }
@@ -205,8 +315,43 @@ impl Driver {
                 self.resource.write(self.slot, OWNER, token, value);
                 Ok(Heard::Wrote)
             }
-            Meaning::Ready { .. } => Err(format!("{}: `ready` again", self.process.name())),
+            Meaning::Ready {
+                session_id,
+                password,
+                again: true,
+            } => self
+                .connected(t, session_id, &password)
+                .map(|()| Heard::Nothing),
+            Meaning::Ready { again: false, .. } => {
+                Err(format!("{}: `ready` again", self.process.name()))
+            }
         }
+    }
+
+    /// Keeps session `session_id` (its password `hex`), which the contender reported at `t`
+    /// (`ready`, or `session` for a new one), for the run's faults, and records it as its
+    /// client's connection on it, so that the checkers know whose session the server
+    /// expires.
+    fn connected(&self, t: u64, session_id: i64, hex: &str) -> Result<(), String> {
+        let session = Session::of_ready(session_id, hex)
+            .map_err(|e| format!("{}: {e}", self.process.name()))?;
+        self.handle.ready(session);
+        // The id's bits, as the Rust clients' sessions record theirs.
+        let session = SessionId(session_id as u64);
+        let timeout = Duration::from_millis(self.respawn.hello.session_timeout_ms);
+        let state = RawState::Connected { session, timeout };
+        self.push(t, EventKind::RawSession { state });
+        Ok(())
+    }
+
+    /// Records `kind` on the contender's slot at its stamp `t` (`CLOCK_MONOTONIC` ns).
+    fn push(&self, t: u64, kind: EventKind) {
+        let t = self.clock.since_start(Duration::from_nanos(t));
+        self.recorder.push(Event {
+            t: u64::try_from(t.as_nanos()).unwrap_or(u64::MAX),
+            client: Some(self.slot),
+            kind,
+        });
     }
 
     async fn next_output(&mut self) -> Result<(u64, Meaning), String> {

@@ -10,9 +10,12 @@
 //! Rust client in its slot draws them, and turns its reports into trace events on its client
 //! slot, placed on the run's clock by the contender's `CLOCK_MONOTONIC` stamps; its reads and
 //! writes of the run's fenced resource are made as its reports of them arrive. So a mixed run
-//! is one trace, checked and reported like any other.
+//! is one trace, checked and reported like any other. In the clients' place, the scenario's
+//! faults on a client reach its contender (`handle.rs`): paused, crashed and started again,
+//! its session expired.
 
 mod drive;
+mod handle;
 mod process;
 pub mod protocol;
 #[cfg(test)]
@@ -23,17 +26,18 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Command as OsCommand;
 use std::sync::Arc;
+use std::time::Duration;
 
 use coordination::ids::ClientSlot;
+use futures::channel::mpsc::UnboundedReceiver;
 use futures::future::{join_all, try_join_all};
-use recipe_table::recipe_ref::RecipeRef;
-use runtime::drive::workload_of;
 use runtime::resource::SharedResource;
 use scenarios::scenario::Scenario;
 
-use crate::clock::{RealClock, RealExecutor, Recorder};
-use drive::Driver;
-use process::Process;
+use crate::clock::{RealClock, Recorder};
+use drive::{Driver, Respawn};
+pub(crate) use handle::Handle;
+use process::{Output, Process};
 use protocol::{Hello, retry_spec};
 
 /// How long contenders may take to start and connect, however loaded the machine.
@@ -58,6 +62,21 @@ impl Program {
         command.args(&self.args);
         command
     }
+
+    /// Starts the contender on `slot` after `restarts` crashes of it, its stderr kept in
+    /// `contender-<slot>.stderr` (`contender-<slot>.<restarts>.stderr` after a crash).
+    fn spawn(
+        &self,
+        slot: ClientSlot,
+        restarts: u32,
+    ) -> Result<(Process, UnboundedReceiver<Output>), String> {
+        let name = format!("{} contender {}", self.name, slot.0);
+        let log = match restarts {
+            0 => format!("contender-{}.stderr", slot.0),
+            _ => format!("contender-{}.{restarts}.stderr", slot.0),
+        };
+        Process::spawn(name, self.command(), self.logs.join(log))
+    }
 }
 
 /// A recipe library whose contenders a run can start, beside the scenario's clients or in
@@ -65,9 +84,6 @@ impl Program {
 pub trait Library {
     /// Its name in messages and in the trace's settings (`Curator`: `curator_contenders`).
     fn name(&self) -> &'static str;
-
-    /// The language its contenders are written in (`Java`).
-    fn language(&self) -> &'static str;
 
     /// How to start one of its contenders.
     fn program(&self) -> Program;
@@ -98,13 +114,13 @@ pub(crate) struct ContenderRun<'a> {
     pub clock: RealClock,
     /// The run's protected resource.
     pub resource: Arc<dyn SharedResource>,
+    /// The servers' connect string, where a contender's session is expired.
+    pub servers: String,
 }
 
 /// The contenders of a run, SIGKILLed when dropped before they end.
 pub(crate) struct Contenders {
     running: Vec<Driver>,
-    /// Each one's session id, in slot order.
-    sessions: Vec<i64>,
 }
 
 impl Contenders {
@@ -113,34 +129,37 @@ impl Contenders {
     pub(crate) async fn start(program: &Program, run: ContenderRun<'_>) -> Result<Self, String> {
         let scenario = run.scenario;
         let mut running = Vec::new();
-        let mut hellos = Vec::new();
         for (i, connect) in run.connect_strings.iter().enumerate() {
             let slot = ClientSlot(run.first_slot + u16::try_from(i).expect("a u16 of clients"));
-            let name = format!("{} contender {}", program.name, slot.0);
-            let stderr = program.logs.join(format!("contender-{}.stderr", slot.0));
-            let (process, outputs) = Process::spawn(name, program.command(), stderr)?;
-            let recipe: &RecipeRef = &scenario.recipe;
+            let (process, outputs) = program.spawn(slot, 0)?;
+            let timeout = Duration::from_millis(scenario.server.session_timeout_ms);
+            let name = process.name().to_owned();
+            let handle = Handle::new(name, process.child(), run.servers.clone(), timeout);
+            let respawn = Respawn {
+                program: program.clone(),
+                hello: hello(scenario, slot, connect),
+                recipe: scenario.recipe.clone(),
+                recipe_settings: scenario.recipe_settings,
+                seed: run.seed,
+            };
+            let settings = &scenario.workload;
             running.push(Driver {
                 slot,
                 process,
+                handle: Arc::new(handle),
                 outputs,
-                workload: workload_of(
-                    recipe,
-                    slot,
-                    &scenario.recipe_settings,
-                    &scenario.workload,
-                    scenario.workload.acquisitions,
-                ),
-                settings: scenario.workload.clone(),
-                executor: RealExecutor::for_client(run.seed, slot, 0),
+                workload: respawn.workload(slot, settings, settings.acquisitions),
+                settings: settings.clone(),
+                executor: respawn.executor(slot, 0),
                 recorder: run.recorder.clone(),
                 clock: run.clock,
                 resource: run.resource.clone(),
                 held: VecDeque::new(),
+                respawn,
+                restarts: 0,
             });
-            hellos.push(hello(scenario, slot, connect));
         }
-        let ready = (running.iter_mut().zip(hellos)).map(|(driver, hello)| driver.hello(hello));
+        let ready = (running.iter_mut()).map(|driver| driver.hello(driver.respawn.hello.clone()));
         let ready = tokio::time::timeout(READY_WITHIN, join_all(ready)).await;
         let ready = ready.map_err(|_| {
             format!(
@@ -148,18 +167,27 @@ impl Contenders {
                 program.name
             )
         })?;
-        let sessions = ready.into_iter().collect::<Result<_, _>>()?;
-        Ok(Contenders { running, sessions })
+        ready.into_iter().collect::<Result<Vec<_>, _>>()?;
+        Ok(Contenders { running })
+    }
+
+    /// What the run's faults reach of each contender, in slot order.
+    pub(crate) fn handles(&self) -> Vec<Arc<Handle>> {
+        (self.running.iter())
+            .map(|driver| driver.handle.clone())
+            .collect()
     }
 
     /// Drives every contender through its workload until each has ended; the first failure,
     /// naming the contender and its session.
     pub(crate) async fn ended(&mut self) -> Result<(), String> {
-        let runs =
-            (self.running.iter_mut().zip(&self.sessions)).map(|(driver, session)| async move {
-                let ran = driver.run().await;
-                ran.map_err(|why| format!("{why} (its session: {session:#x})"))
-            });
+        let runs = (self.running.iter_mut()).map(|driver| async move {
+            let ran = driver.run().await;
+            ran.map_err(|why| match driver.handle.session_id() {
+                Some(session) => format!("{why} (its session: {session:#x})"),
+                None => why,
+            })
+        });
         try_join_all(runs).await.map(drop)
     }
 }

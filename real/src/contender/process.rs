@@ -75,6 +75,11 @@ impl Process {
         Ok((process, received))
     }
 
+    /// Its process, until its reader reaps it (`None` then): to signal it while locked.
+    pub(crate) fn child(&self) -> Arc<Mutex<Option<Child>>> {
+        self.child.clone()
+    }
+
     /// Its name in messages.
     pub(crate) fn name(&self) -> &str {
         &self.name

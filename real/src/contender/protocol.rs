@@ -148,6 +148,14 @@ pub enum Report {
         /// The session's password, in hex.
         password: String,
     },
+    /// Connected again on a new session (the last one expired): `session_id`, whose password
+    /// is `password` (hex).
+    Session {
+        /// The new session's id.
+        session_id: i64,
+        /// Its password, in hex.
+        password: String,
+    },
     /// A hold of `mode` was granted; `token` (the lock node's czxid) fences its accesses.
     Acquired {
         /// The fencing token.
@@ -214,12 +222,15 @@ pub enum Report {
 /// What a report means to a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Meaning {
-    /// The contender has session `session_id` (its password in hex).
+    /// The contender has session `session_id` (its password in hex): its first (`ready`) or
+    /// a new one (`session`, when `again`).
     Ready {
         /// The session's id.
         session_id: i64,
         /// The session's password, in hex.
         password: String,
+        /// Whether it is a new session after the first.
+        again: bool,
     },
     /// A notice of the contender's recipe, for the trace and the workload.
     Notice(Notice),
@@ -241,6 +252,17 @@ impl Report {
                 return Ok(Meaning::Ready {
                     session_id,
                     password,
+                    again: false,
+                });
+            }
+            Report::Session {
+                session_id,
+                password,
+            } => {
+                return Ok(Meaning::Ready {
+                    session_id,
+                    password,
+                    again: true,
                 });
             }
             Report::Read { token } => return Ok(Meaning::Read(Token(token))),
@@ -297,9 +319,9 @@ pub fn fail_reason(error: &str) -> Option<FailReason> {
 pub fn parse(line: &str) -> Result<(u64, Meaning), String> {
     let stamped: Stamped = serde_json::from_str(line).map_err(|e| {
         format!(
-            "expected a report, a JSON object with a \"type\" (ready, acquired, released, \
-             timed_out, failed, suspended, reconnected, lost, is_leader, not_leader, awaited, \
-             leadership, closed, read, write) and \"t\" (CLOCK_MONOTONIC ns): {e}"
+            "expected a report, a JSON object with a \"type\" (ready, session, acquired, \
+             released, timed_out, failed, suspended, reconnected, lost, is_leader, not_leader, \
+             awaited, leadership, closed, read, write) and \"t\" (CLOCK_MONOTONIC ns): {e}"
         )
     })?;
     Ok((stamped.t, stamped.report.meaning()?))
@@ -370,6 +392,17 @@ mod tests {
             parse(ready).unwrap().1,
             Meaning::Ready {
                 session_id: 72_057_594_037_927_937,
+                again: false,
+                ..
+            }
+        ));
+        let session =
+            r#"{"type":"session","t":9,"session_id":72057594037927938,"password":"0a1c"}"#;
+        assert!(matches!(
+            parse(session).unwrap().1,
+            Meaning::Ready {
+                session_id: 72_057_594_037_927_938,
+                again: true,
                 ..
             }
         ));

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use coordination::recipes::{Call, Notice};
+use coordination::session::RawState;
 use runtime::resource::Recorded;
 use scenarios::catalog::Catalog;
 use scenarios::scenario::Span;
@@ -73,6 +74,7 @@ fn run_with(python: &str, source: &str) -> Result<Vec<trace::Event>, String> {
             recorder: recorder.clone(),
             clock,
             resource,
+            servers: "127.0.0.1:1".into(),
         };
         let mut contenders = Contenders::start(&program, run).await?;
         contenders.ended().await
@@ -102,13 +104,18 @@ fn a_contender_is_told_each_call_and_its_reports_are_the_trace() {
             } => "released",
             EventKind::ResourceRead { accepted: true, .. } => "read",
             EventKind::ResourceWrite { accepted: true, .. } => "write",
+            EventKind::RawSession {
+                state: RawState::Connected { .. },
+            } => "connected",
             other => panic!("{other:?}"),
         })
         .collect();
     let cycle = [
         "acquire", "acquired", "read", "write", "release", "released",
     ];
-    assert_eq!(kinds, cycle.repeat(3), "{events:?}");
+    let ready = ["connected"].into_iter();
+    let expected: Vec<&str> = ready.chain(cycle.repeat(3)).collect();
+    assert_eq!(kinds, expected, "{events:?}");
     let written: Vec<u64> = (events.iter())
         .filter_map(|e| match e.kind {
             EventKind::ResourceWrite { value, .. } => Some(value),

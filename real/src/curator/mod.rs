@@ -163,10 +163,6 @@ impl Library for Curator {
         "Curator"
     }
 
-    fn language(&self) -> &'static str {
-        "Java"
-    }
-
     /// `java` running `CuratorContender`.
     fn program(&self) -> Program {
         Program {
