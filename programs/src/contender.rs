@@ -81,6 +81,16 @@ impl Contender {
         self.workload.acquire_timeout_ms.map(Duration::from_millis)
     }
 
+    /// Sleeps for the workload's stagger of this client, `slot × stagger_ms`: call it before the
+    /// first acquire, so that client `i` makes it `i × stagger_ms` after the start, as
+    /// splitbrain's own clients do.
+    pub async fn stagger(&self) {
+        let stagger = self.workload.stagger_ms * u64::from(self.slot.0);
+        if stagger > 0 {
+            madsim::time::sleep(Duration::from_millis(stagger)).await;
+        }
+    }
+
     /// Sleeps for a hold time drawn from the workload's `hold_ms`.
     pub async fn hold(&self) {
         self.sleep_for(self.workload.hold_ms).await;

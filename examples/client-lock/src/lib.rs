@@ -108,16 +108,18 @@ enum Attempt {
 /// Acquires as many times as the workload asks, holding the lock while using the fenced
 /// resource; after a failed acquire, a new session and the same acquire again.
 pub async fn lock_user(contender: Contender, prefix: Prefix) -> Result<(), zk::Error> {
+    let mut client = connect(&contender).await;
+    contender.stagger().await;
     let mut acquisitions = 0;
     while acquisitions < contender.acquisitions() {
-        let client = connect(&contender).await;
-        while acquisitions < contender.acquisitions() {
-            let attempt = acquire_once(&contender, &client, prefix).await?;
-            contender.think().await;
-            if let Attempt::Failed = attempt {
-                break;
+        let attempt = acquire_once(&contender, &client, prefix).await?;
+        contender.think().await;
+        match attempt {
+            Attempt::Held | Attempt::TimedOut => acquisitions += 1,
+            Attempt::Failed => {
+                drop(client);
+                client = connect(&contender).await;
             }
-            acquisitions += 1;
         }
     }
     Ok(())
