@@ -191,3 +191,27 @@ fn a_finding_replays_byte_for_byte() {
         found.seed
     );
 }
+
+/// Each seed's trace is the same whatever ran before it in the process: eight seeds of the
+/// random faults forwards, then backwards, with each prefix.
+#[test]
+fn seeds_replay_forwards_and_backwards() {
+    for prefix in PREFIXES {
+        let scenario = random_faults(prefix);
+        let program = prefix.program();
+        let trace = |seed: u64| {
+            let faults = scenario.fault_schedule(seed);
+            run_then(&program, &scenario, seed, faults, |outcome| {
+                serde_json::to_string(&outcome.trace).unwrap()
+            })
+            .unwrap()
+        };
+        let forwards: Vec<String> = (0..8).map(trace).collect();
+        let mut backwards: Vec<String> = (0..8).rev().map(trace).collect();
+        backwards.reverse();
+        assert!(
+            forwards == backwards,
+            "{prefix:?}: a seed's trace depends on the order"
+        );
+    }
+}
