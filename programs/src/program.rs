@@ -11,14 +11,14 @@ use futures::FutureExt;
 use recipe_table::family::Family;
 use recipe_table::recipe_ref::RecipeRef;
 use sim::client::SimConnector;
-use sim::{ClientMain, RecipeCode, RunScope, SimWork};
+use sim::{ClientMain, RecipeCode, RunScope, SimWork, panic_message};
 use simio::Dial;
 use trace::EventKind;
 
 use crate::contender::Contender;
 use crate::node::{dead_processes_spawn_nothing, on_client_node};
 use crate::requests::Recording;
-use crate::simulated::{outside_the_simulation, panic_message};
+use crate::simulated::outside_the_simulation;
 
 /// The code of the program `main`, standing in for a recipe named `name` of `family` (which
 /// says what the checkers judge: `Family::Lock` for a lock, `Family::Latch` for an

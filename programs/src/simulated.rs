@@ -2,7 +2,6 @@
 //! smallest run loop for unmodified client code. It has no checkers yet (those come from the
 //! scenario run loop, `sim::run`, once programs are a kind of recipe code there).
 
-use std::any::Any;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -17,13 +16,13 @@ use madsim::time::Instant;
 use scenarios::fault::{Node, ScheduledFault};
 use scenarios::scenario::{Scenario, ServerSettings};
 use sim::faults::Injector;
-use sim::in_fresh_runtime;
 use sim::net::Network;
 use sim::recorder::{Recorder, SimClock};
 use sim::server::ServerHandle;
 use sim::stream::SimDialer;
 use sim::time::SimTime;
 use sim::wire::{node_ip, server_addr};
+use sim::{in_fresh_runtime, panic_message};
 use trace::Event;
 
 use crate::{on_client_node, with_dead_processes_spawning_nothing};
@@ -197,14 +196,5 @@ where
             .map(|slot| results.remove(&slot).unwrap_or(Ended::Running))
             .collect(),
         events: recorder.take_events_in_order(),
-    }
-}
-
-/// The message a panic carried, when it is text.
-pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> String {
-    match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
-        (Some(message), _) => (*message).to_owned(),
-        (_, Some(message)) => message.clone(),
-        _ => "a panic without a message".to_owned(),
     }
 }

@@ -32,4 +32,4 @@ pub mod wire;
 mod workload;
 
 pub use recipe_code::{ClientMain, RecipeCode, RunScope, SimWork};
-pub use run::{Sim, SimError, in_fresh_runtime};
+pub use run::{Sim, SimError, in_fresh_runtime, panic_message};

@@ -441,3 +441,12 @@ pub fn in_fresh_runtime<R: Send>(seed: u64, run: impl FnOnce(Runtime) -> R + Sen
         std::panic::resume_unwind(panic)
     })
 }
+
+/// The text of a panic payload: its message when it is text.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}

@@ -197,14 +197,8 @@ pub fn shrink_run(scenario: &Scenario, outcome: &Outcome, property: Property) ->
     }
 }
 
-/// The text of a panic payload.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_owned())
-}
+/// The text of a panic payload (the simulator's, which its other callers share).
+pub use sim::panic_message;
 
 #[cfg(test)]
 mod tests {
