@@ -21,7 +21,7 @@ pub fn framed(write: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
 }
 
 /// The frames of one direction of a connection, from bytes pushed as they are read.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Splitter {
     buffer: Vec<u8>,
 }

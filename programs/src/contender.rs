@@ -5,7 +5,12 @@
 //! of splitbrain's would have, so the same checkers judge both. It also gives the program its
 //! place in the run (its slot, the server, the session timeout, the lock path) and the
 //! workload's timings, drawn from the run's seed.
+//!
+//! The contender is the same on every executor: what differs (the recorder's clock, the
+//! sleeps, the seeded draws) is the executor's [`Backend`], given with the client's [`Place`].
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,96 +18,118 @@ use coordination::fencing::Token;
 use coordination::ids::ClientSlot;
 use coordination::recipes::{Call, FailReason, Mode, Notice};
 use coordination::zk::ZkError;
-use runtime::drive::Executor;
 use runtime::resource::SharedResource;
 use runtime::workload::OWNER;
 use scenarios::scenario::{Span, Workload};
-use sim::SimWork;
-use sim::client::SimConnector;
-use sim::recorder::{Recorder, SimExecutor};
-use sim::wire::server_addr;
 use trace::EventKind;
 use zookeeper_client as zk;
 
+/// What an executor gives the contenders of a run: its recorder, its clock and the run's
+/// seeded source.
+pub trait Backend: Send + Sync {
+    /// Records `kind` as an event of client `slot`, at this instant of the run.
+    fn record(&self, slot: ClientSlot, kind: EventKind);
+
+    /// Sleeps for `duration` on the executor's clock.
+    fn sleep(&self, duration: Duration) -> Pin<Box<dyn Future<Output = ()>>>;
+
+    /// A duration within `span` (milliseconds), drawn from the client's stream of the seed.
+    fn draw_ms(&self, span: Span) -> Duration;
+}
+
+/// A client's place in a run, as its executor gives it to the client's [`Contender`].
+pub struct Place {
+    /// The client.
+    pub slot: ClientSlot,
+    /// Where the program connects: a connect string (`host:port[,host:port…]`).
+    pub server: String,
+    /// The scenario's session timeout.
+    pub session_timeout: Duration,
+    /// The scenario's lock path.
+    pub lock_path: String,
+    /// The scenario's workload.
+    pub workload: Workload,
+    /// The executor's recorder, clock and seeded source.
+    pub backend: Arc<dyn Backend>,
+    /// The run's fenced resource (it records the accesses).
+    pub resource: Arc<dyn SharedResource>,
+}
+
 /// One client's program's view of the run: what it is told, and how it tells what it
 /// believes. Every method that tells records one trace event on the program's client, at the
-/// simulated instant it is called.
+/// instant of the run it is called.
 #[derive(Clone)]
 pub struct Contender {
-    slot: ClientSlot,
-    session_timeout: Duration,
-    lock_path: String,
-    workload: Workload,
-    recorder: Recorder,
-    resource: Arc<dyn SharedResource>,
+    place: Arc<Place>,
 }
 
 impl Contender {
-    /// The contender of the client whose share of the run is `work`, connecting through
-    /// `connector`.
-    pub(crate) fn of(work: &SimWork, connector: &SimConnector) -> Contender {
+    /// The contender of the client at `place` (executors make it; a program is given it).
+    pub fn new(place: Place) -> Contender {
         Contender {
-            slot: work.slot,
-            session_timeout: connector.session_timeout(),
-            lock_path: work.lock_path.as_str().to_owned(),
-            workload: work.workload.clone(),
-            recorder: work.recorder.clone(),
-            resource: work.resource.clone(),
+            place: Arc::new(place),
         }
     }
 
     /// The program's client slot, 0 up.
     pub fn slot(&self) -> u16 {
-        self.slot.0
+        self.place.slot.0
     }
 
-    /// The server to connect to, as a connect string (`host:port`).
+    /// The server to connect to, as a connect string (`host:port[,host:port…]`).
     pub fn server(&self) -> String {
-        server_addr().to_string()
+        self.place.server.clone()
     }
 
     /// The session timeout to ask for: the scenario's.
     pub fn session_timeout(&self) -> Duration {
-        self.session_timeout
+        self.place.session_timeout
     }
 
     /// The scenario's lock path, under which the program keeps its nodes.
     pub fn lock_path(&self) -> &str {
-        &self.lock_path
+        &self.place.lock_path
     }
 
     /// How many holds (or terms of leadership) the workload asks of each client.
     pub fn acquisitions(&self) -> u32 {
-        self.workload.acquisitions
+        self.place.workload.acquisitions
     }
 
     /// How long an acquire may wait, when the workload bounds it.
     pub fn acquire_timeout(&self) -> Option<Duration> {
-        self.workload.acquire_timeout_ms.map(Duration::from_millis)
+        self.place
+            .workload
+            .acquire_timeout_ms
+            .map(Duration::from_millis)
     }
 
     /// Sleeps for the workload's stagger of this client, `slot × stagger_ms`: call it before the
     /// first acquire, so that client `i` makes it `i × stagger_ms` after the start, as
     /// splitbrain's own clients do.
     pub async fn stagger(&self) {
-        let stagger = self.workload.stagger_ms * u64::from(self.slot.0);
+        let stagger = self.place.workload.stagger_ms * u64::from(self.place.slot.0);
         if stagger > 0 {
-            madsim::time::sleep(Duration::from_millis(stagger)).await;
+            self.place
+                .backend
+                .sleep(Duration::from_millis(stagger))
+                .await;
         }
     }
 
     /// Sleeps for a hold time drawn from the workload's `hold_ms`.
     pub async fn hold(&self) {
-        self.sleep_for(self.workload.hold_ms).await;
+        self.sleep_for(self.place.workload.hold_ms).await;
     }
 
     /// Sleeps for a think time drawn from the workload's `think_ms`.
     pub async fn think(&self) {
-        self.sleep_for(self.workload.think_ms).await;
+        self.sleep_for(self.place.workload.think_ms).await;
     }
 
     async fn sleep_for(&self, span: Span) {
-        madsim::time::sleep(SimExecutor.draw_ms(span)).await;
+        let backend = &self.place.backend;
+        backend.sleep(backend.draw_ms(span)).await;
     }
 
     /// Uses the fenced resource as splitbrain's workload does with a hold: reads it with
@@ -116,12 +143,16 @@ impl Contender {
 
     /// Reads the fenced resource with `token`: its value, or `None` when it refuses the token.
     pub fn read(&self, token: u64) -> Option<u64> {
-        self.resource.read(self.slot, OWNER, Token(token))
+        self.place
+            .resource
+            .read(self.place.slot, OWNER, Token(token))
     }
 
     /// Writes `value` to the fenced resource with `token`: whether it was accepted.
     pub fn write(&self, token: u64, value: u64) -> bool {
-        self.resource.write(self.slot, OWNER, Token(token), value)
+        self.place
+            .resource
+            .write(self.place.slot, OWNER, Token(token), value)
     }
 
     /// The program calls acquire (with the workload's timeout, if it has one).
@@ -223,7 +254,7 @@ impl Contender {
     }
 
     pub(crate) fn record(&self, kind: EventKind) {
-        self.recorder.record(Some(self.slot), kind);
+        self.place.backend.record(self.place.slot, kind);
     }
 }
 

@@ -16,15 +16,18 @@
 //! apart, and a program's steps are the client library's own.
 
 mod contender;
+mod in_simulation;
 mod node;
 mod program;
 mod requests;
 pub mod simulated;
 
-pub use contender::{Contender, zookeeper_error};
+pub use contender::{Backend, Contender, Place, zookeeper_error};
 pub use node::{
-    dead_processes_spawn_nothing, on_client_node, with_dead_processes_spawning_nothing,
+    Task, dead_processes_spawn_nothing, on_client_node, with_dead_processes_spawning_nothing,
+    with_environment,
 };
-pub use program::program;
+pub use program::{Program, program};
+pub use requests::{Recording, SessionKeys};
 /// The client whose programs run here, at the version the shims serve (`shims/README.md`).
 pub use zookeeper_client;

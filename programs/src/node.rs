@@ -1,4 +1,5 @@
-//! The environment of a program on one simulated client node.
+//! The environment of a program: on one simulated client node ([`on_client_node`]), or in a
+//! real client process ([`with_environment`]).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,19 +17,39 @@ use simio::{Dial, Dialing};
 /// the same node, with the same dialer and spawner in scope.
 pub async fn on_client_node<F: Future>(dialer: Arc<dyn Dial>, program: F) -> F::Output {
     fastrand::seed(madsim::rand::random());
-    OnNode::new(Spawner { dialer }, program).await
+    with_environment(dialer, spawn_on_this_node, program).await
 }
 
-/// Spawns onto the current madsim node, carrying the node's environment.
+/// Spawns `task` on the current madsim node, detached, as spawns-core's tasks are (dropping
+/// madsim's handle does not cancel it).
+fn spawn_on_this_node(task: Task) {
+    drop(madsim::task::spawn(task));
+}
+
+/// A task spawned by the program, in its environment.
+pub type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Runs `program` with `dialer` in scope and a spawns-core spawner that hands every task the
+/// program spawns (as `zookeeper-client` spawns its session task) to `spawn`, in the same
+/// environment: so the connections a task opens are the dialer's too.
+pub async fn with_environment<F: Future>(
+    dialer: Arc<dyn Dial>,
+    spawn: fn(Task),
+    program: F,
+) -> F::Output {
+    OnNode::new(Spawner { dialer, spawn }, program).await
+}
+
+/// Spawns with `spawn`, carrying the program's environment.
 #[derive(Clone)]
 struct Spawner {
     dialer: Arc<dyn Dial>,
+    spawn: fn(Task),
 }
 
 impl spawns_core::Spawn for Spawner {
     fn spawn(&self, task: spawns_core::Task) {
-        // Detached, as spawns-core's tasks are: dropping madsim's handle does not cancel.
-        drop(madsim::task::spawn(OnNode::new(
+        (self.spawn)(Box::pin(OnNode::new(
             self.clone(),
             Box::into_pin(task.future),
         )));

@@ -12,17 +12,23 @@
 //! Replies are not recorded (which request a reply answers is the client's to know). So a
 //! program's trace shows what the client library asked for and when, a request that never
 //! reached the server included, and the herd checker sees whom each watch event woke.
+//!
+//! In a simulation the tap also starts the faults armed for a request (a scenario fault's
+//! `on_request`) just before a matching request leaves, as the built-in client does
+//! ([`Recording::before_each_request`]). It also keeps the newest session's id and password ([`Recording::newest_session`]):
+//! what an executor needs to expire the session from outside, as Curator's test utilities do.
 
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use coordination::ids::{ClientSlot, OpId};
 use coordination::session::RawState;
-use coordination::zk::{EventKind as ZkEventKind, Path, SessionId, WatchedEvent};
+use coordination::zk::{EventKind as ZkEventKind, Path, Request, SessionId, WatchedEvent};
 use frontend::ops::translate;
 use futures::FutureExt;
 use futures::io::{AsyncRead, AsyncWrite};
@@ -30,25 +36,60 @@ use jute::codes::EventType;
 use jute::frame::{Splitter, body};
 use jute::session::ConnectResponse;
 use jute::{Record, Reply, ReplyBody, RequestMessage};
-use sim::recorder::Recorder;
 use simio::{Connecting, Connection, Dial};
 use trace::EventKind;
 
+use crate::contender::Backend;
+
 /// Dials through `dialer`, and records the requests sent on each connection it opens.
-pub(crate) struct Recording {
+pub struct Recording {
     dialer: Arc<dyn Dial>,
     slot: ClientSlot,
-    recorder: Recorder,
+    recorder: Arc<dyn Backend>,
+    newest: Arc<Mutex<Option<SessionKeys>>>,
+    before_request: Option<BeforeRequest>,
+}
+
+/// What is called with each request just before it leaves.
+type BeforeRequest = Arc<dyn Fn(&Request) + Send + Sync>;
+
+/// What opens a session on a second connection: its id and password, and the timeout it was
+/// given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionKeys {
+    /// The session's id.
+    pub id: i64,
+    /// Its password.
+    pub password: Vec<u8>,
+    /// Its negotiated timeout.
+    pub timeout: Duration,
 }
 
 impl Recording {
-    /// Records on `recorder`, as client `slot`, what is sent on connections `dialer` opens.
-    pub(crate) fn new(dialer: Arc<dyn Dial>, slot: ClientSlot, recorder: Recorder) -> Recording {
+    /// Records with `recorder`, as client `slot`, what is sent on connections `dialer` opens.
+    pub fn new(dialer: Arc<dyn Dial>, slot: ClientSlot, recorder: Arc<dyn Backend>) -> Recording {
         Recording {
             dialer,
             slot,
             recorder,
+            newest: Arc::default(),
+            before_request: None,
         }
+    }
+
+    /// Calls `before` with each request (of those it records) just before its first byte
+    /// leaves: in a simulation, what starts the faults armed for it.
+    pub fn before_each_request(
+        mut self,
+        before: impl Fn(&Request) + Send + Sync + 'static,
+    ) -> Self {
+        self.before_request = Some(Arc::new(before));
+        self
+    }
+
+    /// The newest session a handshake on these connections was given, if any.
+    pub fn newest_session(&self) -> Option<SessionKeys> {
+        self.newest.lock().expect("newest session").clone()
     }
 }
 
@@ -56,16 +97,21 @@ impl Dial for Recording {
     fn dial(&self, addr: SocketAddr) -> Connecting {
         let connecting = self.dialer.dial(addr);
         let (slot, recorder) = (self.slot, self.recorder.clone());
+        let newest = self.newest.clone();
+        let before_request = self.before_request.clone();
         async move {
             let connection = connecting.await?;
             let tapped = Tapped {
                 connection,
                 frames: Splitter::default(),
-                handshake_sent: false,
+                sent_frames: 0,
+                before_request,
+                previewed: 0,
                 heard: Splitter::default(),
                 connected: None,
                 slot,
                 recorder,
+                newest,
             };
             Ok(Box::new(tapped) as Box<dyn Connection>)
         }
@@ -78,35 +124,54 @@ struct Tapped {
     connection: Box<dyn Connection>,
     /// The frames written so far, split as they complete.
     frames: Splitter,
-    /// Whether the connection's first frame (the handshake) has gone.
-    handshake_sent: bool,
+    /// How many frames have gone, the handshake (the first) included.
+    sent_frames: usize,
+    /// Called with each request before it leaves.
+    before_request: Option<BeforeRequest>,
+    /// How many frames (from the first) have been shown to `before_request`.
+    previewed: usize,
     /// The frames read so far, split as they complete.
     heard: Splitter,
     /// Whether the handshake was answered with a session (`Some(true)`), refused (`Some(false)`:
     /// expired), or not yet answered.
     connected: Option<bool>,
     slot: ClientSlot,
-    recorder: Recorder,
+    recorder: Arc<dyn Backend>,
+    /// Where the newest session's keys are kept.
+    newest: Arc<Mutex<Option<SessionKeys>>>,
 }
 
 impl Tapped {
+    /// Shows `before_request` each request that `bytes`, about to be written, complete and
+    /// that it has not seen.
+    fn about_to_send(&mut self, bytes: &[u8]) {
+        let Some(before_request) = &self.before_request else {
+            return;
+        };
+        let mut preview = self.frames.clone();
+        preview.push(bytes);
+        let mut index = self.sent_frames;
+        while let Ok(Some(frame)) = preview.next_frame() {
+            if index >= self.previewed
+                && let Some((_, request)) = request_of(index, &frame)
+            {
+                before_request(&request);
+            }
+            index += 1;
+        }
+        self.previewed = self.previewed.max(index);
+    }
+
     /// Reads the frames `bytes` complete, recording each request the tree serves.
     fn sent(&mut self, bytes: &[u8]) {
         self.frames.push(bytes);
         // A frame that does not parse is the server's to refuse; the tap only watches.
         while let Ok(Some(frame)) = self.frames.next_frame() {
-            if !std::mem::replace(&mut self.handshake_sent, true) {
-                continue;
+            let index = self.sent_frames;
+            self.sent_frames += 1;
+            if let Some((op, request)) = request_of(index, &frame) {
+                self.record(EventKind::OpSent { op, request });
             }
-            let Ok(message) = RequestMessage::from_bytes(body(&frame)) else {
-                continue;
-            };
-            let (Ok(xid), Ok(request)) = (u32::try_from(message.xid), translate(&message.request))
-            else {
-                continue;
-            };
-            let op = OpId(xid);
-            self.record(EventKind::OpSent { op, request });
         }
     }
 
@@ -134,12 +199,21 @@ impl Tapped {
         let Ok(response) = ConnectResponse::from_bytes(frame) else {
             return;
         };
+        let timeout = Duration::from_millis(response.time_out.max(0) as u64);
         let state = match response.session_id {
             0 => RawState::Expired,
-            id => RawState::Connected {
-                session: SessionId(id as u64),
-                timeout: std::time::Duration::from_millis(response.time_out.max(0) as u64),
-            },
+            id => {
+                let keys = SessionKeys {
+                    id,
+                    password: response.passwd.clone(),
+                    timeout,
+                };
+                *self.newest.lock().expect("newest session") = Some(keys);
+                RawState::Connected {
+                    session: SessionId(id as u64),
+                    timeout,
+                }
+            }
         };
         self.connected = Some(matches!(state, RawState::Connected { .. }));
         self.record(EventKind::RawSession { state });
@@ -154,8 +228,20 @@ impl Tapped {
     }
 
     fn record(&self, kind: EventKind) {
-        self.recorder.record(Some(self.slot), kind);
+        self.recorder.record(self.slot, kind);
     }
+}
+
+/// The request that `frame`, the connection's frame number `index`, carries, when the tree
+/// serves it: none in the handshake (frame 0), pings, `multi` and the like.
+fn request_of(index: usize, frame: &[u8]) -> Option<(OpId, Request)> {
+    if index == 0 {
+        return None;
+    }
+    let message = RequestMessage::from_bytes(body(frame)).ok()?;
+    let xid = u32::try_from(message.xid).ok()?;
+    let request = translate(&message.request).ok()?;
+    Some((OpId(xid), request))
 }
 
 /// The node event a notification of `event_type` on `path` tells; `None` for another kind.
@@ -210,6 +296,7 @@ impl AsyncWrite for Tapped {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
+        this.about_to_send(buf);
         let written = Pin::new(&mut this.connection).poll_write(cx, buf);
         if let Poll::Ready(Ok(count)) = written {
             this.sent(&buf[..count]);

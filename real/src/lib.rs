@@ -6,7 +6,9 @@
 //! same recipes and driver run against it; [`run()`] runs a scenario's clients, workload and
 //! faults there ([`target`]: on which server; [`faults`]: which faults can run), each client
 //! an OS process of its own ([`client`]: what such a process runs, [`ClientLauncher`]: how
-//! it is started), and returns its trace; [`run_with_curator`] runs Apache Curator's own
+//! it is started), and returns its trace; [`run_program`] does the same with a user's program
+//! ([`programs::Program`]) as the clients' code, in processes of a binary of the user's that
+//! serves it ([`program_client`]); [`run_with_curator`] runs Apache Curator's own
 //! `InterProcessMutex` in Java processes beside them on the same lock path ([`curator`]), each
 //! a contender driven over the contender protocol ([`contender`]), as Kazoo's `Lock` in
 //! Python processes is ([`kazoo`]),
@@ -30,6 +32,7 @@ pub mod kazoo;
 pub mod local;
 mod pause;
 mod processes;
+pub mod program_client;
 mod proxy;
 mod resource;
 mod run;
@@ -43,6 +46,6 @@ mod wire;
 
 pub use processes::ClientLauncher;
 pub use run::{
-    CuratorPlacement, RunFailure, curator_in_place_refusal, curator_refusal, run,
+    CuratorPlacement, RunFailure, curator_in_place_refusal, curator_refusal, run, run_program,
     run_with_contenders, run_with_curator,
 };

@@ -49,7 +49,7 @@ use crate::proxy::Proxies;
 use crate::resource::ResourceServer;
 use crate::server_log::ExpiryLog;
 use crate::session::RealConnector;
-use crate::snapshot::{connect_within, snapshot};
+use crate::snapshot::{connect_within, containers_created, directories, snapshot};
 use crate::target::Target;
 use crate::wire::ClientSpec;
 
@@ -92,6 +92,19 @@ pub fn run(
     launcher: &ClientLauncher,
 ) -> Result<Trace, RunFailure> {
     run_beside(scenario, seed, target, launcher, Contenders::None)
+}
+
+/// As [`run()`], for a scenario whose recipe is a user's program ([`programs::Program`]):
+/// `launcher` starts a binary of the user's that serves it
+/// ([`crate::program_client::serve`]). Refused before the run when the recipe is a row of
+/// the table.
+pub fn run_program(
+    scenario: &Scenario,
+    seed: u64,
+    target: &Target,
+    launcher: &ClientLauncher,
+) -> Result<Trace, RunFailure> {
+    run_beside(scenario, seed, target, launcher, Contenders::Programs)
 }
 
 /// As [`run()`], with `curator`'s contenders running Curator's own counterpart of the recipe
@@ -201,6 +214,8 @@ fn may_end_session(fault: &Fault, client: u16) -> bool {
 enum Contenders<'a> {
     /// splitbrain's clients alone.
     None,
+    /// splitbrain's client processes, running a user's program.
+    Programs,
     /// splitbrain's clients, and a library's contenders beside them.
     Beside(&'a dyn Library),
     /// A library's contenders, as the scenario's clients.
@@ -210,7 +225,7 @@ enum Contenders<'a> {
 impl<'a> Contenders<'a> {
     fn library(self) -> Option<&'a dyn Library> {
         match self {
-            Contenders::None => None,
+            Contenders::None | Contenders::Programs => None,
             Contenders::Beside(library) | Contenders::InPlace(library) => Some(library),
         }
     }
@@ -232,7 +247,7 @@ impl<'a> Contenders<'a> {
         schedule: &[ScheduledFault],
     ) -> Option<String> {
         match self {
-            Contenders::None => None,
+            Contenders::None | Contenders::Programs => None,
             Contenders::Beside(library) => library.refusal(scenario),
             Contenders::InPlace(library) => library
                 .refusal(scenario)
@@ -296,12 +311,24 @@ fn run_beside(
     if let Some(refused) = contenders.refusal(scenario, seed, &schedule) {
         return Err(RunFailure::before_start(refused));
     }
-    let Some(recipe) = scenario.recipe.built_in() else {
-        return Err(RunFailure::before_start(format!(
-            "recipe: expected a recipe of splitbrain's table, found `{}`, a recipe of your own \
-             (real runs of those are not supported yet)",
-            scenario.recipe
-        )));
+    let code = match (scenario.recipe.built_in(), contenders) {
+        (Some(_), Contenders::Programs) => {
+            return Err(RunFailure::before_start(format!(
+                "recipe: expected the name of a program, found `{}`, a recipe of splitbrain's \
+                 table (run it with `run`)",
+                scenario.recipe
+            )));
+        }
+        (None, Contenders::Programs) => Code::Program,
+        (Some(recipe), _) => Code::Recipe(recipe),
+        (None, _) => {
+            return Err(RunFailure::before_start(format!(
+                "recipe: expected a recipe of splitbrain's table, found `{}`, a recipe of your \
+                 own (real runs of those are not supported; a program's are, with \
+                 `run_program`)",
+                scenario.recipe
+            )));
+        }
     };
     if let Some(refused) = refusal(scenario, seed, &schedule, target.is_local()) {
         return Err(RunFailure::before_start(refused));
@@ -312,7 +339,7 @@ fn run_beside(
         .map_err(|e| RunFailure::before_start(format!("cannot build a tokio runtime: {e}")))?;
     let real = RealRun {
         scenario,
-        recipe,
+        code,
         seed,
         target,
         launcher,
@@ -323,11 +350,20 @@ fn run_beside(
     runtime.block_on(real.execute())
 }
 
+/// What a run's clients run.
+#[derive(Clone, Copy)]
+enum Code {
+    /// A recipe, a row of the table.
+    Recipe(RecipeKind),
+    /// A user's program, served by the launcher's processes.
+    Program,
+}
+
 /// One run being carried out.
 struct RealRun<'a> {
     scenario: &'a Scenario,
-    /// The scenario's recipe, a row of the table.
-    recipe: RecipeKind,
+    /// What its clients run.
+    code: Code,
     seed: u64,
     target: &'a Target,
     /// How to start each client's process.
@@ -457,9 +493,14 @@ impl RealRun<'_> {
         // The server answered the probe: one slow to answer now, or a read's connection lost
         // (a loaded machine), gets ten times as long and three tries, each on a session of its
         // own, before the run is given up for its tree (the read changes nothing).
+        let lock_path = &self.scenario.lock_path;
+        let containers = match self.code {
+            Code::Recipe(recipe) => directories(recipe, lock_path),
+            Code::Program => containers_created(&recorder.events()),
+        };
         let read_tree = || async {
             let session = connect_within(&observer, within * 10).await?;
-            let tree = snapshot(&session, self.recipe, &self.scenario.lock_path).await;
+            let tree = snapshot(&session, &containers, lock_path).await;
             session.close().await;
             tree
         };

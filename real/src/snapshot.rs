@@ -6,15 +6,16 @@
 //! node's, and a real trace has no server-side creates that would say which nodes are
 //! containers; so the containers the recipe keeps its nodes in (its row's `directories` in
 //! the recipe table) are left out of the snapshot, as `no_orphans` leaves out the containers
-//! it sees created in a simulated trace.
+//! it sees created in a simulated trace. A user's program has no row: the containers left out
+//! of its snapshot are those its clients asked to create ([`containers_created`]).
 
 use std::time::Duration;
 
 use coordination::ids::OpId;
 use coordination::session::{Connector, Coordination, RawEvent, RawState};
-use coordination::zk::{OpOk, OpResult, Path, Request, ZkError};
+use coordination::zk::{CreateMode, OpOk, OpResult, Path, Request, ZkError};
 use recipe_table::recipes::{RecipeDef, RecipeKind, Testable, Visitor};
-use trace::{EventKind, SnapshotNode};
+use trace::{Event, EventKind, SnapshotNode};
 
 use crate::session::{RealConnector, RealSession};
 
@@ -43,15 +44,14 @@ pub async fn connect_within(
     ))
 }
 
-/// The [`EventKind::TreeSnapshot`] of `root` (the lock path of `recipe`) and every node below
-/// it but the recipe's own containers, read through `session` (whose stream must be at rest:
-/// nothing but these requests' replies matter).
+/// The [`EventKind::TreeSnapshot`] of `root` (a lock path) and every node below it but
+/// `containers`, read through `session` (whose stream must be at rest: nothing but these
+/// requests' replies matter).
 pub async fn snapshot(
     session: &RealSession,
-    recipe: RecipeKind,
+    containers: &[Path],
     root: &Path,
 ) -> Result<EventKind, String> {
-    let containers = recipe.visit(Directories(root));
     let mut requests = Requests { session, next: 0 };
     let mut nodes = Vec::new();
     let mut pending = vec![root.clone()];
@@ -92,6 +92,34 @@ pub async fn snapshot(
     }
     nodes.sort();
     Ok(EventKind::TreeSnapshot { nodes })
+}
+
+/// The containers `recipe` keeps its nodes in below `lock_path`.
+pub fn directories(recipe: RecipeKind, lock_path: &Path) -> Vec<Path> {
+    recipe.visit(Directories(lock_path))
+}
+
+/// The containers the clients of `events` asked the server to create (a program's own, which
+/// no row of the recipe table names).
+pub fn containers_created(events: &[Event]) -> Vec<Path> {
+    let mut containers: Vec<Path> = events
+        .iter()
+        .filter_map(|event| match &event.kind {
+            EventKind::OpSent {
+                request:
+                    Request::Create {
+                        path,
+                        mode: CreateMode::Container,
+                        ..
+                    },
+                ..
+            } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    containers.sort();
+    containers.dedup();
+    containers
 }
 
 /// The containers a recipe keeps its nodes in below a lock path.

@@ -83,6 +83,15 @@ impl SimConnector {
     pub fn session_timeout(&self) -> Duration {
         self.timeout
     }
+
+    /// Starts the faults armed to start when this connector's client sends `request` (a
+    /// scenario fault's `on_request`): what a program's tap calls just before one of its
+    /// client library's requests leaves, as the built-in client does.
+    pub fn before_request(&self, request: &Request) {
+        if let Node::Client(client) = self.me {
+            self.network.before_request(client, request);
+        }
+    }
 }
 
 impl Connector for SimConnector {

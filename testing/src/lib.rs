@@ -20,6 +20,10 @@ pub use model;
 pub use programs;
 /// The properties: monitors, trace checks and verdicts.
 pub use properties;
+/// The real executor: local ZooKeeper servers, and runs of scenarios on them (a user's
+/// programs' with `real::run_program`). With the feature `real`.
+#[cfg(feature = "real")]
+pub use real;
 /// The recipe table and the property vocabulary.
 pub use recipe_table;
 /// HTML reports of traces.
@@ -42,8 +46,9 @@ struct ReadmeDoctests;
 /// book's pages cannot be tested with `mdbook test`, which cannot link the workspace's crates).
 /// `tests/docs.rs` checks that every page with a `rust` block is listed here.
 macro_rules! book_doctests {
-    ($($name:ident: $page:literal),* $(,)?) => {
+    ($($(#[$cfg:meta])* $name:ident: $page:literal),* $(,)?) => {
         $(
+            $(#[$cfg])*
             #[cfg(doctest)]
             #[doc = include_str!(concat!("../../book/src/", $page))]
             struct $name;
@@ -54,4 +59,6 @@ macro_rules! book_doctests {
 book_doctests! {
     BookYourRecipe: "guides/your-recipe.md",
     BookScenarioFormat: "reference/scenario-format.md",
+    #[cfg(feature = "real")]
+    BookRealZookeeper: "guides/real-zookeeper.md",
 }

@@ -42,7 +42,7 @@ fn main() {
                 .expect("SPLITBRAIN_BENCH_SEEDS: a number of seeds")
         })
         .unwrap_or(300);
-    let program = Prefix::Curator.program();
+    let program = RecipeCode::from(Prefix::Curator.program());
     let mut client_lock = mutex.clone();
     client_lock.recipe = program.recipe().clone();
     let (program_rate, program_violating) = rate(&program, &client_lock, seeds);

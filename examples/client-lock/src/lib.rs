@@ -11,12 +11,13 @@
 //! acquire ends the session (the client is dropped) and the next attempt starts a new one. The lock
 //! itself gives no signal when its session is lost while it is held.
 
+pub mod scenarios;
+
 use std::time::Duration;
 
 use futures::{FutureExt, select_biased};
-use splitbrain::programs::{Contender, program};
+use splitbrain::programs::{Contender, Program, program};
 use splitbrain::recipe_table::family::Family;
-use splitbrain::sim::RecipeCode;
 use zookeeper_client as zk;
 
 /// Which of `Client::lock`'s prefixes the program locks with.
@@ -37,6 +38,14 @@ pub enum Prefix {
 }
 
 impl Prefix {
+    /// Every prefix: the three of the lock, and the election.
+    pub const ALL: [Prefix; 4] = [
+        Prefix::Curator,
+        Prefix::Shared,
+        Prefix::Custom,
+        Prefix::Latch,
+    ];
+
     /// The program's name in scenarios and traces.
     pub fn name(self) -> &'static str {
         match self {
@@ -55,8 +64,8 @@ impl Prefix {
         }
     }
 
-    /// The program that locks with this prefix, as the code of a run's clients.
-    pub fn program(self) -> RecipeCode {
+    /// The program that locks with this prefix.
+    pub fn program(self) -> Program {
         program(self.name(), self.family(), move |contender| {
             lock_user(contender, self)
         })

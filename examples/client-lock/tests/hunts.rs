@@ -3,59 +3,16 @@
 //! expectation of each scenario over its 200 seeds. A program's finding replays with `SPLITBRAIN_SEED=<seed>`, byte for byte.
 
 use client_lock::Prefix;
+use client_lock::scenarios::{gc_pause, random_faults, timed_acquire};
 use splitbrain::recipe_table::family::Family;
 use splitbrain::recipe_table::property::Property;
 use splitbrain::run::run_then;
-use splitbrain::scenarios::scenario::Scenario;
+use splitbrain::sim::RecipeCode;
 use splitbrain::testing;
-
-const PREFIXES: [Prefix; 4] = [
-    Prefix::Curator,
-    Prefix::Shared,
-    Prefix::Custom,
-    Prefix::Latch,
-];
-
-/// The scenario of `file` (under `scenarios/`) with the program of `prefix`.
-fn scenario(file: &str, text: &str, prefix: Prefix) -> Scenario {
-    let mut scenario = Scenario::from_json(&format!("scenarios/{file}"), text)
-        .unwrap_or_else(|error| panic!("{error}"));
-    scenario.recipe = prefix.program().recipe().clone();
-    scenario
-}
-
-/// The GC pause, of the lock or of the election.
-fn gc_pause(prefix: Prefix) -> Scenario {
-    match prefix.family() {
-        Family::Latch => {
-            let text = include_str!("../scenarios/latch-gc-pause.json");
-            scenario("latch-gc-pause.json", text, prefix)
-        }
-        _ => scenario(
-            "gc-pause.json",
-            include_str!("../scenarios/gc-pause.json"),
-            prefix,
-        ),
-    }
-}
-
-/// The catalog's random faults, on the lock or on the election.
-fn random_faults(prefix: Prefix) -> Scenario {
-    match prefix.family() {
-        Family::Latch => {
-            let text = include_str!("../scenarios/latch-random-faults.json");
-            scenario("latch-random-faults.json", text, prefix)
-        }
-        _ => {
-            let text = include_str!("../scenarios/random-faults.json");
-            scenario("random-faults.json", text, prefix)
-        }
-    }
-}
 
 #[test]
 fn a_paused_holder_still_believes_it_holds_and_the_fence_rejects_its_write() {
-    for prefix in PREFIXES {
+    for prefix in Prefix::ALL {
         let hunted = testing::hunt(prefix.program(), &gc_pause(prefix)).run();
         hunted.assert_met();
         let belief = match prefix.family() {
@@ -139,7 +96,7 @@ fn a_release_lost_in_a_partition_blocks_the_election() {
 
 #[test]
 fn under_random_faults_only_belief_breaks() {
-    for prefix in PREFIXES {
+    for prefix in Prefix::ALL {
         testing::hunt(prefix.program(), &random_faults(prefix))
             .run()
             .assert_met();
@@ -149,9 +106,7 @@ fn under_random_faults_only_belief_breaks() {
 #[test]
 fn a_timed_acquire_is_answered_by_its_deadline() {
     for prefix in [Prefix::Curator, Prefix::Shared, Prefix::Custom] {
-        let text = include_str!("../scenarios/timed-acquire.json");
-        let scenario = scenario("timed-acquire.json", text, prefix);
-        testing::hunt(prefix.program(), &scenario)
+        testing::hunt(prefix.program(), &timed_acquire(prefix))
             .run()
             .assert_met();
     }
@@ -174,7 +129,7 @@ fn a_finding_replays_byte_for_byte() {
     let alone = || {
         let faults = scenario.fault_schedule(found.seed);
         run_then(
-            &prefix.program(),
+            &prefix.program().into(),
             &scenario,
             found.seed,
             faults,
@@ -196,9 +151,9 @@ fn a_finding_replays_byte_for_byte() {
 /// random faults forwards, then backwards, with each prefix.
 #[test]
 fn seeds_replay_forwards_and_backwards() {
-    for prefix in PREFIXES {
+    for prefix in Prefix::ALL {
         let scenario = random_faults(prefix);
-        let program = prefix.program();
+        let program = RecipeCode::from(prefix.program());
         let trace = |seed: u64| {
             let faults = scenario.fault_schedule(seed);
             run_then(&program, &scenario, seed, faults, |outcome| {

@@ -4,8 +4,10 @@
 //! Inside a madsim simulation a connection is opened by the dialer the simulator put in
 //! scope for the client node whose code runs ([`simio`]): its bytes travel over the
 //! simulator's wire, with its partitions, resets and TCP retransmission timing. Outside a
-//! simulation it is async-net 1's real TCP (the same API; the real side cannot be async-net
-//! 2 itself, see `shims/README.md`).
+//! simulation it is opened by the dialer in scope when there is one (a real client process
+//! of splitbrain's, which reads the client's bytes as they pass), else it is async-net 1's
+//! real TCP (the same API; the real side cannot be async-net 2 itself, see
+//! `shims/README.md`).
 
 use std::fmt;
 use std::io::{self, IoSlice, IoSliceMut};
@@ -114,7 +116,7 @@ pub struct TcpStream(Stream);
 
 enum Stream {
     Real(network::TcpStream),
-    Simulated(Box<dyn simio::Connection>),
+    Dialed(Box<dyn simio::Connection>),
 }
 
 impl fmt::Debug for TcpStream {
@@ -122,19 +124,19 @@ impl fmt::Debug for TcpStream {
         let mut tuple = f.debug_tuple("TcpStream");
         match &self.0 {
             Stream::Real(stream) => tuple.field(stream),
-            Stream::Simulated(stream) => tuple.field(stream),
+            Stream::Dialed(stream) => tuple.field(stream),
         };
         tuple.finish()
     }
 }
 
 impl TcpStream {
-    /// Connects to `addr`: over the simulator's wire inside a simulation, else over the
-    /// real network.
+    /// Connects to `addr`: over the simulator's wire inside a simulation, else through the
+    /// dialer in scope, else over the real network.
     pub async fn connect<A: AsyncToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
         let target = addr.target()?;
-        let stream = if madsim::runtime::Handle::try_current().is_ok() {
-            Stream::Simulated(connect_simulated(target).await?)
+        let stream = if madsim::runtime::Handle::try_current().is_ok() || simio::in_scope() {
+            Stream::Dialed(connect_dialed(target).await?)
         } else {
             Stream::Real(match target {
                 Target::Addrs(addrs) => network::TcpStream::connect(&addrs[..]).await?,
@@ -147,14 +149,14 @@ impl TcpStream {
     fn io(self: Pin<&mut Self>) -> Pin<&mut dyn Io> {
         match &mut self.get_mut().0 {
             Stream::Real(stream) => Pin::new(stream),
-            Stream::Simulated(stream) => Pin::new(stream),
+            Stream::Dialed(stream) => Pin::new(stream),
         }
     }
 }
 
 /// Dials each address of `target` in turn with the dialer in scope: the first connection
 /// made, or the last error.
-async fn connect_simulated(target: Target) -> io::Result<Box<dyn simio::Connection>> {
+async fn connect_dialed(target: Target) -> io::Result<Box<dyn simio::Connection>> {
     let addrs = match target {
         Target::Addrs(addrs) => addrs,
         Target::HostPort(host, port) => {
@@ -162,8 +164,8 @@ async fn connect_simulated(target: Target) -> io::Result<Box<dyn simio::Connecti
                 io::Error::new(
                     io::ErrorKind::InvalidInput,
                     format!(
-                        "cannot resolve {host:?} inside a simulation (it has no DNS): connect to \
-                         the simulated server's IP address"
+                        "cannot resolve {host:?} through splitbrain's dialer (a simulation has no \
+                         DNS): connect to the server's IP address"
                     ),
                 )
             })?;

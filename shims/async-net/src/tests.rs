@@ -37,7 +37,10 @@ fn inside_a_simulation_a_connection_outside_any_client_node_is_refused_with_the_
         "{error}"
     );
     let error = simulated(async { TcpStream::connect(("zk.example", 2181)).await.unwrap_err() });
-    assert!(error.to_string().contains("it has no DNS"), "{error}");
+    assert!(
+        error.to_string().contains("a simulation has no DNS"),
+        "{error}"
+    );
 }
 
 /// Connects every address to a loopback stream.
@@ -87,16 +90,27 @@ impl AsyncWrite for Duplex {
     }
 }
 
-#[test]
-fn inside_a_simulation_a_client_nodes_connection_is_its_dialers() {
-    let echoed = simulated(simio::Dialing::new(Arc::new(Loopback), async {
+/// Connects through the loopback dialer and says `ruok`: what was read back.
+async fn echo_through_the_dialer() -> io::Result<[u8; 4]> {
+    simio::Dialing::new(Arc::new(Loopback), async {
         let mut stream = TcpStream::connect("10.0.0.1:2181").await?;
         assert!(format!("{stream:?}").starts_with("TcpStream(Duplex("));
         stream.write_all(b"ruok").await?;
         let mut answer = [0; 4];
         stream.read_exact(&mut answer).await?;
-        io::Result::Ok(answer)
-    }));
+        Ok(answer)
+    })
+    .await
+}
+
+#[test]
+fn inside_a_simulation_a_client_nodes_connection_is_its_dialers() {
+    assert_eq!(&simulated(echo_through_the_dialer()).unwrap(), b"ruok");
+}
+
+#[test]
+fn outside_a_simulation_a_dialer_in_scope_opens_the_connection() {
+    let echoed = futures::executor::block_on(echo_through_the_dialer());
     assert_eq!(&echoed.unwrap(), b"ruok");
 }
 
