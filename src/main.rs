@@ -51,6 +51,10 @@ enum Command {
     /// One contender process of `bench --real` (its spec comes on stdin).
     #[command(hide = true)]
     BenchClient,
+    /// One client process of a real run of splitbrain's own programs (`fidelity`'s idle
+    /// `zookeeper-client` session; its spec comes on stdin).
+    #[command(hide = true)]
+    RealProgramClient,
 }
 
 fn main() -> ExitCode {
@@ -68,6 +72,9 @@ fn main() -> ExitCode {
         Command::Bench(args) => cli::bench::run(args),
         Command::RealClient => return real::client::serve(),
         Command::BenchClient => return real::bench::contender::serve(),
+        Command::RealProgramClient => {
+            return real::program_client::serve(&[splitbrain::programs::idle_session()]);
+        }
     };
     cli::finish(result)
 }

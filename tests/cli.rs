@@ -501,6 +501,24 @@ fn survival_prints_one_row_per_timeout_and_partition_length() {
         rows[29].starts_with("| 4 s | 6000 ms (1.5 T) | 0 % |"),
         "{table}"
     );
+    // The unmodified zookeeper-client, an idle session: it survives a tenth of T and never
+    // one and a half.
+    let output = splitbrain(&["survival", "--client", "zookeeper-client", "--seeds", "3"]);
+    let table = stdout(&output);
+    assert!(output.status.success(), "{table}{}", stderr(&output));
+    assert!(table.starts_with("Client: zookeeper-client."), "{table}");
+    let rows: Vec<&str> = (table.lines())
+        .filter(|l| l.starts_with("| 1 s") || l.starts_with("| 4 s"))
+        .collect();
+    assert_eq!(rows.len(), 30, "{table}");
+    assert!(
+        rows[0].starts_with("| 1 s | 100 ms (0.1 T) | 100 % |"),
+        "{table}"
+    );
+    assert!(
+        rows[29].starts_with("| 4 s | 6000 ms (1.5 T) | 0 % |"),
+        "{table}"
+    );
     let refused = splitbrain(&["survival", "--seeds", "0"]);
     assert_eq!(
         stderr(&refused).trim(),

@@ -53,14 +53,18 @@ fn a_quick_fidelity_run_writes_both_files_with_every_row_it_measures() {
     );
 
     let survival = json["survival"].as_array().unwrap();
-    let lengths: Vec<u64> = survival
-        .iter()
-        .map(|r| r["partition_ms"].as_u64().unwrap())
+    let rows: Vec<(&str, u64)> = (survival.iter())
+        .map(|r| {
+            let client = r["client"].as_str().unwrap();
+            (client, r["partition_ms"].as_u64().unwrap())
+        })
         .collect();
-    assert_eq!(
-        lengths,
-        (1..=15).map(|tenths| tenths * 100).collect::<Vec<_>>()
-    );
+    // Each length with splitbrain's own client, then with zookeeper-client on both sides.
+    let lengths = || (1..=15).map(|tenths| tenths * 100);
+    let expected: Vec<(&str, u64)> = (lengths().map(|ms| ("java-timed", ms)))
+        .chain(lengths().map(|ms| ("zookeeper-client", ms)))
+        .collect();
+    assert_eq!(rows, expected);
     for row in survival {
         assert_eq!(row["t_ms"], 1_000);
         assert_eq!(row["sim"]["runs"], 5);
@@ -103,7 +107,14 @@ fn a_quick_fidelity_run_writes_both_files_with_every_row_it_measures() {
             assert_eq!(property["real_runs"], 1, "{row}");
         }
     }
-    assert!(md.contains("| 1 s | 1500 ms (1.5 T) |"), "{md}");
+    assert!(
+        md.contains("| splitbrain's (Java-timed) | 1 s | 1500 ms (1.5 T) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| zookeeper-client | 1 s | 1500 ms (1.5 T) |"),
+        "{md}"
+    );
 }
 
 /// One client on a two-lease semaphore (Curator's InterProcessSemaphoreV2 lists the leases

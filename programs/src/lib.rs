@@ -16,6 +16,7 @@
 //! apart, and a program's steps are the client library's own.
 
 mod contender;
+mod idle;
 mod in_simulation;
 mod node;
 mod program;
@@ -23,6 +24,7 @@ mod requests;
 pub mod simulated;
 
 pub use contender::{Backend, Contender, Place, zookeeper_error};
+pub use idle::{IDLE_SESSION, idle_session};
 pub use node::{
     Task, dead_processes_spawn_nothing, on_client_node, with_dead_processes_spawning_nothing,
     with_environment,

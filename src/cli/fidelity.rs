@@ -95,9 +95,13 @@ pub fn run(args: Args) -> Outcome {
     };
     let catalog = args.catalog.load()?;
     let launcher = super::real::client_launcher()?;
+    let launchers = survival::Launchers {
+        recipes: launcher.clone(),
+        programs: super::real::program_launcher()?,
+    };
     let started = Instant::now();
     let load_before = load();
-    let survival = survival::measure(&plan, &launcher)?;
+    let survival = survival::measure(&plan, &launchers)?;
     let handover = handover::measure(&plan, &launcher)?;
     let verdicts = verdicts::measure(&plan, &catalog, &launcher)?;
     let measured = Measured {

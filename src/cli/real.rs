@@ -323,12 +323,23 @@ impl Interop {
 
 /// Client processes are this binary, re-executed as `splitbrain real-client`.
 pub(super) fn client_launcher() -> Result<ClientLauncher, Failure> {
+    this_binary_as("real-client")
+}
+
+/// Client processes running splitbrain's own programs are this binary, re-executed as
+/// `splitbrain real-program-client`.
+pub(super) fn program_launcher() -> Result<ClientLauncher, Failure> {
+    this_binary_as("real-program-client")
+}
+
+/// This binary, re-executed with the subcommand `command`.
+fn this_binary_as(command: &str) -> Result<ClientLauncher, Failure> {
     let program = std::env::current_exe().map_err(|e| {
         Failure(format!(
             "cannot find this program to start client processes: {e}"
         ))
     })?;
-    Ok(ClientLauncher::new(program, ["real-client"]))
+    Ok(ClientLauncher::new(program, [command]))
 }
 
 /// A failure before the run, naming `--connect` when its address is what failed.

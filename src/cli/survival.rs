@@ -10,6 +10,11 @@
 //! [`Scenario`] ([`survival_scenario`]) and what it showed is read off its trace as the
 //! client and the server recorded it ([`seen`]), so `splitbrain fidelity` runs the same
 //! scenario on a real server and reads its trace the same way.
+//!
+//! The client is splitbrain's simulated one, timed as Java's `ClientCnxn`, or with `--client
+//! zookeeper-client` the unmodified `zookeeper-client` crate (`programs::idle_session`, an idle
+//! session rather than a lock holder), which a real run can run too: the same client code on
+//! both sides.
 
 pub(crate) mod rules;
 
@@ -24,6 +29,7 @@ use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::rng::SplitMix64;
 use scenarios::scenario::{Scenario, ServerSettings, Span, Workload};
 use sim::Sim;
+use splitbrain::programs::idle_session;
 use splitbrain::run::{RunError, guarded};
 use splitbrain::sweep;
 use trace::{EventKind, ServerSession, Trace};
@@ -40,20 +46,46 @@ pub(crate) const TENTHS: std::ops::RangeInclusive<u64> = 1..=15;
 /// When the partition may start (ms): after the client holds its lock, within one T.
 const EARLIEST_CUT_MS: u64 = 2_000;
 
+/// Which client a survival run measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Client {
+    /// splitbrain's own client, holding a lock: in the simulator timed as Java's `ClientCnxn`,
+    /// on a real server the real executor's sessions on `zookeeper-client`.
+    JavaTimed,
+    /// The unmodified `zookeeper-client`, an idle session, on both sides.
+    ZookeeperClient,
+}
+
+impl Client {
+    /// The client as the tables name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Client::JavaTimed => "splitbrain's (Java-timed)",
+            Client::ZookeeperClient => "zookeeper-client",
+        }
+    }
+}
+
 /// Arguments of `survival`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Seeds per partition length.
     #[arg(long, default_value_t = 200)]
     seeds: u64,
+    /// The client measured.
+    #[arg(long, value_enum, default_value_t = Client::JavaTimed)]
+    client: Client,
     /// Worker threads [default: the number of cores].
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
 }
 
-/// One run to make: a session timeout, a partition length and a seed.
+/// One run to make: a client, a session timeout, a partition length and a seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Job {
+    /// The client.
+    pub client: Client,
     /// The session timeout T, in ms.
     pub t_ms: u64,
     /// How long the partition lasts, in ms.
@@ -114,10 +146,11 @@ pub fn run(args: Args) -> Outcome {
     if args.seeds == 0 {
         return Err(Failure("--seeds: expected at least 1 seed, found 0".into()));
     }
-    let seeds = args.seeds;
+    let (seeds, client) = (args.seeds, args.client);
     let jobs: Vec<Job> = lengths()
         .flat_map(|(t_ms, partition_ms)| {
             (0..seeds).map(move |seed| Job {
+                client,
                 t_ms,
                 partition_ms,
                 seed,
@@ -154,6 +187,7 @@ pub fn run(args: Args) -> Outcome {
     if let Some(error) = failed {
         return Err(Failure(error));
     }
+    say!("Client: {}.\n", client.label());
     print_table(&rows);
     Ok(ExitCode::SUCCESS)
 }
@@ -162,14 +196,19 @@ pub fn run(args: Args) -> Outcome {
 pub(crate) fn measure(job: &Job) -> Result<Observation, RunError> {
     let scenario = survival_scenario(*job);
     let sim = Sim::from_scenario(&scenario, job.seed, scenario.faults.clone());
+    let sim = match job.client {
+        Client::JavaTimed => sim,
+        Client::ZookeeperClient => sim.recipe_code(idle_session().into()),
+    };
     guarded(|| {
         let trace = sim.run().map_err(|e| RunError::Settings(e.to_string()))?;
         Ok(seen(&trace))
     })
 }
 
-/// The run of `job`: one client holding a lock past the horizon, cut off from the server
-/// both ways once, at an instant drawn from the seed; the server's tick is T/10.
+/// The run of `job`: one client holding a lock (or an idle session) past the horizon, cut
+/// off from the server both ways once, at an instant drawn from the seed; the server's tick
+/// is T/10.
 pub(crate) fn survival_scenario(job: Job) -> Scenario {
     let mut rng = SplitMix64::for_stream(job.seed, &[job.t_ms, job.partition_ms]);
     let at_ms = EARLIEST_CUT_MS + rng.in_range(0, job.t_ms - 1);
@@ -186,7 +225,10 @@ pub(crate) fn survival_scenario(job: Job) -> Scenario {
             "one idle client cut off from the server for {} ms, T = {} ms",
             job.partition_ms, job.t_ms
         ),
-        recipe: RecipeKind::Mutex.into(),
+        recipe: match job.client {
+            Client::JavaTimed => RecipeKind::Mutex.into(),
+            Client::ZookeeperClient => idle_session().recipe().clone(),
+        },
         recipe_settings: Default::default(),
         // A path of its own, so that runs made at once on one real server never contend.
         lock_path: Path::new(&format!(

@@ -4,6 +4,11 @@
 //! ([`crate::cli::survival::seen`]). One local server per T (tick T/10, as the simulated
 //! one) serves every real run of that T; the rows' runs are made in parallel (each an idle
 //! client process of its own behind its own blackholing proxy).
+//!
+//! Each row is measured with two clients ([`Client`]): splitbrain's own (Java-timed in the
+//! simulator, `zookeeper-client` under the real executor's sessions on a real server), and the
+//! unmodified `zookeeper-client` on both sides (`programs::idle_session`), so that what the
+//! simulator's server and network do is measured with the same client code on both sides.
 
 use std::collections::BTreeMap;
 
@@ -16,12 +21,14 @@ use super::compare::{differs, share};
 use super::{Plan, progress, start_server};
 use crate::cli::Failure;
 use crate::cli::survival::{
-    Job, Row, lengths, measure as measure_sim, rules, seen, survival_scenario,
+    Client, Job, Row, lengths, measure as measure_sim, rules, seen, survival_scenario,
 };
 
-/// One row: a session timeout and a partition length, on both.
+/// One row: a client, a session timeout and a partition length, on both.
 #[derive(Debug, Serialize)]
 pub struct SurvivalRow {
+    /// The client measured.
+    pub client: Client,
     /// The session timeout T, ms.
     pub t_ms: u64,
     /// The partition's length, ms.
@@ -40,20 +47,35 @@ pub struct SurvivalRow {
     pub differs: bool,
 }
 
-/// The (T, length) pairs measured: every row of the survival table; T = 1 s only when quick.
-fn rows(plan: &Plan) -> Vec<(u64, u64)> {
-    lengths()
-        .filter(|&(t_ms, _)| !plan.quick || t_ms == 1_000)
+/// A row's key: the client, T and the partition's length.
+type Key = (Client, u64, u64);
+
+/// The rows measured: every row of the survival table with each client; T = 1 s only when
+/// quick.
+fn rows(plan: &Plan) -> Vec<Key> {
+    [Client::JavaTimed, Client::ZookeeperClient]
+        .into_iter()
+        .flat_map(|client| lengths().map(move |(t_ms, length)| (client, t_ms, length)))
+        .filter(|&(_, t_ms, _)| !plan.quick || t_ms == 1_000)
         .collect()
 }
 
+/// How a real run's client processes are started: splitbrain's own clients, and its programs.
+pub struct Launchers {
+    /// `splitbrain real-client`.
+    pub recipes: ClientLauncher,
+    /// `splitbrain real-program-client`.
+    pub programs: ClientLauncher,
+}
+
 /// Measures every row on the simulator and on real servers.
-pub fn measure(plan: &Plan, launcher: &ClientLauncher) -> Result<Vec<SurvivalRow>, Failure> {
+pub fn measure(plan: &Plan, launchers: &Launchers) -> Result<Vec<SurvivalRow>, Failure> {
     let rows = rows(plan);
-    let mut table: BTreeMap<(u64, u64), SurvivalRow> = (rows.iter())
-        .map(|&(t_ms, partition_ms)| {
+    let mut table: BTreeMap<Key, SurvivalRow> = (rows.iter())
+        .map(|&(client, t_ms, partition_ms)| {
             let expected = rules::expected(t_ms, t_ms / 10, partition_ms);
             let row = SurvivalRow {
+                client,
                 t_ms,
                 partition_ms,
                 sim: Row::default(),
@@ -63,7 +85,7 @@ pub fn measure(plan: &Plan, launcher: &ClientLauncher) -> Result<Vec<SurvivalRow
                 rules_survival: expected.survival,
                 differs: false,
             };
-            ((t_ms, partition_ms), row)
+            ((client, t_ms, partition_ms), row)
         })
         .collect();
     let sim_jobs = job_list(&rows, plan.seeds);
@@ -78,11 +100,7 @@ pub fn measure(plan: &Plan, launcher: &ClientLauncher) -> Result<Vec<SurvivalRow
             done += 1;
             progress("survival, simulator", done, total, total / 4);
             match seen {
-                Ok(seen) => table
-                    .get_mut(&(job.t_ms, job.partition_ms))
-                    .expect("a row")
-                    .sim
-                    .add(seen),
+                Ok(seen) => table.get_mut(&key(&job)).expect("a row").sim.add(seen),
                 Err(e) => {
                     failed = failed
                         .take()
@@ -95,7 +113,7 @@ pub fn measure(plan: &Plan, launcher: &ClientLauncher) -> Result<Vec<SurvivalRow
         return Err(Failure(failed));
     }
     let mut servers = BTreeMap::new();
-    for &(t_ms, _) in &rows {
+    for &(_, t_ms, _) in &rows {
         if let std::collections::btree_map::Entry::Vacant(entry) = servers.entry(t_ms) {
             entry.insert(start_server(t_ms / 10)?);
         }
@@ -103,7 +121,7 @@ pub fn measure(plan: &Plan, launcher: &ClientLauncher) -> Result<Vec<SurvivalRow
     let real_jobs = job_list(&rows, plan.runs);
     let total = real_jobs.len();
     let mut done = 0;
-    let run_real = |job: &Job| run_real(job, &servers, launcher);
+    let run_real = |job: &Job| run_real(job, &servers, launchers);
     sweep::in_order(
         real_jobs.into_iter(),
         plan.parallel,
@@ -111,7 +129,7 @@ pub fn measure(plan: &Plan, launcher: &ClientLauncher) -> Result<Vec<SurvivalRow
         |job, seen| {
             done += 1;
             progress("survival, real server", done, total, rows.len());
-            let row = table.get_mut(&(job.t_ms, job.partition_ms)).expect("a row");
+            let row = table.get_mut(&key(&job)).expect("a row");
             match seen {
                 Ok(seen) => row.real.add(seen),
                 Err(why) => {
@@ -135,12 +153,18 @@ pub fn measure(plan: &Plan, launcher: &ClientLauncher) -> Result<Vec<SurvivalRow
     Ok(table)
 }
 
+/// The key of `job`'s row.
+fn key(job: &Job) -> Key {
+    (job.client, job.t_ms, job.partition_ms)
+}
+
 /// `runs` jobs (seeds 0..runs) of every row, the first seed of every row first, so that
 /// parallel runs cover every row at once.
-fn job_list(rows: &[(u64, u64)], runs: u64) -> Vec<Job> {
+fn job_list(rows: &[Key], runs: u64) -> Vec<Job> {
     (0..runs)
         .flat_map(|seed| {
-            rows.iter().map(move |&(t_ms, partition_ms)| Job {
+            rows.iter().map(move |&(client, t_ms, partition_ms)| Job {
+                client,
                 t_ms,
                 partition_ms,
                 seed,
@@ -153,14 +177,24 @@ fn job_list(rows: &[(u64, u64)], runs: u64) -> Vec<Job> {
 fn run_real(
     job: &Job,
     servers: &BTreeMap<u64, Target>,
-    launcher: &ClientLauncher,
+    launchers: &Launchers,
 ) -> Result<crate::cli::survival::Observation, String> {
     let scenario = survival_scenario(*job);
     let target = &servers[&job.t_ms];
-    let trace = real::run(&scenario, job.seed, target, launcher).map_err(|f| {
+    let trace = match job.client {
+        Client::JavaTimed => real::run(&scenario, job.seed, target, &launchers.recipes),
+        Client::ZookeeperClient => {
+            real::run_program(&scenario, job.seed, target, &launchers.programs)
+        }
+    };
+    let trace = trace.map_err(|f| {
         format!(
-            "T {} ms, partition {} ms, seed {}: {}",
-            job.t_ms, job.partition_ms, job.seed, f.message
+            "{}, T {} ms, partition {} ms, seed {}: {}",
+            job.client.label(),
+            job.t_ms,
+            job.partition_ms,
+            job.seed,
+            f.message
         )
     })?;
     Ok(seen(&trace))
@@ -171,13 +205,16 @@ pub fn markdown(rows: &[SurvivalRow], plan: &Plan) -> String {
     let mut text = format!(
         "Session survival across a partition of one idle client (both ways, at a seeded \
          instant): {} simulator seeds and {} real run(s) per row; re-attached: mean ms from \
-         the partition's end to the client's next Connected on the same session.\n\n",
+         the partition's end to the client's next Connected on the same session. Client: \
+         splitbrain's own (Java-timed in the simulator; the real executor's sessions on \
+         `zookeeper-client` on a real server), or the unmodified `zookeeper-client` on both \
+         sides (an idle session).\n\n",
         plan.seeds, plan.runs
     );
     text.push_str(
-        "| T | partition | survived (sim) | survived (real) | rules (Java client) | never noticed (sim / real) | re-attached, mean (sim / real) | differs |\n",
+        "| client | T | partition | survived (sim) | survived (real) | rules (Java client) | never noticed (sim / real) | re-attached, mean (sim / real) | differs |\n",
     );
-    text.push_str("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    text.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for row in rows {
         let mean = |r: &Row| {
             r.mean_reattach_ms()
@@ -188,7 +225,8 @@ pub fn markdown(rows: &[SurvivalRow], plan: &Plan) -> String {
             n => format!(" ({n} failed)"),
         };
         text.push_str(&format!(
-            "| {} s | {} ms ({:.1} T) | {} | {}{failed} | {:.0} % | {} / {} | {} / {} | {} |\n",
+            "| {} | {} s | {} ms ({:.1} T) | {} | {}{failed} | {:.0} % | {} / {} | {} / {} | {} |\n",
+            row.client.label(),
             row.t_ms / 1_000,
             row.partition_ms,
             row.partition_ms as f64 / row.t_ms as f64,
