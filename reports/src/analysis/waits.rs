@@ -1,0 +1,114 @@
+//! Who waits on what at the end of the trace: each waiting client's outstanding watches
+//! (those it left since it began waiting) and the nodes behind them — the watched node and
+//! the session that created it, or the children of a watched directory — and what every
+//! client is doing then. The report's "Who waits for whom" chains are walked over these.
+
+use coordination::session::RawState;
+use coordination::zk::SessionId;
+use trace::{EventKind, Source};
+
+use super::{LockSpan, NodeEnd, NodeLife, Run, Watch, WatchKind};
+
+/// What one outstanding watch waits on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Target<'a> {
+    /// The watched node, alive at the end of the trace.
+    Node(&'a NodeLife),
+    /// The watched node went before the end, and no event of it reached the waiter.
+    Gone(&'a NodeLife),
+    /// No ephemeral node at the watched path is in the trace (a watch for a creation, or a
+    /// persistent node).
+    Unknown,
+    /// The trace has no server side to tell (a real trace records only the clients').
+    Unseen,
+    /// The ephemeral children of the watched node alive at the end, in creation order.
+    Children(Vec<&'a NodeLife>),
+}
+
+/// One outstanding watch of a waiter and what it waits on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct WaitOn<'a> {
+    /// The watch.
+    pub watch: &'a Watch,
+    /// What it waits on.
+    pub target: Target<'a>,
+}
+
+/// What a client is doing at the end of the trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Doing<'a> {
+    /// Waiting since `span` began, on its outstanding watches left since then.
+    Waits {
+        /// The open wait.
+        span: &'a LockSpan,
+        /// What it waits on (empty when it left no watch that is still outstanding).
+        on: Vec<WaitOn<'a>>,
+    },
+    /// Holding (an open hold span).
+    Holds(&'a LockSpan),
+    /// Neither.
+    Idle,
+}
+
+impl Run<'_> {
+    /// The clients still waiting at the end of the trace, in order.
+    pub(crate) fn waiting_at_end(&self) -> Vec<u16> {
+        let mut clients: Vec<u16> = (self.locks.iter())
+            .filter(|l| l.open && !l.is_hold())
+            .map(|l| l.client)
+            .collect();
+        clients.sort_unstable();
+        clients.dedup();
+        clients
+    }
+
+    /// What `client` is doing at the end of the trace: a wait before a hold (a client that
+    /// holds a lease and waits for another is stuck on the wait).
+    pub(crate) fn doing_at_end(&self, client: u16) -> Doing<'_> {
+        let open = |hold: bool| {
+            self.locks_of(client)
+                .find(|l| l.open && l.is_hold() == hold)
+        };
+        if let Some(span) = open(false) {
+            let on = (self.watches.iter())
+                .filter(|w| w.client == client && w.event >= span.start_event)
+                .map(|watch| WaitOn {
+                    watch,
+                    target: self.target(watch),
+                })
+                .collect();
+            return Doing::Waits { span, on };
+        }
+        open(true).map_or(Doing::Idle, Doing::Holds)
+    }
+
+    /// The session `client` last connected on.
+    pub(crate) fn session_at_end(&self, client: u16) -> Option<SessionId> {
+        (self.trace.events.iter().rev()).find_map(|e| match e.kind {
+            EventKind::RawSession {
+                state: RawState::Connected { session, .. },
+            } if e.client.map(|c| c.0) == Some(client) => Some(session),
+            _ => None,
+        })
+    }
+
+    /// What `watch` waits on, at the end of the trace.
+    fn target(&self, watch: &Watch) -> Target<'_> {
+        if self.trace.meta.source == Source::Real {
+            return Target::Unseen;
+        }
+        if watch.kind == WatchKind::Child {
+            let children = (self.nodes.iter())
+                .filter(|n| {
+                    n.ended == NodeEnd::Open && n.path.parent().as_ref() == Some(&watch.path)
+                })
+                .collect();
+            return Target::Children(children);
+        }
+        match self.nodes.iter().rev().find(|n| n.path == watch.path) {
+            Some(node) if node.ended == NodeEnd::Open => Target::Node(node),
+            Some(node) if node.end >= watch.t => Target::Gone(node),
+            _ => Target::Unknown,
+        }
+    }
+}
