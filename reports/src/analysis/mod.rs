@@ -24,7 +24,7 @@ pub(crate) use faults::FaultSpan;
 pub(crate) use locks::{LockKind, LockSpan};
 pub(crate) use nodes::{NodeEnd, NodeLife};
 pub(crate) use sessions::{ClientView, Sessions};
-pub(crate) use waits::{Doing, Target, WaitOn};
+pub(crate) use waits::{Doing, NodeRef, Target, WaitOn};
 pub(crate) use watches::{Watch, WatchKind};
 pub(crate) use window::window;
 

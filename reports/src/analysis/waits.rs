@@ -2,27 +2,46 @@
 //! (those it left since it began waiting) and the nodes behind them — the watched node and
 //! the session that created it, or the children of a watched directory — and what every
 //! client is doing then. The report's "Who waits for whom" chains are walked over these.
+//!
+//! The nodes at the end are the server's (the ephemeral nodes' lives) in a simulated or model
+//! trace; a real trace has no server side but the tree it read at the end of the run (its
+//! last `tree_snapshot`), which names each ephemeral node's session but not when it was made.
 
 use coordination::session::RawState;
-use coordination::zk::SessionId;
+use coordination::zk::{Path, SessionId};
 use trace::{EventKind, Source};
 
 use super::{LockSpan, NodeEnd, NodeLife, Run, Watch, WatchKind};
 
+/// An ephemeral node at the end of the trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct NodeRef<'a> {
+    /// Its path.
+    pub path: &'a Path,
+    /// The session that owns it.
+    pub session: SessionId,
+    /// That session's client, when the trace says.
+    pub client: Option<u16>,
+    /// When it was created, when the trace shows it (not in a real trace).
+    pub created: Option<u64>,
+}
+
 /// What one outstanding watch waits on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Target<'a> {
-    /// The watched node, alive at the end of the trace.
-    Node(&'a NodeLife),
+    /// The watched node, there at the end of the trace.
+    Node(NodeRef<'a>),
     /// The watched node went before the end, and no event of it reached the waiter.
     Gone(&'a NodeLife),
     /// No ephemeral node at the watched path is in the trace (a watch for a creation, or a
     /// persistent node).
     Unknown,
-    /// The trace has no server side to tell (a real trace records only the clients').
+    /// A real trace: no ephemeral node at the watched path is in the tree read at the end.
+    NotInSnapshot,
+    /// A real trace without a tree read at the end: nothing tells the nodes.
     Unseen,
-    /// The ephemeral children of the watched node alive at the end, in creation order.
-    Children(Vec<&'a NodeLife>),
+    /// The ephemeral children of the watched node at the end, in creation (or path) order.
+    Children(Vec<NodeRef<'a>>),
 }
 
 /// One outstanding watch of a waiter and what it waits on.
@@ -82,6 +101,13 @@ impl Run<'_> {
         open(true).map_or(Doing::Idle, Doing::Holds)
     }
 
+    /// Whether the trace records any request `client` sent.
+    pub(crate) fn sends_requests(&self, client: u16) -> bool {
+        (self.trace.events.iter()).any(|e| {
+            e.client.map(|c| c.0) == Some(client) && matches!(e.kind, EventKind::OpSent { .. })
+        })
+    }
+
     /// The session `client` last connected on.
     pub(crate) fn session_at_end(&self, client: u16) -> Option<SessionId> {
         (self.trace.events.iter().rev()).find_map(|e| match e.kind {
@@ -93,22 +119,58 @@ impl Run<'_> {
     }
 
     /// What `watch` waits on, at the end of the trace.
-    fn target(&self, watch: &Watch) -> Target<'_> {
+    fn target<'s>(&'s self, watch: &Watch) -> Target<'s> {
         if self.trace.meta.source == Source::Real {
-            return Target::Unseen;
+            return self.target_in_snapshot(watch);
         }
+        let life = |n: &'s NodeLife| NodeRef {
+            path: &n.path,
+            session: n.session,
+            client: n.client,
+            created: Some(n.start),
+        };
         if watch.kind == WatchKind::Child {
             let children = (self.nodes.iter())
                 .filter(|n| {
                     n.ended == NodeEnd::Open && n.path.parent().as_ref() == Some(&watch.path)
                 })
+                .map(life)
                 .collect();
             return Target::Children(children);
         }
         match self.nodes.iter().rev().find(|n| n.path == watch.path) {
-            Some(node) if node.ended == NodeEnd::Open => Target::Node(node),
+            Some(node) if node.ended == NodeEnd::Open => Target::Node(life(node)),
             Some(node) if node.end >= watch.t => Target::Gone(node),
             _ => Target::Unknown,
         }
+    }
+
+    /// What `watch` waits on in a real trace: its last tree snapshot's ephemeral nodes.
+    fn target_in_snapshot(&self, watch: &Watch) -> Target<'_> {
+        let snapshot = (self.trace.events.iter().rev()).find_map(|e| match &e.kind {
+            EventKind::TreeSnapshot { nodes } => Some(nodes),
+            _ => None,
+        });
+        let Some(nodes) = snapshot else {
+            return Target::Unseen;
+        };
+        let mut ephemeral = nodes.iter().filter_map(|n| {
+            let session = n.ephemeral_owner?;
+            Some(NodeRef {
+                path: &n.path,
+                session,
+                client: self.sessions.owner.get(&session).copied(),
+                created: None,
+            })
+        });
+        if watch.kind == WatchKind::Child {
+            let children = ephemeral
+                .filter(|n| n.path.parent().as_ref() == Some(&watch.path))
+                .collect();
+            return Target::Children(children);
+        }
+        ephemeral
+            .find(|n| *n.path == watch.path)
+            .map_or(Target::NotInSnapshot, Target::Node)
     }
 }

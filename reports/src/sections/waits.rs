@@ -10,7 +10,7 @@ use std::fmt::{self, Write};
 use coordination::zk::Path;
 use recipe_table::property::{Class, Violation};
 
-use crate::analysis::{ClientView, Doing, NodeEnd, NodeLife, Run, Target, WaitOn, WatchKind};
+use crate::analysis::{ClientView, Doing, NodeEnd, NodeRef, Run, Target, WaitOn, WatchKind};
 use crate::describe;
 use crate::escape::Esc;
 use crate::verdict;
@@ -108,6 +108,9 @@ impl<'r, 'o> Walk<'r, 'o> {
         let since = self.run.clock.at(span.start);
         self.say(&format!("{subject} waits (since {since})"))?;
         match on.as_slice() {
+            [] if !self.run.sends_requests(client) => self.end(&format!(
+                "; the trace records none of c{client}'s requests, so not what it waits on"
+            ))?,
             [] => {
                 let connection = (self.run.sessions.client.get(&client))
                     .and_then(|views| views.last())
@@ -150,8 +153,10 @@ impl<'r, 'o> Walk<'r, 'o> {
         })?;
         match &on.target {
             Target::Node(node) => {
-                let (whose, at) = (self.whose(node), self.run.clock.at(node.start));
-                self.say(&format!(", created by {whose} at {at}"))?;
+                let at = (node.created)
+                    .map(|t| format!(" at {}", self.run.clock.at(t)))
+                    .unwrap_or_default();
+                self.say(&format!(", created by {}{at}", whose(node)))?;
                 self.owner(node)
             }
             Target::Gone(node) => {
@@ -167,15 +172,19 @@ impl<'r, 'o> Walk<'r, 'o> {
                 ))
             }
             Target::Unseen => self.end(
-                ": a real trace records only the clients' side, so it does not show who \
-                 created the nodes there",
+                ": a real trace records only the clients' side, and this one no tree read at \
+                 the end, so it does not show who created the nodes there",
             ),
+            Target::NotInSnapshot => self.end(&format!(
+                ": the tree read at the end of the run has no ephemeral node {name}, and no \
+                 event of its going reached c{client}"
+            )),
             Target::Unknown if watch.kind == WatchKind::Exist => {
                 self.end(": nobody in the trace creates it")
             }
             Target::Unknown => self.end(&format!(
-                ": the trace shows no ephemeral node {name} at the end, so nothing it shows \
-                 will change it"
+                ": no ephemeral node {name} is in the trace, and no event of it reached \
+                 c{client}"
             )),
             Target::Children(children) => self.children(client, &watch.path, children),
         }
@@ -183,20 +192,20 @@ impl<'r, 'o> Walk<'r, 'o> {
 
     /// Tells the children of the directory `client` watches and follows the other clients'
     /// nodes among them.
-    fn children(&mut self, client: u16, dir: &Path, children: &[&NodeLife]) -> fmt::Result {
+    fn children(&mut self, client: u16, dir: &Path, children: &[NodeRef]) -> fmt::Result {
         if children.is_empty() {
             return self.end(": it has no ephemeral children, so only a new child will wake it");
         }
         let own = self.run.session_at_end(client);
         if self.listed.insert(dir.clone()) {
             let named: Vec<String> = (children.iter())
-                .map(|&n| {
+                .map(|n| {
                     let whose = if Some(n.session) == own {
                         format!("c{client}'s own session {}", n.session)
                     } else {
-                        self.whose(n)
+                        whose(n)
                     };
-                    format!("{} ({whose})", describe::node_name(&n.path))
+                    format!("{} ({whose})", describe::node_name(n.path))
                 })
                 .collect();
             self.say(&format!(
@@ -206,9 +215,8 @@ impl<'r, 'o> Walk<'r, 'o> {
         } else {
             self.say(", the same children")?;
         }
-        let others: Vec<&NodeLife> = (children.iter())
+        let others: Vec<&NodeRef> = (children.iter())
             .filter(|n| Some(n.session) != own)
-            .copied()
             .collect();
         match others.as_slice() {
             [] => self.end(&format!(
@@ -219,7 +227,7 @@ impl<'r, 'o> Walk<'r, 'o> {
                 self.out.push_str("<ul>");
                 for node in many {
                     self.out.push_str("<li>");
-                    self.say(&format!("through {}", describe::node_name(&node.path)))?;
+                    self.say(&format!("through {}", describe::node_name(node.path)))?;
                     self.owner(node)?;
                     self.out.push_str("</li>");
                 }
@@ -229,17 +237,9 @@ impl<'r, 'o> Walk<'r, 'o> {
         }
     }
 
-    /// `c2's session 0x1` (or just the session, when no client used it).
-    fn whose(&self, node: &NodeLife) -> String {
-        match node.client {
-            Some(c) => format!("c{c}'s session {}", node.session),
-            None => format!("session {}", node.session),
-        }
-    }
-
     /// Follows the live `node` to its owner: what the owner does decides whether anyone will
     /// delete it.
-    fn owner(&mut self, node: &NodeLife) -> fmt::Result {
+    fn owner(&mut self, node: &NodeRef) -> fmt::Result {
         let session = node.session;
         let Some(owner) = node.client else {
             return self.end(&format!(
@@ -283,11 +283,20 @@ impl<'r, 'o> Walk<'r, 'o> {
     }
 }
 
+/// `c2's session 0x1` (or just the session, when no client used it).
+fn whose(node: &NodeRef) -> String {
+    match node.client {
+        Some(c) => format!("c{c}'s session {}", node.session),
+        None => format!("session {}", node.session),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use coordination::zk::Request;
     use recipe_table::property::Property;
-    use trace::Trace;
     use trace::build::Build;
+    use trace::{EventKind, Trace};
 
     use super::*;
     use crate::analysis::tests::violation;
@@ -399,7 +408,16 @@ mod tests {
 
     #[test]
     fn a_waiter_with_no_watch_is_said_to_have_none() {
-        let trace = asking().trace();
+        let create = Request::Create {
+            path: trace::build::path("/l/lock-"),
+            data: Vec::new(),
+            mode: coordination::zk::CreateMode::EphemeralSequential,
+        };
+        let sent = EventKind::OpSent {
+            op: coordination::ids::OpId(1),
+            request: create,
+        };
+        let trace = asking().push(Some(0), sent).trace();
         let text = told(&trace);
         assert!(
             text.contains(
@@ -429,17 +447,38 @@ mod tests {
     }
 
     #[test]
-    fn a_real_trace_names_the_watch_but_not_the_nodes_owner() {
-        let trace = asking()
-            .created(8, "/l/lock-2", Some(8), 4)
-            .watching(0, 1, "/l/lock-2", 4)
-            .real()
-            .trace();
-        let text = told(&trace);
+    fn a_real_trace_reads_the_owners_off_the_tree_read_at_its_end() {
+        let real = asking().watching(0, 1, "/l/lock-2", 4).real();
+        let text = told(&real.clone().trace());
         assert!(
             text.contains(
-                "for a change to lock-2 (data watch left at t=0.006s): a real trace records only \
-                 the clients' side, so it does not show who created the nodes there"
+                "for a change to lock-2 (data watch left at t=0.005s): a real trace records only \
+                 the clients' side, and this one no tree read at the end"
+            ),
+            "{text}"
+        );
+        let nodes = vec![trace::SnapshotNode {
+            path: trace::build::path("/l/lock-2"),
+            ephemeral_owner: Some(coordination::zk::SessionId(8)),
+        }];
+        let read = real.push(None, trace::EventKind::TreeSnapshot { nodes });
+        let text = told(&read.trace());
+        assert!(
+            text.contains(
+                "for a change to lock-2 (data watch left at t=0.005s), created by c1's session \
+                 0x8 — c1 itself waits (since t=0.003s); the trace records none of c1's requests"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_waiter_whose_requests_the_trace_lacks_is_not_said_to_wait_on_nothing() {
+        let text = told(&asking().real().trace());
+        assert!(
+            text.contains(
+                "c0 waits (since t=0.002s); the trace records none of c0's requests, so not what \
+                 it waits on"
             ),
             "{text}"
         );
