@@ -118,43 +118,27 @@ impl Run<'_> {
         })
     }
 
-    /// What `watch` waits on, at the end of the trace.
-    fn target<'s>(&'s self, watch: &Watch) -> Target<'s> {
-        if self.trace.meta.source == Source::Real {
-            return self.target_in_snapshot(watch);
-        }
-        let life = |n: &'s NodeLife| NodeRef {
-            path: &n.path,
-            session: n.session,
-            client: n.client,
-            created: Some(n.start),
-        };
-        if watch.kind == WatchKind::Child {
-            let children = (self.nodes.iter())
-                .filter(|n| {
-                    n.ended == NodeEnd::Open && n.path.parent().as_ref() == Some(&watch.path)
+    /// The ephemeral nodes at the end of the trace: the server's, in creation order, in a
+    /// simulated or model trace; in a real one, those of the tree it read at the end, in path
+    /// order (`None` when it read none).
+    pub(crate) fn nodes_at_end(&self) -> Option<Vec<NodeRef<'_>>> {
+        if self.trace.meta.source != Source::Real {
+            let open = self.nodes.iter().filter(|n| n.ended == NodeEnd::Open);
+            return Some(
+                open.map(|n| NodeRef {
+                    path: &n.path,
+                    session: n.session,
+                    client: n.client,
+                    created: Some(n.start),
                 })
-                .map(life)
-                .collect();
-            return Target::Children(children);
+                .collect(),
+            );
         }
-        match self.nodes.iter().rev().find(|n| n.path == watch.path) {
-            Some(node) if node.ended == NodeEnd::Open => Target::Node(life(node)),
-            Some(node) if node.end >= watch.t => Target::Gone(node),
-            _ => Target::Unknown,
-        }
-    }
-
-    /// What `watch` waits on in a real trace: its last tree snapshot's ephemeral nodes.
-    fn target_in_snapshot(&self, watch: &Watch) -> Target<'_> {
         let snapshot = (self.trace.events.iter().rev()).find_map(|e| match &e.kind {
             EventKind::TreeSnapshot { nodes } => Some(nodes),
             _ => None,
-        });
-        let Some(nodes) = snapshot else {
-            return Target::Unseen;
-        };
-        let mut ephemeral = nodes.iter().filter_map(|n| {
+        })?;
+        let ephemeral = snapshot.iter().filter_map(|n| {
             let session = n.ephemeral_owner?;
             Some(NodeRef {
                 path: &n.path,
@@ -163,14 +147,29 @@ impl Run<'_> {
                 created: None,
             })
         });
+        Some(ephemeral.collect())
+    }
+
+    /// What `watch` waits on, at the end of the trace.
+    fn target(&self, watch: &Watch) -> Target<'_> {
+        let Some(nodes) = self.nodes_at_end() else {
+            return Target::Unseen;
+        };
         if watch.kind == WatchKind::Child {
-            let children = ephemeral
+            let children = (nodes.into_iter())
                 .filter(|n| n.path.parent().as_ref() == Some(&watch.path))
                 .collect();
             return Target::Children(children);
         }
-        ephemeral
-            .find(|n| *n.path == watch.path)
-            .map_or(Target::NotInSnapshot, Target::Node)
+        if let Some(node) = nodes.into_iter().find(|n| *n.path == watch.path) {
+            return Target::Node(node);
+        }
+        if self.trace.meta.source == Source::Real {
+            return Target::NotInSnapshot;
+        }
+        match self.nodes.iter().rev().find(|n| n.path == watch.path) {
+            Some(node) if node.end >= watch.t => Target::Gone(node),
+            _ => Target::Unknown,
+        }
     }
 }

@@ -108,9 +108,7 @@ impl<'r, 'o> Walk<'r, 'o> {
         let since = self.run.clock.at(span.start);
         self.say(&format!("{subject} waits (since {since})"))?;
         match on.as_slice() {
-            [] if !self.run.sends_requests(client) => self.end(&format!(
-                "; the trace records none of c{client}'s requests, so not what it waits on"
-            ))?,
+            [] if !self.run.sends_requests(client) => self.unrecorded(client)?,
             [] => {
                 let connection = (self.run.sessions.client.get(&client))
                     .and_then(|views| views.last())
@@ -136,6 +134,27 @@ impl<'r, 'o> Walk<'r, 'o> {
         }
         self.chain.pop();
         Ok(())
+    }
+
+    /// Tells of a waiter whose requests the trace does not record (a contender that reports
+    /// only what its library tells it): the nodes its session has at the end, if any.
+    fn unrecorded(&mut self, client: u16) -> fmt::Result {
+        let session = self.run.session_at_end(client);
+        let nodes = self.run.nodes_at_end().unwrap_or_default();
+        let names: Vec<String> = (nodes.iter())
+            .filter(|n| Some(n.session) == session)
+            .map(|n| describe::node_name(n.path).to_owned())
+            .collect();
+        let held = match session {
+            Some(session) if !names.is_empty() => format!(
+                "; its session {session} has {} at the end",
+                verdict::and_list(&names)
+            ),
+            _ => String::new(),
+        };
+        self.end(&format!(
+            "; the trace records none of c{client}'s requests, so not what it waits on{held}"
+        ))
     }
 
     /// Tells one watch of `client` and what is behind it.
@@ -479,6 +498,19 @@ mod tests {
             text.contains(
                 "c0 waits (since t=0.002s); the trace records none of c0's requests, so not what \
                  it waits on"
+            ),
+            "{text}"
+        );
+        let nodes = vec![trace::SnapshotNode {
+            path: trace::build::path("/l/_c_69438145-e725-48c3-86c2-f3b8a8a00b8c-lease-0000000001"),
+            ephemeral_owner: Some(coordination::zk::SessionId(7)),
+        }];
+        let snapshot = EventKind::TreeSnapshot { nodes };
+        let text = told(&asking().real().push(None, snapshot).trace());
+        assert!(
+            text.contains(
+                "the trace records none of c0's requests, so not what it waits on; its session \
+                 0x7 has lease-0000000001 at the end"
             ),
             "{text}"
         );
