@@ -13,7 +13,7 @@ use coordination::zk::{Path, Request, SessionId};
 use trace::{EventKind, Trace};
 
 /// What a watch waits for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum WatchKind {
     /// A change of an existing node (`get_data`, or `exists` on a node that existed).
     Data,
@@ -32,8 +32,6 @@ pub(crate) struct Watch {
     pub kind: WatchKind,
     /// The watched node.
     pub path: Path,
-    /// The session it was left on.
-    pub session: SessionId,
     /// When the reply that left it arrived.
     pub t: u64,
     /// That reply's event.
@@ -43,7 +41,7 @@ pub(crate) struct Watch {
 /// One client's watches as the trace goes.
 #[derive(Default)]
 struct Client {
-    /// The session the client last connected on.
+    /// The session the client last connected on (its watches were left on it).
     session: Option<SessionId>,
     /// Its outstanding watches.
     set: WatchSet,
@@ -102,9 +100,6 @@ pub(crate) fn outstanding(trace: &Trace) -> Vec<Watch> {
     }
     let mut watches = Vec::new();
     for (number, client) in &clients {
-        let Some(session) = client.session else {
-            continue;
-        };
         let kinds = [
             (WatchKind::Data, &client.set.data, &client.data_left),
             (WatchKind::Exist, &client.set.exist, &client.data_left),
@@ -119,7 +114,6 @@ pub(crate) fn outstanding(trace: &Trace) -> Vec<Watch> {
                     client: *number,
                     kind,
                     path: path.clone(),
-                    session,
                     t,
                     event,
                 });
@@ -161,9 +155,9 @@ mod tests {
             .trace();
         let watches = outstanding(&trace);
         let found: Vec<_> = (watches.iter())
-            .map(|w| (w.client, w.kind, w.path.as_str(), w.session, w.event))
+            .map(|w| (w.client, w.kind, w.path.as_str(), w.event))
             .collect();
-        assert_eq!(found, [(0, WatchKind::Data, "/l/a", SessionId(7), 4)]);
+        assert_eq!(found, [(0, WatchKind::Data, "/l/a", 4)]);
         assert_eq!(watches[0].path, path("/l/a"));
     }
 }
