@@ -1,7 +1,8 @@
 //! `splitbrain report` end to end on real simulator traces: the report of the GC-pause split
 //! brain shows the pause, the expiry, the overlap and the lost update (unfenced) or the
-//! rejected stale write (fenced); a bad trace gets a one-line error naming file and field;
-//! and the page renders in headless Chromium.
+//! rejected stale write (fenced); a deadlock's leads with the hang and says who waits for
+//! whom; a bad trace gets a one-line error naming file and field; and the page renders in
+//! headless Chromium.
 
 #[path = "../reports/tests/support/headless.rs"]
 mod headless;
@@ -147,9 +148,49 @@ fn a_read_write_report_says_which_side_each_client_held() {
     );
 }
 
+/// The element of `html` with `id`, up to the end of its section (or banner).
+fn section<'a>(html: &'a str, id: &str) -> &'a str {
+    let start =
+        (html.find(&format!("id=\"{id}\""))).unwrap_or_else(|| panic!("no element with id {id}"));
+    let end = (html[start..].find("</section>"))
+        .into_iter()
+        .chain(html[start..].find("</header>"))
+        .min()
+        .map_or(html.len(), |e| start + e);
+    &html[start..end]
+}
+
+#[test]
+fn a_deadlock_report_leads_with_the_hang_and_says_who_waits_for_whom() {
+    let (html, _) = report_of("semaphore-mutex-cut-at-lease-create");
+    let banner = section(&html, "verdict");
+    assert!(
+        banner.contains("<span class=\"prop\">progress</span>")
+            || banner.contains("<span class=\"prop\">answered</span>"),
+        "the banner names the hang, not the herd: {banner}"
+    );
+    assert!(banner.contains("herd_free"), "the herd is among the others");
+    let waits = section(&html, "waits");
+    assert!(waits.contains("Who waits for whom"));
+    for client in ["c0", "c1", "c2"] {
+        assert!(
+            waits.contains(&format!("<li>{client} waits (since ")),
+            "{client}'s wait: {waits}"
+        );
+    }
+    assert!(
+        waits.contains(
+            "for a change to the children of /locks/semaphore-mutex-cut-at-lease-create/leases"
+        ),
+        "the lease loop's wait: {waits}"
+    );
+    assert!(waits.contains(": a cycle</span>"), "the deadlock: {waits}");
+    assert!(html.contains("<a href=\"#waits\">"), "the nav links to it");
+}
+
 /// Renders the report of `scenario` (seed 1) in headless Chromium: a screenshot, and the DOM
 /// after the page's script ran.
-fn renders_in_chromium(scenario: &str) -> String {
+fn rendered_in_chromium(scenario: &str) -> String {
     let (_, trace) = report_of(scenario);
     let page = trace.with_file_name("run.html").canonicalize().unwrap();
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -170,10 +211,16 @@ fn renders_in_chromium(scenario: &str) -> String {
     assert!(shot.exists());
     let dom = chromium(&["--dump-dom".to_owned()]);
     assert!(dom.contains("id=\"verdict\""));
-    assert!(dom.contains("class=\"overlap\""));
     assert!(dom.contains("class=\"lane\" data-lane=\"c1\""));
     assert!(dom.contains("data-tip=\""), "the page's script ran");
     assert!(dom.contains("splitbrain replay --from"));
+    dom
+}
+
+/// [`rendered_in_chromium`], for a report of an overlap.
+fn renders_in_chromium(scenario: &str) -> String {
+    let dom = rendered_in_chromium(scenario);
+    assert!(dom.contains("class=\"overlap\""));
     dom
 }
 
@@ -188,6 +235,14 @@ fn a_simulator_report_renders_in_chromium() {
 fn an_election_report_renders_in_chromium() {
     let dom = renders_in_chromium("leader-latch-gc-pause");
     assert!(dom.contains("leader_unique_belief"));
+}
+
+#[test]
+#[ignore = "needs chromium; the README test command installs it"]
+fn a_deadlock_report_renders_in_chromium() {
+    let dom = rendered_in_chromium("semaphore-mutex-cut-at-lease-create");
+    assert!(dom.contains("<section id=\"waits\">"));
+    assert!(dom.contains(": a cycle</span>"));
 }
 
 /// Renders `trace` with `splitbrain report` into `out` and returns the page.

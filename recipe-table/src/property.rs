@@ -87,6 +87,45 @@ impl Property {
             Property::RevocationAnswered => "revocation_answered",
         }
     }
+
+    /// What kind of promise the property is: the book's "Properties" page's exclusion
+    /// properties are safety, its liveness ones liveness, and its herds and cleanup
+    /// efficiency (a herd or a node left behind wastes work but breaks no promise to a user).
+    pub fn class(self) -> Class {
+        match self {
+            Property::MutualExclusionBelief
+            | Property::MutualExclusionFenced
+            | Property::LeaderUniqueBelief
+            | Property::LeaderUniqueFenced
+            | Property::RwExclusion
+            | Property::LeaseBound
+            | Property::LiveSessionExclusion => Class::Safety,
+            Property::Progress
+            | Property::Answered
+            | Property::AnsweredByDeadline
+            | Property::RevocationAnswered => Class::Liveness,
+            Property::HerdFree | Property::NoOrphans => Class::Efficiency,
+        }
+    }
+}
+
+/// The kinds of property, most severe first (so that sorting by class puts the gravest
+/// violation first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    /// Nothing bad happens: exclusion, fencing, the lease bound.
+    Safety,
+    /// Something good eventually happens: waiters are served, asks answered.
+    Liveness,
+    /// Nothing is wasted: no herd of needless wake-ups, no node left behind.
+    Efficiency,
+}
+
+/// Orders `violations` most severe first — safety, then liveness, then efficiency — keeping
+/// the order they came in within a class, with the violations of `focus` (the property a
+/// trace was shrunk for, say) ahead of all: the first is the one a report is about.
+pub fn most_severe_first(violations: &mut [Violation], focus: Option<Property>) {
+    violations.sort_by_key(|v| (Some(v.property) != focus, v.property.class()));
 }
 
 impl fmt::Display for Property {
@@ -172,6 +211,48 @@ pub struct Violation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn violation(property: Property, at: u64) -> Violation {
+        Violation {
+            property,
+            at,
+            until: None,
+            clients: Vec::new(),
+            events: Vec::new(),
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn violations_order_safety_then_liveness_then_efficiency_stably() {
+        use Property::*;
+        let mut found: Vec<Violation> = [
+            (HerdFree, 1),
+            (Progress, 2),
+            (NoOrphans, 3),
+            (Answered, 4),
+            (MutualExclusionFenced, 5),
+            (HerdFree, 6),
+        ]
+        .map(|(p, at)| violation(p, at))
+        .into();
+        most_severe_first(&mut found, None);
+        let order: Vec<(Property, u64)> = found.iter().map(|v| (v.property, v.at)).collect();
+        assert_eq!(
+            order,
+            [
+                (MutualExclusionFenced, 5),
+                (Progress, 2),
+                (Answered, 4),
+                (HerdFree, 1),
+                (NoOrphans, 3),
+                (HerdFree, 6)
+            ]
+        );
+        most_severe_first(&mut found, Some(HerdFree));
+        let order: Vec<u64> = found.iter().map(|v| v.at).collect();
+        assert_eq!(order, [1, 6, 5, 2, 4, 3], "the focus first, then by class");
+    }
 
     #[test]
     fn an_expectation_is_met_by_what_it_names_and_worded_once() {

@@ -45,13 +45,19 @@ pub(crate) fn node(node: Node) -> String {
     }
 }
 
-/// A node's name without the protection prefix: `lock-0000000003`.
+/// A node's name without the protection prefix, splitbrain's (`_c_<nonce>-<client>-<serial>-`)
+/// or Curator's (`_c_<uuid>-`): `lock-0000000003`.
 pub(crate) fn node_name(path: &Path) -> &str {
     let name = path.name();
-    match name.strip_prefix("_c_") {
-        Some(rest) => rest.splitn(4, '-').nth(3).unwrap_or(name),
-        None => name,
+    let Some(rest) = name.strip_prefix("_c_") else {
+        return name;
+    };
+    let dashes =
+        |text: &str, at: &[usize]| at.iter().all(|&i| text.as_bytes().get(i) == Some(&b'-'));
+    if dashes(rest, &[8, 13, 18, 23, 36]) {
+        return &rest[37..];
     }
+    rest.splitn(4, '-').nth(3).unwrap_or(name)
 }
 
 /// A fault as a phrase: `c0 paused (GC) for 8.000s`.
@@ -445,6 +451,10 @@ mod tests {
     fn protection_prefixes_are_dropped_from_node_names() {
         let protected = Path::new("/locks/gc/_c_deadbeef-0000-00000001-lock-0000000003").unwrap();
         assert_eq!(node_name(&protected), "lock-0000000003");
+        let curators =
+            Path::new("/l/leases/_c_12a23a58-66b8-4cc4-9cbc-0d240cf6a6c1-lease-0000000006")
+                .unwrap();
+        assert_eq!(node_name(&curators), "lease-0000000006");
         let plain = Path::new("/locks/gc/lock-0000000004").unwrap();
         assert_eq!(node_name(&plain), "lock-0000000004");
     }

@@ -11,6 +11,14 @@ pub(crate) fn who(clients: &[ClientSlot]) -> String {
     let names: Vec<String> = clients.iter().map(ToString::to_string).collect();
     match names.as_slice() {
         [] => "no client".to_owned(),
+        names => and_list(names),
+    }
+}
+
+/// Items as a list: `a`, `a and b`, `a, b and c` (nothing for none).
+pub(crate) fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
         [one] => one.clone(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }

@@ -95,13 +95,12 @@ pub fn report_html(
     trace: &std::path::Path,
     first: Option<recipe_table::property::Property>,
 ) -> String {
-    let mut violations = outcome.violations.clone();
-    violations.sort_by_key(|v| Some(v.property) != first);
     let options = reports::ReportOptions {
         trace_file: Some(trace.display().to_string()),
         rerun: None,
+        focus: first,
     };
-    reports::render(&outcome.trace, &violations, &options)
+    reports::render(&outcome.trace, &outcome.violations, &options)
 }
 
 /// A checked run as `replay --json` prints it: its scenario, seed, violations, files and

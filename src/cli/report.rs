@@ -51,6 +51,7 @@ pub fn run(args: Args) -> Outcome {
     let options = reports::ReportOptions {
         trace_file: Some(file),
         rerun: None,
+        focus: None,
     };
     let html = reports::render(&trace, &violations, &options);
     reports::write_atomic(&out, &html)

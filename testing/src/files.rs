@@ -38,6 +38,7 @@ pub fn write_trace_and_report(
     let options = reports::ReportOptions {
         trace_file: Some(trace_file.display().to_string()),
         rerun,
+        focus: None,
     };
     let html = reports::render(trace, violations, &options);
     write_atomic(report_file, html.as_bytes())

@@ -1,12 +1,15 @@
 //! What a report draws, derived from the trace alone: per-client session and lock spans,
-//! fault spans, resource accesses and the lives of ephemeral nodes. Every section of the
-//! report reads this one [`Run`], so the timeline, the story and the table cannot disagree.
+//! fault spans, resource accesses, the lives of ephemeral nodes and the watches left at the
+//! end. Every section of the report reads this one [`Run`], so the timeline, the story, the
+//! waits and the table cannot disagree.
 
 mod accesses;
 mod faults;
 mod locks;
 mod nodes;
 mod sessions;
+mod waits;
+mod watches;
 mod window;
 
 use std::collections::BTreeSet;
@@ -20,7 +23,9 @@ pub(crate) use accesses::Access;
 pub(crate) use faults::FaultSpan;
 pub(crate) use locks::{LockKind, LockSpan};
 pub(crate) use nodes::{NodeEnd, NodeLife};
-pub(crate) use sessions::Sessions;
+pub(crate) use sessions::{ClientView, Sessions};
+pub(crate) use waits::{Doing, NodeRef, Target, WaitOn};
+pub(crate) use watches::{Watch, WatchKind};
 pub(crate) use window::window;
 
 /// A horizontal lane of the timeline: one per client, and the server.
@@ -76,6 +81,8 @@ pub(crate) struct Run<'a> {
     pub faults: Vec<FaultSpan>,
     /// Ephemeral nodes from create to delete.
     pub nodes: Vec<NodeLife>,
+    /// The watches the clients still have outstanding at the end.
+    pub watches: Vec<Watch>,
 }
 
 impl<'a> Run<'a> {
@@ -94,6 +101,7 @@ impl<'a> Run<'a> {
             faults: faults::spans(trace, end),
             sessions,
             nodes,
+            watches: watches::outstanding(trace),
         }
     }
 
@@ -129,7 +137,20 @@ fn lanes(trace: &Trace) -> Vec<Lane> {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use recipe_table::property::{Property, Violation};
     use trace::{Event, Meta, Source, Trace};
+
+    /// A violation of `property` at `t=0`, with nothing else said.
+    pub(crate) fn violation(property: Property) -> Violation {
+        Violation {
+            property,
+            at: 0,
+            until: None,
+            clients: Vec::new(),
+            events: Vec::new(),
+            message: String::new(),
+        }
+    }
 
     /// A simulator trace of two clients with these events.
     pub(crate) fn trace_of(events: Vec<Event>) -> Trace {

@@ -8,3 +8,4 @@ pub(crate) mod schedule;
 pub(crate) mod story;
 pub(crate) mod table;
 pub(crate) mod timeline;
+pub(crate) mod waits;

@@ -91,6 +91,7 @@ fn the_split_brain_report_renders_in_chromium() {
         let options = ReportOptions {
             trace_file: Some(format!("{name}.json")),
             rerun: None,
+            focus: None,
         };
         let dom = rendered(name, &trace, &violations, &options);
         check_dom(&dom, &format!("splitbrain replay --from {name}.json"));

@@ -1,6 +1,8 @@
 //! Hostile trace strings reach the page as literal text only.
 
-use reports::render;
+use recipe_table::property::{Property, Violation};
+use reports::{ReportOptions, render};
+use trace::build::Build;
 
 use crate::hostile::{self, IMG, SCRIPT};
 
@@ -52,4 +54,39 @@ fn hostile_strings_appear_escaped_and_never_as_markup() {
         "the scenario name is literal in the title: {title}"
     );
     assert!(!html.contains(IMG));
+}
+
+#[test]
+fn a_hangs_waits_name_hostile_paths_as_literal_text() {
+    let dir = format!("/locks/{IMG}");
+    let node = format!("{dir}/lock-1");
+    let trace = Build::new()
+        .connected(0, 7)
+        .connected(1, 8)
+        .acquire(0)
+        .acquire(1)
+        .created(7, &node, Some(7), 3)
+        .listing(1, 1, &dir, 3)
+        .watching(0, 1, &node, 3)
+        .trace();
+    let hang = Violation {
+        property: Property::Progress,
+        at: 0,
+        until: None,
+        clients: Vec::new(),
+        events: Vec::new(),
+        message: SCRIPT.to_owned(),
+    };
+    let html = render(&trace, &[hang], &ReportOptions::default());
+    assert!(
+        !html.contains(IMG) && !html.contains("<img"),
+        "markup in the page"
+    );
+    let start = html.find("id=\"waits\"").expect("the waits section");
+    let waits = &html[start..start + html[start..].find("</section>").expect("its end")];
+    let img = "&lt;img src=x onerror=&quot;document.body.dataset.pwned=1&quot;&gt;";
+    assert!(
+        waits.contains(&format!("for a change to the children of /locks/{img} ")),
+        "{waits}"
+    );
 }

@@ -47,6 +47,7 @@ pub fn trace() -> (Trace, Vec<Violation>, ReportOptions) {
     let options = ReportOptions {
         trace_file: Some(format!("{SCRIPT}{IMG}.json")),
         rerun: Some(format!("SPLITBRAIN_SEED=1 cargo test -- {SCRIPT}")),
+        focus: None,
     };
     (trace, violations, options)
 }

@@ -1,5 +1,6 @@
 //! Report tests: structure (every section is there, without golden files), escaping of
-//! hostile trace strings, size of long runs, and the rendered page in headless Chromium.
+//! hostile trace strings, size of long runs, a real deadlock's waits, and the rendered page in
+//! headless Chromium.
 
 mod chromium;
 mod escaping;
@@ -9,3 +10,4 @@ mod headless;
 mod hostile;
 mod size;
 mod structure;
+mod waits;

@@ -10,6 +10,7 @@ fn options() -> ReportOptions {
     ReportOptions {
         trace_file: Some("target/traces/gc-pause-split-brain-42.json".to_owned()),
         rerun: None,
+        focus: None,
     }
 }
 
