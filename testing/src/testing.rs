@@ -15,7 +15,9 @@
 //!
 //! A finding's trace and report go to `<target>/splitbrain/<scenario>/` (the test binary's
 //! target directory). Setting `SPLITBRAIN_SEED=N` makes every hunt run seed `N` alone: that is
-//! the replay command a failure prints. `splitbrain report <trace>` renders any such trace
+//! the replay command a failure prints. Setting `SPLITBRAIN_SEEDS=A..B` makes every hunt run
+//! seeds `A..B` instead of its own (a wider hunt than the test's, without editing it:
+//! `SPLITBRAIN_SEEDS=0..10000 cargo test --release`). `splitbrain report <trace>` renders any such trace
 //! again, since a trace records the recipe's family with its name.
 
 mod hunt;
@@ -76,5 +78,49 @@ fn seed_from_environment() -> Option<u64> {
     match value.trim().parse() {
         Ok(seed) => Some(seed),
         Err(_) => panic!("{SEED_VARIABLE}: expected a seed (an unsigned integer), found `{value}`"),
+    }
+}
+
+/// The environment variable that makes every hunt run a range of seeds of its choosing.
+pub const SEEDS_VARIABLE: &str = "SPLITBRAIN_SEEDS";
+
+/// The seeds `SPLITBRAIN_SEEDS` asks for, if set; a value that is not a range is a mistake
+/// worth a clear panic in a test.
+fn seeds_from_environment() -> Option<std::ops::Range<u64>> {
+    let value = std::env::var(SEEDS_VARIABLE).ok()?;
+    match value.parse::<scenarios::scenario::SeedRange>() {
+        Ok(seeds) => Some(seeds.iter()),
+        Err(why) => panic!("{SEEDS_VARIABLE}: {why}"),
+    }
+}
+
+/// The seeds a hunt runs: `SPLITBRAIN_SEED` alone, else `SPLITBRAIN_SEEDS`, else `own`.
+fn hunted_seeds(own: std::ops::Range<u64>) -> std::ops::Range<u64> {
+    chosen_seeds(seed_from_environment(), seeds_from_environment(), own)
+}
+
+/// The seeds a hunt runs, given what the environment asks for: `seed` alone, else `seeds`,
+/// else `own`.
+fn chosen_seeds(
+    seed: Option<u64>,
+    seeds: Option<std::ops::Range<u64>>,
+    own: std::ops::Range<u64>,
+) -> std::ops::Range<u64> {
+    match (seed, seeds) {
+        (Some(seed), _) => seed..seed + 1,
+        (None, Some(seeds)) => seeds,
+        (None, None) => own,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chosen_seeds;
+
+    #[test]
+    fn one_seed_wins_over_a_range_which_wins_over_the_hunts_own() {
+        assert_eq!(chosen_seeds(Some(7), Some(0..10_000), 0..200), 7..8);
+        assert_eq!(chosen_seeds(None, Some(0..10_000), 0..200), 0..10_000);
+        assert_eq!(chosen_seeds(None, None, 0..200), 0..200);
     }
 }

@@ -9,7 +9,7 @@ use recipe_table::property::{Property, Violation};
 use scenarios::scenario::Scenario;
 use sim::RecipeCode;
 
-use super::{default_out_dir, fail_unless_empty, rerun_command, seed_from_environment};
+use super::{default_out_dir, fail_unless_empty, hunted_seeds, rerun_command};
 use crate::files::{evidence_paths, write_trace_and_report};
 use crate::run::{self, RunError};
 use crate::sweep;
@@ -26,7 +26,7 @@ pub struct Hunt {
 }
 
 /// A hunt of `scenario` (whose `recipe` names `code`'s recipe) over the scenario's seeds, or
-/// over seed `SPLITBRAIN_SEED` alone when that is set. Every run runs `code`: a recipe's
+/// over seed `SPLITBRAIN_SEED` alone when that is set, or over `SPLITBRAIN_SEEDS` (`A..B`). Every run runs `code`: a recipe's
 /// definition (`&MY_RECIPE`), or a program (`splitbrain::programs::program`).
 ///
 /// # Panics
@@ -39,10 +39,7 @@ pub fn hunt(code: impl Into<RecipeCode>, scenario: &Scenario) -> Hunt {
         "scenario `{}`: /recipe: expected the recipe under test",
         scenario.name
     );
-    let seeds = match seed_from_environment() {
-        Some(seed) => seed..seed + 1,
-        None => scenario.seeds.iter(),
-    };
+    let seeds = hunted_seeds(scenario.seeds.iter());
     Hunt {
         code,
         scenario: scenario.clone(),
@@ -52,11 +49,9 @@ pub fn hunt(code: impl Into<RecipeCode>, scenario: &Scenario) -> Hunt {
 }
 
 impl Hunt {
-    /// Runs these seeds instead (`SPLITBRAIN_SEED` still wins: it replays one).
+    /// Runs these seeds instead (`SPLITBRAIN_SEED` and `SPLITBRAIN_SEEDS` still win).
     pub fn seeds(mut self, seeds: std::ops::Range<u64>) -> Hunt {
-        if seed_from_environment().is_none() {
-            self.seeds = seeds;
-        }
+        self.seeds = hunted_seeds(seeds);
         self
     }
 
