@@ -14,6 +14,7 @@
 //! - [`convert`]: between jute's records and the tree's vocabulary;
 //! - [`ops`]: one request on a node, applied to the tree and answered;
 //! - [`multi`]: `multi` and `multiRead`;
+//! - [`replies`]: a reply read back into the tree's vocabulary (for a client's tap);
 //! - [`server`]: [`FrontEnd`], which routes a connection's requests to the above.
 //!
 //! It lives in a crate of its own: it needs nothing from madsim (so the simulator, the
@@ -24,6 +25,7 @@ pub mod convert;
 pub mod handshake;
 pub mod multi;
 pub mod ops;
+pub mod replies;
 pub mod server;
 pub mod sessions;
 

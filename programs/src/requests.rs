@@ -7,17 +7,20 @@
 //! - the handshake's answer as the raw session state: `connected` with the session and its
 //!   negotiated timeout, or `expired`; the connection's end (the server closed it, it was
 //!   reset, or the client gave it up) as `disconnected`;
-//! - each watch event the client reads as `watch_delivered`.
+//! - each watch event the client reads as `watch_delivered`;
+//! - the reply to each recorded request as `reply`, matched by its xid, in the tree's words
+//!   (`frontend::replies`).
 //!
-//! Replies are not recorded (which request a reply answers is the client's to know). So a
-//! program's trace shows what the client library asked for and when, a request that never
-//! reached the server included, and the herd checker sees whom each watch event woke.
+//! So a program's trace shows what the client library asked for and when, a request that
+//! never reached the server included, what it was answered, and whom each watch event woke:
+//! what the checkers and reports read of splitbrain's own clients.
 //!
 //! In a simulation the tap also starts the faults armed for a request (a scenario fault's
 //! `on_request`) just before a matching request leaves, as the built-in client does
 //! ([`Recording::before_each_request`]). It also keeps the newest session's id and password ([`Recording::newest_session`]):
 //! what an executor needs to expire the session from outside, as Curator's test utilities do.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
@@ -30,9 +33,11 @@ use coordination::ids::{ClientSlot, OpId};
 use coordination::session::RawState;
 use coordination::zk::{EventKind as ZkEventKind, Path, Request, SessionId, WatchedEvent};
 use frontend::ops::translate;
+use frontend::replies;
 use futures::FutureExt;
 use futures::io::{AsyncRead, AsyncWrite};
 use jute::codes::EventType;
+use jute::codes::OpCode;
 use jute::frame::{Splitter, body};
 use jute::session::ConnectResponse;
 use jute::{Record, Reply, ReplyBody, RequestMessage};
@@ -112,6 +117,7 @@ impl Dial for Recording {
                 slot,
                 recorder,
                 newest,
+                awaiting: BTreeMap::new(),
             };
             Ok(Box::new(tapped) as Box<dyn Connection>)
         }
@@ -139,6 +145,20 @@ struct Tapped {
     recorder: Arc<dyn Backend>,
     /// Where the newest session's keys are kept.
     newest: Arc<Mutex<Option<SessionKeys>>>,
+    /// The recorded requests not yet answered, by xid.
+    awaiting: BTreeMap<i32, Sent>,
+}
+
+/// A request the tap recorded: what its reply is read against.
+struct Sent {
+    /// Its xid.
+    xid: i32,
+    /// The op id it was recorded with (its xid).
+    op: OpId,
+    /// Its op code, which says how to read the reply's body.
+    code: Option<OpCode>,
+    /// The request, in the tree's words.
+    request: Request,
 }
 
 impl Tapped {
@@ -153,9 +173,9 @@ impl Tapped {
         let mut index = self.sent_frames;
         while let Ok(Some(frame)) = preview.next_frame() {
             if index >= self.previewed
-                && let Some((_, request)) = request_of(index, &frame)
+                && let Some(sent) = request_of(index, &frame)
             {
-                before_request(&request);
+                before_request(&sent.request);
             }
             index += 1;
         }
@@ -169,8 +189,10 @@ impl Tapped {
         while let Ok(Some(frame)) = self.frames.next_frame() {
             let index = self.sent_frames;
             self.sent_frames += 1;
-            if let Some((op, request)) = request_of(index, &frame) {
+            if let Some(sent) = request_of(index, &frame) {
+                let (op, request) = (sent.op, sent.request.clone());
                 self.record(EventKind::OpSent { op, request });
+                self.awaiting.insert(sent.xid, sent);
             }
         }
     }
@@ -183,14 +205,41 @@ impl Tapped {
                 self.answered(body(&frame));
                 continue;
             }
-            if let Ok(Reply {
-                body: ReplyBody::Notification(event),
-                ..
-            }) = Reply::from_bytes(body(&frame), None)
-                && let Some(event) = watched_event(event.event_type, &event.path)
-            {
-                self.record(EventKind::WatchDelivered { event });
+            let body = body(&frame);
+            let xid = body
+                .get(..4)
+                .map(|xid| i32::from_be_bytes([xid[0], xid[1], xid[2], xid[3]]));
+            match xid.and_then(|xid| self.awaiting.remove(&xid)) {
+                Some(sent) => self.replied(&sent, body),
+                None => self.notified(body),
             }
+        }
+    }
+
+    /// Records the reply `body` to `sent`, when the tree's words can say it.
+    fn replied(&mut self, sent: &Sent, body: &[u8]) {
+        if let Ok(Reply {
+            header,
+            body: ReplyBody::Response(response),
+        }) = Reply::from_bytes(body, sent.code)
+            && let Some(result) = replies::result(&sent.request, header.err, &response)
+        {
+            self.record(EventKind::Reply {
+                op: sent.op,
+                result,
+            });
+        }
+    }
+
+    /// Records the watch event `body` tells, if it is one.
+    fn notified(&mut self, body: &[u8]) {
+        if let Ok(Reply {
+            body: ReplyBody::Notification(event),
+            ..
+        }) = Reply::from_bytes(body, None)
+            && let Some(event) = watched_event(event.event_type, &event.path)
+        {
+            self.record(EventKind::WatchDelivered { event });
         }
     }
 
@@ -234,14 +283,19 @@ impl Tapped {
 
 /// The request that `frame`, the connection's frame number `index`, carries, when the tree
 /// serves it: none in the handshake (frame 0), pings, `multi` and the like.
-fn request_of(index: usize, frame: &[u8]) -> Option<(OpId, Request)> {
+fn request_of(index: usize, frame: &[u8]) -> Option<Sent> {
     if index == 0 {
         return None;
     }
     let message = RequestMessage::from_bytes(body(frame)).ok()?;
-    let xid = u32::try_from(message.xid).ok()?;
+    let op = OpId(u32::try_from(message.xid).ok()?);
     let request = translate(&message.request).ok()?;
-    Some((OpId(xid), request))
+    Some(Sent {
+        xid: message.xid,
+        op,
+        code: OpCode::try_from(message.request.op()).ok(),
+        request,
+    })
 }
 
 /// The node event a notification of `event_type` on `path` tells; `None` for another kind.

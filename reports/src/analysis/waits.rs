@@ -118,11 +118,19 @@ impl Run<'_> {
         })
     }
 
-    /// The ephemeral nodes at the end of the trace: the server's, in creation order, in a
-    /// simulated or model trace; in a real one, those of the tree it read at the end, in path
-    /// order (`None` when it read none).
+    /// Whether the trace records the server's side (its applied requests): a simulated or
+    /// model trace of splitbrain's clients does; a real one does not, nor does a simulated
+    /// run of a program (whose requests the server serves as bytes).
+    fn has_server_side(&self) -> bool {
+        self.trace.meta.source != Source::Real
+            && (self.trace.events.iter()).any(|e| matches!(e.kind, EventKind::OpApplied { .. }))
+    }
+
+    /// The ephemeral nodes at the end of the trace: the server's, in creation order, when the
+    /// trace records the server's side; else those of the tree read at the end, in path order
+    /// (`None` when none was read).
     pub(crate) fn nodes_at_end(&self) -> Option<Vec<NodeRef<'_>>> {
-        if self.trace.meta.source != Source::Real {
+        if self.has_server_side() {
             let open = self.nodes.iter().filter(|n| n.ended == NodeEnd::Open);
             return Some(
                 open.map(|n| NodeRef {
@@ -164,7 +172,7 @@ impl Run<'_> {
         if let Some(node) = nodes.into_iter().find(|n| *n.path == watch.path) {
             return Target::Node(node);
         }
-        if self.trace.meta.source == Source::Real {
+        if !self.has_server_side() {
             return Target::NotInSnapshot;
         }
         match self.nodes.iter().rev().find(|n| n.path == watch.path) {

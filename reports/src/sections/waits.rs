@@ -191,8 +191,8 @@ impl<'r, 'o> Walk<'r, 'o> {
                 ))
             }
             Target::Unseen => self.end(
-                ": a real trace records only the clients' side, and this one no tree read at \
-                 the end, so it does not show who created the nodes there",
+                ": this trace records only the clients' side (a real run's, or a program's), \
+                 and no tree read at the end, so it does not show who created the nodes there",
             ),
             Target::NotInSnapshot => self.end(&format!(
                 ": the tree read at the end of the run has no ephemeral node {name}, and no \
@@ -471,8 +471,8 @@ mod tests {
         let text = told(&real.clone().trace());
         assert!(
             text.contains(
-                "for a change to lock-2 (data watch left at t=0.005s): a real trace records only \
-                 the clients' side, and this one no tree read at the end"
+                "for a change to lock-2 (data watch left at t=0.005s): this trace records only \
+                 the clients' side (a real run's, or a program's), and no tree read at the end"
             ),
             "{text}"
         );
@@ -487,6 +487,23 @@ mod tests {
                 "for a change to lock-2 (data watch left at t=0.005s), created by c1's session \
                  0x8 — c1 itself waits (since t=0.003s); the trace records none of c1's requests"
             ),
+            "{text}"
+        );
+    }
+
+    /// A simulated program's trace has no applied requests either (the server serves its
+    /// bytes): the owners come from the tree the run ends with, as in a real trace.
+    #[test]
+    fn a_programs_trace_reads_the_owners_off_the_tree_at_its_end() {
+        let nodes = vec![trace::SnapshotNode {
+            path: trace::build::path("/l/lock-2"),
+            ephemeral_owner: Some(coordination::zk::SessionId(8)),
+        }];
+        let program = (asking().watching(0, 1, "/l/lock-2", 4))
+            .push(None, trace::EventKind::TreeSnapshot { nodes });
+        let text = told(&program.trace());
+        assert!(
+            text.contains("for a change to lock-2 (data watch left at t=0.005s), created by c1's"),
             "{text}"
         );
     }
