@@ -5,7 +5,6 @@
 //! (127.0.0.1, free ports, stopped when done). It writes `fidelity.json` and `fidelity.md`
 //! (atomically) and prints where; progress goes to stderr.
 
-mod compare;
 mod handover;
 mod survival;
 mod verdicts;

@@ -6,6 +6,7 @@
 //! recipe and its tests are written against are re-exported, so this is the one dependency a
 //! user's crate needs.
 
+pub mod compare;
 pub mod files;
 pub mod run;
 pub mod sweep;

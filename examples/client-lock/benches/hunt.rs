@@ -7,7 +7,8 @@
 //! `cargo bench -p client-lock` writes `target/bench/client-lock.json`; set
 //! `SPLITBRAIN_BENCH_SEEDS` to change the seed count (default 300).
 
-use std::path::PathBuf;
+mod support;
+
 use std::time::Instant;
 
 use client_lock::Prefix;
@@ -34,14 +35,7 @@ fn rate(code: &RecipeCode, scenario: &Scenario, seeds: u64) -> (f64, u64) {
 
 fn main() {
     let mutex = Scenario::from_json(SCENARIO_FILE, SCENARIO).expect("the bench scenario parses");
-    let seeds: u64 = std::env::var("SPLITBRAIN_BENCH_SEEDS")
-        .ok()
-        .map(|seeds| {
-            seeds
-                .parse()
-                .expect("SPLITBRAIN_BENCH_SEEDS: a number of seeds")
-        })
-        .unwrap_or(300);
+    let seeds = support::setting("SPLITBRAIN_BENCH_SEEDS", 300);
     let program = RecipeCode::from(Prefix::Curator.program());
     let mut client_lock = mutex.clone();
     client_lock.recipe = program.recipe().clone();
@@ -58,10 +52,9 @@ fn main() {
         "sans_io_mutex_runs_violating": mutex_violating,
         "program_to_sans_io": program_rate / mutex_rate,
     });
-    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/bench/client-lock.json");
-    std::fs::create_dir_all(out.parent().expect("a directory")).expect("the bench directory");
-    splitbrain::reports::write_atomic(&out, serde_json::to_string_pretty(&figures).unwrap())
-        .expect("the results file");
     println!("{figures:#}");
-    println!("written to {}", out.display());
+    support::write_result(
+        "client-lock.json",
+        &serde_json::to_string_pretty(&figures).unwrap(),
+    );
 }

@@ -17,12 +17,12 @@ use real::target::Target;
 use serde::Serialize;
 use splitbrain::sweep;
 
-use super::compare::{differs, share};
 use super::{Plan, progress, start_server};
 use crate::cli::Failure;
 use crate::cli::survival::{
     Client, Job, Row, lengths, measure as measure_sim, rules, seen, survival_scenario,
 };
+use splitbrain::compare::{differs, share};
 
 /// One row: a client, a session timeout and a partition length, on both.
 #[derive(Debug, Serialize)]

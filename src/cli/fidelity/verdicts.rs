@@ -12,9 +12,9 @@ use splitbrain::sweep;
 
 use real::ClientLauncher;
 
-use super::compare::{differs, share};
 use super::{Plan, progress, start_server};
 use crate::cli::Failure;
+use splitbrain::compare::{differs, share};
 
 /// The recipes whose scenarios are compared (the lock, read-write, semaphore and election families, by recipe name).
 const RECIPES: [&str; 5] = [

@@ -1,5 +1,6 @@
 //! When a real count differs from the simulator's share beyond noise: a two-sided binomial
-//! test of the real runs against the simulator's share, at 5 %.
+//! test of the real runs against the simulator's share, at 5 % (`splitbrain fidelity`'s, and
+//! any fidelity table's, such as `examples/client-lock`'s).
 
 /// The significance level below which a real count is called different.
 const LEVEL: f64 = 0.05;
