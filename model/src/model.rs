@@ -23,7 +23,11 @@
 //!   paused or cut-off client; the client hears of it only when it next handles an event,
 //!   and until then acts on its stale belief),
 //!   [`Action::Crash`], [`Action::LoseConnection`] (the in-flight request applied or not);
-//!   and [`Action::ExpireOrphan`]: the server expires a session no client uses any more.
+//!   and [`Action::ExpireOrphan`]: the server expires a session no client uses any more;
+//! - [`Action::ReapContainers`], within its budget: the server's periodic sweep deletes the
+//!   empty containers (`Tree::reap_containers`, as the simulated server's sweep does), so a
+//!   recipe may find its lock directory gone and create it anew, its sequence numbers
+//!   starting over.
 //!
 //! After any action, a client whose workload is done and whose requests have all been applied
 //! closes its session and stops, as the simulator's clients do.
@@ -93,6 +97,9 @@ pub enum Action {
     FailAttempt(ClientSlot),
     /// The server expires a session that no client uses any more (crashed or given up).
     ExpireOrphan(SessionId),
+    /// The server's sweep deletes every container that has had children and has none left,
+    /// firing the watches a delete fires.
+    ReapContainers,
 }
 
 /// Receives the trace events of a step as they happen.
@@ -204,15 +211,14 @@ impl<R: Testable> LockModel<R> {
 
     /// The one initial state, with its trace events: the lock path exists (with the
     /// recipe's directories below it), and every client is connected with its first session.
+    /// The lock path and the directories are containers, as the recipes create them
+    /// ([`create_parents`](coordination::recipes::kit::create_parents)) in the simulator and
+    /// on a real server: a sweep ([`Action::ReapContainers`]) deletes them once they have had
+    /// children and have none left.
     pub fn initial(&self, rec: &mut impl Recorder) -> State<R> {
         let mut tree = Tree::new();
-        let create = Request::Create {
-            path: self.lock_path.clone(),
-            data: Vec::new(),
-            mode: CreateMode::Persistent,
-        };
-        tree.apply(SessionId(0), &create);
-        for path in (self.def.directories)(&self.lock_path) {
+        let lock_path = std::iter::once(self.lock_path.clone());
+        for path in lock_path.chain((self.def.directories)(&self.lock_path)) {
             let create = Request::Create {
                 path,
                 data: Vec::new(),
@@ -331,6 +337,10 @@ impl<R: Testable> LockModel<R> {
                 out.push(Action::ExpireOrphan(session));
             }
         }
+        let reapable = state.server.tree.reapable().next().is_some();
+        if reapable && state.used.reaps < budgets.reaps {
+            out.push(Action::ReapContainers);
+        }
     }
 
     /// Takes `action` from `state`, recording what happens; `None` if it is not enabled.
@@ -359,6 +369,7 @@ impl<R: Testable> LockModel<R> {
             Action::LoseConnection { client, applied } => step.lose_connection(client, applied),
             Action::FailAttempt(slot) => step.fail_attempt(slot),
             Action::ExpireOrphan(session) => step.expire_orphan(session),
+            Action::ReapContainers => step.reap_containers(),
         };
         step.close_finished();
         done.map(|()| next)
@@ -398,7 +409,8 @@ fn fire_each<R>(slot: ClientSlot, peer: &Peer<R>) -> impl Iterator<Item = Action
 }
 
 impl Action {
-    /// The client the action is taken by or on (`None`: a session no client uses).
+    /// The client the action is taken by or on (`None`: a session no client uses, or the
+    /// server's sweep).
     pub fn client(&self) -> Option<ClientSlot> {
         match *self {
             Action::Work(slot)
@@ -409,7 +421,7 @@ impl Action {
             | Action::Crash(slot)
             | Action::LoseConnection { client: slot, .. }
             | Action::FailAttempt(slot) => Some(slot),
-            Action::ExpireOrphan(_) => None,
+            Action::ExpireOrphan(_) | Action::ReapContainers => None,
         }
     }
 }

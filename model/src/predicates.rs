@@ -173,7 +173,9 @@ fn stuck<R: Testable>(model: &LockModel<R>, state: &State<R>, asking_only: bool)
     (unserved || ending) && quiescent(model, state)
 }
 
-/// Nothing but a fault can happen any more in `state`: the run has come to its end.
+/// Nothing but a fault can happen any more in `state`: the run has come to its end. A sweep
+/// of the empty containers counts as a fault here: the server's sweep comes every few
+/// seconds, and a run may end before the next one (the state after the sweep is judged too).
 pub fn quiescent<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
     let mut actions = Vec::new();
     model.enabled(state, &mut actions);
@@ -184,6 +186,7 @@ pub fn quiescent<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
                 | Action::Crash(_)
                 | Action::LoseConnection { .. }
                 | Action::FailAttempt(_)
+                | Action::ReapContainers
         )
     })
 }

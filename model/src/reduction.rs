@@ -17,13 +17,16 @@
 //! - **Persistence.** The chosen step `d` of client `c` is independent of every step that can
 //!   happen before it: another client's own steps touch other clients' state; the server's
 //!   application of a request, the close of another client's session when its workload is
-//!   done, an orphan's expiry and another client's faults only append to `c`'s event stream
-//!   (`d` takes from its front, which is not empty) or take `c`'s requests from the front
-//!   (`d` only appends), and they read of `c` only its session and what the monitors hold of
-//!   it, which `d` leaves alone. (`c`'s own workload is not done: the application of a done
-//!   client's last request closes its session and drops its stream, `d`'s event with it.)
-//!   Nothing but `c`'s own steps can make a timer of `c` or its workload step pending, and
-//!   fault budgets only shrink, so no step dependent on `d` becomes possible while `d` waits.
+//!   done, an orphan's expiry, a sweep of the empty containers (a write to the tree that
+//!   fires watches: dependent with every step that touches the tree, which `d` does not)
+//!   and another client's faults only append to `c`'s event stream (`d` takes from its
+//!   front, which is not empty) or take `c`'s requests from the front (`d` only appends),
+//!   and they read of `c` only its session and what the monitors hold of it, which `d`
+//!   leaves alone. (`c`'s own workload is not done: the application of a done client's last
+//!   request closes its session and drops its stream, `d`'s event with it.) Nothing but
+//!   `c`'s own steps can make a timer of `c` or its workload step pending, fault budgets
+//!   (the sweeps' too) only shrink, and `d` leaves the tree, so what a sweep would delete,
+//!   alone, so no step dependent on `d` becomes possible while `d` waits.
 //!   What `c` does with the event depends on `c`'s state and the event alone, so `d` stays
 //!   local and invisible wherever it is taken later.
 //! - **Invisibility.** Every property reads the monitors, the resource, the workloads, the
@@ -181,15 +184,18 @@ mod tests {
     use crate::budget::ModelSpec;
     use crate::check::{Options, Outcome, check};
 
-    /// The configurations a row is checked under: the defaults and timeouts for every row;
-    /// for the mutexes, which the faults reach most, a crash, a second cycle, revocation and
-    /// an unfenced resource too, and a connection loss for the smallest of them (a connection
-    /// loss multiplies most rows' spaces past what a test affords without the reduction).
+    /// The configurations a row is checked under: the defaults, timeouts and a sweep of the
+    /// empty containers for every row; for the mutexes, which the faults reach most, a crash,
+    /// a second cycle, revocation and an unfenced resource too, and a connection loss for the
+    /// smallest of them (a connection loss multiplies most rows' spaces past what a test
+    /// affords without the reduction).
     fn configs(kind: RecipeKind, clients: u16) -> Vec<ModelSpec> {
         let base = ModelSpec::new(clients);
         let mut timeouts = base;
         timeouts.timeouts = true;
-        let mut configs = vec![base, timeouts];
+        let mut swept = base;
+        swept.budgets.reaps = 1;
+        let mut configs = vec![base, timeouts, swept];
         let mutexes = [
             RecipeKind::Mutex,
             RecipeKind::TrustingWakeupMutex,

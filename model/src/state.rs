@@ -69,6 +69,8 @@ pub struct Used {
     pub connection_losses: u8,
     /// Failed connection attempts.
     pub failed_attempts: u8,
+    /// Sweeps of the empty containers.
+    pub reaps: u8,
 }
 
 /// One client: the recipe with its framework layer, its connection and its workload.

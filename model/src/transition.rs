@@ -387,6 +387,19 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         Some(())
     }
 
+    /// The server's sweep deletes the empty containers (each in its own zxid, as the
+    /// simulated server's sweep does; the watches it fires are stamped with the last).
+    pub(crate) fn reap_containers(&mut self) -> Option<()> {
+        let budgets = self.model.config().budgets;
+        self.budget_left(self.state.used.reaps, budgets.reaps)?;
+        self.state.server.tree.reapable().next()?;
+        let fired = self.state.server_mut().tree.reap_containers();
+        self.state.used.reaps += 1;
+        let zxid = Some(self.state.server.tree.zxid());
+        self.route(fired, zxid, true);
+        Some(())
+    }
+
     pub(crate) fn expire_orphan(&mut self, session: SessionId) -> Option<()> {
         if self.state.attached(session).is_some() {
             return None;

@@ -755,6 +755,95 @@ const ONE_CYCLE: [Action; 7] = {
     ]
 };
 
+/// The server's sweep deletes the lock directory once its last node is gone (a container that
+/// has had children, as ZooKeeper's `ContainerManager` deletes it), and the mutex's next acquire
+/// meets `NoNode`, creates the directory anew and gets a node whose sequence number starts over
+/// at 0. Before the model reaped containers, the lock path stayed and the second node was
+/// `…lock-0000000001`. The path replays through its action indices like any other.
+#[test]
+fn a_reaped_lock_directory_is_created_anew_and_its_sequence_numbers_start_over() {
+    use coordination::zk::{OpOk, Request, ZkError};
+    let config = ModelSpec {
+        budgets: model::Budgets {
+            cycles: 2,
+            expiries: 0,
+            reaps: 1,
+            ..Default::default()
+        },
+        ..ModelSpec::new(1)
+    };
+    let model = LockModel::new(&MUTEX, config);
+    let c0 = ClientSlot(0);
+    let mut path = ONE_CYCLE.to_vec();
+    let mut enabled = Vec::new();
+    let mut state = states(&model, &path).unwrap().pop().unwrap();
+    model.enabled(&state, &mut enabled);
+    assert!(enabled.contains(&Action::ReapContainers), "{enabled:?}");
+    path.push(Action::ReapContainers);
+    state = model
+        .step(&state, Action::ReapContainers, &mut model::model::Silent)
+        .unwrap();
+    assert!(state.server.tree.get(model.lock_path()).is_none(), "reaped");
+    enabled.clear();
+    model.enabled(&state, &mut enabled);
+    assert!(!enabled.contains(&Action::ReapContainers), "one sweep");
+    while state.beliefs.believed().next().is_none() {
+        enabled.clear();
+        model.enabled(&state, &mut enabled);
+        let own = [Action::Deliver(c0), Action::Apply(c0), Action::Work(c0)];
+        let action = *(own.iter())
+            .find(|action| enabled.contains(action))
+            .expect("the acquire goes on");
+        state = model
+            .step(&state, action, &mut model::model::Silent)
+            .unwrap();
+        path.push(action);
+        assert!(path.len() < 40, "acquires again: {path:?}");
+    }
+    let run = trace(&model, &path, "reaped").unwrap();
+    let mut nodes = Vec::new();
+    let mut no_node = false;
+    for event in &run.events {
+        let EventKind::OpApplied {
+            request: Request::Create { mode, .. },
+            result,
+            ..
+        } = &event.kind
+        else {
+            continue;
+        };
+        match result {
+            Ok(OpOk::Created { path, .. }) if mode.is_sequential() => {
+                nodes.push(path.name().rsplit('-').next().unwrap().to_owned());
+            }
+            Err(ZkError::NoNode) => no_node = true,
+            _ => {}
+        }
+    }
+    assert!(no_node, "the create after the sweep meets NoNode");
+    assert_eq!(
+        nodes,
+        ["0000000000", "0000000000"],
+        "the sequence starts over"
+    );
+    let indices = indices_of(&model, &path).unwrap();
+    assert_eq!(actions_from_indices(&model, &indices).unwrap(), path);
+    let none = LockModel::new(
+        &MUTEX,
+        ModelSpec {
+            budgets: model::Budgets {
+                reaps: 0,
+                ..config.budgets
+            },
+            ..config
+        },
+    );
+    let settled = states(&none, &ONE_CYCLE).unwrap().pop().unwrap();
+    enabled.clear();
+    none.enabled(&settled, &mut enabled);
+    assert!(!enabled.contains(&Action::ReapContainers), "--reaps 0");
+}
+
 /// `no_orphans` is not vacuous: a settled run is clean — the client closed its session when
 /// its workload was done, as the simulator's does — and a lock node left in the same state
 /// is an orphan, but not a container holding lock nodes (as `semaphore-mutex`'s `leases`).
@@ -1157,23 +1246,43 @@ fn read_write_lock_with_three_clients_merges_only_the_readers() {
     assert!(outcome.verdict(Property::MutualExclusionFenced).holds);
 }
 
-/// Checks a row of the recipe table with 2 clients (symmetry, no paths).
-struct CheckRow;
+/// Checks a row of the recipe table under a config (symmetry, no paths).
+struct CheckRow(ModelSpec);
 
 impl recipe_table::recipes::Visitor for CheckRow {
     type Output = Outcome;
 
     fn visit<R: Testable>(self, def: &'static RecipeDef<R>) -> Outcome {
-        check(def, ModelSpec::new(2), verdicts_only())
+        check(def, self.0, verdicts_only())
     }
 }
 
 #[test]
 fn every_row_of_the_recipe_table_checks_with_every_expectation_met() {
     for kind in recipe_table::recipes::RecipeKind::ALL {
-        let outcome = kind.visit(CheckRow);
+        let outcome = kind.visit(CheckRow(ModelSpec::new(2)));
         assert_eq!(outcome.recipe, kind.name());
         assert!(outcome.complete && outcome.all_met(), "{kind}: {outcome:?}");
+    }
+}
+
+/// With one sweep of the empty containers every row still gets the verdicts the recipe table
+/// expects, and the sweep reaches states the check without it does not: every row's lock
+/// directory is a container. The one verdict it changes is the semaphores' `progress` (see
+/// `a_semaphore_acquire_fails_when_its_lease_directory_was_reaped`).
+#[test]
+fn every_row_checks_with_every_expectation_met_under_one_sweep() {
+    let mut swept = ModelSpec::new(2);
+    swept.budgets.reaps = 1;
+    for kind in recipe_table::recipes::RecipeKind::ALL {
+        let outcome = kind.visit(CheckRow(swept));
+        let before = kind.visit(CheckRow(ModelSpec::new(2)));
+        assert!(outcome.complete && outcome.all_met(), "{kind}: {outcome:?}");
+        assert!(
+            outcome.unique_states > before.unique_states,
+            "{kind}: {} states",
+            outcome.unique_states
+        );
     }
 }
 
@@ -1461,4 +1570,51 @@ fn a_timeout_cuts_a_one_thread_search_short_and_a_finished_search_is_complete() 
     // A search that ends in time is complete, however long it took.
     let full = check(&MUTEX, ModelSpec::new(2), within(3600));
     assert!(full.complete && full.all_met());
+}
+
+/// Curator's semaphore fails an acquire whose leases directory the server reaped: the taker's
+/// session ends after it created its lease node (an expiry, or LOST and the server's expiry of
+/// the orphaned session after a connection loss), the server deletes its internal-lock and
+/// lease nodes, its sweep deletes the two directories they leave empty, and the taker's
+/// listing of the leases on its new session fails with `NoNode`, which Curator's
+/// `internalAcquire1Lease` rethrows: the waiter is never served (`progress`), though it is
+/// answered. Without the sweep the lease loop starts over and the semaphore makes progress.
+/// `check semaphore --clients 1 --reaps 1`: 16 steps, the sweep among them.
+#[test]
+fn a_semaphore_acquire_fails_when_its_lease_directory_was_reaped() {
+    let mut swept = ModelSpec::new(1);
+    swept.budgets.reaps = 1;
+    let outcome = run(&SEMAPHORE, swept, true);
+    assert!(outcome.all_met());
+    let progress = outcome.verdict(Property::Progress);
+    assert!(!progress.holds && outcome.verdict(Property::Answered).holds);
+    let path = progress.path.clone().expect("a counterexample");
+    assert_eq!(path.len(), 16);
+    let expiry = path.iter().position(|a| matches!(a, Action::Expire(_)));
+    let sweep = path.iter().position(|a| *a == Action::ReapContainers);
+    assert!(expiry.unwrap() < sweep.unwrap(), "{path:?}");
+    let model = LockModel::new(&SEMAPHORE, swept);
+    let replayed = trace(&model, &path, "reaped-leases").unwrap();
+    let failed = (replayed.events.iter()).any(|event| {
+        matches!(
+            event.kind,
+            EventKind::Notice {
+                notice: Notice::Failed {
+                    reason: coordination::recipes::FailReason::Zk(
+                        coordination::zk::ZkError::NoNode
+                    ),
+                    ..
+                }
+            }
+        )
+    });
+    assert!(failed, "the acquire fails with NoNode");
+    let mut lost = one_connection_loss(1);
+    lost.budgets.reaps = 1;
+    let outcome = run(&SEMAPHORE, lost, true);
+    assert!(outcome.all_met() && !outcome.verdict(Property::Progress).holds);
+    for unswept in [ModelSpec::new(1), one_connection_loss(1)] {
+        let outcome = run(&SEMAPHORE, unswept, true);
+        assert!(outcome.all_met() && outcome.verdict(Property::Progress).holds);
+    }
 }

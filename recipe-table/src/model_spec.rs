@@ -34,6 +34,11 @@ pub struct Budgets {
     /// (each fails what the ZooKeeper client had queued).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub failed_attempts: u8,
+    /// Sweeps of the server that delete the empty containers (those that have had children
+    /// and have none left, as ZooKeeper's `ContainerManager` does every few seconds), over
+    /// the whole run. A trace without the field had none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reaps: u8,
 }
 
 fn is_zero(n: &u8) -> bool {
@@ -41,7 +46,8 @@ fn is_zero(n: &u8) -> bool {
 }
 
 impl Default for Budgets {
-    /// One cycle per client and one session expiry; no crash, no connection loss.
+    /// One cycle per client and one session expiry; no crash, no connection loss, no sweep of
+    /// the empty containers.
     fn default() -> Self {
         Budgets {
             cycles: 1,
@@ -49,6 +55,7 @@ impl Default for Budgets {
             crashes: 0,
             connection_losses: 0,
             failed_attempts: 0,
+            reaps: 0,
         }
     }
 }
@@ -62,6 +69,9 @@ impl fmt::Display for Budgets {
         )?;
         if self.failed_attempts > 0 {
             write!(f, " --failed-attempts {}", self.failed_attempts)?;
+        }
+        if self.reaps > 0 {
+            write!(f, " --reaps {}", self.reaps)?;
         }
         Ok(())
     }

@@ -205,12 +205,31 @@ fn lease_loop_herd(spec: &ModelSpec) -> bool {
 
 /// `progress` of a semaphore of `max_leases` leases: a waiter gives up at LOST under
 /// `on_lost = release` ([`released_at_lost`]) or when the retry policy runs out
-/// ([`retries_run_out`]); Curator's lease loop can deadlock instead ([`lease_loop_deadlocks`]),
-/// the one way a semaphore leaves an ask unanswered (`answered`).
+/// ([`retries_run_out`]), and its acquire fails when the server has reaped the leases
+/// directory ([`lease_directory_reaped`]); Curator's lease loop can deadlock instead
+/// ([`lease_loop_deadlocks`]), the one way a semaphore leaves an ask unanswered (`answered`).
 fn lease_progress(spec: &ModelSpec, max_leases: u32) -> Expectation {
     violated_if(
-        released_at_lost(spec) || retries_run_out(spec) || lease_loop_deadlocks(spec, max_leases),
+        released_at_lost(spec)
+            || retries_run_out(spec)
+            || lease_directory_reaped(spec)
+            || lease_loop_deadlocks(spec, max_leases),
     )
+}
+
+/// Whether a lease taker can find the leases directory gone: a fault ends its session after
+/// it created its lease node (an expiry, or LOST and then the server's expiry of the orphaned
+/// session), the server deletes its lease and internal-lock nodes with the session, and its
+/// sweep deletes the directories they leave empty before the taker lists the leases again on
+/// its new session. That listing fails with `NoNode`, and so does the acquire, as Curator's
+/// `internalAcquire1Lease` rethrows it (the lock loop's `attemptLock` would start over):
+/// `check semaphore --clients 1 --reaps 1`, 16 steps.
+fn lease_directory_reaped(spec: &ModelSpec) -> bool {
+    let budgets = &spec.budgets;
+    spec.clients >= 1
+        && budgets.cycles >= 1
+        && budgets.reaps >= 1
+        && u32::from(budgets.expiries) + u32::from(budgets.connection_losses) >= 1
 }
 
 /// As any exclusive lock, with the progress of a semaphore of one lease

@@ -51,6 +51,10 @@ pub struct Args {
     /// queued while it was cut off).
     #[arg(long, default_value_t = Budgets::default().failed_attempts)]
     failed_attempts: u8,
+    /// Sweeps of the server that delete the empty containers (that have had children), over
+    /// the whole run; a recipe then meets a lock directory created anew.
+    #[arg(long, default_value_t = Budgets::default().reaps)]
+    reaps: u8,
     /// The resource accepts stale tokens (shows lost updates).
     #[arg(long)]
     unfenced: bool,
@@ -147,6 +151,7 @@ impl Args {
                 crashes: self.crashes,
                 connection_losses: self.connection_losses,
                 failed_attempts: self.failed_attempts,
+                reaps: self.reaps,
             },
             fenced: !self.unfenced,
             settings: RecipeSettings {
@@ -487,6 +492,7 @@ mod tests {
             crashes: 0,
             connection_losses: 2,
             failed_attempts: 1,
+            reaps: 2,
             unfenced: true,
             revocable: true,
             awaits: true,
@@ -514,7 +520,7 @@ mod tests {
         assert_eq!(
             args.command(),
             "splitbrain check mutex --clients 3 --cycles 1 --expiries 1 --crashes 0 \
-             --connection-losses 2 --failed-attempts 1 --unfenced --max-leases 3 --revocable --awaits --timeout-scope whole \
+             --connection-losses 2 --failed-attempts 1 --reaps 2 --unfenced --max-leases 3 --revocable --awaits --timeout-scope whole \
              --timeouts --error-policy session-based --on-lost release --session-expiration-percent 80 \
              --retry-policy n-times --max-retries 1 --retry-sleep-ms 500 --connection-timeout-ms 5000"
         );

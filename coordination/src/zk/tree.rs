@@ -316,15 +316,19 @@ impl Tree {
         fired
     }
 
-    /// Deletes every container that has had children and has none left (the server's
-    /// periodic sweep), each in its own zxid.
-    pub fn reap_containers(&mut self) -> Vec<Fired> {
-        let empty: Vec<Path> = self
-            .nodes
-            .iter()
+    /// The containers the server's next sweep deletes: those that have had children
+    /// (`cversion > 0`) and have none left (ZooKeeper's `ContainerManager`), in path order.
+    pub fn reapable(&self) -> impl Iterator<Item = &Path> {
+        (self.nodes.iter())
             .filter(|(_, n)| n.container && n.children.is_empty() && n.stat.cversion > 0)
-            .map(|(path, _)| path.clone())
-            .collect();
+            .map(|(path, _)| path)
+    }
+
+    /// Deletes every container that has had children and has none left (the server's
+    /// periodic sweep, [`Tree::reapable`]), each in its own zxid, firing watches as a delete
+    /// does.
+    pub fn reap_containers(&mut self) -> Vec<Fired> {
+        let empty: Vec<Path> = self.reapable().cloned().collect();
         let mut fired = Vec::new();
         for path in empty {
             let zxid = self.next_zxid();
@@ -885,6 +889,7 @@ mod tests {
     fn containers_are_reaped_only_after_having_had_children() {
         let mut tree = Tree::new();
         create(&mut tree, A, "/c", CreateMode::Container);
+        assert_eq!(tree.reapable().count(), 0);
         assert!(tree.reap_containers().is_empty());
         assert!(tree.get(&p("/c")).is_some(), "never had children");
         create(&mut tree, A, "/c/x", CreateMode::Ephemeral);
@@ -895,6 +900,7 @@ mod tests {
             tree.get(&p("/c")).is_some(),
             "not reaped the instant it empties"
         );
+        assert_eq!(tree.reapable().collect::<Vec<_>>(), [&p("/c")]);
         tree.reap_containers();
         assert!(tree.get(&p("/c")).is_none());
     }
