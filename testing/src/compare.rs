@@ -5,7 +5,7 @@
 /// The significance level below which a real count is called different.
 const LEVEL: f64 = 0.05;
 
-/// True when `real` successes in `runs` real runs are unlikely (below [`LEVEL`], either
+/// True when `real` successes in `runs` real runs are unlikely (below 5 %, either
 /// tail) if each run succeeded with the simulator's share `sim` out of `sim_runs`.
 pub fn differs(real: u64, runs: u64, sim: u64, sim_runs: u64) -> bool {
     if runs == 0 || sim_runs == 0 {
