@@ -15,7 +15,7 @@ mod window;
 use std::collections::BTreeSet;
 use std::fmt;
 
-use trace::Trace;
+use trace::{EventKind, Source, Trace};
 
 use crate::clock::Clock;
 
@@ -83,6 +83,10 @@ pub(crate) struct Run<'a> {
     pub nodes: Vec<NodeLife>,
     /// The watches the clients still have outstanding at the end.
     pub watches: Vec<Watch>,
+    /// Whether the trace records the server's side (its applied requests): a simulated or
+    /// model trace of splitbrain's clients does; a real one does not, nor does a simulated
+    /// run of a program (whose requests the server serves as bytes).
+    pub server_side: bool,
 }
 
 impl<'a> Run<'a> {
@@ -102,6 +106,8 @@ impl<'a> Run<'a> {
             sessions,
             nodes,
             watches: watches::outstanding(trace),
+            server_side: trace.meta.source != Source::Real
+                && (trace.events.iter()).any(|e| matches!(e.kind, EventKind::OpApplied { .. })),
         }
     }
 

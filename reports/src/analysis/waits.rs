@@ -9,7 +9,7 @@
 
 use coordination::session::RawState;
 use coordination::zk::{Path, SessionId};
-use trace::{EventKind, Source};
+use trace::EventKind;
 
 use super::{LockSpan, NodeEnd, NodeLife, Run, Watch, WatchKind};
 
@@ -118,19 +118,11 @@ impl Run<'_> {
         })
     }
 
-    /// Whether the trace records the server's side (its applied requests): a simulated or
-    /// model trace of splitbrain's clients does; a real one does not, nor does a simulated
-    /// run of a program (whose requests the server serves as bytes).
-    fn has_server_side(&self) -> bool {
-        self.trace.meta.source != Source::Real
-            && (self.trace.events.iter()).any(|e| matches!(e.kind, EventKind::OpApplied { .. }))
-    }
-
     /// The ephemeral nodes at the end of the trace: the server's, in creation order, when the
     /// trace records the server's side; else those of the tree read at the end, in path order
     /// (`None` when none was read).
     pub(crate) fn nodes_at_end(&self) -> Option<Vec<NodeRef<'_>>> {
-        if self.has_server_side() {
+        if self.server_side {
             let open = self.nodes.iter().filter(|n| n.ended == NodeEnd::Open);
             return Some(
                 open.map(|n| NodeRef {
@@ -172,7 +164,7 @@ impl Run<'_> {
         if let Some(node) = nodes.into_iter().find(|n| *n.path == watch.path) {
             return Target::Node(node);
         }
-        if !self.has_server_side() {
+        if !self.server_side {
             return Target::NotInSnapshot;
         }
         match self.nodes.iter().rev().find(|n| n.path == watch.path) {
