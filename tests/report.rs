@@ -13,9 +13,15 @@ use std::path::{Path, PathBuf};
 use support::{scratch, splitbrain};
 
 /// Replays seed 1 of `scenario` into a trace, renders it with `report`, returns the page and
-/// the trace's path.
+/// the trace's path. Each test has a directory of its own: tests that report the same scenario
+/// run at once (a Chromium test beside the plain one), and a shared directory would be wiped
+/// under the other.
 fn report_of(scenario: &str) -> (String, PathBuf) {
-    let dir = scratch(scenario);
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("main")
+        .replace("::", "-");
+    let dir = scratch(&format!("{test}-{scenario}"));
     let trace = dir.join("run.trace.json");
     let out = dir.join("run.html");
     let replay = splitbrain(&[
