@@ -38,15 +38,17 @@ fn seeds_forwards_and_backwards_give_identical_traces() {
 #[test]
 fn a_rerun_from_the_trace_is_identical() {
     let catalog = Catalog::builtin().unwrap();
-    let scenario = catalog.get("random-faults-mutex").unwrap();
-    for seed in 0..4 {
-        let first = run(scenario, seed).unwrap();
-        let again = rerun(&first.trace).unwrap().unwrap();
-        assert_eq!(
-            serde_json::to_vec(&first.trace).unwrap(),
-            serde_json::to_vec(&again.trace).unwrap(),
-            "seed {seed}"
-        );
-        assert_eq!(first.violations, again.violations);
+    for name in ["random-faults-mutex", "mutex-follower-cut-split-brain"] {
+        let scenario = catalog.get(name).unwrap();
+        for seed in 0..4 {
+            let first = run(scenario, seed).unwrap();
+            let again = rerun(&first.trace).unwrap().unwrap();
+            assert_eq!(
+                serde_json::to_vec(&first.trace).unwrap(),
+                serde_json::to_vec(&again.trace).unwrap(),
+                "{name} seed {seed}"
+            );
+            assert_eq!(first.violations, again.violations);
+        }
     }
 }

@@ -19,6 +19,7 @@ use sim::faults::Injector;
 use sim::net::Network;
 use sim::recorder::{Recorder, SimClock};
 use sim::server::ServerHandle;
+use sim::servers::Servers;
 use sim::stream::SimDialer;
 use sim::time::SimTime;
 use sim::wire::{node_ip, server_addr};
@@ -172,9 +173,11 @@ where
     drop(done_tx);
     let injector = Injector {
         handle: handle.clone(),
-        server_node: server_node.id(),
         client_nodes,
-        server,
+        servers: Servers::Standalone {
+            server,
+            node: server_node.id(),
+        },
         network,
         recorder: recorder.clone(),
     };

@@ -110,6 +110,10 @@ fn missing_counterpart(fault: &Fault, local: bool) -> Option<&'static str> {
             Some("the proxy holds bytes but does not delay them per message as the simulator does")
         }
         Fault::Drop { .. } => Some("TCP retransmits what a link loses: a loss is only a delay"),
+        Fault::IsolateFromPeers { .. } => Some(
+            "the proxies sit on client ports only: cutting a server off from its peers needs \
+             proxies on the quorum ports, not built yet",
+        ),
     }
 }
 
@@ -124,6 +128,13 @@ pub fn refusal(
     schedule: &[ScheduledFault],
     local: bool,
 ) -> Option<String> {
+    if scenario.server.is_ensemble() {
+        return Some(format!(
+            "server.ensemble: {} servers have no real counterpart yet (the real executor's \
+             ensembles have no proxies on their quorum ports)",
+            scenario.server.ensemble
+        ));
+    }
     for (index, scheduled) in scenario.faults.iter().enumerate() {
         if let Some(why) = missing_counterpart(&scheduled.fault, local) {
             let kind = scheduled.fault.kind();
@@ -406,7 +417,7 @@ impl<'a> Injector<'a> {
                 let recorder = self.recorder.clone();
                 Box::pin(heal_after(for_ms, proxies, index, recorder, end))
             }
-            Fault::Delay { .. } | Fault::Drop { .. } => {
+            Fault::Delay { .. } | Fault::Drop { .. } | Fault::IsolateFromPeers { .. } => {
                 return Err("no real counterpart (refused before the run)".into());
             }
         };

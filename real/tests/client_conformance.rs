@@ -248,11 +248,7 @@ fn simulated() -> Vec<String> {
     let setup = Setup {
         seed: 0,
         clients: 1,
-        server: ServerSettings {
-            tick_ms: 200,
-            session_timeout_ms: 4_000,
-            container_sweep_ms: 60_000,
-        },
+        server: ServerSettings::standalone(200, 4_000, 60_000),
         faults: Vec::new(),
         horizon: Duration::from_secs(60),
     };

@@ -5,7 +5,7 @@ use coordination::recipe::SessionEvent;
 use coordination::recipes::{Call, Mode, Notice};
 use coordination::session::RawState;
 use coordination::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, Stat};
-use scenarios::fault::{Fault, Node};
+use scenarios::fault::{Fault, Node, ServerSelector};
 use trace::{Event, EventKind, ServerSession};
 
 use crate::analysis::Run;
@@ -86,6 +86,18 @@ pub(crate) fn fault(fault: &Fault) -> String {
                 lasting(*for_ms).unwrap_or_default()
             )
         }
+        Fault::IsolateFromPeers {
+            server,
+            resolved,
+            for_ms,
+        } => format!(
+            "{}{} cut off from its peers{}",
+            selector(*server),
+            resolved
+                .map(|n| format!(" (server {n})"))
+                .unwrap_or_default(),
+            lasting(*for_ms).unwrap_or_default()
+        ),
         Fault::Heal => "network healed".to_owned(),
         Fault::ExpireSession { client } => format!("server expires c{client}'s session"),
         Fault::Crash { client } => format!("c{client} crashed"),
@@ -115,6 +127,16 @@ pub(crate) fn fault(fault: &Fault) -> String {
             node(*to),
             lasting(*for_ms).unwrap_or_default()
         ),
+    }
+}
+
+/// A server selector as a phrase: `the server of c0`.
+fn selector(server: ServerSelector) -> String {
+    match server {
+        ServerSelector::Server(n) => format!("server {n}"),
+        ServerSelector::Follower(k) => format!("follower {k}"),
+        ServerSelector::Leader => "the leader".to_owned(),
+        ServerSelector::ServerOf(client) => format!("the server of c{client}"),
     }
 }
 

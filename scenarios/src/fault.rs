@@ -47,6 +47,21 @@ pub enum Fault {
         #[serde(default)]
         for_ms: Option<u64>,
     },
+    /// Cut one server of an ensemble off from its peers only: its clients still reach it.
+    /// A follower cut off from the leader keeps answering its clients' pings (so they stay
+    /// connected) while the leader hears nothing of their sessions; after `sync_limit` ticks
+    /// without the leader it drops its clients and stops serving until the cut ends.
+    IsolateFromPeers {
+        /// Which server, resolved when the fault starts.
+        server: ServerSelector,
+        /// The server `server` named when the fault started: recorded in traces, left out
+        /// of scenario files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resolved: Option<u16>,
+        /// Heal by itself after this long.
+        #[serde(default)]
+        for_ms: Option<u64>,
+    },
     /// End every network fault (partitions, isolations, delays, drops).
     Heal,
     /// The server expires the client's session now, as if it had not heard from it.
@@ -97,6 +112,20 @@ pub enum Fault {
     },
 }
 
+/// A server of an ensemble, named by its role or its client when a fault starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerSelector {
+    /// Server `n` (0-based).
+    Server(u16),
+    /// The `k`-th follower (0-based, in server order; the leader is not counted).
+    Follower(u16),
+    /// The leader.
+    Leader,
+    /// The server client `c`'s session is attached to.
+    ServerOf(u16),
+}
+
 /// How long a restarted server is down unless its fault says otherwise: 2 s, a ZooKeeper 3.8
 /// standalone server's usual restart (the JVM starts in about a second, loading the snapshot
 /// and replaying the transaction log of a small data tree takes a few hundred ms, then it
@@ -143,6 +172,7 @@ impl Fault {
             Fault::Pause { .. } => "pause",
             Fault::Partition { .. } => "partition",
             Fault::Isolate { .. } => "isolate",
+            Fault::IsolateFromPeers { .. } => "isolate_from_peers",
             Fault::Heal => "heal",
             Fault::ExpireSession { .. } => "expire_session",
             Fault::Crash { .. } => "crash",
@@ -159,6 +189,7 @@ impl Fault {
             Fault::Pause { for_ms, .. } => Some(for_ms),
             Fault::Partition { for_ms, .. }
             | Fault::Isolate { for_ms, .. }
+            | Fault::IsolateFromPeers { for_ms, .. }
             | Fault::Delay { for_ms, .. }
             | Fault::Drop { for_ms, .. } => for_ms,
             Fault::RestartServer { down_ms } => Some(down_ms),

@@ -145,15 +145,65 @@ pub struct ServerSettings {
     pub session_timeout_ms: u64,
     /// How often the server reaps empty containers, in ms.
     pub container_sweep_ms: u64,
+    /// How many servers: 1 (the default) is a standalone server; more make an ensemble
+    /// (see `book/src/reference/scenario-format.md`): a leader that orders one committed log
+    /// and followers that apply it, each serving its own clients.
+    #[serde(default = "one_server", skip_serializing_if = "is_one_server")]
+    pub ensemble: u16,
+    /// ZooKeeper's syncLimit, in ticks: a follower that has not heard the leader for this
+    /// long drops its clients and stops serving until it hears it again. Read only by an
+    /// ensemble.
+    #[serde(
+        default = "default_sync_limit",
+        skip_serializing_if = "is_default_sync_limit"
+    )]
+    pub sync_limit: u64,
+}
+
+/// ZooKeeper's sample configuration's syncLimit (`conf/zoo_sample.cfg`), in ticks.
+pub const DEFAULT_SYNC_LIMIT: u64 = 5;
+
+fn one_server() -> u16 {
+    1
+}
+
+fn is_one_server(servers: &u16) -> bool {
+    *servers == 1
+}
+
+fn default_sync_limit() -> u64 {
+    DEFAULT_SYNC_LIMIT
+}
+
+fn is_default_sync_limit(ticks: &u64) -> bool {
+    *ticks == DEFAULT_SYNC_LIMIT
+}
+
+impl ServerSettings {
+    /// A standalone server's settings (see the fields).
+    pub const fn standalone(
+        tick_ms: u64,
+        session_timeout_ms: u64,
+        container_sweep_ms: u64,
+    ) -> ServerSettings {
+        ServerSettings {
+            tick_ms,
+            session_timeout_ms,
+            container_sweep_ms,
+            ensemble: 1,
+            sync_limit: DEFAULT_SYNC_LIMIT,
+        }
+    }
+
+    /// Whether the settings describe an ensemble (more than one server).
+    pub fn is_ensemble(&self) -> bool {
+        self.ensemble > 1
+    }
 }
 
 impl Default for ServerSettings {
     fn default() -> ServerSettings {
-        ServerSettings {
-            tick_ms: 100,
-            session_timeout_ms: 1000,
-            container_sweep_ms: 500,
-        }
+        ServerSettings::standalone(100, 1000, 500)
     }
 }
 

@@ -92,6 +92,7 @@ pub fn shorter(scheduled: &ScheduledFault) -> Vec<ScheduledFault> {
                 Fault::Pause { for_ms, .. } => *for_ms = d,
                 Fault::Partition { for_ms, .. }
                 | Fault::Isolate { for_ms, .. }
+                | Fault::IsolateFromPeers { for_ms, .. }
                 | Fault::Delay { for_ms, .. }
                 | Fault::Drop { for_ms, .. } => *for_ms = Some(d),
                 Fault::RestartServer { down_ms } => *down_ms = d,

@@ -2,9 +2,9 @@
 //! [`Connector`] that opens them.
 //!
 //! Each session handle is served by a task on the client's node that owns the connection,
-//! timed as ZooKeeper 3.8's `ClientCnxn` with one server in its host list (T is the
-//! negotiated session timeout, or the one asked for before the first answer; the read
-//! timeout is 2T/3):
+//! timed as ZooKeeper 3.8's `ClientCnxn` (T is the negotiated session timeout, or the one
+//! asked for before the first answer; the read timeout is 2T/3). With one server in its host
+//! list:
 //! - Every event (replies, watch events, raw states) goes to one ordered stream, in the
 //!   order the server sent it.
 //! - While connected it pings after half the read timeout without sending (at once, if it
@@ -27,13 +27,18 @@
 //! - A lost connection never ends the session; only `close` (which sends a close-session if
 //!   connected) or the server's expiry does.
 //!
+//! With the servers of an ensemble, the host list is shuffled from the run's seed
+//! (`StaticHostProvider`), every attempt goes to the next server round-robin, the 1 s sleep
+//! comes only when the list has wrapped round to the server last connected to, and the
+//! connect timeout is T ÷ the number of servers.
+//!
 //! So a partition shorter than T can cost the session: the client notices it only after
 //! the read timeout and then sleeps at least a second before trying again, while the server
 //! expires the session T after it last heard from the client, unless a retransmission of
 //! what the client sent during the partition reaches it in time (see [`crate::wire`]).
 
 use std::collections::VecDeque;
-
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use coordination::ids::OpId;
@@ -60,6 +65,7 @@ pub struct SimConnector {
     me: Node,
     timeout: Duration,
     network: Network,
+    servers: Vec<SocketAddr>,
 }
 
 impl SimConnector {
@@ -70,7 +76,15 @@ impl SimConnector {
             me,
             timeout,
             network,
+            servers: vec![server_addr()],
         }
+    }
+
+    /// The servers sessions connect to (the standalone server's address unless given): the
+    /// servers of an ensemble.
+    pub fn servers(mut self, servers: Vec<SocketAddr>) -> SimConnector {
+        self.servers = servers;
+        self
     }
 
     /// A dialer of byte connections from this connector's node: how a program's client
@@ -112,6 +126,7 @@ impl Connector for SimConnector {
             phase: Phase::Waiting { until: now },
             conn: Conn::open(now),
             reached: false,
+            hosts: Hosts::new(self.servers.clone()),
         };
         madsim::task::spawn(task.run(commands_rx));
         SimSession {
@@ -221,6 +236,42 @@ struct SessionTask {
     conn: Conn,
     /// Whether a connection has ever reached the server (`ClientCnxn`'s `!isFirstConnect`).
     reached: bool,
+    hosts: Hosts,
+}
+
+/// The client's host list, as ZooKeeper's `StaticHostProvider` keeps it.
+struct Hosts {
+    /// The servers, shuffled from the run's seed when there is more than one.
+    servers: Vec<SocketAddr>,
+    /// The server of the current attempt.
+    current: usize,
+    /// The server of the last connection that was answered, or the first one tried
+    /// (`StaticHostProvider` sets `lastIndex` to its first server before it ever connects).
+    last_connected: usize,
+}
+
+impl Hosts {
+    fn new(mut servers: Vec<SocketAddr>) -> Hosts {
+        if servers.len() > 1 {
+            crate::server::shuffle(&mut servers);
+        }
+        Hosts {
+            servers,
+            current: 0,
+            last_connected: 0,
+        }
+    }
+
+    fn current(&self) -> SocketAddr {
+        self.servers[self.current]
+    }
+
+    /// Moves on to the next server; true when the list has wrapped round to the server last
+    /// connected to (always so with one server), which costs the next attempt a sleep.
+    fn advance(&mut self) -> bool {
+        self.current = (self.current + 1) % self.servers.len();
+        self.current == self.last_connected
+    }
 }
 
 impl SessionTask {
@@ -264,9 +315,10 @@ impl SessionTask {
         self.timeout() * 2 / 3
     }
 
-    /// `ClientCnxn`'s connect timeout: the session timeout ÷ the number of servers (one).
+    /// `ClientCnxn`'s connect timeout: the session timeout ÷ the number of servers.
     fn connect_timeout(&self) -> Duration {
-        self.timeout()
+        let servers = u32::try_from(self.hosts.servers.len()).unwrap_or(u32::MAX);
+        self.timeout() / servers
     }
 
     fn deadline(&self) -> Option<Instant> {
@@ -321,7 +373,7 @@ impl SessionTask {
 
     fn send(&mut self, body: ToServer) {
         let datagram = self.next_datagram(body);
-        self.wire.send(Node::Server, server_addr(), datagram);
+        self.wire.send(Node::Server, self.hosts.current(), datagram);
     }
 
     fn next_datagram(&mut self, body: ToServer) -> Datagram<ToServer> {
@@ -347,7 +399,7 @@ impl SessionTask {
         self.phase = Phase::Connecting { deadline };
         let timeout = self.asked;
         let connect = self.next_datagram(ToServer::Connect { timeout, resume });
-        (self.wire).open(Node::Server, server_addr(), connect, deadline);
+        (self.wire).open(Node::Server, self.hosts.current(), connect, deadline);
     }
 
     /// The current connection is given up (an attempt unanswered or refused, or a connection
@@ -358,7 +410,10 @@ impl SessionTask {
             state: RawState::Disconnected,
         });
         self.conn = Conn::open(self.now());
-        let mut sleep = WRAP_SLEEP;
+        let mut sleep = Duration::ZERO;
+        if self.hosts.advance() {
+            sleep += WRAP_SLEEP;
+        }
         if self.reached {
             let ms = madsim::rand::thread_rng().gen_range(0..RANDOM_SLEEP_MS);
             sleep += Duration::from_millis(ms);
@@ -413,6 +468,7 @@ impl SessionTask {
         match message {
             ToClient::Accepted { session, timeout } => {
                 self.session = Some((session, timeout));
+                self.hosts.last_connected = self.hosts.current;
                 if let Phase::Connecting { .. } = self.phase {
                     self.phase = Phase::Connected;
                     self.emit(RawEvent::State {

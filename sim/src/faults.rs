@@ -9,6 +9,10 @@
 //! - `expire_session`: the server expires the client's newest session now.
 //! - `crash`: madsim restarts the client node; its driver starts over with a new session,
 //!   and the old one expires on the server.
+//! - `isolate_from_peers`: the selector is resolved to a server of the ensemble when the
+//!   fault starts (the trace records the fault with the server it named), whose messages to
+//!   and from its peers are lost from then on (`sim/src/links.rs`); a selector that names no
+//!   server (a client attached to none) starts and ends at once.
 //! - `restart_server`: the server process exits (every connection closed at once) and its
 //!   host refuses connections for `down_ms`; then madsim restarts the server node (state
 //!   kept, see [`crate::server`]).
@@ -17,7 +21,7 @@
 //! an `on_request` is armed at its time and starts at its client's request
 //! (`sim/src/trigger.rs`); it ends `for_ms` after that.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use futures::channel::mpsc::{UnboundedSender, unbounded};
@@ -31,19 +35,18 @@ use trace::EventKind;
 use crate::links::{Effect, End, Links, Rule};
 use crate::net::Network;
 use crate::recorder::Recorder;
-use crate::server::{Control, ServerHandle};
+use crate::server::Control;
+use crate::servers::Servers;
 use crate::trigger::Armed;
 
 /// Carries out a run's fault schedule on what it acts on.
 pub struct Injector {
     /// The simulation's handle, to pause, kill and restart nodes.
     pub handle: Handle,
-    /// The server's node.
-    pub server_node: NodeId,
     /// The clients' nodes, by slot.
     pub client_nodes: Vec<NodeId>,
-    /// The server.
-    pub server: ServerHandle,
+    /// The servers.
+    pub servers: Servers,
     /// The run's network, whose link table the network faults change.
     pub network: Network,
     /// Where each fault's start and end is recorded.
@@ -63,6 +66,8 @@ impl Injector {
     /// Runs `schedule` (times from `start`) to its last step, and on until every fault armed
     /// to start at a request has started and ended.
     pub async fn run(self, start: Instant, schedule: Vec<ScheduledFault>) {
+        // The faults whose selectors were resolved when they started, as recorded.
+        let mut resolved = BTreeMap::new();
         let mut timeline: BTreeSet<(Instant, Step, usize)> = BTreeSet::new();
         for (index, scheduled) in schedule.iter().enumerate() {
             let at = start + Duration::from_millis(scheduled.at_ms);
@@ -101,8 +106,11 @@ impl Injector {
                     let (_, step, index) = timeline.pop_first().expect("a step was due");
                     let fault = &schedule[index].fault;
                     match step {
-                        Step::Start => self.start(index, fault, &schedule),
-                        Step::End => self.end(index, fault),
+                        Step::Start => self.start(index, fault, &schedule, &mut resolved),
+                        Step::End => {
+                            let fault = resolved.get(&index).unwrap_or(fault);
+                            self.end(index, fault);
+                        }
                         Step::Arm => {
                             self.arm(index, &schedule[index], started_tx.clone());
                             armed += 1;
@@ -137,7 +145,32 @@ impl Injector {
         self.recorder.record(None, kind);
     }
 
-    fn start(&self, index: usize, fault: &Fault, schedule: &[ScheduledFault]) {
+    fn start(
+        &self,
+        index: usize,
+        fault: &Fault,
+        schedule: &[ScheduledFault],
+        resolved: &mut BTreeMap<usize, Fault>,
+    ) {
+        if let Fault::IsolateFromPeers { server, for_ms, .. } = *fault {
+            let named = self.servers.resolve(server);
+            let fault = Fault::IsolateFromPeers {
+                server,
+                resolved: named,
+                for_ms,
+            };
+            self.record(EventKind::FaultStart {
+                fault: fault.clone(),
+            });
+            match named {
+                Some(server) => {
+                    self.links().cut_from_peers(index, server);
+                    resolved.insert(index, fault);
+                }
+                None => self.record(EventKind::FaultEnd { fault }),
+            }
+            return;
+        }
         self.record(EventKind::FaultStart {
             fault: fault.clone(),
         });
@@ -153,22 +186,23 @@ impl Injector {
             Fault::Heal => {
                 let healed = self.links().clear();
                 for healed in healed {
-                    let fault = schedule[healed].fault.clone();
+                    let fault = (resolved.get(&healed).unwrap_or(&schedule[healed].fault)).clone();
                     self.record(EventKind::FaultEnd { fault });
                 }
                 return self.end(index, fault);
             }
             Fault::ExpireSession { client } => {
-                self.server.control(Control::ExpireClient(client));
+                self.servers.control(Control::ExpireClient(client));
                 return self.end(index, fault);
             }
+            Fault::IsolateFromPeers { .. } => unreachable!("started above"),
             Fault::Crash { client } => {
                 self.restart(self.client_nodes[client as usize]);
                 return self.end(index, fault);
             }
             Fault::RestartServer { .. } => {
                 if self.links().take_down(Node::Server) {
-                    self.server.control(Control::Exit);
+                    self.servers.control(Control::Exit);
                 }
                 return;
             }
@@ -198,6 +232,7 @@ impl Injector {
             }
             Fault::Partition { .. }
             | Fault::Isolate { .. }
+            | Fault::IsolateFromPeers { .. }
             | Fault::Delay { .. }
             | Fault::Drop { .. } => {
                 // False when a heal ended it already.
@@ -205,8 +240,10 @@ impl Injector {
             }
             Fault::RestartServer { .. } => {
                 // Overlapping restarts are one downtime: the server starts at the last end.
+                let node = (self.servers.standalone_node())
+                    .expect("validated: only a standalone server restarts");
                 if self.links().bring_up(Node::Server) {
-                    self.restart(self.server_node);
+                    self.restart(node);
                 }
                 true
             }

@@ -24,6 +24,7 @@ mod recipe_code;
 pub mod recorder;
 mod run;
 pub mod server;
+pub mod servers;
 mod settings;
 pub mod stream;
 pub mod time;

@@ -74,6 +74,8 @@ pub enum Verdict {
 /// source that lossy and delayed links draw from.
 pub struct Links {
     rules: Vec<(usize, Rule)>,
+    /// The servers of an ensemble cut off from their peers, each with its fault's id.
+    peer_cuts: Vec<(usize, u16)>,
     down: BTreeMap<Node, usize>,
     rng: GlobalRng,
 }
@@ -83,6 +85,7 @@ impl Links {
     pub fn new(rng: GlobalRng) -> Links {
         Links {
             rules: Vec::new(),
+            peer_cuts: Vec::new(),
             down: BTreeMap::new(),
             rng,
         }
@@ -93,16 +96,32 @@ impl Links {
         self.rules.push((fault, rule));
     }
 
-    /// Removes the rules of fault `fault`; true when it had any.
-    pub fn remove(&mut self, fault: usize) -> bool {
-        let before = self.rules.len();
-        self.rules.retain(|(id, _)| *id != fault);
-        self.rules.len() != before
+    /// Cuts server `server` of an ensemble off from its peers on behalf of fault `fault`.
+    pub fn cut_from_peers(&mut self, fault: usize, server: u16) {
+        self.peer_cuts.push((fault, server));
     }
 
-    /// Removes every rule; returns the ids of the faults that had some, in order.
+    /// Whether servers `a` and `b` of an ensemble reach each other: neither is cut off from
+    /// its peers.
+    pub fn peers_linked(&self, a: u16, b: u16) -> bool {
+        !(self.peer_cuts.iter()).any(|&(_, cut)| cut == a || cut == b)
+    }
+
+    /// Removes the rules and peer cuts of fault `fault`; true when it had any.
+    pub fn remove(&mut self, fault: usize) -> bool {
+        let before = self.rules.len() + self.peer_cuts.len();
+        self.rules.retain(|(id, _)| *id != fault);
+        self.peer_cuts.retain(|(id, _)| *id != fault);
+        self.rules.len() + self.peer_cuts.len() != before
+    }
+
+    /// Removes every rule and peer cut; returns the ids of the faults that had some, in
+    /// order (the rules' faults first).
     pub fn clear(&mut self) -> Vec<usize> {
-        let mut ids: Vec<usize> = self.rules.drain(..).map(|(id, _)| id).collect();
+        let rules = self.rules.drain(..).map(|(id, _)| id);
+        let mut ids: Vec<usize> = rules
+            .chain(self.peer_cuts.drain(..).map(|(id, _)| id))
+            .collect();
         ids.dedup();
         ids
     }

@@ -164,18 +164,28 @@ impl Socket {
     /// Sends `payload` to `dst`, where it arrives after a LAN latency; false (and nothing
     /// sent) when no socket is bound there.
     pub fn send_to(&self, dst: SocketAddr, payload: Payload) -> bool {
+        self.send_no_earlier(dst, payload, None).is_some()
+    }
+
+    /// Sends `payload` to `dst` as [`Socket::send_to`] does, but delivered no earlier than
+    /// `earliest` (so that a stream of datagrams keeps its order); returns when it is
+    /// delivered, `None` (and nothing sent) when no socket is bound there.
+    pub fn send_no_earlier(
+        &self,
+        dst: SocketAddr,
+        payload: Payload,
+        earliest: Option<Instant>,
+    ) -> Option<Instant> {
         // Shared-pointer clones and lock round trips are atomic operations, which `perf
         // annotate` found to be most of a send's time: so the mailbox is borrowed under the
         // sockets' lock (nothing takes the two the other way round) and the latency drawn from
         // the sockets' own handle on the seeded source.
         let mut sockets = self.network.sockets();
         let Sockets { bound, rng, .. } = &mut *sockets;
-        let Some(mailbox) = bound.get(&dst) else {
-            return false;
-        };
+        let mailbox = bound.get(&dst)?;
         let latency = rng.gen_range(LATENCY);
         let now = self.network.time().now();
-        let at = now + latency;
+        let at = earliest.map_or(now + latency, |earliest| earliest.max(now + latency));
         let mut guard = mailbox.lock().expect("mailbox lock");
         let mailbox = &mut *guard;
         mailbox
@@ -185,7 +195,7 @@ impl Socket {
         if let Some(waker) = &mailbox.waker {
             mailbox.alarm.arm(at, now, waker);
         }
-        true
+        Some(at)
     }
 
     /// Waits for the next datagram delivered to this socket, with its sender's address.

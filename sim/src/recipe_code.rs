@@ -90,6 +90,11 @@ impl RecipeCode {
         recipe.built_in().map(RecipeCode::built_in)
     }
 
+    /// Whether this is a program's code ([`RecipeCode::program`]).
+    pub(crate) fn is_program(&self) -> bool {
+        self.scope.is_some()
+    }
+
     /// The recipe, by name, family and revocability.
     pub fn recipe(&self) -> &RecipeRef {
         &self.recipe

@@ -14,7 +14,7 @@ use madsim::runtime::{Handle, Runtime};
 use madsim::time::{Instant, sleep, sleep_until};
 use runtime::drive::{ClientWork, Started};
 use runtime::resource::{Recorded, SharedResource};
-use scenarios::fault::{Fault, Node, ScheduledFault};
+use scenarios::fault::{Fault, Node, ScheduledFault, ServerSelector};
 use serde::Serialize;
 use trace::{EventKind, Meta, Source, Trace};
 
@@ -22,7 +22,7 @@ use crate::faults::Injector;
 use crate::net::Network;
 use crate::recipe_code::RecipeCode;
 use crate::recorder::{Recorder, SimClock, SimExecutor};
-use crate::server::ServerHandle;
+use crate::servers::Servers;
 use crate::settings::tick;
 use crate::wire::node_ip;
 use crate::workload::ClientNode;
@@ -257,6 +257,12 @@ impl Sim {
                 return fail(format!("{field}.min"), "at most max");
             }
         }
+        if self.server.is_ensemble() && code.is_program() {
+            return fail(
+                "recipe".into(),
+                "a recipe in an ensemble (programs connect to a standalone server only)",
+            );
+        }
         let clients = self.clients;
         let known = |node: Node| match node {
             Node::Server => true,
@@ -290,6 +296,22 @@ impl Sim {
                 Fault::Drop { percent, .. } if percent > 100 => {
                     return fail(field("percent"), "0..=100");
                 }
+                Fault::RestartServer { .. } if self.server.is_ensemble() => {
+                    return fail(
+                        field("kind"),
+                        "a fault the ensemble models (restarts need leader election)",
+                    );
+                }
+                Fault::IsolateFromPeers { server, .. } if !self.selects(server) => {
+                    return fail(
+                        field("server"),
+                        &format!(
+                            "a server of an ensemble of {} (server.ensemble at least 2) or a \
+                             client below {clients}",
+                            self.server.ensemble
+                        ),
+                    );
+                }
                 _ => {}
             }
             if scheduled.on_request.is_some() && scheduled.fault.requesting_client().is_none() {
@@ -303,6 +325,18 @@ impl Sim {
         Ok(code.clone())
     }
 
+    /// Whether `selector` names a server of this run's ensemble.
+    fn selects(&self, selector: ServerSelector) -> bool {
+        let servers = self.server.ensemble;
+        self.server.is_ensemble()
+            && match selector {
+                ServerSelector::Server(n) => n < servers,
+                ServerSelector::Follower(k) => k < servers - 1,
+                ServerSelector::Leader => true,
+                ServerSelector::ServerOf(client) => client < self.clients,
+            }
+    }
+
     /// Checks the settings and runs inside the current madsim runtime, which must be fresh
     /// and seeded with this run's seed (what [`Sim::run`] sets up; madsim's
     /// `Runtime::check_determinism` is the other caller).
@@ -314,9 +348,9 @@ impl Sim {
         let recorder = Recorder::new(SimClock::start(time.clone()));
         recorder.reserve(self.expected_events());
         let network = Network::new(time);
-        let server = ServerHandle::new(self.server, recorder.clone(), network.clone());
-        // The server listens before any client starts.
-        let server_node = server.start_node().await;
+        // The servers listen before any client starts.
+        let servers = Servers::start(self.server, &recorder, &network).await;
+        let addresses = Servers::addresses(&self.server);
         let resource: Arc<dyn SharedResource> =
             Arc::new(Recorded::new(self.workload.fenced, recorder.clone()));
         let (done_tx, mut done_rx) = unbounded();
@@ -337,6 +371,7 @@ impl Sim {
                     work,
                     code: code.clone(),
                     server: self.server,
+                    servers: addresses.clone(),
                     framework: self.framework,
                     network: network.clone(),
                     done: done_tx.clone(),
@@ -350,14 +385,15 @@ impl Sim {
                     .id()
             })
             .collect::<Vec<_>>();
+        let server_nodes = servers.nodes();
         let injector = Injector {
             handle: handle.clone(),
-            server_node: server_node.id(),
             client_nodes: client_nodes.clone(),
-            server: server.clone(),
+            servers,
             network,
             recorder: recorder.clone(),
         };
+        let servers = injector.servers.clone();
         let faults = madsim::task::spawn(injector.run(start, self.faults.clone()));
         let clients = usize::from(self.clients);
         let settled = async {
@@ -371,7 +407,7 @@ impl Sim {
                 };
             }
             // ... and every other session (of crashed clients) gone.
-            while !server.sessions().is_empty() {
+            while !servers.sessions().is_empty() {
                 sleep(tick(&self.server)).await;
             }
         };
@@ -380,13 +416,13 @@ impl Sim {
             () = settled.fuse() => {},
             () = sleep_until(horizon).fuse() => {},
         }
-        recorder.record(None, EventKind::tree_snapshot(&server.tree()));
+        recorder.record(None, EventKind::tree_snapshot(&servers.tree()));
         let events = recorder.take_events();
         // Tasks still waiting at the horizon hold one another (and the runtime's handle) in
         // cycles that dropping the runtime cannot break: cancel them so that the runtime
         // drops their futures, or every run leaks its server, clients and wire.
         faults.abort();
-        for node in client_nodes.into_iter().chain([server_node.id()]) {
+        for node in client_nodes.into_iter().chain(server_nodes) {
             handle.kill(node);
         }
         Ok(Trace {

@@ -12,8 +12,16 @@
 //!
 //! Besides the simulator's own clients, it serves byte streams ([`crate::stream`]) in
 //! ZooKeeper's wire protocol (`sim/src/server/protocol.rs`), over the same tree, sessions and clocks.
+//!
+//! The same server, started with [`ServerHandle::member`] and
+//! [`ServerHandle::start_member_node`], is one server of an ensemble
+//! (`sim/src/server/member.rs`): its clients' connections are served here, what differs is
+//! there.
 
+mod member;
 mod protocol;
+
+pub use member::{Log, leader_of, new_log};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -75,10 +83,18 @@ impl Session {
     /// A session of `client` on connection `conn`, due to expire at `deadline`.
     fn on(client: u16, conn: ConnId, timeout: Duration, deadline: Instant) -> Session {
         Session {
+            conn: Some(conn),
+            ..Session::detached(client, timeout, deadline)
+        }
+    }
+
+    /// A session of `client` attached to no connection of this server.
+    fn detached(client: u16, timeout: Duration, deadline: Instant) -> Session {
+        Session {
             client,
             timeout,
             deadline,
-            conn: Some(conn),
+            conn: None,
         }
     }
 }
@@ -132,6 +148,8 @@ struct State {
     control: Option<UnboundedSender<Control>>,
     recorder: Recorder,
     time: SimTime,
+    /// What a server of an ensemble keeps besides; `None` for a standalone server.
+    member: Option<member::Member>,
 }
 
 /// The server's state, shared by the run and the server node's incarnations. Cheap to clone.
@@ -157,6 +175,7 @@ impl ServerHandle {
             control: None,
             recorder,
             time: network.time().clone(),
+            member: None,
         };
         ServerHandle {
             state: Arc::new(Mutex::new(state)),
@@ -284,6 +303,11 @@ impl State {
     fn exit(&mut self) -> Vec<Out> {
         self.control = None;
         self.exited = Some(self.time.now());
+        self.drop_clients()
+    }
+
+    /// Closes every connection (the returned resets, one per connection); the sessions stay.
+    fn drop_clients(&mut self) -> Vec<Out> {
         for session in self.sessions.values_mut() {
             session.conn = None;
         }
@@ -352,8 +376,16 @@ impl State {
         resume: Option<Resume>,
         out: &mut Vec<Out>,
     ) {
+        if self.refuses() {
+            self.retired.insert(conn);
+            out.push((client, peer, Datagram::<ToClient>::Reset { conn }.into()));
+            return;
+        }
         let now = self.time.now();
         let (session, fired) = match resume {
+            None if self.member.is_some() => {
+                return self.open_in_ensemble(conn, (client, peer), asked, out);
+            }
             None => {
                 let timeout = negotiate(&self.settings, asked);
                 let session = self.front.open(millis(timeout));
@@ -385,6 +417,13 @@ impl State {
             }
         };
         let timeout = self.sessions[&session].timeout;
+        self.attach_conn(conn, session, (client, peer));
+        self.send(conn, ToClient::Accepted { session, timeout }, out);
+        self.deliver(fired, None, out);
+    }
+
+    /// Serves `session` on the new connection `conn` of `client` at `peer`.
+    fn attach_conn(&mut self, conn: ConnId, session: SessionId, (client, peer): (u16, SocketAddr)) {
         self.conns.insert(
             conn,
             Conn {
@@ -396,8 +435,6 @@ impl State {
                 sent: 0,
             },
         );
-        self.send(conn, ToClient::Accepted { session, timeout }, out);
-        self.deliver(fired, None, out);
     }
 
     fn on_message(&mut self, conn: ConnId, message: ToServer, out: &mut Vec<Out>) {
@@ -408,10 +445,15 @@ impl State {
         if let Some(entry) = self.sessions.get_mut(&session) {
             entry.deadline = self.time.now() + entry.timeout;
         }
+        self.touched(session);
         match message {
             // Only sequence 0 is a Connect, and it was handled when the connection opened.
             ToServer::Connect { .. } => {}
             ToServer::Ping => self.send(conn, ToClient::Pong, out),
+            ToServer::Request { op, request } if self.member.is_some() => {
+                self.request_in_ensemble(conn, session, (op, request), out);
+            }
+            ToServer::Close if self.member.is_some() => self.forward(conn, session, None, out),
             ToServer::Request { op, request } => self.apply(conn, session, op, request, out),
             ToServer::Close => {
                 self.send(conn, ToClient::Closed, out);
@@ -494,7 +536,9 @@ impl State {
         let Some(entry) = self.sessions.remove(&session) else {
             return;
         };
-        self.record_session(session, change);
+        if self.records_sessions() {
+            self.record_session(session, change);
+        }
         let Some(conn) = entry.conn else {
             return;
         };
@@ -527,6 +571,10 @@ impl State {
             .map(|(id, _)| *id)
             .collect();
         let mut out = Vec::new();
+        if self.member.is_some() {
+            self.expire_in_ensemble(due, &mut out);
+            return out;
+        }
         for session in due {
             self.end_session(session, ServerSession::Expired, &mut out);
         }
@@ -538,13 +586,25 @@ impl State {
             .find(|(_, s)| s.client == client)
             .map(|(id, _)| *id);
         let mut out = Vec::new();
-        if let Some(session) = newest {
-            self.end_session(session, ServerSession::Expired, &mut out);
+        match newest {
+            Some(session) if self.member.is_some() => {
+                self.expire_in_ensemble(vec![session], &mut out);
+            }
+            Some(session) => self.end_session(session, ServerSession::Expired, &mut out),
+            None => {}
         }
         out
     }
 
     fn sweep_containers(&mut self) -> Vec<Out> {
+        if self.member.is_some() {
+            return self.sweep_in_ensemble();
+        }
+        self.reap()
+    }
+
+    /// Reaps the empty containers and fires their watches.
+    fn reap(&mut self) -> Vec<Out> {
         let before = self.tree().zxid();
         let fired = self.tree_mut().reap_containers();
         // Each reaped container has its own zxid; the events are stamped with the sweep's last.
@@ -574,12 +634,12 @@ fn millis(timeout: Duration) -> i32 {
     i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX)
 }
 
-/// Puts `names` in an order drawn from the run's seed: ZooKeeper lists children from a hash
-/// set, so a recipe must sort them itself.
-fn shuffle(names: &mut [String]) {
+/// Puts `items` in an order drawn from the run's seed: ZooKeeper lists children from a hash
+/// set, so a recipe must sort them itself; its client shuffles its host list.
+pub(crate) fn shuffle<T>(items: &mut [T]) {
     let mut rng = madsim::rand::thread_rng();
-    for i in (1..names.len()).rev() {
-        names.swap(i, rng.gen_range(0..=i));
+    for i in (1..items.len()).rev() {
+        items.swap(i, rng.gen_range(0..=i));
     }
 }
 

@@ -33,11 +33,7 @@ mod tests {
 
     #[test]
     fn the_timeout_is_clamped_to_2_to_20_ticks() {
-        let server = ServerSettings {
-            tick_ms: 100,
-            session_timeout_ms: 0,
-            container_sweep_ms: 1,
-        };
+        let server = ServerSettings::standalone(100, 0, 1);
         let ms = Duration::from_millis;
         assert_eq!(negotiate(&server, ms(50)), ms(200));
         assert_eq!(negotiate(&server, ms(1_500)), ms(1_500));

@@ -52,12 +52,26 @@ const MAX_RETRANSMISSIONS: u32 = 15;
 /// The server's port.
 pub const SERVER_PORT: u16 = 2181;
 
+/// The port servers of an ensemble talk to one another on (ZooKeeper's quorum port).
+pub const QUORUM_PORT: u16 = 2888;
+
 /// A connection's id, chosen at random by the client.
 pub type ConnId = u64;
 
 /// The server's address.
 pub fn server_addr() -> SocketAddr {
     SocketAddr::new(node_ip(Node::Server), SERVER_PORT)
+}
+
+/// The address server `n` of an ensemble serves clients at on `port`: server 0 at the
+/// standalone server's address, server `n` at 10.0.0.(n + 1).
+pub fn member_addr(n: u16, port: u16) -> SocketAddr {
+    let [a, b, c, d] = match node_ip(Node::Server) {
+        IpAddr::V4(ip) => ip.octets(),
+        IpAddr::V6(_) => unreachable!("the server's address is IPv4"),
+    };
+    let host = u32::from_be_bytes([a, b, c, d]) + u32::from(n);
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::from(host)), port)
 }
 
 /// The IP address of a node: 10.0.0.1 for the server, 10.1.x.y for the clients.
@@ -247,7 +261,13 @@ pub struct Wire {
 impl Wire {
     /// Binds `me`'s address at `port` (0: a fresh one) on `network`.
     pub fn bind(port: u16, me: Node, network: Network) -> Wire {
-        let socket = network.bind(SocketAddr::new(node_ip(me), port));
+        Wire::bind_at(SocketAddr::new(node_ip(me), port), me, network)
+    }
+
+    /// Binds `addr` for node `me` (a server of an ensemble has an address of its own) on
+    /// `network`.
+    pub fn bind_at(addr: SocketAddr, me: Node, network: Network) -> Wire {
+        let socket = network.bind(addr);
         Wire {
             socket: Arc::new(socket),
             me,
@@ -282,6 +302,26 @@ impl Wire {
             until: Some(until),
         };
         self.transmit(to, dst, datagram, retry);
+    }
+
+    /// Sends `datagram` from server `from` of an ensemble to server `to` at `dst`, delivered
+    /// no earlier than `earliest` (the link's previous datagram: the servers' links keep their
+    /// order, as TCP does); returns when it is delivered (`None`: nobody listens there), or
+    /// gives the datagram back when either server is cut off from its peers, for its sender to
+    /// hold (see `sim/src/server/member.rs`).
+    pub fn post<M: Send + Sync + 'static>(
+        &self,
+        (from, to): (u16, u16),
+        dst: SocketAddr,
+        datagram: Datagram<M>,
+        earliest: Option<Instant>,
+    ) -> Result<Option<Instant>, Datagram<M>> {
+        if !self.network.links().peers_linked(from, to) {
+            return Err(datagram);
+        }
+        Ok(self
+            .socket
+            .send_no_earlier(dst, Box::new(datagram), earliest))
     }
 
     /// Starts the faults armed to start when this client sends `request` (see

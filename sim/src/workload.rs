@@ -22,6 +22,8 @@ pub(crate) struct ClientNode {
     pub work: ClientWork<SimClock, SimExecutor>,
     pub code: RecipeCode,
     pub server: ServerSettings,
+    /// The servers' addresses: the clients' host list.
+    pub servers: Vec<std::net::SocketAddr>,
     pub framework: FrameworkConfig,
     pub network: Network,
     pub done: UnboundedSender<ClientSlot>,
@@ -36,7 +38,8 @@ impl ClientNode {
             Node::Client(slot.0),
             asked_timeout(&self.server),
             self.network,
-        );
+        )
+        .servers(self.servers);
         self.code.run(&self.work, framework, &connector).await;
         let _ = self.done.unbounded_send(slot);
     }

@@ -246,11 +246,7 @@ pub(crate) fn survival_scenario(job: Job) -> Scenario {
             stagger_ms: 0,
             reentrant: 1,
         },
-        server: ServerSettings {
-            tick_ms: job.t_ms / 10,
-            session_timeout_ms: job.t_ms,
-            container_sweep_ms: 1_000,
-        },
+        server: ServerSettings::standalone(job.t_ms / 10, job.t_ms, 1_000),
         framework: FrameworkConfig {
             lost_after_percent: 1_000,
             ..FrameworkConfig::default()

@@ -18,11 +18,7 @@ pub fn setup(seed: u64, clients: u16) -> Setup {
     Setup {
         seed,
         clients,
-        server: ServerSettings {
-            tick_ms: 200,
-            session_timeout_ms: 4_000,
-            container_sweep_ms: 60_000,
-        },
+        server: ServerSettings::standalone(200, 4_000, 60_000),
         faults: Vec::new(),
         horizon: Duration::from_secs(120),
     }

@@ -38,7 +38,9 @@ impl FaultSpan {
             Fault::Delay { from, to, .. } | Fault::Drop { from, to, .. } => {
                 vec![node(from), node(to)]
             }
-            Fault::Heal | Fault::RestartServer { .. } => vec![Lane::Server],
+            Fault::Heal | Fault::RestartServer { .. } | Fault::IsolateFromPeers { .. } => {
+                vec![Lane::Server]
+            }
         }
     }
 

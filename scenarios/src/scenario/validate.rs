@@ -9,7 +9,7 @@ use coordination::framework::FrameworkConfig;
 use coordination::recipes::TimeoutScope;
 use coordination::retry::RetryPolicy;
 
-use crate::fault::{Fault, Node, RequestTrigger, ScheduledFault};
+use crate::fault::{Fault, Node, RequestTrigger, ScheduledFault, ServerSelector};
 use crate::rng::SplitMix64;
 use recipe_table::property::Expectation;
 
@@ -23,6 +23,8 @@ type Check = Result<(), Invalid>;
 pub const MAX_CLIENTS: u16 = 64;
 /// The most acquisitions per client.
 pub const MAX_ACQUISITIONS: u32 = 1_000;
+/// The most servers an ensemble has.
+pub const MAX_ENSEMBLE: u16 = 9;
 /// The longest horizon: one hour of simulated time, in ms.
 pub const MAX_HORIZON_MS: u64 = 3_600_000;
 /// The most faults one seed can have: the fixed ones plus the most every random generator
@@ -109,6 +111,9 @@ pub(super) fn validate(s: &Scenario) -> Check {
             // Every draw of a valid template has its kind and the same ends (client or
             // server), so one draw tells whether a client's request can start its faults.
             let drawn = template.draw(s.clients, &mut SplitMix64::new(0));
+            if let Fault::RestartServer { .. } = drawn {
+                not_in_ensemble(s, "restart_server", &format!("{at}/pick/{j}"))?;
+            }
             require(
                 random.on_request.is_none() || drawn.requesting_client().is_some(),
                 &format!("{at}/pick/{j}"),
@@ -210,6 +215,20 @@ fn check_server(s: &Scenario) -> Check {
     let server = &s.server;
     positive(server.tick_ms, "/server/tick_ms")?;
     positive(server.container_sweep_ms, "/server/container_sweep_ms")?;
+    let expected = "1 (a standalone server) to 9 servers";
+    let servers = server.ensemble;
+    require(
+        (1..=MAX_ENSEMBLE).contains(&servers),
+        "/server/ensemble",
+        expected,
+        servers,
+    )?;
+    require(
+        server.sync_limit > 0,
+        "/server/sync_limit",
+        "a positive number of ticks",
+        server.sync_limit,
+    )?;
     let (low, high) = (2 * server.tick_ms, 20 * server.tick_ms);
     require(
         (low..=high).contains(&server.session_timeout_ms),
@@ -263,6 +282,48 @@ fn check_node(clients: u16, node: Node, pointer: &str) -> Check {
     }
 }
 
+/// A fault the ensemble does not model yet (server restarts need leader election).
+fn not_in_ensemble(s: &Scenario, kind: &str, pointer: &str) -> Check {
+    require(
+        !s.server.is_ensemble(),
+        pointer,
+        "a fault the simulated ensemble models (restarts need leader election, not built yet)",
+        kind,
+    )
+}
+
+/// A selector names a server of the scenario's ensemble: a server or follower index in
+/// range, or a client; the leader always.
+fn check_server_selector(s: &Scenario, server: ServerSelector, pointer: &str) -> Check {
+    let servers = s.server.ensemble;
+    let found = format!("{server:?} with {servers} server(s)");
+    require(
+        s.server.is_ensemble(),
+        pointer,
+        "a fault on a server's peers only in an ensemble (server.ensemble at least 2)",
+        &found,
+    )?;
+    match server {
+        ServerSelector::Server(n) => {
+            let expected = format!("a server index below {servers}");
+            require(n < servers, &format!("{pointer}/server"), &expected, n)
+        }
+        ServerSelector::Follower(k) => {
+            let expected = format!("a follower index below {}", servers - 1);
+            require(
+                k < servers - 1,
+                &format!("{pointer}/follower"),
+                &expected,
+                k,
+            )
+        }
+        ServerSelector::Leader => Ok(()),
+        ServerSelector::ServerOf(client) => {
+            check_client(s.clients, client, &format!("{pointer}/server_of"))
+        }
+    }
+}
+
 fn check_duration(for_ms: Option<u64>, pointer: &str) -> Check {
     for_ms.map_or(Ok(()), |d| positive(d, &format!("{pointer}/for_ms")))
 }
@@ -289,9 +350,16 @@ fn check_scheduled(s: &Scenario, scheduled: &ScheduledFault, at: &str) -> Check 
             check_client(clients, client, &format!("{at}/client"))
         }
         Fault::Heal => Ok(()),
-        Fault::RestartServer { down_ms } => positive(down_ms, &format!("{at}/down_ms")),
+        Fault::RestartServer { down_ms } => {
+            not_in_ensemble(s, "restart_server", &at)?;
+            positive(down_ms, &format!("{at}/down_ms"))
+        }
         Fault::Isolate { node, for_ms } => {
             check_node(clients, node, &format!("{at}/node"))?;
+            check_duration(for_ms, &at)
+        }
+        Fault::IsolateFromPeers { server, for_ms, .. } => {
+            check_server_selector(s, server, &format!("{at}/server"))?;
             check_duration(for_ms, &at)
         }
         Fault::Partition { a, b, for_ms, .. } => {

@@ -44,11 +44,7 @@ impl World {
         let time = SimTime::current();
         let recorder = Recorder::new(SimClock::start(time.clone()));
         let network = Network::new(time);
-        let settings = ServerSettings {
-            tick_ms: 200,
-            session_timeout_ms: 4_000,
-            container_sweep_ms: 60_000,
-        };
+        let settings = ServerSettings::standalone(200, 4_000, 60_000);
         let server = ServerHandle::new(settings, recorder.clone(), network.clone());
         let server_node = server.start_node().await;
         World {

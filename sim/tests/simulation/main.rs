@@ -6,6 +6,7 @@ mod byte_streams;
 mod catalog;
 mod determinism;
 mod elections;
+mod ensemble;
 mod herd;
 mod leader_latch;
 mod leader_selector;

@@ -34,11 +34,7 @@ pub fn workload(acquisitions: u32, hold_ms: u64) -> Workload {
 /// A run with the tests' server settings (tick 200 ms, T = 2 s), `clients` clients and
 /// `workload`.
 pub fn sim(name: &str, clients: u16, workload: Workload) -> Sim {
-    let server = ServerSettings {
-        tick_ms: 200,
-        session_timeout_ms: T_MS,
-        container_sweep_ms: 1_000,
-    };
+    let server = ServerSettings::standalone(200, T_MS, 1_000);
     Sim::new(name)
         .server(server)
         .clients(clients)
@@ -163,11 +159,7 @@ pub fn catalog_variant(
 /// session: T = 9 s (tick 500 ms), so a read timeout of 6 s, and ZooKeeper's client sleeps
 /// 1–2 s before it tries again, well within the 9 s. (At the catalog's T = 1 s a client that
 /// noticed a cut has always lost its session by the time it tries again.)
-pub const LONG_SESSIONS: ServerSettings = ServerSettings {
-    tick_ms: 500,
-    session_timeout_ms: 9_000,
-    container_sweep_ms: 500,
-};
+pub const LONG_SESSIONS: ServerSettings = ServerSettings::standalone(500, 9_000, 500);
 
 /// A cut (ms) that outlasts [`LONG_SESSIONS`]' read timeout: the client notices it.
 pub const PAST_READ_TIMEOUT_MS: u64 = 6_500;

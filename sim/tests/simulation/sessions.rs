@@ -455,11 +455,7 @@ fn at_a_one_second_timeout_a_partition_of_0_6_t_costs_most_sessions() {
     // retransmitted after the cut can keep the session, and only when the client's random
     // sleep is short. (The framework waits 4 T before LOST, so the raw session gets its
     // chance: at 100 % it gives up before the client's first reconnect.)
-    let server = ServerSettings {
-        tick_ms: 100,
-        session_timeout_ms: 1_000,
-        container_sweep_ms: 500,
-    };
+    let server = ServerSettings::standalone(100, 1_000, 500);
     let expired = (0..20)
         .filter(|&seed| {
             let sim = sim("short-timeout", 1, workload(1, 3_000))

@@ -92,11 +92,7 @@ pub fn handover_scenario(seed: u64) -> Scenario {
             stagger_ms: 300,
             reentrant: 1,
         },
-        server: ServerSettings {
-            tick_ms: 100,
-            session_timeout_ms: 1_000,
-            container_sweep_ms: 1_000,
-        },
+        server: ServerSettings::standalone(100, 1_000, 1_000),
         framework: FrameworkConfig::default(),
         horizon_ms: 4_000,
         faults: vec![ScheduledFault::at(

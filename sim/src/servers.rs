@@ -1,0 +1,130 @@
+//! The ZooKeeper side of a run: a standalone server, or the servers of an ensemble
+//! (`sim/src/server/member.rs`), each on a node of its own. What the run and the fault
+//! injector ask of them (sessions, the tree, expiry, which server a selector names) is asked
+//! here, of the standalone server or of the ensemble's leader.
+
+use std::net::SocketAddr;
+
+use coordination::zk::SessionId;
+use coordination::zk::tree::Tree;
+use madsim::task::NodeId;
+use scenarios::fault::ServerSelector;
+use scenarios::scenario::ServerSettings;
+
+use crate::net::Network;
+use crate::recorder::Recorder;
+use crate::server::{Control, ServerHandle, leader_of, new_log};
+use crate::wire::{SERVER_PORT, member_addr, server_addr};
+
+/// A run's servers, started.
+#[derive(Clone)]
+pub enum Servers {
+    /// One server.
+    Standalone {
+        /// Its state.
+        server: ServerHandle,
+        /// Its node.
+        node: NodeId,
+    },
+    /// An ensemble: server `n` is `members[n]`.
+    Ensemble {
+        /// Each server's state and node.
+        members: Vec<(ServerHandle, NodeId)>,
+        /// The leader's id.
+        leader: u16,
+    },
+}
+
+impl Servers {
+    /// Starts the servers `settings` describe, and returns once every one listens.
+    pub async fn start(
+        settings: ServerSettings,
+        recorder: &Recorder,
+        network: &Network,
+    ) -> Servers {
+        if !settings.is_ensemble() {
+            let server = ServerHandle::new(settings, recorder.clone(), network.clone());
+            let node = server.start_node().await.id();
+            return Servers::Standalone { server, node };
+        }
+        let log = new_log();
+        let mut members = Vec::new();
+        for id in 0..settings.ensemble {
+            let server =
+                ServerHandle::member(settings, id, log.clone(), recorder.clone(), network.clone());
+            let node = server.start_member_node(id).await.id();
+            members.push((server, node));
+        }
+        let leader = leader_of(settings.ensemble);
+        Servers::Ensemble { members, leader }
+    }
+
+    /// The standalone server, or the ensemble's leader: where sessions are tracked and the
+    /// log is ordered.
+    fn tracker(&self) -> &ServerHandle {
+        match self {
+            Servers::Standalone { server, .. } => server,
+            Servers::Ensemble { members, leader } => &members[usize::from(*leader)].0,
+        }
+    }
+
+    /// The sessions the server (the leader) holds.
+    pub fn sessions(&self) -> Vec<SessionId> {
+        self.tracker().sessions()
+    }
+
+    /// A copy of the server's (the leader's) data tree.
+    pub fn tree(&self) -> Tree {
+        self.tracker().tree()
+    }
+
+    /// Sends a command to the server (the leader).
+    pub fn control(&self, command: Control) {
+        self.tracker().control(command);
+    }
+
+    /// The standalone server's node (an ensemble's servers do not restart).
+    pub fn standalone_node(&self) -> Option<NodeId> {
+        match self {
+            Servers::Standalone { node, .. } => Some(*node),
+            Servers::Ensemble { .. } => None,
+        }
+    }
+
+    /// Every server's node.
+    pub fn nodes(&self) -> Vec<NodeId> {
+        match self {
+            Servers::Standalone { node, .. } => vec![*node],
+            Servers::Ensemble { members, .. } => members.iter().map(|(_, node)| *node).collect(),
+        }
+    }
+
+    /// The addresses clients connect to: their host list.
+    pub fn addresses(settings: &ServerSettings) -> Vec<SocketAddr> {
+        if settings.is_ensemble() {
+            (0..settings.ensemble)
+                .map(|n| member_addr(n, SERVER_PORT))
+                .collect()
+        } else {
+            vec![server_addr()]
+        }
+    }
+
+    /// The server `selector` names now: `None` for a standalone server, or for a client
+    /// attached to no server.
+    pub fn resolve(&self, selector: ServerSelector) -> Option<u16> {
+        let Servers::Ensemble { members, leader } = self else {
+            return None;
+        };
+        match selector {
+            ServerSelector::Server(n) => Some(n),
+            ServerSelector::Leader => Some(*leader),
+            ServerSelector::Follower(k) => (0..members.len() as u16)
+                .filter(|n| n != leader)
+                .nth(usize::from(k)),
+            ServerSelector::ServerOf(client) => {
+                (0..members.len() as u16).find(|&n| members[usize::from(n)].0.serves_client(client))
+            }
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! The simulated ensemble (`sim/src/server/member.rs`): three servers, the leader (server 2)
+//! and two followers, with raw sessions pinned to one server each, and a follower cut off
+//! from its peers; then the catalog's follower-cut scenarios.
+
+use std::time::Duration;
+
+use coordination::ids::OpId;
+use coordination::recipe::SessionEvent;
+use coordination::recipes::Notice;
+use coordination::session::{Connector, Coordination, RawEvent, RawState};
+use coordination::zk::{CreateMode, OpOk, Path, Request, SessionId};
+use madsim::time::{Instant, sleep, timeout};
+use properties::check::{Context, check};
+use recipe_table::property::Property;
+use scenarios::catalog::Catalog;
+use scenarios::fault::Node;
+use scenarios::scenario::ServerSettings;
+use sim::client::{SimConnector, SimSession};
+use sim::net::Network;
+use sim::recorder::{Recorder, SimClock};
+use sim::server::{ServerHandle, new_log};
+use sim::time::SimTime;
+use sim::wire::{SERVER_PORT, member_addr};
+use sim::{Sim, in_fresh_runtime};
+use trace::{EventKind, Source, Trace};
+
+use crate::query::notice;
+
+/// Tick 100 ms, syncLimit 20 ticks (2 s), sessions of 1 s: a cut follower's clients outlive
+/// their sessions at the leader.
+const SETTINGS: ServerSettings = ServerSettings {
+    ensemble: 3,
+    sync_limit: 20,
+    ..ServerSettings::standalone(100, 1_000, 60_000)
+};
+
+/// syncLimit × tick.
+const SYNC_LIMIT: Duration = Duration::from_millis(2_000);
+
+const LEADER: u16 = 2;
+const FOLLOWER: u16 = 0;
+
+/// The fault id the tests' cut is installed under.
+const CUT: usize = 0;
+
+/// Three servers started on the run's network.
+struct World {
+    network: Network,
+    servers: Vec<ServerHandle>,
+}
+
+impl World {
+    async fn start() -> World {
+        let time = SimTime::current();
+        let recorder = Recorder::new(SimClock::start(time.clone()));
+        let network = Network::new(time);
+        let log = new_log();
+        let mut servers = Vec::new();
+        for id in 0..SETTINGS.ensemble {
+            let server =
+                ServerHandle::member(SETTINGS, id, log.clone(), recorder.clone(), network.clone());
+            server.start_member_node(id).await;
+            servers.push(server);
+        }
+        World { network, servers }
+    }
+
+    /// A session of client `client` whose host list is server `server` alone, connected.
+    async fn session(&self, client: u16, server: u16) -> (SimSession, SessionId) {
+        let connector = SimConnector::new(
+            Node::Client(client),
+            Duration::from_millis(SETTINGS.session_timeout_ms),
+            self.network.clone(),
+        )
+        .servers(vec![member_addr(server, SERVER_PORT)]);
+        let session = connector.connect().await;
+        match event(&session).await {
+            RawEvent::State {
+                state: RawState::Connected { session: id, .. },
+            } => (session, id),
+            other => panic!("connected first, got {other:?}"),
+        }
+    }
+
+    fn cut(&self, server: u16) {
+        self.network.links().cut_from_peers(CUT, server);
+    }
+
+    fn heal(&self) {
+        assert!(self.network.links().remove(CUT));
+    }
+}
+
+/// Runs `test` in a fresh runtime seeded with `seed`, on a thread of its own.
+fn simulate<F: Future<Output = ()> + 'static>(seed: u64, test: impl FnOnce() -> F + Send) {
+    in_fresh_runtime(seed, |runtime| runtime.block_on(test()));
+}
+
+async fn event(session: &SimSession) -> RawEvent {
+    (timeout(Duration::from_secs(60), session.next_event()).await)
+        .expect("an event in time")
+        .expect("the session lives")
+}
+
+/// The next event within `within`, if any.
+async fn event_within(session: &SimSession, within: Duration) -> Option<RawEvent> {
+    timeout(within, session.next_event()).await.ok().flatten()
+}
+
+fn path(text: &str) -> Path {
+    Path::new(text).expect("a valid path")
+}
+
+async fn call(session: &SimSession, op: u32, request: Request) -> RawEvent {
+    session.submit(OpId(op), request).await;
+    event(session).await
+}
+
+#[test]
+fn a_cut_follower_answers_its_clients_pings_itself() {
+    simulate(1, || async {
+        let world = World::start().await;
+        let (a, _) = world.session(0, FOLLOWER).await;
+        world.cut(FOLLOWER);
+        // The read timeout is 2/3 of a second: a client whose pings went unanswered would
+        // have dropped its connection three times over.
+        let quiet = event_within(&a, SYNC_LIMIT - Duration::from_millis(100)).await;
+        assert_eq!(quiet, None, "the client's connection stays healthy");
+    });
+}
+
+#[test]
+fn the_leader_expires_a_session_it_no_longer_hears_of() {
+    simulate(2, || async {
+        let world = World::start().await;
+        let (_a, session) = world.session(0, FOLLOWER).await;
+        // Uncut, the follower's touches keep the session alive at the leader.
+        sleep(Duration::from_secs(3)).await;
+        assert!(
+            world.servers[usize::from(LEADER)]
+                .sessions()
+                .contains(&session)
+        );
+        world.cut(FOLLOWER);
+        sleep(Duration::from_millis(1_500)).await;
+        assert!(
+            !world.servers[usize::from(LEADER)]
+                .sessions()
+                .contains(&session),
+            "the leader expired the session it heard nothing of for its timeout"
+        );
+        assert!(
+            world.servers[usize::from(FOLLOWER)]
+                .sessions()
+                .contains(&session),
+            "the cut follower has not heard of the expiry"
+        );
+        assert!(
+            world.servers[1].sessions().is_empty(),
+            "the other follower applied it"
+        );
+    });
+}
+
+#[test]
+fn a_follower_that_does_not_hear_the_leader_drops_its_clients_after_sync_limit_ticks() {
+    simulate(3, || async {
+        let world = World::start().await;
+        let (a, _) = world.session(0, FOLLOWER).await;
+        sleep(Duration::from_millis(300)).await;
+        world.cut(FOLLOWER);
+        let cut = Instant::now();
+        assert_eq!(
+            event(&a).await,
+            RawEvent::State {
+                state: RawState::Disconnected
+            }
+        );
+        let after = cut.elapsed();
+        // The follower checks every tick/2, and last heard the leader up to tick/2 before
+        // the cut.
+        assert!(
+            SYNC_LIMIT - Duration::from_millis(50) <= after
+                && after <= SYNC_LIMIT + Duration::from_millis(100),
+            "dropped {after:?} after the cut"
+        );
+        // It refuses connections until it hears the leader again...
+        assert_eq!(
+            event(&a).await,
+            RawEvent::State {
+                state: RawState::Disconnected
+            },
+            "the next attempt is refused"
+        );
+        // ... and then serves again, and tells the client its session expired meanwhile.
+        world.heal();
+        let mut told = None;
+        while told.is_none() {
+            if let RawEvent::State { state } = event(&a).await
+                && state != RawState::Disconnected
+            {
+                told = Some(state);
+            }
+        }
+        assert_eq!(told, Some(RawState::Expired));
+    });
+}
+
+#[test]
+fn a_client_on_a_cut_follower_reads_stale_state() {
+    simulate(4, || async {
+        let world = World::start().await;
+        let (a, _) = world.session(0, FOLLOWER).await;
+        let (b, _) = world.session(1, LEADER).await;
+        world.cut(FOLLOWER);
+        let create = Request::Create {
+            path: path("/x"),
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        };
+        assert!(matches!(
+            call(&b, 1, create).await,
+            RawEvent::Reply {
+                result: Ok(OpOk::Created { .. }),
+                ..
+            }
+        ));
+        let exists = || Request::Exists {
+            path: path("/x"),
+            watch: false,
+        };
+        assert!(
+            matches!(
+                call(&a, 1, exists()).await,
+                RawEvent::Reply {
+                    result: Ok(OpOk::Exists { stat: None }),
+                    ..
+                }
+            ),
+            "the cut follower answers from the state before the create"
+        );
+        world.heal();
+        sleep(Duration::from_millis(200)).await;
+        assert!(
+            matches!(
+                call(&a, 2, exists()).await,
+                RawEvent::Reply {
+                    result: Ok(OpOk::Exists { stat: Some(_) }),
+                    ..
+                }
+            ),
+            "caught up once it hears the leader"
+        );
+    });
+}
+
+/// The follower-cut scenario's seeds 0..5.
+fn runs(name: &str) -> Vec<(u64, Trace)> {
+    let catalog = Catalog::builtin().expect("the embedded catalog parses");
+    let scenario = catalog.get(name).expect("in the catalog");
+    (0..5)
+        .map(|seed| {
+            let faults = scenario.fault_schedule(seed);
+            let trace = Sim::from_scenario(scenario, seed, faults).run().unwrap();
+            (seed, trace)
+        })
+        .collect()
+}
+
+fn violates(trace: &Trace, property: Property) -> bool {
+    let catalog = Catalog::builtin().unwrap();
+    let scenario = catalog.get(&trace.meta.scenario).unwrap();
+    !check(
+        trace,
+        property,
+        &Context::for_scenario(scenario, Source::Sim),
+    )
+    .is_empty()
+}
+
+#[test]
+fn a_holder_s_cut_follower_lets_a_waiter_acquire_without_a_client_fault() {
+    let runs = runs("mutex-follower-cut-split-brain");
+    let split: Vec<&(u64, Trace)> = (runs.iter())
+        .filter(|(_, trace)| violates(trace, Property::MutualExclusionBelief))
+        .collect();
+    assert!(!split.is_empty(), "a split brain within 5 seeds");
+    for (seed, trace) in &runs {
+        assert!(
+            !violates(trace, Property::MutualExclusionFenced),
+            "seed {seed}: the fence holds"
+        );
+    }
+    for (seed, trace) in split {
+        let on = |e: &trace::Event, c: u16| e.client.map(|s| s.0) == Some(c);
+        let acquired_by_1 = (trace.events.iter())
+            .position(|e| matches!(notice(e, 1), Some(Notice::Acquired { .. })))
+            .expect("the waiter acquires");
+        let suspended_before = trace.events[..acquired_by_1].iter().any(|e| {
+            on(e, 0)
+                && matches!(
+                    e.kind,
+                    EventKind::Session {
+                        event: SessionEvent::Suspended
+                    }
+                )
+        });
+        assert!(
+            !suspended_before,
+            "seed {seed}: the holder's connection was healthy"
+        );
+        let expired = trace.events.iter().any(|e| {
+            on(e, 0)
+                && matches!(
+                    e.kind,
+                    EventKind::RawSession {
+                        state: RawState::Expired
+                    }
+                )
+        });
+        assert!(
+            expired,
+            "seed {seed}: the holder is told its session expired"
+        );
+    }
+}
+
+#[test]
+fn with_the_session_timeout_above_sync_limit_ticks_the_holder_moves_in_time() {
+    for (seed, trace) in runs("mutex-follower-cut-sync-limit-first") {
+        assert!(
+            !violates(&trace, Property::MutualExclusionBelief),
+            "seed {seed}"
+        );
+    }
+}
