@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use coordination::ids::OpId;
-use coordination::zk::tree::{Fired, Tree};
+use coordination::zk::tree::{Applied, Fired, Tree};
 use coordination::zk::{OpOk, Request, SessionId, Zxid};
 use frontend::{FrontEnd, Limits};
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
@@ -475,18 +475,35 @@ impl State {
             shuffle(names);
             *pzxid = (self.tree().get(request.path())).map(|parent| parent.stat.pzxid);
         }
+        self.applied(session, (op, request), applied, (true, Some(conn)), out);
+    }
+
+    /// What follows a request's application to the tree: recorded (when `record`), its
+    /// watch events delivered, then the reply sent on `reply_to`, if any.
+    fn applied(
+        &mut self,
+        session: SessionId,
+        (op, request): (OpId, Request),
+        applied: Applied,
+        (record, reply_to): (bool, Option<ConnId>),
+        out: &mut Vec<Out>,
+    ) {
         let result = applied.result.clone();
-        self.record(EventKind::OpApplied {
-            session,
-            op,
-            request,
-            result: applied.result,
-            zxid: applied.zxid,
-        });
+        if record {
+            self.record(EventKind::OpApplied {
+                session,
+                op,
+                request,
+                result: applied.result,
+                zxid: applied.zxid,
+            });
+        }
         // Watch events before the reply that reflects their change.
         self.deliver(applied.fired, applied.zxid, out);
-        let zxid = self.tree().zxid();
-        self.send(conn, ToClient::Reply { op, result, zxid }, out);
+        if let Some(conn) = reply_to {
+            let zxid = self.tree().zxid();
+            self.send(conn, ToClient::Reply { op, result, zxid }, out);
+        }
     }
 
     /// Delivers fired watches to their sessions' connections, recording each with `zxid`.

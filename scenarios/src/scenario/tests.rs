@@ -223,8 +223,20 @@ fn malformed_files_give_one_line_errors() {
         (
             set("/faults/0/fault/kind", json!("explode")),
             "unit.json: /faults/0/fault/kind: expected one of `pause`, `partition`, `isolate`, \
-             `heal`, `expire_session`, `crash`, `restart_server`, `delay`, `drop`, found \
-             unknown variant `explode`",
+             `isolate_from_peers`, `heal`, `expire_session`, `crash`, `restart_server`, \
+             `delay`, `drop`, found unknown variant `explode`",
+        ),
+        (
+            set(
+                "/faults/0/fault",
+                json!({"kind": "isolate_from_peers", "server": {"follower": 0}}),
+            ),
+            "unit.json: /faults/0/fault/server: expected a fault on a server's peers only in an \
+             ensemble (server.ensemble at least 2), found Follower(0) with 1 server(s)",
+        ),
+        (
+            error_after("/server", |v| v["ensemble"] = json!(12)),
+            "unit.json: /server/ensemble: expected 1 (a standalone server) to 9 servers, found 12",
         ),
         (
             set("/faults/0/fault/for_ms", json!(-5)),

@@ -48,7 +48,7 @@ use madsim::runtime::{Handle, NodeHandle};
 use madsim::time::Instant;
 use scenarios::fault::Node;
 use scenarios::scenario::ServerSettings;
-use trace::{EventKind, ServerSession};
+use trace::ServerSession;
 
 use super::{Control, Out, ServerHandle, Session, State, millis, send_all, yield_now};
 use crate::net::Network;
@@ -700,20 +700,10 @@ impl State {
         origin: Option<(u16, ConnId)>,
         out: &mut Vec<Out>,
     ) {
-        let result = applied.result.clone();
-        if self.records_sessions() {
-            self.record(EventKind::OpApplied {
-                session,
-                op,
-                request,
-                result: applied.result,
-                zxid: applied.zxid,
-            });
-        }
-        self.deliver(applied.fired, applied.zxid, out);
-        if let Some(conn) = self.mine(origin) {
-            let zxid = self.tree().zxid();
-            self.send(conn, ToClient::Reply { op, result, zxid }, out);
+        let record = self.records_sessions();
+        let mine = self.mine(origin);
+        self.applied(session, (op, request), applied, (record, mine), out);
+        if let Some(conn) = mine {
             self.answered(conn, out);
         }
     }

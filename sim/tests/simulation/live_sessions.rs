@@ -27,7 +27,10 @@ fn a_trusting_wakeup_passes_the_mutex_scenarios_but_live_session_exclusion() {
         // out leaves without holding, which is what the variant wrongly trusts. So does
         // mutex-follower-cut-sync-limit-first, whose expected overlap-free runs leave none for
         // the variant's to hide among.
-        let by_belief = ["mutex-acquire-timeout", "mutex-follower-cut-sync-limit-first"];
+        let by_belief = [
+            "mutex-acquire-timeout",
+            "mutex-follower-cut-sync-limit-first",
+        ];
         if scenario.recipe != RecipeKind::Mutex || by_belief.contains(&scenario.name.as_str()) {
             continue;
         }
