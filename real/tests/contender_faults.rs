@@ -482,6 +482,12 @@ fn kazoos_recipe_in_place(name: &str, must_hold: &[Property], granted: fn(&Notic
     }
 }
 
+/// What must hold when a paused holder's session expires, whatever it believes: no two live
+/// sessions hold at once, the `fence` turns its stale write away, and every call is answered.
+fn fenced_off(fence: Property) -> [Property; 3] {
+    [Property::LiveSessionExclusion, fence, Property::Answered]
+}
+
 /// Kazoo's `Semaphore` (two leases, three contenders) when a lease holder's process is
 /// SIGKILLed and started again: its lease node stays until the server expires the dead
 /// session, so no more than two leases are ever out, and every contender gets one.
@@ -508,11 +514,7 @@ fn kazoos_semaphore_keeps_its_lease_bound_across_a_holders_crash() {
 #[ignore = "needs zookeeper and kazoo: scripts/test installs Debian's zookeeper, and Kazoo into \
             a virtual environment it names in SPLITBRAIN_PYTHON"]
 fn kazoos_read_write_lock_paused_writer_is_fenced_off() {
-    let must_hold = [
-        Property::LiveSessionExclusion,
-        Property::MutualExclusionFenced,
-        Property::Answered,
-    ];
+    let must_hold = fenced_off(Property::MutualExclusionFenced);
     kazoos_recipe_in_place("read-write-lock-gc-pause", &must_hold, |n| match n {
         Notice::Acquired { mode, .. } => matches!(mode, Mode::Read | Mode::Write),
         _ => false,
@@ -526,11 +528,7 @@ fn kazoos_read_write_lock_paused_writer_is_fenced_off() {
 #[ignore = "needs zookeeper and kazoo: scripts/test installs Debian's zookeeper, and Kazoo into \
             a virtual environment it names in SPLITBRAIN_PYTHON"]
 fn kazoos_election_paused_leader_is_fenced_off() {
-    let must_hold = [
-        Property::LiveSessionExclusion,
-        Property::LeaderUniqueFenced,
-        Property::Answered,
-    ];
+    let must_hold = fenced_off(Property::LeaderUniqueFenced);
     kazoos_recipe_in_place("leader-selector-gc-pause", &must_hold, |n| {
         matches!(n, Notice::IsLeader { .. })
     });

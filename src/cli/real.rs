@@ -89,7 +89,7 @@ pub struct Args {
     /// Semaphore, ReadLock/WriteLock or Election, in the Python SPLITBRAIN_PYTHON names,
     /// else python3; in place only) or the path of a program of yours that speaks the
     /// protocol. With --contenders N beside the scenario's clients, or --in-place.
-    #[arg(long, value_name = "curator|kazoo|PROGRAM", value_parser = Choice::parse, requires = "placement", conflicts_with_all = ["curator", "curator_in_place"])]
+    #[arg(long, value_name = "LIBRARY", value_parser = Choice::parse, requires = "placement", conflicts_with_all = ["curator", "curator_in_place"])]
     library: Option<Choice>,
     /// With --library: run N contenders beside the scenario's clients, on its lock path.
     #[arg(long, value_name = "N", requires = "library", value_parser = clap::value_parser!(u16).range(1..=32))]
