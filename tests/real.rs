@@ -300,6 +300,103 @@ fn curator_contenders_beside_a_recipe_they_cannot_run_are_refused_before_the_run
 }
 
 #[test]
+fn a_library_that_does_not_serve_the_recipe_or_cannot_start_is_refused_before_the_run() {
+    let kazoo = |scenario: &str, placement: &[&str]| {
+        let mut args = vec![scenario, "--start-local", "--library", "kazoo"];
+        args.extend_from_slice(placement);
+        refused(&args)
+    };
+    assert_eq!(
+        kazoo("leader-latch-fault-free", &["--in-place"]),
+        "splitbrain: recipe: Kazoo contenders run Lock, Semaphore, ReadLock/WriteLock or \
+         Election, so the recipe must be `mutex`, `semaphore`, `read-write-lock` or \
+         `leader-selector`, found `leader-latch`"
+    );
+    assert!(
+        kazoo("herd-free-mutex", &["--contenders", "2"])
+            .starts_with("splitbrain: --contenders: Kazoo's recipes count only their own nodes"),
+    );
+    let dir = scratch("library-refused");
+    let missing = dir.join("missing-contender");
+    let not_executable = dir.join("contender.py");
+    std::fs::write(&not_executable, "print('never run')\n").unwrap();
+    for (program, error) in [
+        (&missing, "No such file or directory"),
+        (&not_executable, "Permission denied"),
+    ] {
+        let program = program.to_str().unwrap();
+        let args = [
+            "herd-free-mutex",
+            "--start-local",
+            "--library",
+            program,
+            "--in-place",
+        ];
+        let expected = format!(
+            "splitbrain: --library {program}: expected a contender program that starts, found: \
+             {error}"
+        );
+        let message = refused(&args);
+        assert!(message.starts_with(&expected), "{message}");
+    }
+}
+
+/// The complete contender the protocol page shows (`book/src/reference/contender-protocol.md`),
+/// taken from the page as it is: under 40 lines, and run by `--library` in place of a mutex
+/// scenario's clients on a real server, with the Python that has Kazoo first on the `PATH`.
+#[test]
+#[ignore = "needs zookeeper and kazoo: scripts/test installs Debian's zookeeper, and Kazoo into \
+            a virtual environment it names in SPLITBRAIN_PYTHON"]
+fn the_protocol_pages_complete_contender_runs_in_place_of_the_clients() {
+    let _serial = real::testing::one_server_at_a_time();
+    let page = include_str!("../book/src/reference/contender-protocol.md");
+    let section = page.split("## A complete contender").nth(1).unwrap();
+    let program = section.split("```python\n").nth(1).unwrap();
+    let program = program.split("```").next().unwrap();
+    assert!(program.lines().count() < 40, "{program}");
+    let dir = scratch("page-contender");
+    let file = dir.join("kazoo_lock.py");
+    std::fs::write(&file, program).unwrap();
+    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&file, executable).unwrap();
+    let python = real::kazoo::python();
+    let mut path =
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).collect::<Vec<_>>();
+    path.insert(0, python.parent().map(PathBuf::from).unwrap_or_default());
+    let out = dir.join("out");
+    let output = support::command(&[
+        "real",
+        "herd-free-mutex",
+        "--start-local",
+        "--library",
+        file.to_str().unwrap(),
+        "--in-place",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .env("PATH", std::env::join_paths(path).unwrap())
+    .output()
+    .unwrap();
+    let out = json_of(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    assert_eq!(out["violations"], json!([]));
+    let trace = trace_of(&out);
+    assert_eq!(trace["meta"]["settings"]["kazoo_lock.py_in_place"], true);
+    let events = trace["events"].as_array().unwrap();
+    let grants = (events.iter())
+        .filter(|e| e["kind"] == "notice" && e["notice"]["notice"] == "acquired")
+        .count();
+    let scenario = Catalog::builtin()
+        .unwrap()
+        .get("herd-free-mutex")
+        .unwrap()
+        .clone();
+    let holds = u32::from(scenario.clients) * scenario.workload.acquisitions;
+    assert_eq!(grants, holds as usize, "every hold granted");
+}
+
+#[test]
 fn an_unreachable_connect_address_fails_with_one_line() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();

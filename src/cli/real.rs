@@ -4,6 +4,8 @@
 //! run's trace (`source: "real"`) and HTML report. It exits 0 only when the scenario's
 //! expectations are met over the runs.
 
+mod library;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -14,7 +16,7 @@ use ::trace::EventKind;
 use coordination::recipes::Call;
 use real::ClientLauncher;
 use real::CuratorPlacement;
-use real::curator::Curator;
+use real::contender::Library;
 use real::curator::fifo::out_of_order_grants;
 use real::local::Settings;
 use real::target::Target;
@@ -23,6 +25,8 @@ use splitbrain::files::{write_atomic, write_json};
 use splitbrain::run::Outcome as RunOutcome;
 use std::net::SocketAddr;
 
+use library::{Choice, Selection};
+
 use super::{
     CatalogArgs, Failure, Outcome, UNMET, find, outcome_json, report_html, violation_line,
 };
@@ -30,6 +34,7 @@ use super::{
 /// Arguments of `real`.
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("server").required(true).args(["connect", "start_local"])))]
+#[command(group(clap::ArgGroup::new("placement").args(["contenders", "in_place"])))]
 pub struct Args {
     /// The scenario to run: a name of the catalog (see `splitbrain scenarios`) or a scenario
     /// file (`*.json`).
@@ -79,6 +84,20 @@ pub struct Args {
     /// and starts another in its place.
     #[arg(long, conflicts_with = "curator")]
     curator_in_place: bool,
+    /// Run a recipe library's own contenders, each a process driven over the contender
+    /// protocol: `curator` (Apache Curator 5, as for --curator), `kazoo` (Kazoo's Lock,
+    /// Semaphore, ReadLock/WriteLock or Election, in the Python SPLITBRAIN_PYTHON names,
+    /// else python3; in place only) or the path of a program of yours that speaks the
+    /// protocol. With --contenders N beside the scenario's clients, or --in-place.
+    #[arg(long, value_name = "LIBRARY", value_parser = Choice::parse, requires = "placement", conflicts_with_all = ["curator", "curator_in_place"])]
+    library: Option<Choice>,
+    /// With --library: run N contenders beside the scenario's clients, on its lock path.
+    #[arg(long, value_name = "N", requires = "library", value_parser = clap::value_parser!(u16).range(1..=32))]
+    contenders: Option<u16>,
+    /// With --library: run one contender in place of each of the scenario's clients, each
+    /// through its own proxy, under every fault of the scenario (as for --curator-in-place).
+    #[arg(long, requires = "library", conflicts_with = "contenders")]
+    in_place: bool,
     #[command(flatten)]
     catalog: CatalogArgs,
 }
@@ -91,32 +110,26 @@ pub fn run(args: Args) -> Outcome {
     if let Some(refused) = real::faults::refusal(&scenario, args.seed, &schedule, local) {
         return Err(Failure(refused));
     }
-    if (args.curator.is_some() || args.curator_in_place)
-        && let Some(refused) = real::curator_refusal(&scenario)
-    {
+    let selection = Selection::of(&args, &scenario);
+    let refused = (selection.as_ref()).and_then(|s| s.refusal(&scenario, &schedule, args.seed));
+    if let Some(refused) = refused {
         return Err(Failure(refused));
     }
-    if args.curator_in_place
-        && let Some(refused) = real::curator_in_place_refusal(&schedule, args.seed)
-    {
-        return Err(Failure(refused));
-    }
-    let contenders = args
-        .curator
-        .or(args.curator_in_place.then_some(scenario.clients));
-    let curator = contenders.map(Curator::compile).transpose()?;
+    let library = selection.as_ref().map(Selection::prepare).transpose()?;
+    let contenders = selection.as_ref().zip(library.as_deref());
+    let contenders = contenders.map(|(selection, library)| (library, selection.placement));
     let mut outcomes = Vec::new();
     let mut printed = Vec::new();
     let mut out_of_order_runs = 0;
     for run in 1..=args.runs {
-        let (outcome, interop) = run_once(&args, &scenario, run, curator.as_ref())?;
+        let (outcome, interop) = run_once(&args, &scenario, run, contenders)?;
         let (trace, report) = write_outputs(&args, &scenario, run, &outcome)?;
         if args.json {
             let mut json = outcome_json(&outcome, &trace, Some(&report));
             json["run"] = run.into();
             json["target"] = outcome.trace.meta.settings["target"].clone();
-            if let Some(interop) = &interop {
-                json["curator"] = interop.json();
+            if let (Some(interop), Some((library, _))) = (&interop, contenders) {
+                json[library.name().to_lowercase()] = interop.json();
             }
             printed.push(json);
         } else {
@@ -188,14 +201,13 @@ fn with_leader_kill(mut scenario: Scenario, args: &Args) -> Result<Scenario, Fai
     Ok(scenario)
 }
 
-/// One run on a server of its own (started and stopped here with --start-local), with
-/// `curator`'s contenders beside the scenario's clients (in their place with
-/// `--curator-in-place`) when given.
+/// One run on a server of its own (started and stopped here with --start-local), with a
+/// library's `contenders`, beside the scenario's clients or in their place, when given.
 fn run_once(
     args: &Args,
     scenario: &Scenario,
     run: u32,
-    curator: Option<&Curator>,
+    contenders: Option<(&dyn Library, CuratorPlacement)>,
 ) -> Result<(RunOutcome, Option<Interop>), Failure> {
     let target = match &args.connect {
         Some(connect) => Target::connect(connect.clone()),
@@ -208,19 +220,14 @@ fn run_once(
         }
     };
     // Wake-ups are counted (best effort: a server of the user's may refuse `mntr`) in runs
-    // with Curator contenders beside the clients, on a single server.
-    let beside = curator.is_some() && !args.curator_in_place;
+    // with contenders beside the clients, on a single server.
+    let beside = contenders.is_some_and(|(_, placement)| placement == CuratorPlacement::Beside);
     let server = standalone_addr(&target).filter(|_| beside);
     let before = server.and_then(|server| DeletedWatches::read(server).ok());
     let launcher = client_launcher()?;
-    let result = match curator {
-        Some(curator) => {
-            let placement = if args.curator_in_place {
-                CuratorPlacement::InPlace
-            } else {
-                CuratorPlacement::Beside
-            };
-            real::run_with_curator(scenario, args.seed, &target, &launcher, curator, placement)
+    let result = match contenders {
+        Some((library, placement)) => {
+            real::run_with_contenders(scenario, args.seed, &target, &launcher, library, placement)
         }
         None => real::run(scenario, args.seed, &target, &launcher),
     };
@@ -275,7 +282,7 @@ fn releases(trace: &::trace::Trace) -> usize {
         .count()
 }
 
-/// What a run with Curator contenders adds to a run's outcome.
+/// What a run with contenders beside the clients adds to a run's outcome.
 struct Interop {
     /// Grants out of queue order, one line each.
     out_of_order: Vec<String>,

@@ -44,6 +44,12 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         notify: bool,
     },
+    /// Queue again for leadership, after a relinquish (a selector's later cycles);
+    /// [`Report::IsLeader`] follows as the library tells it.
+    Requeue,
+    /// Give leadership back (a selector's leader function returns). Answered by
+    /// [`Report::Released`] or [`Report::Failed`].
+    Relinquish,
     /// Wait to lead, at most `timeout_ms` when given. Answered by [`Report::Awaited`].
     Await {
         /// How long to wait at most.
@@ -86,6 +92,8 @@ impl Command {
                 timeout_ms: ms(timeout),
             },
             Call::HasLeadership { .. } => Command::HasLeadership,
+            Call::Requeue { .. } => Command::Requeue,
+            Call::Relinquish { .. } => Command::Relinquish,
             other => {
                 return Err(format!(
                     "the contender protocol has no command for `{}`",
@@ -115,6 +123,9 @@ pub struct Hello {
     /// The retry policy (Curator's): `exponential-backoff:<base-sleep-ms>:<max-retries>`,
     /// `n-times:<sleep-ms>:<n>` or `forever:<sleep-ms>`.
     pub retry: String,
+    /// How many leases a semaphore gives out at once (the scenario's
+    /// `recipe_settings.max_leases`; other recipes ignore it).
+    pub max_leases: u32,
 }
 
 /// `policy` as [`Hello::retry`] spells it.
@@ -357,8 +368,10 @@ mod tests {
         assert_eq!(line(&close.unwrap()), r#"{"type":"close"}"#);
         let write = Command::Write { token: 9, value: 3 };
         assert_eq!(line(&write), r#"{"type":"write","token":9,"value":3}"#);
-        let relinquish = Command::of(Call::Relinquish { owner: OWNER }).unwrap_err();
-        assert!(relinquish.contains("`relinquish`"), "{relinquish}");
+        let relinquish = Command::of(Call::Relinquish { owner: OWNER }).unwrap();
+        assert_eq!(line(&relinquish), r#"{"type":"relinquish"}"#);
+        let interrupt = Command::of(Call::Interrupt { owner: OWNER }).unwrap_err();
+        assert!(interrupt.contains("`interrupt`"), "{interrupt}");
     }
 
     #[test]

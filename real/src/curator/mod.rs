@@ -25,7 +25,7 @@ use coordination::zk::Path as ZkPath;
 use recipe_table::recipes::RecipeKind;
 use scenarios::scenario::Scenario;
 
-use crate::contender::{Library, Program};
+use crate::contender::{Counterpart, Library, Program};
 use crate::local::{self, HarnessError, io_error, temp_dir};
 
 /// The jar of Debian's `libcurator-recipes-java`; its manifest's class path names the
@@ -36,6 +36,14 @@ const SLF4J_NOP_JAR: &str = "/usr/share/java/slf4j-nop.jar";
 /// What to tell a user whose machine lacks Curator.
 pub const NOT_INSTALLED: &str = "Apache Curator is not installed: run scripts/test or apt-get \
      install libcurator-recipes-java libcurator-framework-java libcurator-client-java";
+
+/// The recipes Curator's contenders run: for each recipe of splitbrain's table, Curator's
+/// counterpart.
+pub const SERVES: &[Counterpart] = &[
+    (RecipeKind::Mutex, "InterProcessMutex"),
+    (RecipeKind::SemaphoreMutex, "InterProcessSemaphoreMutex"),
+    (RecipeKind::LeaderLatch, "LeaderLatch"),
+];
 
 /// The programs compiled, each a main class and its source: the contender of a mixed run,
 /// and the contender of `splitbrain bench --real` ([`crate::bench`]).
@@ -159,7 +167,7 @@ impl Curator {
 }
 
 impl Library for Curator {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "Curator"
     }
 
@@ -188,34 +196,20 @@ impl Drop for Curator {
     }
 }
 
-/// Which of Curator's recipes the contenders run: the counterpart of the scenario's.
+/// Which of Curator's recipes a benchmark contender runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CuratorRecipe {
     /// `InterProcessMutex`, beside our `mutex`.
     Mutex,
-    /// `InterProcessSemaphoreMutex` (the `InterProcessSemaphoreV2` of one lease it wraps),
-    /// beside our `semaphore-mutex`.
-    SemaphoreMutex,
     /// `LeaderLatch`, beside our `leader-latch`.
     LeaderLatch,
 }
 
 impl CuratorRecipe {
-    /// The counterpart of `scenario`'s recipe, if Curator has one here.
-    pub(crate) fn of(scenario: &Scenario) -> Option<CuratorRecipe> {
-        match scenario.recipe.built_in()? {
-            RecipeKind::Mutex => Some(CuratorRecipe::Mutex),
-            RecipeKind::SemaphoreMutex => Some(CuratorRecipe::SemaphoreMutex),
-            RecipeKind::LeaderLatch => Some(CuratorRecipe::LeaderLatch),
-            _ => None,
-        }
-    }
-
     /// The benchmark program's name for it.
     fn argument(self) -> &'static str {
         match self {
             CuratorRecipe::Mutex => "mutex",
-            CuratorRecipe::SemaphoreMutex => "semaphore-mutex",
             CuratorRecipe::LeaderLatch => "latch",
         }
     }
