@@ -42,7 +42,7 @@ use trace::{Meta, Source, Trace};
 use crate::clock::{RealClock, Recorder};
 use crate::contender::Library;
 use crate::contender::{self, ContenderRun};
-use crate::curator::{Curator, CuratorRecipe};
+use crate::curator::Curator;
 use crate::faults::{Client, Injector, refusal};
 use crate::processes::{ClientLauncher, ClientProcess, Progress};
 use crate::proxy::Proxies;
@@ -108,8 +108,7 @@ pub fn run_program(
 }
 
 /// As [`run()`], with `curator`'s contenders running Curator's own counterpart of the recipe
-/// (`InterProcessMutex` for `mutex`, `InterProcessSemaphoreMutex` for `semaphore-mutex`,
-/// `LeaderLatch` for `leader-latch`) on the same lock path, with the same workload and
+/// ([`crate::curator::COUNTERPARTS`]) on the same lock path, with the same workload and
 /// resource (see [`crate::curator`]), placed as `placement` says:
 ///
 /// - [`CuratorPlacement::Beside`] the scenario's clients: they are the trace's clients after
@@ -271,13 +270,8 @@ impl<'a> Contenders<'a> {
 /// naming the scenario's field.
 pub fn curator_refusal(scenario: &Scenario) -> Option<String> {
     let workload = &scenario.workload;
-    if CuratorRecipe::of(scenario).is_none() {
-        Some(format!(
-            "recipe: Curator contenders run InterProcessMutex, InterProcessSemaphoreMutex or \
-             LeaderLatch, so the recipe must be `mutex`, `semaphore-mutex` or `leader-latch`, \
-             found `{}`",
-            scenario.recipe
-        ))
+    if let Some(refused) = crate::curator::recipe_refusal(scenario) {
+        Some(refused)
     } else if workload.acquire_timeout_ms.is_some() || workload.reentrant != 1 {
         Some(
             "workload: Curator contenders acquire without a timeout and once per hold, so \

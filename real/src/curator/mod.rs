@@ -3,10 +3,13 @@
 //! [`Curator::compile`] compiles `real/java/CuratorContender.java` (embedded in this crate)
 //! with plain `javac` against Debian's Curator 5 jars into a temporary directory; its
 //! [`Curator::program`] is a contender of the contender protocol ([`crate::contender`]):
-//! beside a `mutex` scenario it runs Curator's own `InterProcessMutex`, beside a
-//! `semaphore-mutex` scenario `InterProcessSemaphoreMutex` (the `InterProcessSemaphoreV2` of
-//! one lease it wraps), beside a `leader-latch` scenario a fresh `LeaderLatch` per cycle
-//! (start, close), on the scenario's lock path, beside the Rust clients or in their place
+//! beside a scenario it runs Curator's own counterpart of the scenario's recipe
+//! ([`COUNTERPARTS`]: `InterProcessMutex` for `mutex`, `InterProcessSemaphoreMutex` (the
+//! `InterProcessSemaphoreV2` of one lease it wraps) for `semaphore-mutex`,
+//! `InterProcessSemaphoreV2` of the scenario's `max_leases` for `semaphore`,
+//! `InterProcessReadWriteLock` for `read-write-lock`, a fresh `LeaderLatch` per cycle (start,
+//! close) for `leader-latch`, one `LeaderSelector` (start, then requeue) for
+//! `leader-selector`), on the scenario's lock path, beside the Rust clients or in their place
 //! (`crate::CuratorPlacement::InPlace`: each contender is one of the scenario's clients, cut
 //! off through its own proxy by the scenario's network faults). [`fifo`] adds the check that
 //! grants follow the queue across languages.
@@ -188,35 +191,96 @@ impl Drop for Curator {
     }
 }
 
-/// Which of Curator's recipes the contenders run: the counterpart of the scenario's.
+/// Curator's counterpart of each recipe of the table its contenders run, by the class the
+/// contender runs beside (or in place of) the scenario's: the one list the executor's
+/// refusals are made from.
+pub const COUNTERPARTS: [(RecipeKind, &str); 6] = [
+    (RecipeKind::Mutex, "InterProcessMutex"),
+    (RecipeKind::SemaphoreMutex, "InterProcessSemaphoreMutex"),
+    (RecipeKind::Semaphore, "InterProcessSemaphoreV2"),
+    (RecipeKind::ReadWriteLock, "InterProcessReadWriteLock"),
+    (RecipeKind::LeaderLatch, "LeaderLatch"),
+    (RecipeKind::LeaderSelector, "LeaderSelector"),
+];
+
+/// The class of Curator's counterpart of `scenario`'s recipe, if Curator has one here.
+pub fn counterpart(scenario: &Scenario) -> Option<&'static str> {
+    let kind = scenario.recipe.built_in()?;
+    (COUNTERPARTS.iter()).find_map(|&(k, class)| (k == kind).then_some(class))
+}
+
+/// Why Curator's contenders cannot run `scenario`'s recipe, if they cannot: one line naming
+/// the scenario's `recipe` and every recipe they run ([`COUNTERPARTS`]).
+pub(crate) fn recipe_refusal(scenario: &Scenario) -> Option<String> {
+    if counterpart(scenario).is_some() {
+        return None;
+    }
+    let classes: Vec<&str> = COUNTERPARTS.iter().map(|(_, class)| *class).collect();
+    let names: Vec<String> = (COUNTERPARTS.iter())
+        .map(|(kind, _)| format!("`{}`", kind.name()))
+        .collect();
+    Some(format!(
+        "recipe: Curator contenders run {}, so the recipe must be {}, found `{}`",
+        or_list(&classes),
+        or_list(&names),
+        scenario.recipe
+    ))
+}
+
+/// `a, b or c`.
+fn or_list<T: AsRef<str>>(items: &[T]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.as_ref().to_owned(),
+        [init @ .., last] => {
+            let init: Vec<&str> = init.iter().map(AsRef::as_ref).collect();
+            format!("{} or {}", init.join(", "), last.as_ref())
+        }
+    }
+}
+
+/// Which of Curator's recipes a benchmark contender runs (`real/java/CuratorBench.java`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CuratorRecipe {
     /// `InterProcessMutex`, beside our `mutex`.
     Mutex,
-    /// `InterProcessSemaphoreMutex` (the `InterProcessSemaphoreV2` of one lease it wraps),
-    /// beside our `semaphore-mutex`.
-    SemaphoreMutex,
     /// `LeaderLatch`, beside our `leader-latch`.
     LeaderLatch,
 }
 
 impl CuratorRecipe {
-    /// The counterpart of `scenario`'s recipe, if Curator has one here.
-    pub(crate) fn of(scenario: &Scenario) -> Option<CuratorRecipe> {
-        match scenario.recipe.built_in()? {
-            RecipeKind::Mutex => Some(CuratorRecipe::Mutex),
-            RecipeKind::SemaphoreMutex => Some(CuratorRecipe::SemaphoreMutex),
-            RecipeKind::LeaderLatch => Some(CuratorRecipe::LeaderLatch),
-            _ => None,
-        }
-    }
-
     /// The benchmark program's name for it.
     fn argument(self) -> &'static str {
         match self {
             CuratorRecipe::Mutex => "mutex",
-            CuratorRecipe::SemaphoreMutex => "semaphore-mutex",
             CuratorRecipe::LeaderLatch => "latch",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scenarios::catalog::Catalog;
+
+    #[test]
+    fn the_refusal_names_every_recipe_the_contenders_run() {
+        let catalog = Catalog::builtin().unwrap();
+        let multi = catalog.get("multi-lock-fault-free").unwrap();
+        assert_eq!(
+            recipe_refusal(multi).as_deref(),
+            Some(
+                "recipe: Curator contenders run InterProcessMutex, InterProcessSemaphoreMutex, \
+                 InterProcessSemaphoreV2, InterProcessReadWriteLock, LeaderLatch or \
+                 LeaderSelector, so the recipe must be `mutex`, `semaphore-mutex`, `semaphore`, \
+                 `read-write-lock`, `leader-latch` or `leader-selector`, found `multi-lock`"
+            )
+        );
+        for (kind, class) in COUNTERPARTS {
+            let mut scenario = multi.clone();
+            scenario.recipe = kind.into();
+            assert_eq!(counterpart(&scenario), Some(class));
+            assert_eq!(recipe_refusal(&scenario), None);
         }
     }
 }
