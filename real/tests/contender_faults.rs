@@ -132,6 +132,21 @@ fn notice(trace: &Trace, slot: u16, from: usize, wanted: fn(&Notice) -> bool) ->
     })
 }
 
+/// The index of the server's expiry of client 0's first session in `trace`, which must come
+/// between `start` and `end` (a pause's).
+fn expired_during(trace: &Trace, (start, end): (usize, usize)) -> usize {
+    let session = session_of(trace, 0);
+    let expired = first(trace, "expiry of client 0's session", |e| {
+        e.kind
+            == EventKind::ServerSession {
+                session,
+                change: ServerSession::Expired,
+            }
+    });
+    assert!(start < expired && expired < end, "expired during the pause");
+    expired
+}
+
 /// What a GC pause of the holder does to `library`'s lock in place of the clients of the
 /// catalog's `name` (`gc-pause-fenced` or `gc-pause-split-brain`: two clients, client 0 holds
 /// from about 0 ms for 2 s and is stopped from 300 to 2800 ms, session timeout 1 s), beyond
@@ -160,15 +175,7 @@ fn holder_paused_past_its_session(name: &str, library: &dyn Library) -> Trace {
         !during.iter().any(|e| e.client == Some(ClientSlot(0))),
         "the stopped contender does nothing: {during:?}"
     );
-    let session = session_of(&trace, 0);
-    let expired = first(&trace, "expiry of client 0's session", |e| {
-        e.kind
-            == EventKind::ServerSession {
-                session,
-                change: ServerSession::Expired,
-            }
-    });
-    assert!(start < expired && expired < end, "expired during the pause");
+    let expired = expired_during(&trace, (start, end));
     let granted = notice(&trace, 1, 0, |n| matches!(n, Notice::Acquired { .. }));
     let granted = granted.expect("client 1 acquires");
     assert!(
@@ -284,15 +291,7 @@ fn curators_holder_paused_past_its_session(name: &str, waiter: u16, unchecked: &
     let holds = notice(&trace, 0, 0, granted).is_some_and(|granted| granted < start);
     assert!(holds, "client 0 holds at the pause:\n{}", lines(&trace));
     meets_expectations(&scenario, &trace);
-    let session = session_of(&trace, 0);
-    let expired = first(&trace, "expiry of client 0's session", |e| {
-        e.kind
-            == EventKind::ServerSession {
-                session,
-                change: ServerSession::Expired,
-            }
-    });
-    assert!(start < expired && expired < end, "expired during the pause");
+    let expired = expired_during(&trace, (start, end));
     let overtaken = notice(&trace, waiter, expired, granted);
     assert!(
         overtaken.is_some_and(|granted| granted < end),
