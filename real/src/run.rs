@@ -108,8 +108,7 @@ pub fn run_program(
 }
 
 /// As [`run()`], with `curator`'s contenders running Curator's own counterpart of the recipe
-/// (`InterProcessMutex` for `mutex`, `InterProcessSemaphoreMutex` for `semaphore-mutex`,
-/// `LeaderLatch` for `leader-latch`) on the same lock path, with the same workload and
+/// ([`crate::curator::SERVES`]) on the same lock path, with the same workload and
 /// resource (see [`crate::curator`]), placed as `placement` says:
 ///
 /// - [`CuratorPlacement::Beside`] the scenario's clients: they are the trace's clients after

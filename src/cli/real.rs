@@ -70,11 +70,14 @@ pub struct Args {
     /// Where to write each run's trace and HTML report.
     #[arg(long, value_name = "DIR", default_value = "splitbrain-out/real")]
     out: PathBuf,
-    /// Also run N Java processes with Apache Curator 5's own InterProcessMutex
-    /// (InterProcessSemaphoreMutex for a `semaphore-mutex` scenario, LeaderLatch for a
-    /// `leader-latch` one) on the scenario's lock path, beside its clients (needs Debian's
-    /// libcurator-*-java). The run then also checks that grants follow the queue across
-    /// languages, and counts the waiters each release wakes from the server's `mntr`.
+    /// Also run N Java processes with Apache Curator 5's own counterpart of the scenario's
+    /// recipe on its lock path, beside its clients (needs Debian's libcurator-*-java):
+    /// InterProcessMutex for `mutex`, InterProcessSemaphoreMutex for `semaphore-mutex`,
+    /// InterProcessSemaphoreV2 (the scenario's max_leases) for `semaphore`,
+    /// InterProcessReadWriteLock for `read-write-lock`, LeaderLatch for `leader-latch`,
+    /// LeaderSelector for `leader-selector`; other recipes are refused. The run then also
+    /// checks that grants follow the queue across languages, and counts the waiters each
+    /// release wakes from the server's `mntr`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32))]
     curator: Option<u16>,
     /// Run Curator's own recipe (as for --curator) in place of the scenario's clients: one

@@ -32,6 +32,7 @@ use std::time::Duration;
 use coordination::ids::ClientSlot;
 use futures::channel::mpsc::UnboundedReceiver;
 use futures::future::{join_all, try_join_all};
+use recipe_table::family::Family;
 use runtime::resource::SharedResource;
 use scenarios::scenario::Scenario;
 
@@ -243,9 +244,10 @@ fn hello(scenario: &Scenario, slot: ClientSlot, connect: &str) -> Hello {
         recipe: scenario.recipe.to_string(),
         connect: connect.to_owned(),
         lock_path: scenario.lock_path.as_str().to_owned(),
+        max_leases: (scenario.recipe.family() == Family::Semaphore)
+            .then_some(scenario.recipe_settings.max_leases),
         session_timeout_ms: scenario.server.session_timeout_ms,
         connection_timeout_ms: framework.connection_timeout_ms.into(),
         retry: retry_spec(framework.retry),
-        max_leases: scenario.recipe_settings.max_leases,
     }
 }

@@ -37,6 +37,12 @@ pub enum Command {
     /// Join the election; [`Report::IsLeader`] and [`Report::NotLeader`] follow as the library
     /// tells them.
     Start,
+    /// Queue again for leadership after a leadership or an attempt ended (a selector's
+    /// `requeue`); like [`Command::Start`], nothing answers it.
+    Requeue,
+    /// End the leadership held (a selector's `takeLeadership` returns). Answered by
+    /// [`Report::Released`] or [`Report::Failed`].
+    Relinquish,
     /// Leave the election (with `notify`, a leader is told it leads no more). Answered by
     /// [`Report::Closed`] or [`Report::Failed`].
     Close {
@@ -44,12 +50,6 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         notify: bool,
     },
-    /// Queue again for leadership, after a relinquish (a selector's later cycles);
-    /// [`Report::IsLeader`] follows as the library tells it.
-    Requeue,
-    /// Give leadership back (a selector's leader function returns). Answered by
-    /// [`Report::Released`] or [`Report::Failed`].
-    Relinquish,
     /// Wait to lead, at most `timeout_ms` when given. Answered by [`Report::Awaited`].
     Await {
         /// How long to wait at most.
@@ -87,13 +87,13 @@ impl Command {
             },
             Call::Release { mode, .. } => Command::Release { mode },
             Call::Start { .. } => Command::Start,
+            Call::Requeue { .. } => Command::Requeue,
+            Call::Relinquish { .. } => Command::Relinquish,
             Call::Close { notify, .. } => Command::Close { notify },
             Call::Await { timeout, .. } => Command::Await {
                 timeout_ms: ms(timeout),
             },
             Call::HasLeadership { .. } => Command::HasLeadership,
-            Call::Requeue { .. } => Command::Requeue,
-            Call::Relinquish { .. } => Command::Relinquish,
             other => {
                 return Err(format!(
                     "the contender protocol has no command for `{}`",
@@ -116,6 +116,9 @@ pub struct Hello {
     pub connect: String,
     /// The path the recipe works under.
     pub lock_path: String,
+    /// How many leases a `semaphore` gives out at once (left out for other recipes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_leases: Option<u32>,
     /// The session timeout to ask for.
     pub session_timeout_ms: u64,
     /// How long a connection attempt may take (Curator's `connectionTimeoutMs`).
@@ -123,9 +126,6 @@ pub struct Hello {
     /// The retry policy (Curator's): `exponential-backoff:<base-sleep-ms>:<max-retries>`,
     /// `n-times:<sleep-ms>:<n>` or `forever:<sleep-ms>`.
     pub retry: String,
-    /// How many leases a semaphore gives out at once (the scenario's
-    /// `recipe_settings.max_leases`; other recipes ignore it).
-    pub max_leases: u32,
 }
 
 /// `policy` as [`Hello::retry`] spells it.

@@ -3,10 +3,13 @@
 //! [`Curator::compile`] compiles `real/java/CuratorContender.java` (embedded in this crate)
 //! with plain `javac` against Debian's Curator 5 jars into a temporary directory; its
 //! [`Curator::program`] is a contender of the contender protocol ([`crate::contender`]):
-//! beside a `mutex` scenario it runs Curator's own `InterProcessMutex`, beside a
-//! `semaphore-mutex` scenario `InterProcessSemaphoreMutex` (the `InterProcessSemaphoreV2` of
-//! one lease it wraps), beside a `leader-latch` scenario a fresh `LeaderLatch` per cycle
-//! (start, close), on the scenario's lock path, beside the Rust clients or in their place
+//! beside a scenario it runs Curator's own counterpart of the scenario's recipe
+//! ([`SERVES`]: `InterProcessMutex` for `mutex`, `InterProcessSemaphoreMutex` (the
+//! `InterProcessSemaphoreV2` of one lease it wraps) for `semaphore-mutex`,
+//! `InterProcessSemaphoreV2` of the scenario's `max_leases` for `semaphore`,
+//! `InterProcessReadWriteLock` for `read-write-lock`, a fresh `LeaderLatch` per cycle (start,
+//! close) for `leader-latch`, one `LeaderSelector` (start, then requeue) for
+//! `leader-selector`), on the scenario's lock path, beside the Rust clients or in their place
 //! (`crate::CuratorPlacement::InPlace`: each contender is one of the scenario's clients, cut
 //! off through its own proxy by the scenario's network faults). [`fifo`] adds the check that
 //! grants follow the queue across languages.
@@ -42,7 +45,10 @@ pub const NOT_INSTALLED: &str = "Apache Curator is not installed: run scripts/te
 pub const SERVES: &[Counterpart] = &[
     (RecipeKind::Mutex, "InterProcessMutex"),
     (RecipeKind::SemaphoreMutex, "InterProcessSemaphoreMutex"),
+    (RecipeKind::Semaphore, "InterProcessSemaphoreV2"),
+    (RecipeKind::ReadWriteLock, "InterProcessReadWriteLock"),
     (RecipeKind::LeaderLatch, "LeaderLatch"),
+    (RecipeKind::LeaderSelector, "LeaderSelector"),
 ];
 
 /// The programs compiled, each a main class and its source: the contender of a mixed run,
@@ -196,7 +202,7 @@ impl Drop for Curator {
     }
 }
 
-/// Which of Curator's recipes a benchmark contender runs.
+/// Which of Curator's recipes a benchmark contender runs (`real/java/CuratorBench.java`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CuratorRecipe {
     /// `InterProcessMutex`, beside our `mutex`.
@@ -211,6 +217,33 @@ impl CuratorRecipe {
         match self {
             CuratorRecipe::Mutex => "mutex",
             CuratorRecipe::LeaderLatch => "latch",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contender::recipe_refusal;
+    use scenarios::catalog::Catalog;
+
+    #[test]
+    fn the_refusal_names_every_recipe_the_contenders_run() {
+        let catalog = Catalog::builtin().unwrap();
+        let multi = catalog.get("multi-lock-fault-free").unwrap();
+        assert_eq!(
+            recipe_refusal("Curator", SERVES, multi).as_deref(),
+            Some(
+                "recipe: Curator contenders run InterProcessMutex, InterProcessSemaphoreMutex, \
+                 InterProcessSemaphoreV2, InterProcessReadWriteLock, LeaderLatch or \
+                 LeaderSelector, so the recipe must be `mutex`, `semaphore-mutex`, `semaphore`, \
+                 `read-write-lock`, `leader-latch` or `leader-selector`, found `multi-lock`"
+            )
+        );
+        for &(kind, _) in SERVES {
+            let mut scenario = multi.clone();
+            scenario.recipe = kind.into();
+            assert_eq!(recipe_refusal("Curator", SERVES, &scenario), None);
         }
     }
 }
