@@ -46,6 +46,6 @@ mod wire;
 
 pub use processes::ClientLauncher;
 pub use run::{
-    CuratorPlacement, RunFailure, curator_in_place_refusal, curator_refusal, run, run_program,
-    run_with_contenders, run_with_curator,
+    CuratorPlacement, INTERRUPTED, RunFailure, curator_in_place_refusal, curator_refusal, run,
+    run_program, run_with_contenders, run_with_curator,
 };
