@@ -8,21 +8,34 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use scenarios::scenario::Scenario;
 use serde_json::{Value, json};
-use support::{scratch, splitbrain};
+use support::{json_of, splitbrain, stderr};
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
+/// A fresh directory for the test `name` of this process (so that two runs of this test binary
+/// at once, as the real-server tests are checked under load, never share one), removed when
+/// the test passes and kept to look at when it fails.
+struct Scratch(PathBuf);
+
+fn scratch(name: &str) -> Scratch {
+    Scratch(support::scratch(&format!("{name}-{}", std::process::id())))
 }
 
-fn json_of(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        panic!("{e}: {stdout}\n{}", stderr(output))
-    })
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 fn read_json(path: &Path) -> Value {

@@ -95,7 +95,7 @@ pub fn run(args: Args) -> Outcome {
         json: args.json,
     };
     let matrix = file::load(&args.matrix, &common)?;
-    let started = Instant::now();
+    let (commit, started) = (commit(), Instant::now());
     let mut rows = Vec::new();
     let mut interrupted = false;
     for row in matrix.rows {
@@ -120,7 +120,7 @@ pub fn run(args: Args) -> Outcome {
     let findings = Findings {
         command,
         description: matrix.description,
-        commit: commit(),
+        commit,
         machine: Machine::this(),
         target: args.target(),
         seconds: started.elapsed().as_secs(),
