@@ -50,8 +50,9 @@ fn nobody() -> String {
 }
 
 /// `gc-pause-split-brain` with its pause drawn per seed instead of fixed: one pause of client
-/// 0 for 2.5 s (past its 1 s session) at 400–500 ms, while it holds its first grant (until
-/// about 2 s), so that a run violates belief exclusion by the server's doing, each seed
+/// 0 for 2.5 s (past its 1 s session) at 1.2–1.5 s, while it holds its first grant (from
+/// its first request, at 0 ms, for 2 s: a grant up to a second late on a loaded machine is
+/// still caught), so that a run violates belief exclusion by the server's doing, each seed
 /// pausing at another instant. Written to a file in
 /// `dir`; the scenario and its path.
 fn drawn_pause(dir: &Path) -> (Scenario, PathBuf) {
@@ -64,7 +65,7 @@ fn drawn_pause(dir: &Path) -> (Scenario, PathBuf) {
     scenario["faults"] = json!([]);
     scenario["random_faults"] = json!([{
         "count": 1,
-        "at_ms": {"min": 400, "max": 500},
+        "at_ms": {"min": 1200, "max": 1500},
         "pick": [{"kind": "pause", "client": 0, "for_ms": 2500}]
     }]);
     let file = dir.join("drawn-pause.json");
