@@ -7,22 +7,10 @@
 mod support;
 
 use std::path::PathBuf;
-use std::process::Output;
 
 use scenarios::catalog::Catalog;
 use serde_json::{Value, json};
-use support::{scratch, splitbrain};
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn json_of(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        panic!("{e}: {stdout}\n{}", stderr(output))
-    })
-}
+use support::{json_of, scratch, splitbrain, stderr};
 
 /// Writes a scenario file of two `mutex` clients on `/locks/<name>`, each making
 /// `acquisitions` fenced holds of `hold_ms`, with the horizon and `properties`, in a fresh

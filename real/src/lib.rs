@@ -47,6 +47,6 @@ mod wire;
 
 pub use processes::ClientLauncher;
 pub use run::{
-    CuratorPlacement, RunFailure, curator_refusal, in_place_refusal, run, run_program,
+    CuratorPlacement, INTERRUPTED, RunFailure, curator_refusal, in_place_refusal, run, run_program,
     run_with_contenders, run_with_curator,
 };

@@ -53,6 +53,9 @@ use crate::snapshot::{connect_within, containers_created, directories, snapshot}
 use crate::target::Target;
 use crate::wire::ClientSpec;
 
+/// How a run that Ctrl-C ended says so ([`RunFailure::message`]): a sweep of runs stops there.
+pub const INTERRUPTED: &str = "interrupted (Ctrl-C)";
+
 /// A run that did not end as it should: one line saying why, and the trace recorded until
 /// then (`None` when the run never started).
 #[derive(Debug)]
@@ -464,7 +467,7 @@ impl RealRun<'_> {
         // target is dropped.
         let interrupted = async {
             match tokio::signal::ctrl_c().await {
-                Ok(()) => "interrupted (Ctrl-C)".to_owned(),
+                Ok(()) => INTERRUPTED.to_owned(),
                 Err(_) => pending().await,
             }
         };

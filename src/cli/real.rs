@@ -2,7 +2,11 @@
 //! runs (`--connect`), or a standalone server or ensemble the harness starts from Debian's
 //! `zookeeper` package (`--start-local`, `--ensemble N`) and always stops — and writes each
 //! run's trace (`source: "real"`) and HTML report. It exits 0 only when the scenario's
-//! expectations are met over the runs.
+//! expectations are met over the runs. With `--seeds A..B` it sweeps instead, one run per seed
+//! ([`sweep`]).
+
+pub mod matrix;
+pub(crate) mod sweep;
 
 mod library;
 
@@ -11,7 +15,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use ::scenarios::fault::{DEFAULT_RESTART_DOWN_MS, Fault, ScheduledFault};
-use ::scenarios::scenario::Scenario;
+use ::scenarios::scenario::{Scenario, SeedRange};
 use ::trace::EventKind;
 use coordination::recipes::Call;
 use real::ClientLauncher;
@@ -32,7 +36,7 @@ use super::{
 };
 
 /// Arguments of `real`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Clone, Debug)]
 #[command(group(clap::ArgGroup::new("server").required(true).args(["connect", "start_local"])))]
 #[command(group(clap::ArgGroup::new("placement").args(["contenders", "in_place"])))]
 pub struct Args {
@@ -63,11 +67,25 @@ pub struct Args {
     /// How many times to run the scenario with that seed (real runs differ from one another).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     runs: u32,
+    /// Sweep instead: one run per seed of `A..B` (B excluded), each under its seed's fault
+    /// schedule (fixed, request-triggered and drawn faults), as `--seed` runs one; writes
+    /// summary.json and index.html, and keeps only the first violating runs' traces. A seed
+    /// whose schedule draws a fault with no real counterpart is refused and counted.
+    #[arg(long, value_name = "A..B", conflicts_with_all = ["seed", "runs", "curator", "contenders"])]
+    seeds: Option<SeedRange>,
+    /// With --seeds: keep the trace and report of the first K violating runs of each
+    /// property, and nothing of the other runs.
+    #[arg(long, value_name = "K", default_value_t = 3, requires = "seeds")]
+    keep: usize,
+    /// With --seeds and --start-local: make this many runs at once, each on servers of its
+    /// own (the runs' timing then competes for the machine's cores).
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "seeds", conflicts_with = "connect", value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
     /// Print JSON: per run, the object `replay --json` prints (plus `"run"` and `"target"`);
-    /// an array of them with --runs above 1.
+    /// an array of them with --runs above 1; with --seeds, the sweep's summary.
     #[arg(long)]
     json: bool,
-    /// Where to write each run's trace and HTML report.
+    /// Where to write each run's trace and HTML report (with --seeds, the summary too).
     #[arg(long, value_name = "DIR", default_value = "splitbrain-out/real")]
     out: PathBuf,
     /// Also run N Java processes with Apache Curator 5's own counterpart of the scenario's
@@ -108,19 +126,16 @@ pub struct Args {
 /// Runs the command.
 pub fn run(args: Args) -> Outcome {
     let scenario = load(&args)?;
-    let local = args.start_local;
-    let schedule = scenario.fault_schedule(args.seed);
-    if let Some(refused) = real::faults::refusal(&scenario, args.seed, &schedule, local) {
+    if let Some(seeds) = args.seeds {
+        return sweep::run(&args, &scenario, seeds);
+    }
+    if let Some(refused) = refusal(&args, &scenario, args.seed) {
         return Err(Failure(refused));
     }
-    let selection = Selection::of(&args, &scenario);
-    let refused = (selection.as_ref()).and_then(|s| s.refusal(&scenario, &schedule, args.seed));
-    if let Some(refused) = refused {
-        return Err(Failure(refused));
-    }
-    let library = selection.as_ref().map(Selection::prepare).transpose()?;
-    let contenders = selection.as_ref().zip(library.as_deref());
-    let contenders = contenders.map(|(selection, library)| (library, selection.placement));
+    let prepared = contenders(&args, &scenario)?;
+    let contenders = prepared
+        .as_ref()
+        .map(|(library, at)| (library.as_ref(), *at));
     let mut outcomes = Vec::new();
     let mut printed = Vec::new();
     let mut out_of_order_runs = 0;
@@ -169,9 +184,52 @@ pub fn run(args: Args) -> Outcome {
     })
 }
 
+/// Why seed `seed`'s run of `scenario` cannot be made as `args` ask, if it cannot: one line
+/// naming the first fault of its schedule with no real counterpart, or what the chosen
+/// library's contenders cannot run.
+fn refusal(args: &Args, scenario: &Scenario, seed: u64) -> Option<String> {
+    let schedule = scenario.fault_schedule(seed);
+    real::faults::refusal(scenario, seed, &schedule, args.start_local)
+        .or_else(|| Selection::of(args, scenario)?.refusal(scenario, &schedule, seed))
+}
+
+/// A library's contenders ready to run ([`Selection::prepare`]), and where they run.
+type Prepared = (Box<dyn Library>, CuratorPlacement);
+
+/// The contenders `args` ask for, if any, ready to run.
+fn contenders(args: &Args, scenario: &Scenario) -> Result<Option<Prepared>, Failure> {
+    Selection::of(args, scenario)
+        .map(|selection| Ok((selection.prepare()?, selection.placement)))
+        .transpose()
+}
+
+/// These arguments for a run of `seed` (a sweep's run).
+fn with_seed(args: &Args, seed: u64) -> Args {
+    Args {
+        seed,
+        ..args.clone()
+    }
+}
+
+/// `real` as a command of its own, to parse its arguments from words ([`parse_args`]).
+#[derive(clap::Parser)]
+#[command(name = "splitbrain real")]
+struct Real {
+    #[command(flatten)]
+    args: Args,
+}
+
+/// `real`'s arguments read from `words` (what follows `splitbrain real` on a command line), as
+/// the command line reads them.
+pub(crate) fn parse_args(words: &[String]) -> Result<Args, clap::Error> {
+    use clap::Parser;
+    let argv = std::iter::once("real").chain(words.iter().map(String::as_str));
+    Real::try_parse_from(argv).map(|real| real.args)
+}
+
 /// The scenario: a file when the argument names one (or ends in `.json`), else a name of the
 /// catalog.
-fn load(args: &Args) -> Result<Scenario, Failure> {
+pub(crate) fn load(args: &Args) -> Result<Scenario, Failure> {
     let path = Path::new(&args.scenario);
     if args.scenario.ends_with(".json") || path.is_file() {
         let file = path.display().to_string();

@@ -118,8 +118,8 @@ fn one_of(items: impl Iterator<Item = String>) -> String {
 }
 
 /// A recipe library whose contenders a run can start, beside the scenario's clients or in
-/// their place ([`crate::run_with_contenders`]).
-pub trait Library {
+/// their place ([`crate::run_with_contenders`]). `Sync`: the parallel runs of a sweep share one.
+pub trait Library: Sync {
     /// Its name in messages and in the trace's settings (`Curator`: `curator_contenders`).
     fn name(&self) -> &str;
 
