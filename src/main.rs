@@ -39,6 +39,8 @@ enum Command {
     Report(cli::report::Args),
     /// Run a scenario on a real ZooKeeper (one you run, or one started from Debian's package).
     Real(cli::real::Args),
+    /// Sweep a library × scenario matrix on a real ZooKeeper; write findings.md and .json.
+    RealMatrix(cli::real::matrix::Args),
     /// Measure how often a session survives a partition, beside ZooKeeper 3.8's rules.
     Survival(cli::survival::Args),
     /// Measure the simulator against a real ZooKeeper; write fidelity.json and fidelity.md.
@@ -67,6 +69,7 @@ fn main() -> ExitCode {
         Command::Check(args) => cli::check::run(args),
         Command::Report(args) => cli::report::run(args),
         Command::Real(args) => cli::real::run(args),
+        Command::RealMatrix(args) => cli::real::matrix::run(args),
         Command::Survival(args) => cli::survival::run(args),
         Command::Fidelity(args) => cli::fidelity::run(args),
         Command::Bench(args) => cli::bench::run(args),

@@ -35,7 +35,7 @@ const NOT_INDEXED: [&str; 5] = [
 
 /// Backticked paths that are outputs, placeholders or paths in users' own crates, not files of
 /// this repository. Prefixes end with `/`; other entries are whole file names.
-const NOT_REPOSITORY_PATHS: [&str; 12] = [
+const NOT_REPOSITORY_PATHS: [&str; 14] = [
     // Where commands write (git-ignored).
     "splitbrain-out/",
     "target/",
@@ -47,6 +47,8 @@ const NOT_REPOSITORY_PATHS: [&str; 12] = [
     "bench-real.md",
     "fidelity.json",
     "fidelity.md",
+    "findings.json",
+    "findings.md",
     // Placeholders for a user's own files in examples of commands.
     "trace.json",
     "my-scenario.json",

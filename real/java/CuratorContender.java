@@ -6,18 +6,25 @@
 // each stamped "t": System.nanoTime() (CLOCK_MONOTONIC on Linux, the clock the executor reads).
 // The first command is the hello: recipe (mutex: InterProcessMutex; semaphore-mutex:
 // InterProcessSemaphoreMutex as it is built, the InterProcessSemaphoreV2 of one lease, so that
-// the lease node is known; leader-latch: a new LeaderLatch per start), connect, lock_path,
-// session_timeout_ms, connection_timeout_ms and retry (exponential-backoff:<base>:<max>,
-// n-times:<sleep>:<n> or forever:<sleep>). It connects with them, takes and gives back a lock
-// of the recipe once on <lock_path>-warm-up/<client> (so that its first acquire of the run is
-// not a cold JVM's) and reports ready with its session id and password (and session with the
-// new ones when Curator connects on a new session). Then, until stdin ends (it then closes its
-// session and exits 0):
-//   acquire -> acquired {token: the lock or lease node's czxid} | timed_out | failed
-//   release -> released | failed
-//   start (is_leader {token: the latch node's czxid} and not_leader follow, from the latch's
-//   listener) | close -> closed | failed | await -> awaited | has_leadership -> leadership
+// the lease node is known; semaphore: InterProcessSemaphoreV2 of max_leases; read-write-lock:
+// InterProcessReadWriteLock, its side named by each acquire's mode; leader-latch: a new
+// LeaderLatch per start; leader-selector: one LeaderSelector, without auto-requeue), connect,
+// lock_path, session_timeout_ms, connection_timeout_ms and retry
+// (exponential-backoff:<base>:<max>, n-times:<sleep>:<n> or forever:<sleep>). It connects with
+// them, runs the recipe once on <lock_path>-warm-up/<client> (so that its first acquire or
+// election of the run is not a cold JVM's) and reports ready with its session id
+// and password (and session with the new ones when Curator connects on a new session). Then,
+// until stdin ends (it then closes its session and exits 0):
+//   acquire {mode} -> acquired {token: the lock or lease node's czxid, mode} | timed_out | failed
+//   release {mode} -> released {mode} | failed
+//   start (is_leader {token: the latch's or selector's node's czxid} and not_leader follow,
+//   from the latch's listener or the selector's takeLeadership) | requeue (the same)
+//   | relinquish -> released (takeLeadership has returned) | failed
+//   | close -> closed | failed | await -> awaited | has_leadership -> leadership
 //   read {token} -> read {token} | write {token, value} -> write {token, value}
+// A selector's takeLeadership reports is_leader and holds until relinquish, or until Curator
+// interrupts it (a suspended or lost connection, LeaderSelectorListenerAdapter's cancel; a
+// close): then it reports not_leader.
 // A holder of a lock reports the connection states Curator's listener hears while it holds
 // (suspended, lost, reconnected). A node gone before its token is read (its session ended at
 // the grant, which a loaded machine makes likely) voids the grant: it is given back untold,
@@ -29,8 +36,13 @@ import java.io.BufferedReader;
 import java.io.EOFException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -41,7 +53,10 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.framework.recipes.leader.LeaderSelector;
+import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.state.ConnectionState;
@@ -54,6 +69,15 @@ import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 
 public final class CuratorContender {
+    /** A lock's way to take and give back a hold. */
+    interface Hold {
+        /** Takes it within timeoutMs (null: no limit); the node that holds it, or null when
+         * the time ran out. */
+        String take(Long timeoutMs) throws Exception;
+
+        void giveBack() throws Exception;
+    }
+
     /** InterProcessMutex with its current lock node made visible (getLockPath is protected). */
     static final class Mutex extends InterProcessMutex {
         Mutex(CuratorFramework client, String path) {
@@ -65,39 +89,51 @@ public final class CuratorContender {
         }
     }
 
-    /** A lock's way to take and give back a hold. */
-    interface Hold {
-        /** Takes it within timeoutMs (null: no limit); the node that holds it, or null when
-         * the time ran out. */
-        String take(Long timeoutMs) throws Exception;
+    /** InterProcessReadWriteLock's write side, its lock node made visible. */
+    static final class WriteSide extends InterProcessReadWriteLock.WriteLock {
+        WriteSide(CuratorFramework client, String path) {
+            super(client, path, null);
+        }
 
-        void giveBack() throws Exception;
+        String node() {
+            return getLockPath();
+        }
     }
 
-    /** InterProcessMutex: acquire, release. */
-    static Hold mutex(CuratorFramework client, String path) {
-        Mutex mutex = new Mutex(client, path);
+    /** InterProcessReadWriteLock's read side, its lock node made visible. */
+    static final class ReadSide extends InterProcessReadWriteLock.ReadLock {
+        ReadSide(CuratorFramework client, String path, WriteSide write) {
+            super(client, path, null, write);
+        }
+
+        String node() {
+            return getLockPath();
+        }
+    }
+
+    /** A lock built on InterProcessMutex: acquire, release; node names its lock node. */
+    static Hold lockHold(InterProcessMutex lock, java.util.function.Supplier<String> node) {
         return new Hold() {
             public String take(Long timeoutMs) throws Exception {
                 if (timeoutMs == null) {
-                    mutex.acquire();
-                } else if (!mutex.acquire(timeoutMs, TimeUnit.MILLISECONDS)) {
+                    lock.acquire();
+                } else if (!lock.acquire(timeoutMs, TimeUnit.MILLISECONDS)) {
                     return null;
                 }
-                return mutex.node();
+                return node.get();
             }
 
             public void giveBack() throws Exception {
-                mutex.release();
+                lock.release();
             }
         };
     }
 
-    /** InterProcessSemaphoreMutex as it is built: an InterProcessSemaphoreV2 of one lease on
-     * the same path (its internal lock under "locks", its leases under "leases"); acquire takes
-     * the lease, release closes it. */
-    static Hold semaphoreMutex(CuratorFramework client, String path) {
-        InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, path, 1);
+    /** InterProcessSemaphoreV2 of maxLeases on path (its internal lock under "locks", its
+     * leases under "leases"; InterProcessSemaphoreMutex is the one of one lease, as it is
+     * built, so that the lease node is known): acquire takes a lease, release closes it. */
+    static Hold semaphore(CuratorFramework client, String path, int maxLeases) {
+        InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, path, maxLeases);
         Lease[] lease = new Lease[1];
         return new Hold() {
             public String take(Long timeoutMs) throws Exception {
@@ -118,6 +154,34 @@ public final class CuratorContender {
                 held.close();
             }
         };
+    }
+
+    /** The holds of recipe on path by the acquire's mode (exclusive; lease; read and write);
+     * none for an election. */
+    static Map<String, Hold> holds(CuratorFramework client, String recipe, String path,
+            int maxLeases) {
+        switch (recipe) {
+            case "mutex": {
+                Mutex mutex = new Mutex(client, path);
+                return Map.of("exclusive", lockHold(mutex, mutex::node));
+            }
+            case "semaphore-mutex":
+                return Map.of("exclusive", semaphore(client, path, 1));
+            case "semaphore":
+                return Map.of("lease", semaphore(client, path, maxLeases));
+            case "read-write-lock": {
+                WriteSide write = new WriteSide(client, path);
+                ReadSide read = new ReadSide(client, path, write);
+                InterProcessReadWriteLock lock = new InterProcessReadWriteLock(write, read) { };
+                return Map.of("read", lockHold(lock.readLock(), read::node),
+                    "write", lockHold(lock.writeLock(), write::node));
+            }
+            case "leader-latch":
+            case "leader-selector":
+                return Map.of();
+            default:
+                throw new IllegalArgumentException("Curator has no counterpart here of " + recipe);
+        }
     }
 
     /** The fields of a ready or session report: zk's session id and password (hex). */
@@ -242,32 +306,28 @@ public final class CuratorContender {
     }
 
     private final CuratorFramework client;
+    private final String recipe;
     private final String path;
-    /** The lock's hold (null for a latch). */
-    private final Hold hold;
+    /** The lock's holds by mode (none for an election). */
+    private final Map<String, Hold> holds;
     /** Whether the contender holds the lock: connection states are reported then. */
     private volatile boolean holding;
     /** The current latch (null before the first start); guarded by this. */
     private LeaderLatch latch;
+    /** The selector (null before start); guarded by this. */
+    private LeaderSelector selector;
+    /** The selector's leadership under way (null while it does not lead); guarded by this. */
+    private Leadership leadership;
+    /** The selector's id, the data of its node (its token is read from the node that has it). */
+    private final String id = "splitbrain-" + UUID.randomUUID();
     /** Runs the latches' listeners, off Curator's threads (they read the token). */
     private final ExecutorService listeners = Executors.newSingleThreadExecutor();
 
-    CuratorContender(CuratorFramework client, String recipe, String path) {
+    CuratorContender(CuratorFramework client, String recipe, String path, int maxLeases) {
         this.client = client;
+        this.recipe = recipe;
         this.path = path;
-        switch (recipe) {
-            case "mutex":
-                hold = mutex(client, path);
-                break;
-            case "semaphore-mutex":
-                hold = semaphoreMutex(client, path);
-                break;
-            case "leader-latch":
-                hold = null;
-                break;
-            default:
-                throw new IllegalArgumentException("Curator has no counterpart here of " + recipe);
-        }
+        this.holds = holds(client, recipe, path, maxLeases);
         client.getConnectionStateListenable().addListener((c, state) -> {
             if (holding && state != ConnectionState.CONNECTED && state != ConnectionState.READ_ONLY) {
                 report(state.name().toLowerCase(), "");
@@ -281,18 +341,19 @@ public final class CuratorContender {
         return stat == null ? null : stat.getCzxid();
     }
 
-    /** The lock's hold; a latch has none. */
-    Hold lock() {
+    /** The hold of mode; an election has none. */
+    Hold lock(String mode) {
+        Hold hold = holds.get(mode);
         if (hold == null) {
-            throw new UnsupportedOperationException("a leader latch is not a lock");
+            throw new UnsupportedOperationException(recipe + " has no " + mode + " hold");
         }
         return hold;
     }
 
-    /** The current latch; a lock has none. */
+    /** The current latch; other recipes have none. */
     synchronized LeaderLatch latch() {
-        if (hold != null) {
-            throw new UnsupportedOperationException("a lock is not a leader latch");
+        if (!recipe.equals("leader-latch")) {
+            throw new UnsupportedOperationException(recipe + " is not a leader latch");
         }
         if (latch == null) {
             throw new IllegalStateException("no latch started");
@@ -300,23 +361,59 @@ public final class CuratorContender {
         return latch;
     }
 
-    /** Takes and gives back a hold of the recipe once on a path of its own (a lock's: a
-     * latch has no warm-up), so that the JVM has loaded and initialized the library's lock
-     * code before the run's timeline starts: a cold JVM's first acquire takes a few hundred ms
-     * on a loaded machine, which the scenario's stagger between clients does not allow for. */
-    void warmUp(String recipe, String path) throws Exception {
-        Hold warm;
-        switch (recipe) {
-            case "mutex": warm = mutex(client, path); break;
-            case "semaphore-mutex": warm = semaphoreMutex(client, path); break;
-            default: return;
+    /** The selector; other recipes have none. */
+    synchronized LeaderSelector selector() {
+        if (!recipe.equals("leader-selector")) {
+            throw new UnsupportedOperationException(recipe + " is not a leader selector");
         }
-        warm.take(null);
-        warm.giveBack();
+        if (selector == null) {
+            throw new IllegalStateException("no selector started");
+        }
+        return selector;
     }
 
-    void acquire(Long timeoutMs) throws Exception {
-        Hold hold = lock();
+    /** Runs the recipe once on a path of its own (each hold of a lock taken and given back;
+     * a latch or a selector started, leading, closed), so that the JVM has loaded and
+     * initialized the library's code before the run's timeline starts: a cold JVM's first
+     * acquire or election takes a few hundred ms on a loaded machine, which the scenario's
+     * stagger between clients does not allow for. */
+    void warmUp(String path, int maxLeases) throws Exception {
+        switch (recipe) {
+            case "leader-latch": {
+                LeaderLatch warm = new LeaderLatch(client, path);
+                warm.start();
+                warm.await();
+                warm.close();
+                return;
+            }
+            case "leader-selector": {
+                CountDownLatch led = new CountDownLatch(1);
+                LeaderSelector warm = new LeaderSelector(client, path,
+                    new LeaderSelectorListenerAdapter() {
+                        public void takeLeadership(CuratorFramework c) {
+                            led.countDown();
+                        }
+                    });
+                warm.start();
+                led.await();
+                warm.close();
+                return;
+            }
+            default:
+                for (Hold hold : holds(client, recipe, path, maxLeases).values()) {
+                    hold.take(null);
+                    hold.giveBack();
+                }
+        }
+    }
+
+    /** The mode field of a report: none for an exclusive hold. */
+    static String modeField(String mode) {
+        return mode.equals("exclusive") ? "" : ",\"mode\":\"" + mode + "\"";
+    }
+
+    void acquire(String mode, Long timeoutMs) throws Exception {
+        Hold hold = lock(mode);
         String node = hold.take(timeoutMs);
         long at = System.nanoTime();
         if (node == null) {
@@ -329,19 +426,28 @@ public final class CuratorContender {
             throw new KeeperException.NoNodeException(node);
         }
         holding = true;
-        report(at, "acquired", ",\"token\":" + token);
+        report(at, "acquired", ",\"token\":" + token + modeField(mode));
     }
 
-    void release() throws Exception {
-        Hold hold = lock();
+    void release(String mode) throws Exception {
+        Hold hold = lock(mode);
         holding = false;
         hold.giveBack();
-        report("released", "");
+        report("released", modeField(mode));
     }
 
     synchronized void start() throws Exception {
-        if (hold != null) {
-            throw new UnsupportedOperationException("a lock is not a leader latch");
+        if (recipe.equals("leader-selector")) {
+            if (selector != null) {
+                throw new IllegalStateException("already started");
+            }
+            selector = new LeaderSelector(client, path, new Leader());
+            selector.setId(id);
+            selector.start();
+            return;
+        }
+        if (!recipe.equals("leader-latch")) {
+            throw new UnsupportedOperationException(recipe + " is not an election");
         }
         LeaderLatch started = new LeaderLatch(client, path);
         started.addListener(new LeaderLatchListener() {
@@ -377,8 +483,110 @@ public final class CuratorContender {
         report(at, "is_leader", ",\"token\":" + token);
     }
 
+    /** One leadership of the selector: ended by relinquish, returned once takeLeadership has. */
+    static final class Leadership {
+        final CountDownLatch ended = new CountDownLatch(1);
+        final CountDownLatch returned = new CountDownLatch(1);
+    }
+
+    /** The selector's listener: takeLeadership reports is_leader with its node's czxid and
+     * holds until relinquish ends the leadership, or until Curator interrupts it (the
+     * adapter's cancel at suspended or lost, a close), which reports not_leader. A node gone
+     * before its token is read voids the leadership: takeLeadership returns untold, and the
+     * attempt fails with no_node. */
+    final class Leader extends LeaderSelectorListenerAdapter {
+        public void takeLeadership(CuratorFramework c) throws Exception {
+            long at = System.nanoTime();
+            Long token;
+            try {
+                token = selectorToken();
+            } catch (Exception e) {
+                failed(e);
+                return;
+            }
+            if (token == null) {
+                failed(new KeeperException.NoNodeException(path + "/<" + id + ">"));
+                return;
+            }
+            Leadership mine = new Leadership();
+            synchronized (CuratorContender.this) {
+                leadership = mine;
+                report(at, "is_leader", ",\"token\":" + token);
+            }
+            try {
+                mine.ended.await();
+            } catch (InterruptedException e) {
+                synchronized (CuratorContender.this) {
+                    if (leadership == mine) {
+                        leadership = null;
+                        report("not_leader", "");
+                    }
+                }
+                throw e;
+            } finally {
+                mine.returned.countDown();
+            }
+        }
+    }
+
+    /** The czxid of the selector's node (the first child of the path, by sequence, whose data
+     * is its id), or null when it has none. */
+    Long selectorToken() throws Exception {
+        List<String> children = new ArrayList<>(client.getChildren().forPath(path));
+        children.sort((a, b) -> sequence(a).compareTo(sequence(b)));
+        for (String child : children) {
+            Stat stat = new Stat();
+            byte[] data;
+            try {
+                data = client.getData().storingStatIn(stat).forPath(ZKPaths.makePath(path, child));
+            } catch (KeeperException.NoNodeException gone) {
+                continue;
+            }
+            if (data != null && Arrays.equals(data, id.getBytes(StandardCharsets.UTF_8))) {
+                return stat.getCzxid();
+            }
+        }
+        return null;
+    }
+
+    /** A lock node's sequence number: its last ten characters. */
+    static String sequence(String node) {
+        return node.length() < 10 ? node : node.substring(node.length() - 10);
+    }
+
+    /** Queues the selector again (Curator's requeue: nothing when it is queued or leads). */
+    void requeue() {
+        selector().requeue();
+    }
+
+    /** Ends the selector's leadership: its takeLeadership returns, then released once
+     * Curator says it leads no more. */
+    void relinquish() throws Exception {
+        selector();
+        Leadership mine;
+        synchronized (this) {
+            mine = leadership;
+            leadership = null;
+        }
+        if (mine == null) {
+            throw new IllegalMonitorStateException("not leading");
+        }
+        mine.ended.countDown();
+        mine.returned.await();
+        // Curator marks the selector unqueued, then not leading, once takeLeadership has
+        // returned: a requeue before that would be refused (it is still queued).
+        while (selector().hasLeadership()) {
+            Thread.sleep(1);
+        }
+        report("released", "");
+    }
+
     synchronized void close(boolean notify) throws Exception {
-        latch().close(notify ? LeaderLatch.CloseMode.NOTIFY_LEADER : LeaderLatch.CloseMode.SILENT);
+        if (recipe.equals("leader-selector")) {
+            selector().close();
+        } else {
+            latch().close(notify ? LeaderLatch.CloseMode.NOTIFY_LEADER : LeaderLatch.CloseMode.SILENT);
+        }
         report("closed", "");
     }
 
@@ -400,16 +608,33 @@ public final class CuratorContender {
     }
 
     void hasLeadership() {
-        report("leadership", ",\"leader\":" + latch().hasLeadership());
+        boolean leader = recipe.equals("leader-selector") ? selector().hasLeadership()
+            : latch().hasLeadership();
+        report("leadership", ",\"leader\":" + leader);
+    }
+
+    /** Stops the listeners' thread and leaves the election of a selector still started. */
+    synchronized void end() {
+        listeners.shutdownNow();
+        if (selector != null) {
+            try {
+                selector.close();
+            } catch (IllegalStateException closed) {
+                // Closed by a close command already.
+            }
+        }
     }
 
     /** Carries out one command; false for a command it does not know. */
     boolean handle(Map<String, String> command) {
+        String mode = command.getOrDefault("mode", "exclusive");
         try {
             switch (command.get("type")) {
-                case "acquire": acquire(optionalLong(command, "timeout_ms")); break;
-                case "release": release(); break;
+                case "acquire": acquire(mode, optionalLong(command, "timeout_ms")); break;
+                case "release": release(mode); break;
                 case "start": start(); break;
+                case "requeue": requeue(); break;
+                case "relinquish": relinquish(); break;
                 case "close": close("true".equals(command.get("notify"))); break;
                 case "await": await(optionalLong(command, "timeout_ms")); break;
                 case "has_leadership": hasLeadership(); break;
@@ -444,9 +669,11 @@ public final class CuratorContender {
         int connectionTimeout = Integer.parseInt(hello.get("connection_timeout_ms"));
         try (CuratorFramework client = connect(hello.get("connect"), sessionTimeout,
                 connectionTimeout, retryPolicy(hello.get("retry")))) {
-            CuratorContender contender =
-                new CuratorContender(client, hello.get("recipe"), hello.get("lock_path"));
-            contender.warmUp(hello.get("recipe"), hello.get("lock_path") + "-warm-up/" + slot);
+            String leases = hello.get("max_leases");
+            int maxLeases = leases == null ? 1 : Integer.parseInt(leases);
+            CuratorContender contender = new CuratorContender(client, hello.get("recipe"),
+                hello.get("lock_path"), maxLeases);
+            contender.warmUp(hello.get("lock_path") + "-warm-up/" + slot, maxLeases);
             long[] session = {client.getZookeeperClient().getZooKeeper().getSessionId()};
             report("ready", sessionFields(client.getZookeeperClient().getZooKeeper()));
             // A new session (the last one expired): reported as Curator connects on it.
@@ -473,7 +700,7 @@ public final class CuratorContender {
                     System.exit(2);
                 }
             }
-            contender.listeners.shutdownNow();
+            contender.end();
         } catch (Exception e) {
             System.err.println("curator contender " + slot + ": " + e);
             System.exit(1);

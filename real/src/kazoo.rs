@@ -1,8 +1,8 @@
-//! Kazoo (Python) contending on a real ZooKeeper: `real/python/kazoo_lock.py` (embedded in
-//! this crate, written to a temporary directory), a contender of the contender protocol
-//! ([`crate::contender`]) running Kazoo's own `Lock` beside a `mutex` scenario, with a Python
-//! that has Kazoo installed: `$SPLITBRAIN_PYTHON` (`scripts/test` installs Kazoo from PyPI into
-//! a virtual environment and points it there), else `python3`.
+//! Kazoo (Python) contending on a real ZooKeeper: `real/python/kazoo_contender.py` (embedded
+//! in this crate, written to a temporary directory), a contender of the contender protocol
+//! ([`crate::contender`]) running Kazoo's own recipes ([`SERVES`]) in place of a scenario's
+//! clients, with a Python that has Kazoo installed: `$SPLITBRAIN_PYTHON` (`scripts/test`
+//! installs Kazoo from PyPI into a virtual environment and points it there), else `python3`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -11,11 +11,23 @@ use std::process::{Command, Stdio};
 use recipe_table::recipes::RecipeKind;
 use scenarios::scenario::Scenario;
 
-use crate::contender::{Library, Program};
+use crate::contender::{Counterpart, Library, Program, recipe_refusal};
 use crate::local::{HarnessError, io_error, temp_dir};
 
 /// The contender program.
-const SOURCE: &str = include_str!("../python/kazoo_lock.py");
+const SOURCE: &str = include_str!("../python/kazoo_contender.py");
+/// The recipes Kazoo's contenders run: for each recipe of splitbrain's table, Kazoo's
+/// counterpart (module `kazoo.recipe`).
+pub const SERVES: &[Counterpart] = &[
+    (RecipeKind::Mutex, "Lock"),
+    (RecipeKind::Semaphore, "Semaphore"),
+    (RecipeKind::ReadWriteLock, "ReadLock/WriteLock"),
+    (RecipeKind::LeaderSelector, "Election"),
+];
+/// Why Kazoo's contenders do not run beside other clients.
+pub const BESIDE: &str = "--contenders: Kazoo's recipes count only their own nodes as \
+     contenders (kazoo.recipe.lock: _contenders_re), so they would not wait for the clients' \
+     nodes on the same path: run them in place of the clients";
 /// What to tell a user whose Python lacks Kazoo.
 pub const NOT_INSTALLED: &str = "Kazoo is not installed: run scripts/test, or point \
      SPLITBRAIN_PYTHON at a Python with Kazoo (python3 -m venv v && v/bin/pip install kazoo)";
@@ -59,16 +71,16 @@ impl Kazoo {
     }
 
     fn script(&self) -> PathBuf {
-        self.dir.join("kazoo_lock.py")
+        self.dir.join("kazoo_contender.py")
     }
 }
 
 impl Library for Kazoo {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "Kazoo"
     }
 
-    /// The Python running `kazoo_lock.py`.
+    /// The Python running `kazoo_contender.py`.
     fn program(&self) -> Program {
         Program {
             name: "kazoo".into(),
@@ -83,17 +95,19 @@ impl Library for Kazoo {
     }
 
     fn refusal(&self, scenario: &Scenario) -> Option<String> {
-        if scenario.recipe.built_in() != Some(RecipeKind::Mutex) {
-            Some(format!(
-                "recipe: Kazoo contenders run Lock, so the recipe must be `mutex`, found `{}`",
-                scenario.recipe
-            ))
-        } else if scenario.workload.reentrant != 1 {
-            Some("workload: Kazoo contenders acquire once per hold, so reentrant must be 1".into())
-        } else {
-            crate::run::revocation_refusal("Kazoo", scenario)
-        }
+        refusal(scenario)
     }
+
+    fn beside_refusal(&self) -> Option<String> {
+        Some(BESIDE.into())
+    }
+}
+
+/// Why Kazoo's contenders cannot run `scenario`, if they cannot: one line naming the
+/// scenario's field.
+pub fn refusal(scenario: &Scenario) -> Option<String> {
+    recipe_refusal("Kazoo", SERVES, scenario)
+        .or_else(|| crate::run::protocol_refusal("Kazoo", scenario))
 }
 
 impl Drop for Kazoo {

@@ -10,8 +10,9 @@
 //! ([`programs::Program`]) as the clients' code, in processes of a binary of the user's that
 //! serves it ([`program_client`]); [`run_with_curator`] runs Apache Curator's own
 //! `InterProcessMutex` in Java processes beside them on the same lock path ([`curator`]), each
-//! a contender driven over the contender protocol ([`contender`]), as Kazoo's `Lock` in
-//! Python processes is ([`kazoo`]),
+//! a contender driven over the contender protocol ([`contender`]), as Kazoo's recipes in
+//! Python processes are ([`kazoo`]) and a user's own contender program
+//! ([`contender::user`]),
 //! [`wakeups`] counts the waiters each release wakes from the server's side, and [`bench`](mod@bench)
 //! measures our locks and latches beside Curator's (`splitbrain bench --real`); [`testing`]
 //! keeps tests that run real servers from running at once.
@@ -46,6 +47,6 @@ mod wire;
 
 pub use processes::ClientLauncher;
 pub use run::{
-    CuratorPlacement, RunFailure, curator_in_place_refusal, curator_refusal, run, run_program,
+    CuratorPlacement, INTERRUPTED, RunFailure, curator_refusal, in_place_refusal, run, run_program,
     run_with_contenders, run_with_curator,
 };

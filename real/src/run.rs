@@ -42,7 +42,7 @@ use trace::{Meta, Source, Trace};
 use crate::clock::{RealClock, Recorder};
 use crate::contender::Library;
 use crate::contender::{self, ContenderRun};
-use crate::curator::{Curator, CuratorRecipe};
+use crate::curator::Curator;
 use crate::faults::{Client, Injector, refusal};
 use crate::processes::{ClientLauncher, ClientProcess, Progress};
 use crate::proxy::Proxies;
@@ -52,6 +52,9 @@ use crate::session::RealConnector;
 use crate::snapshot::{connect_within, containers_created, directories, snapshot};
 use crate::target::Target;
 use crate::wire::ClientSpec;
+
+/// How a run that Ctrl-C ended says so ([`RunFailure::message`]): a sweep of runs stops there.
+pub const INTERRUPTED: &str = "interrupted (Ctrl-C)";
 
 /// A run that did not end as it should: one line saying why, and the trace recorded until
 /// then (`None` when the run never started).
@@ -108,8 +111,7 @@ pub fn run_program(
 }
 
 /// As [`run()`], with `curator`'s contenders running Curator's own counterpart of the recipe
-/// (`InterProcessMutex` for `mutex`, `InterProcessSemaphoreMutex` for `semaphore-mutex`,
-/// `LeaderLatch` for `leader-latch`) on the same lock path, with the same workload and
+/// ([`crate::curator::SERVES`]) on the same lock path, with the same workload and
 /// resource (see [`crate::curator`]), placed as `placement` says:
 ///
 /// - [`CuratorPlacement::Beside`] the scenario's clients: they are the trace's clients after
@@ -120,7 +122,7 @@ pub fn run_program(
 /// Refused before the run unless the recipe has a Curator counterpart, without acquire
 /// timeouts or reentrant holds (the contenders acquire plainly) and, in place, unless there
 /// is one contender per client and no fault expires a session an earlier fault may have
-/// ended (see [`curator_in_place_refusal`]): a pause stops a contender's process (`SIGSTOP`,
+/// ended (see [`in_place_refusal`]): a pause stops a contender's process (`SIGSTOP`,
 /// then `SIGCONT`), an expiry ends its session from the executor, a crash SIGKILLs it and
 /// starts another in its place.
 pub fn run_with_curator(
@@ -161,12 +163,6 @@ pub enum CuratorPlacement {
     InPlace,
 }
 
-/// Why Curator contenders cannot take the place of the clients of a scenario whose seed
-/// draws `schedule`, if they cannot: one line naming the first fault they cannot take.
-pub fn curator_in_place_refusal(schedule: &[ScheduledFault], seed: u64) -> Option<String> {
-    in_place_refusal("Curator", schedule, seed)
-}
-
 /// Why `library`'s contenders cannot take the place of the clients of a scenario whose seed
 /// draws `schedule`, if they cannot: one line naming the first fault they cannot take. A
 /// contender is paused, crashed and started again as a client's process is, and its session
@@ -174,7 +170,7 @@ pub fn curator_in_place_refusal(schedule: &[ScheduledFault], seed: u64) -> Optio
 /// `ready` with last, so an expiry after an earlier fault that may have ended its first
 /// session (a pause, expiry or crash of that contender, a cut, a server restart) is refused:
 /// its library may have a new session the contender protocol does not name.
-fn in_place_refusal(library: &str, schedule: &[ScheduledFault], seed: u64) -> Option<String> {
+pub fn in_place_refusal(library: &str, schedule: &[ScheduledFault], seed: u64) -> Option<String> {
     for (i, scheduled) in schedule.iter().enumerate() {
         let Fault::ExpireSession { client } = scheduled.fault else {
             continue;
@@ -249,7 +245,9 @@ impl<'a> Contenders<'a> {
     ) -> Option<String> {
         match self {
             Contenders::None | Contenders::Programs => None,
-            Contenders::Beside(library) => library.refusal(scenario),
+            Contenders::Beside(library) => library
+                .refusal(scenario)
+                .or_else(|| library.beside_refusal()),
             Contenders::InPlace(library) => library
                 .refusal(scenario)
                 .or_else(|| in_place_refusal(library.name(), schedule, seed))
@@ -272,13 +270,8 @@ impl<'a> Contenders<'a> {
 /// naming the scenario's field.
 pub fn curator_refusal(scenario: &Scenario) -> Option<String> {
     let workload = &scenario.workload;
-    if CuratorRecipe::of(scenario).is_none() {
-        Some(format!(
-            "recipe: Curator contenders run InterProcessMutex, InterProcessSemaphoreMutex or \
-             LeaderLatch, so the recipe must be `mutex`, `semaphore-mutex` or `leader-latch`, \
-             found `{}`",
-            scenario.recipe
-        ))
+    if let Some(refused) = contender::recipe_refusal("Curator", crate::curator::SERVES, scenario) {
+        Some(refused)
     } else if workload.acquire_timeout_ms.is_some() || workload.reentrant != 1 {
         Some(
             "workload: Curator contenders acquire without a timeout and once per hold, so \
@@ -287,6 +280,18 @@ pub fn curator_refusal(scenario: &Scenario) -> Option<String> {
         )
     } else {
         revocation_refusal("Curator", scenario)
+    }
+}
+
+/// Why `library`'s contenders, which acquire once per hold (the contender protocol has no
+/// reentrant holds nor revocation), cannot run `scenario`, if they cannot.
+pub(crate) fn protocol_refusal(library: &str, scenario: &Scenario) -> Option<String> {
+    if scenario.workload.reentrant != 1 {
+        Some(format!(
+            "workload: {library} contenders acquire once per hold, so reentrant must be 1"
+        ))
+    } else {
+        revocation_refusal(library, scenario)
     }
 }
 
@@ -463,7 +468,7 @@ impl RealRun<'_> {
         // target is dropped.
         let interrupted = async {
             match tokio::signal::ctrl_c().await {
-                Ok(()) => "interrupted (Ctrl-C)".to_owned(),
+                Ok(()) => INTERRUPTED.to_owned(),
                 Err(_) => pending().await,
             }
         };

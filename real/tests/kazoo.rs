@@ -1,4 +1,4 @@
-//! Kazoo's own `Lock` (Python processes, `real/python/kazoo_lock.py`) as the clients of a
+//! Kazoo's own `Lock` (Python processes, `real/python/kazoo_contender.py`) as the clients of a
 //! mutex scenario on a real ZooKeeper, driven over the contender protocol: one trace, judged
 //! by the same verdicts.
 

@@ -5,7 +5,7 @@
 pub mod merge;
 pub(crate) mod progress;
 mod shard;
-mod summary;
+pub(crate) mod summary;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -82,7 +82,7 @@ pub fn run(args: Args) -> Outcome {
         .iter()
         .map(|(_, range)| part.count_in(range.start, range.end))
         .sum();
-    let mut progress = Progress::new(total, args.json);
+    let mut progress = Progress::new("hunt", total, args.json);
     let started = Instant::now();
     let setup = Setup {
         shard,
@@ -176,10 +176,8 @@ fn jobs(
 /// Writes summary.json and index.html to `out`, prints the summary, and says whether every
 /// expectation was met.
 fn finish(out: &Path, json: bool, mut summary: Summary) -> Outcome {
-    let index = out.join("index.html");
-    write_atomic(&index, summary.html(out).as_bytes())
-        .map_err(|e| Failure(format!("{}: {e}", index.display())))?;
-    summary.summary_report = Some(index.display().to_string());
+    let title = summary.title();
+    write_index(out, title, &mut summary)?;
     let file = out.join(SUMMARY_FILE);
     write_json(&file, &summary).map_err(|e| Failure(format!("{}: {e}", file.display())))?;
     if json {
@@ -192,6 +190,15 @@ fn finish(out: &Path, json: bool, mut summary: Summary) -> Outcome {
     } else {
         ExitCode::from(UNMET)
     })
+}
+
+/// Writes `index.html`, the summary page titled `title`, to `out`, and names it in `summary`.
+pub(crate) fn write_index(out: &Path, title: String, summary: &mut Summary) -> Result<(), Failure> {
+    let index = out.join("index.html");
+    write_atomic(&index, summary.html(out, title).as_bytes())
+        .map_err(|e| Failure(format!("{}: {e}", index.display())))?;
+    summary.summary_report = Some(index.display().to_string());
+    Ok(())
 }
 
 /// Writes a violating run's trace and report, then, for each unexpected violation of a

@@ -61,7 +61,7 @@ pub fn finish(result: Outcome) -> ExitCode {
 }
 
 /// `--catalog DIR`, for every command that reads scenarios.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Clone, Debug)]
 pub struct CatalogArgs {
     /// Read the scenarios from the *.json files of DIR instead of the built-in catalog.
     #[arg(long, value_name = "DIR")]

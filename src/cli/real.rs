@@ -2,19 +2,25 @@
 //! runs (`--connect`), or a standalone server or ensemble the harness starts from Debian's
 //! `zookeeper` package (`--start-local`, `--ensemble N`) and always stops — and writes each
 //! run's trace (`source: "real"`) and HTML report. It exits 0 only when the scenario's
-//! expectations are met over the runs.
+//! expectations are met over the runs. With `--seeds A..B` it sweeps instead, one run per seed
+//! ([`sweep`]).
+
+pub mod matrix;
+pub(crate) mod sweep;
+
+mod library;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use ::scenarios::fault::{DEFAULT_RESTART_DOWN_MS, Fault, ScheduledFault};
-use ::scenarios::scenario::Scenario;
+use ::scenarios::scenario::{Scenario, SeedRange};
 use ::trace::EventKind;
 use coordination::recipes::Call;
 use real::ClientLauncher;
 use real::CuratorPlacement;
-use real::curator::Curator;
+use real::contender::Library;
 use real::curator::fifo::out_of_order_grants;
 use real::local::Settings;
 use real::target::Target;
@@ -23,13 +29,16 @@ use splitbrain::files::{write_atomic, write_json};
 use splitbrain::run::Outcome as RunOutcome;
 use std::net::SocketAddr;
 
+use library::{Choice, Selection};
+
 use super::{
     CatalogArgs, Failure, Outcome, UNMET, find, outcome_json, report_html, violation_line,
 };
 
 /// Arguments of `real`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Clone, Debug)]
 #[command(group(clap::ArgGroup::new("server").required(true).args(["connect", "start_local"])))]
+#[command(group(clap::ArgGroup::new("placement").args(["contenders", "in_place"])))]
 pub struct Args {
     /// The scenario to run: a name of the catalog (see `splitbrain scenarios`) or a scenario
     /// file (`*.json`).
@@ -58,18 +67,35 @@ pub struct Args {
     /// How many times to run the scenario with that seed (real runs differ from one another).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     runs: u32,
+    /// Sweep instead: one run per seed of `A..B` (B excluded), each under its seed's fault
+    /// schedule (fixed, request-triggered and drawn faults), as `--seed` runs one; writes
+    /// summary.json and index.html, and keeps only the first violating runs' traces. A seed
+    /// whose schedule draws a fault with no real counterpart is refused and counted.
+    #[arg(long, value_name = "A..B", conflicts_with_all = ["seed", "runs", "curator", "contenders"])]
+    seeds: Option<SeedRange>,
+    /// With --seeds: keep the trace and report of the first K violating runs of each
+    /// property, and nothing of the other runs.
+    #[arg(long, value_name = "K", default_value_t = 3, requires = "seeds")]
+    keep: usize,
+    /// With --seeds and --start-local: make this many runs at once, each on servers of its
+    /// own (the runs' timing then competes for the machine's cores).
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "seeds", conflicts_with = "connect", value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
     /// Print JSON: per run, the object `replay --json` prints (plus `"run"` and `"target"`);
-    /// an array of them with --runs above 1.
+    /// an array of them with --runs above 1; with --seeds, the sweep's summary.
     #[arg(long)]
     json: bool,
-    /// Where to write each run's trace and HTML report.
+    /// Where to write each run's trace and HTML report (with --seeds, the summary too).
     #[arg(long, value_name = "DIR", default_value = "splitbrain-out/real")]
     out: PathBuf,
-    /// Also run N Java processes with Apache Curator 5's own InterProcessMutex
-    /// (InterProcessSemaphoreMutex for a `semaphore-mutex` scenario, LeaderLatch for a
-    /// `leader-latch` one) on the scenario's lock path, beside its clients (needs Debian's
-    /// libcurator-*-java). The run then also checks that grants follow the queue across
-    /// languages, and counts the waiters each release wakes from the server's `mntr`.
+    /// Also run N Java processes with Apache Curator 5's own counterpart of the scenario's
+    /// recipe on its lock path, beside its clients (needs Debian's libcurator-*-java):
+    /// InterProcessMutex for `mutex`, InterProcessSemaphoreMutex for `semaphore-mutex`,
+    /// InterProcessSemaphoreV2 (the scenario's max_leases) for `semaphore`,
+    /// InterProcessReadWriteLock for `read-write-lock`, LeaderLatch for `leader-latch`,
+    /// LeaderSelector for `leader-selector`; other recipes are refused. The run then also
+    /// checks that grants follow the queue across languages, and counts the waiters each
+    /// release wakes from the server's `mntr`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32))]
     curator: Option<u16>,
     /// Run Curator's own recipe (as for --curator) in place of the scenario's clients: one
@@ -79,6 +105,20 @@ pub struct Args {
     /// and starts another in its place.
     #[arg(long, conflicts_with = "curator")]
     curator_in_place: bool,
+    /// Run a recipe library's own contenders, each a process driven over the contender
+    /// protocol: `curator` (Apache Curator 5, as for --curator), `kazoo` (Kazoo's Lock,
+    /// Semaphore, ReadLock/WriteLock or Election, in the Python SPLITBRAIN_PYTHON names,
+    /// else python3; in place only) or the path of a program of yours that speaks the
+    /// protocol. With --contenders N beside the scenario's clients, or --in-place.
+    #[arg(long, value_name = "LIBRARY", value_parser = Choice::parse, requires = "placement", conflicts_with_all = ["curator", "curator_in_place"])]
+    library: Option<Choice>,
+    /// With --library: run N contenders beside the scenario's clients, on its lock path.
+    #[arg(long, value_name = "N", requires = "library", value_parser = clap::value_parser!(u16).range(1..=32))]
+    contenders: Option<u16>,
+    /// With --library: run one contender in place of each of the scenario's clients, each
+    /// through its own proxy, under every fault of the scenario (as for --curator-in-place).
+    #[arg(long, requires = "library", conflicts_with = "contenders")]
+    in_place: bool,
     #[command(flatten)]
     catalog: CatalogArgs,
 }
@@ -86,37 +126,28 @@ pub struct Args {
 /// Runs the command.
 pub fn run(args: Args) -> Outcome {
     let scenario = load(&args)?;
-    let local = args.start_local;
-    let schedule = scenario.fault_schedule(args.seed);
-    if let Some(refused) = real::faults::refusal(&scenario, args.seed, &schedule, local) {
+    if let Some(seeds) = args.seeds {
+        return sweep::run(&args, &scenario, seeds);
+    }
+    if let Some(refused) = refusal(&args, &scenario, args.seed) {
         return Err(Failure(refused));
     }
-    if (args.curator.is_some() || args.curator_in_place)
-        && let Some(refused) = real::curator_refusal(&scenario)
-    {
-        return Err(Failure(refused));
-    }
-    if args.curator_in_place
-        && let Some(refused) = real::curator_in_place_refusal(&schedule, args.seed)
-    {
-        return Err(Failure(refused));
-    }
-    let contenders = args
-        .curator
-        .or(args.curator_in_place.then_some(scenario.clients));
-    let curator = contenders.map(Curator::compile).transpose()?;
+    let prepared = contenders(&args, &scenario)?;
+    let contenders = prepared
+        .as_ref()
+        .map(|(library, at)| (library.as_ref(), *at));
     let mut outcomes = Vec::new();
     let mut printed = Vec::new();
     let mut out_of_order_runs = 0;
     for run in 1..=args.runs {
-        let (outcome, interop) = run_once(&args, &scenario, run, curator.as_ref())?;
+        let (outcome, interop) = run_once(&args, &scenario, run, contenders)?;
         let (trace, report) = write_outputs(&args, &scenario, run, &outcome)?;
         if args.json {
             let mut json = outcome_json(&outcome, &trace, Some(&report));
             json["run"] = run.into();
             json["target"] = outcome.trace.meta.settings["target"].clone();
-            if let Some(interop) = &interop {
-                json["curator"] = interop.json();
+            if let (Some(interop), Some((library, _))) = (&interop, contenders) {
+                json[library.name().to_lowercase()] = interop.json();
             }
             printed.push(json);
         } else {
@@ -153,9 +184,52 @@ pub fn run(args: Args) -> Outcome {
     })
 }
 
+/// Why seed `seed`'s run of `scenario` cannot be made as `args` ask, if it cannot: one line
+/// naming the first fault of its schedule with no real counterpart, or what the chosen
+/// library's contenders cannot run.
+fn refusal(args: &Args, scenario: &Scenario, seed: u64) -> Option<String> {
+    let schedule = scenario.fault_schedule(seed);
+    real::faults::refusal(scenario, seed, &schedule, args.start_local)
+        .or_else(|| Selection::of(args, scenario)?.refusal(scenario, &schedule, seed))
+}
+
+/// A library's contenders ready to run ([`Selection::prepare`]), and where they run.
+type Prepared = (Box<dyn Library>, CuratorPlacement);
+
+/// The contenders `args` ask for, if any, ready to run.
+fn contenders(args: &Args, scenario: &Scenario) -> Result<Option<Prepared>, Failure> {
+    Selection::of(args, scenario)
+        .map(|selection| Ok((selection.prepare()?, selection.placement)))
+        .transpose()
+}
+
+/// These arguments for a run of `seed` (a sweep's run).
+fn with_seed(args: &Args, seed: u64) -> Args {
+    Args {
+        seed,
+        ..args.clone()
+    }
+}
+
+/// `real` as a command of its own, to parse its arguments from words ([`parse_args`]).
+#[derive(clap::Parser)]
+#[command(name = "splitbrain real")]
+struct Real {
+    #[command(flatten)]
+    args: Args,
+}
+
+/// `real`'s arguments read from `words` (what follows `splitbrain real` on a command line), as
+/// the command line reads them.
+pub(crate) fn parse_args(words: &[String]) -> Result<Args, clap::Error> {
+    use clap::Parser;
+    let argv = std::iter::once("real").chain(words.iter().map(String::as_str));
+    Real::try_parse_from(argv).map(|real| real.args)
+}
+
 /// The scenario: a file when the argument names one (or ends in `.json`), else a name of the
 /// catalog.
-fn load(args: &Args) -> Result<Scenario, Failure> {
+pub(crate) fn load(args: &Args) -> Result<Scenario, Failure> {
     let path = Path::new(&args.scenario);
     if args.scenario.ends_with(".json") || path.is_file() {
         let file = path.display().to_string();
@@ -188,14 +262,13 @@ fn with_leader_kill(mut scenario: Scenario, args: &Args) -> Result<Scenario, Fai
     Ok(scenario)
 }
 
-/// One run on a server of its own (started and stopped here with --start-local), with
-/// `curator`'s contenders beside the scenario's clients (in their place with
-/// `--curator-in-place`) when given.
+/// One run on a server of its own (started and stopped here with --start-local), with a
+/// library's `contenders`, beside the scenario's clients or in their place, when given.
 fn run_once(
     args: &Args,
     scenario: &Scenario,
     run: u32,
-    curator: Option<&Curator>,
+    contenders: Option<(&dyn Library, CuratorPlacement)>,
 ) -> Result<(RunOutcome, Option<Interop>), Failure> {
     let target = match &args.connect {
         Some(connect) => Target::connect(connect.clone()),
@@ -208,19 +281,14 @@ fn run_once(
         }
     };
     // Wake-ups are counted (best effort: a server of the user's may refuse `mntr`) in runs
-    // with Curator contenders beside the clients, on a single server.
-    let beside = curator.is_some() && !args.curator_in_place;
+    // with contenders beside the clients, on a single server.
+    let beside = contenders.is_some_and(|(_, placement)| placement == CuratorPlacement::Beside);
     let server = standalone_addr(&target).filter(|_| beside);
     let before = server.and_then(|server| DeletedWatches::read(server).ok());
     let launcher = client_launcher()?;
-    let result = match curator {
-        Some(curator) => {
-            let placement = if args.curator_in_place {
-                CuratorPlacement::InPlace
-            } else {
-                CuratorPlacement::Beside
-            };
-            real::run_with_curator(scenario, args.seed, &target, &launcher, curator, placement)
+    let result = match contenders {
+        Some((library, placement)) => {
+            real::run_with_contenders(scenario, args.seed, &target, &launcher, library, placement)
         }
         None => real::run(scenario, args.seed, &target, &launcher),
     };
@@ -275,7 +343,7 @@ fn releases(trace: &::trace::Trace) -> usize {
         .count()
 }
 
-/// What a run with Curator contenders adds to a run's outcome.
+/// What a run with contenders beside the clients adds to a run's outcome.
 struct Interop {
     /// Grants out of queue order, one line each.
     out_of_order: Vec<String>,

@@ -157,7 +157,7 @@ pub fn run(args: Args) -> Outcome {
             })
         })
         .collect();
-    let mut progress = Progress::new(jobs.len() as u64, false);
+    let mut progress = Progress::new("survival", jobs.len() as u64, false);
     let workers = args.jobs.unwrap_or_else(sweep::default_workers);
     let mut rows: Vec<(Job, Row)> = Vec::new();
     let mut failed = None;

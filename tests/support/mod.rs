@@ -25,3 +25,18 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// What a command wrote on stderr.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// What a command printed on stdout, as JSON; a panic showing both streams when it is not.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn json_of(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        panic!("{e}: {stdout}\n{}", stderr(output))
+    })
+}

@@ -20,6 +20,7 @@ mod process;
 pub mod protocol;
 #[cfg(test)]
 mod tests;
+pub mod user;
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -31,6 +32,7 @@ use std::time::Duration;
 use coordination::ids::ClientSlot;
 use futures::channel::mpsc::UnboundedReceiver;
 use futures::future::{join_all, try_join_all};
+use recipe_table::family::Family;
 use runtime::resource::SharedResource;
 use scenarios::scenario::Scenario;
 
@@ -39,6 +41,7 @@ use drive::{Driver, Respawn};
 pub(crate) use handle::Handle;
 use process::{Output, Process};
 use protocol::{Hello, retry_spec};
+use recipe_table::recipes::RecipeKind;
 
 /// How long contenders may take to start and connect, however loaded the machine.
 const READY_WITHIN: std::time::Duration = std::time::Duration::from_secs(120);
@@ -79,11 +82,46 @@ impl Program {
     }
 }
 
+/// A recipe of splitbrain's table that a library's contenders run, with the library's own
+/// name for what runs it (Curator's `InterProcessMutex` for `mutex`). Each library declares
+/// its own list (`curator::SERVES`, `kazoo::SERVES`), and refuses the other recipes from it
+/// ([`recipe_refusal`]).
+pub type Counterpart = (RecipeKind, &'static str);
+
+/// Why the contenders of `library`, which serve the recipes of `serves`, cannot run
+/// `scenario`'s recipe, if they cannot: one line naming what they serve.
+pub fn recipe_refusal(
+    library: &str,
+    serves: &[Counterpart],
+    scenario: &Scenario,
+) -> Option<String> {
+    let recipe = scenario.recipe.built_in();
+    if serves.iter().any(|&(kind, _)| Some(kind) == recipe) {
+        return None;
+    }
+    let runs = one_of(serves.iter().map(|(_, runs)| (*runs).to_owned()));
+    let names = one_of(serves.iter().map(|(kind, _)| format!("`{}`", kind.name())));
+    Some(format!(
+        "recipe: {library} contenders run {runs}, so the recipe must be {names}, found `{}`",
+        scenario.recipe
+    ))
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn one_of(items: impl Iterator<Item = String>) -> String {
+    let items: Vec<String> = items.collect();
+    match items.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 /// A recipe library whose contenders a run can start, beside the scenario's clients or in
-/// their place ([`crate::run_with_contenders`]).
-pub trait Library {
+/// their place ([`crate::run_with_contenders`]). `Sync`: the parallel runs of a sweep share one.
+pub trait Library: Sync {
     /// Its name in messages and in the trace's settings (`Curator`: `curator_contenders`).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
 
     /// How to start one of its contenders.
     fn program(&self) -> Program;
@@ -94,6 +132,12 @@ pub trait Library {
     /// Why its contenders cannot run `scenario`, if they cannot: one line naming the
     /// scenario's field.
     fn refusal(&self, scenario: &Scenario) -> Option<String>;
+
+    /// Why its contenders cannot run beside the scenario's clients, on their lock path, if
+    /// they cannot (a library that does not see the others' nodes).
+    fn beside_refusal(&self) -> Option<String> {
+        None
+    }
 }
 
 /// What the contenders of one run need to know.
@@ -200,6 +244,8 @@ fn hello(scenario: &Scenario, slot: ClientSlot, connect: &str) -> Hello {
         recipe: scenario.recipe.to_string(),
         connect: connect.to_owned(),
         lock_path: scenario.lock_path.as_str().to_owned(),
+        max_leases: (scenario.recipe.family() == Family::Semaphore)
+            .then_some(scenario.recipe_settings.max_leases),
         session_timeout_ms: scenario.server.session_timeout_ms,
         connection_timeout_ms: framework.connection_timeout_ms.into(),
         retry: retry_spec(framework.retry),

@@ -37,6 +37,12 @@ pub enum Command {
     /// Join the election; [`Report::IsLeader`] and [`Report::NotLeader`] follow as the library
     /// tells them.
     Start,
+    /// Queue again for leadership after a leadership or an attempt ended (a selector's
+    /// `requeue`); like [`Command::Start`], nothing answers it.
+    Requeue,
+    /// End the leadership held (a selector's `takeLeadership` returns). Answered by
+    /// [`Report::Released`] or [`Report::Failed`].
+    Relinquish,
     /// Leave the election (with `notify`, a leader is told it leads no more). Answered by
     /// [`Report::Closed`] or [`Report::Failed`].
     Close {
@@ -81,6 +87,8 @@ impl Command {
             },
             Call::Release { mode, .. } => Command::Release { mode },
             Call::Start { .. } => Command::Start,
+            Call::Requeue { .. } => Command::Requeue,
+            Call::Relinquish { .. } => Command::Relinquish,
             Call::Close { notify, .. } => Command::Close { notify },
             Call::Await { timeout, .. } => Command::Await {
                 timeout_ms: ms(timeout),
@@ -108,6 +116,9 @@ pub struct Hello {
     pub connect: String,
     /// The path the recipe works under.
     pub lock_path: String,
+    /// How many leases a `semaphore` gives out at once (left out for other recipes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_leases: Option<u32>,
     /// The session timeout to ask for.
     pub session_timeout_ms: u64,
     /// How long a connection attempt may take (Curator's `connectionTimeoutMs`).
@@ -357,8 +368,10 @@ mod tests {
         assert_eq!(line(&close.unwrap()), r#"{"type":"close"}"#);
         let write = Command::Write { token: 9, value: 3 };
         assert_eq!(line(&write), r#"{"type":"write","token":9,"value":3}"#);
-        let relinquish = Command::of(Call::Relinquish { owner: OWNER }).unwrap_err();
-        assert!(relinquish.contains("`relinquish`"), "{relinquish}");
+        let relinquish = Command::of(Call::Relinquish { owner: OWNER }).unwrap();
+        assert_eq!(line(&relinquish), r#"{"type":"relinquish"}"#);
+        let interrupt = Command::of(Call::Interrupt { owner: OWNER }).unwrap_err();
+        assert!(interrupt.contains("`interrupt`"), "{interrupt}");
     }
 
     #[test]

@@ -3,10 +3,13 @@
 //! [`Curator::compile`] compiles `real/java/CuratorContender.java` (embedded in this crate)
 //! with plain `javac` against Debian's Curator 5 jars into a temporary directory; its
 //! [`Curator::program`] is a contender of the contender protocol ([`crate::contender`]):
-//! beside a `mutex` scenario it runs Curator's own `InterProcessMutex`, beside a
-//! `semaphore-mutex` scenario `InterProcessSemaphoreMutex` (the `InterProcessSemaphoreV2` of
-//! one lease it wraps), beside a `leader-latch` scenario a fresh `LeaderLatch` per cycle
-//! (start, close), on the scenario's lock path, beside the Rust clients or in their place
+//! beside a scenario it runs Curator's own counterpart of the scenario's recipe
+//! ([`SERVES`]: `InterProcessMutex` for `mutex`, `InterProcessSemaphoreMutex` (the
+//! `InterProcessSemaphoreV2` of one lease it wraps) for `semaphore-mutex`,
+//! `InterProcessSemaphoreV2` of the scenario's `max_leases` for `semaphore`,
+//! `InterProcessReadWriteLock` for `read-write-lock`, a fresh `LeaderLatch` per cycle (start,
+//! close) for `leader-latch`, one `LeaderSelector` (start, then requeue) for
+//! `leader-selector`), on the scenario's lock path, beside the Rust clients or in their place
 //! (`crate::CuratorPlacement::InPlace`: each contender is one of the scenario's clients, cut
 //! off through its own proxy by the scenario's network faults). [`fifo`] adds the check that
 //! grants follow the queue across languages.
@@ -25,7 +28,7 @@ use coordination::zk::Path as ZkPath;
 use recipe_table::recipes::RecipeKind;
 use scenarios::scenario::Scenario;
 
-use crate::contender::{Library, Program};
+use crate::contender::{Counterpart, Library, Program};
 use crate::local::{self, HarnessError, io_error, temp_dir};
 
 /// The jar of Debian's `libcurator-recipes-java`; its manifest's class path names the
@@ -36,6 +39,17 @@ const SLF4J_NOP_JAR: &str = "/usr/share/java/slf4j-nop.jar";
 /// What to tell a user whose machine lacks Curator.
 pub const NOT_INSTALLED: &str = "Apache Curator is not installed: run scripts/test or apt-get \
      install libcurator-recipes-java libcurator-framework-java libcurator-client-java";
+
+/// The recipes Curator's contenders run: for each recipe of splitbrain's table, Curator's
+/// counterpart.
+pub const SERVES: &[Counterpart] = &[
+    (RecipeKind::Mutex, "InterProcessMutex"),
+    (RecipeKind::SemaphoreMutex, "InterProcessSemaphoreMutex"),
+    (RecipeKind::Semaphore, "InterProcessSemaphoreV2"),
+    (RecipeKind::ReadWriteLock, "InterProcessReadWriteLock"),
+    (RecipeKind::LeaderLatch, "LeaderLatch"),
+    (RecipeKind::LeaderSelector, "LeaderSelector"),
+];
 
 /// The programs compiled, each a main class and its source: the contender of a mixed run,
 /// and the contender of `splitbrain bench --real` ([`crate::bench`]).
@@ -159,7 +173,7 @@ impl Curator {
 }
 
 impl Library for Curator {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "Curator"
     }
 
@@ -188,35 +202,48 @@ impl Drop for Curator {
     }
 }
 
-/// Which of Curator's recipes the contenders run: the counterpart of the scenario's.
+/// Which of Curator's recipes a benchmark contender runs (`real/java/CuratorBench.java`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CuratorRecipe {
     /// `InterProcessMutex`, beside our `mutex`.
     Mutex,
-    /// `InterProcessSemaphoreMutex` (the `InterProcessSemaphoreV2` of one lease it wraps),
-    /// beside our `semaphore-mutex`.
-    SemaphoreMutex,
     /// `LeaderLatch`, beside our `leader-latch`.
     LeaderLatch,
 }
 
 impl CuratorRecipe {
-    /// The counterpart of `scenario`'s recipe, if Curator has one here.
-    pub(crate) fn of(scenario: &Scenario) -> Option<CuratorRecipe> {
-        match scenario.recipe.built_in()? {
-            RecipeKind::Mutex => Some(CuratorRecipe::Mutex),
-            RecipeKind::SemaphoreMutex => Some(CuratorRecipe::SemaphoreMutex),
-            RecipeKind::LeaderLatch => Some(CuratorRecipe::LeaderLatch),
-            _ => None,
-        }
-    }
-
     /// The benchmark program's name for it.
     fn argument(self) -> &'static str {
         match self {
             CuratorRecipe::Mutex => "mutex",
-            CuratorRecipe::SemaphoreMutex => "semaphore-mutex",
             CuratorRecipe::LeaderLatch => "latch",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contender::recipe_refusal;
+    use scenarios::catalog::Catalog;
+
+    #[test]
+    fn the_refusal_names_every_recipe_the_contenders_run() {
+        let catalog = Catalog::builtin().unwrap();
+        let multi = catalog.get("multi-lock-fault-free").unwrap();
+        assert_eq!(
+            recipe_refusal("Curator", SERVES, multi).as_deref(),
+            Some(
+                "recipe: Curator contenders run InterProcessMutex, InterProcessSemaphoreMutex, \
+                 InterProcessSemaphoreV2, InterProcessReadWriteLock, LeaderLatch or \
+                 LeaderSelector, so the recipe must be `mutex`, `semaphore-mutex`, `semaphore`, \
+                 `read-write-lock`, `leader-latch` or `leader-selector`, found `multi-lock`"
+            )
+        );
+        for &(kind, _) in SERVES {
+            let mut scenario = multi.clone();
+            scenario.recipe = kind.into();
+            assert_eq!(recipe_refusal("Curator", SERVES, &scenario), None);
         }
     }
 }

@@ -19,6 +19,8 @@ pub struct Progress {
 
 /// The state of the once-a-minute lines.
 struct Log {
+    /// The command, which begins each line.
+    command: &'static str,
     total: u64,
     done: u64,
     started: Instant,
@@ -26,8 +28,8 @@ struct Log {
 }
 
 impl Progress {
-    /// Progress over `total` seeds; nothing at all when `quiet` (`--json`).
-    pub fn new(total: u64, quiet: bool) -> Progress {
+    /// Progress of `command` over `total` seeds; nothing at all when `quiet` (`--json`).
+    pub fn new(command: &'static str, total: u64, quiet: bool) -> Progress {
         if quiet {
             return Progress {
                 bar: ProgressBar::hidden(),
@@ -38,6 +40,7 @@ impl Progress {
             let started = Instant::now();
             let next = started + LOG_EVERY;
             let log = Log {
+                command,
                 total,
                 done: 0,
                 started,
@@ -92,8 +95,8 @@ impl Log {
         let left = Duration::from_secs_f64(left.min(1e9));
         let (minutes, secs) = (left.as_secs() / 60, left.as_secs() % 60);
         format!(
-            "hunt: {}/{} seeds, {rate:.0} seeds/s, {minutes}m{secs:02}s left",
-            self.done, self.total
+            "{}: {}/{} seeds, {rate:.0} seeds/s, {minutes}m{secs:02}s left",
+            self.command, self.done, self.total
         )
     }
 }

@@ -15,7 +15,7 @@ use recipe_table::property::{Expectation, Property, Violation};
 use reports::{ReportLink, Summary as ReportSummary, SummaryRow, render_summary};
 use scenarios::scenario::{Scenario, SeedRange};
 use serde::{Deserialize, Serialize};
-use splitbrain::run::{self, RunError};
+use splitbrain::run;
 use splitbrain::sweep::Shard;
 
 /// How many failed runs per scenario the summary lists (all are counted).
@@ -25,17 +25,17 @@ pub const FAILURES_LISTED: usize = 20;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PropertyTally {
-    pub(super) name: Property,
-    pub(super) expectation: Expectation,
-    pub(super) seeds_violating: u64,
-    pub(super) first_violating_seed: Option<u64>,
-    pub(super) met: bool,
+    pub(crate) name: Property,
+    pub(crate) expectation: Expectation,
+    pub(crate) seeds_violating: u64,
+    pub(crate) first_violating_seed: Option<u64>,
+    pub(crate) met: bool,
     /// Traces kept for violating seeds.
-    pub(super) traces: Vec<String>,
+    pub(crate) traces: Vec<String>,
     /// HTML reports of the kept traces, in the same order.
-    pub(super) reports: Vec<String>,
+    pub(crate) reports: Vec<String>,
     /// Which seed each kept trace is of, in the same order.
-    pub(super) kept: Vec<Kept>,
+    pub(crate) kept: Vec<Kept>,
 }
 
 /// What a kept trace is: a violating seed's run, or its schedule shrunk for this property.
@@ -52,26 +52,26 @@ pub struct Kept {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Failed {
-    pub(super) seed: u64,
-    pub(super) error: String,
+    pub(crate) seed: u64,
+    pub(crate) error: String,
 }
 
 /// One scenario, tallied.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Tally {
-    pub(super) name: String,
+    pub(crate) name: String,
     /// A digest of the scenario as run (see [`digest`]): shards of one hunt agree on it.
-    pub(super) scenario_digest: String,
+    pub(crate) scenario_digest: String,
     /// The seed range swept (of which a shard runs its share).
-    pub(super) seeds: SeedRange,
-    pub(super) seeds_run: u64,
-    pub(super) properties: Vec<PropertyTally>,
-    pub(super) met: bool,
+    pub(crate) seeds: SeedRange,
+    pub(crate) seeds_run: u64,
+    pub(crate) properties: Vec<PropertyTally>,
+    pub(crate) met: bool,
     /// Runs that produced no trace, all counted.
-    pub(super) runs_failed: u64,
+    pub(crate) runs_failed: u64,
     /// The first [`FAILURES_LISTED`] of them, in seed order.
-    pub(super) failures: Vec<Failed>,
+    pub(crate) failures: Vec<Failed>,
 }
 
 impl Tally {
@@ -158,7 +158,7 @@ impl Tally {
     }
 
     /// Counts a run that failed; the first [`FAILURES_LISTED`] are listed.
-    pub fn fail(&mut self, seed: u64, error: &RunError) {
+    pub fn fail(&mut self, seed: u64, error: &dyn std::fmt::Display) {
         self.seeds_run += 1;
         self.runs_failed += 1;
         if self.failures.len() < FAILURES_LISTED {
@@ -168,7 +168,7 @@ impl Tally {
     }
 
     /// Settles the verdicts.
-    pub(super) fn settle(&mut self) {
+    pub(crate) fn settle(&mut self) {
         for property in &mut self.properties {
             property.met = (property.expectation).is_met(property.seeds_violating > 0);
         }
@@ -231,27 +231,27 @@ impl Sweep {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Summary {
-    pub(super) scenarios: Vec<Tally>,
-    pub(super) seeds_run: u64,
+    pub(crate) scenarios: Vec<Tally>,
+    pub(crate) seeds_run: u64,
     /// Wall-clock seconds (of the slowest shard, for a merge).
-    pub(super) seconds: f64,
+    pub(crate) seconds: f64,
     /// Seeds per wall-clock second (summed over shards, for a merge).
-    pub(super) seeds_per_second: f64,
+    pub(crate) seeds_per_second: f64,
     /// True when every scenario met every expectation.
     pub all_met: bool,
     /// The shard this hunt ran, if it ran one.
-    pub(super) shard: Option<Shard>,
-    pub(super) unfenced: bool,
-    pub(super) all_reports: bool,
+    pub(crate) shard: Option<Shard>,
+    pub(crate) unfenced: bool,
+    pub(crate) all_reports: bool,
     /// The output directory, as given.
-    pub(super) out: String,
+    pub(crate) out: String,
     /// The HTML summary page, once written.
     pub summary_report: Option<String>,
 }
 
 impl Summary {
     /// The summary of settled `scenarios`.
-    pub(super) fn settled(
+    pub(crate) fn settled(
         mut scenarios: Vec<Tally>,
         setup: Setup,
         seconds: f64,
@@ -282,8 +282,9 @@ impl Summary {
         }
     }
 
-    /// The HTML summary page's content, with links relative to `out` (where it goes).
-    pub fn html(&self, out: &Path) -> String {
+    /// The HTML summary page's content, titled `title`, with links relative to `out` (where
+    /// it goes).
+    pub fn html(&self, out: &Path, title: String) -> String {
         let rows = self
             .scenarios
             .iter()
@@ -312,7 +313,6 @@ impl Summary {
                 })
             })
             .collect();
-        let title = self.title();
         render_summary(&ReportSummary { title, rows })
     }
 
