@@ -43,18 +43,8 @@ pub struct Args {
     /// The scenario to run: a name of the catalog (see `splitbrain scenarios`) or a scenario
     /// file (`*.json`).
     scenario: String,
-    /// Run against the ZooKeeper at these addresses (`127.0.0.1:2181[,host:port…]`). It must
-    /// accept a session within the scenario's session timeout (at least 1 s).
-    #[arg(long, value_name = "HOST:PORT[,…]")]
-    connect: Option<String>,
-    /// Start a ZooKeeper from Debian's `zookeeper` package on 127.0.0.1 (free ports, a
-    /// temporary directory, the scenario's tick) for each run, and stop it afterwards.
-    #[arg(long)]
-    start_local: bool,
-    /// With --start-local: start an ensemble of this many servers instead of a standalone
-    /// server (`restart_server` then kills and restarts the leader).
-    #[arg(long, value_name = "N", requires = "start_local", value_parser = clap::value_parser!(u32).range(2..=7))]
-    ensemble: Option<u32>,
+    #[command(flatten)]
+    server: ServerArgs,
     /// With --ensemble: also SIGKILL the ensemble's leader this many ms into each run and
     /// start it again on its data 2 s later — a `restart_server` added to the scenario's
     /// faults, refused like any fault that overlaps another restart, and in the trace like
@@ -123,6 +113,51 @@ pub struct Args {
     catalog: CatalogArgs,
 }
 
+/// Which ZooKeeper runs go to: one the user runs, or servers started for each run. `real` and
+/// `real-matrix` take the same flags; each requires `--connect` or `--start-local`.
+#[derive(clap::Args, Clone, Debug)]
+#[group(skip)]
+pub struct ServerArgs {
+    /// Run against the ZooKeeper at these addresses (`127.0.0.1:2181[,host:port…]`). It must
+    /// accept a session within the scenario's session timeout (at least 1 s).
+    #[arg(long, value_name = "HOST:PORT[,…]")]
+    connect: Option<String>,
+    /// Start a ZooKeeper from Debian's `zookeeper` package on 127.0.0.1 (free ports, a
+    /// temporary directory, the scenario's tick) for each run, and stop it afterwards.
+    #[arg(long)]
+    start_local: bool,
+    /// With --start-local: start an ensemble of this many servers instead of a standalone
+    /// server (`restart_server` then kills and restarts the leader).
+    #[arg(long, value_name = "N", requires = "start_local", value_parser = clap::value_parser!(u32).range(2..=7))]
+    ensemble: Option<u32>,
+}
+
+impl ServerArgs {
+    /// The flags, as `real` takes them.
+    fn flags(&self) -> Vec<String> {
+        let mut flags = Vec::new();
+        if let Some(connect) = &self.connect {
+            flags.extend(["--connect".to_owned(), connect.clone()]);
+        }
+        if self.start_local {
+            flags.push("--start-local".to_owned());
+        }
+        if let Some(servers) = self.ensemble {
+            flags.extend(["--ensemble".to_owned(), servers.to_string()]);
+        }
+        flags
+    }
+
+    /// What the servers are: `standalone`, `ensemble-N`, or `--connect`'s addresses.
+    fn target(&self) -> String {
+        match (&self.connect, self.ensemble) {
+            (Some(connect), _) => connect.clone(),
+            (None, Some(servers)) => format!("ensemble-{servers}"),
+            (None, None) => "standalone".to_owned(),
+        }
+    }
+}
+
 /// Runs the command.
 pub fn run(args: Args) -> Outcome {
     let scenario = load(&args)?;
@@ -189,7 +224,7 @@ pub fn run(args: Args) -> Outcome {
 /// library's contenders cannot run.
 fn refusal(args: &Args, scenario: &Scenario, seed: u64) -> Option<String> {
     let schedule = scenario.fault_schedule(seed);
-    real::faults::refusal(scenario, seed, &schedule, args.start_local)
+    real::faults::refusal(scenario, seed, &schedule, args.server.start_local)
         .or_else(|| Selection::of(args, scenario)?.refusal(scenario, &schedule, seed))
 }
 
@@ -270,14 +305,14 @@ fn run_once(
     run: u32,
     contenders: Option<(&dyn Library, CuratorPlacement)>,
 ) -> Result<(RunOutcome, Option<Interop>), Failure> {
-    let target = match &args.connect {
+    let target = match &args.server.connect {
         Some(connect) => Target::connect(connect.clone()),
         None => {
             let settings = Settings {
                 tick_time: Duration::from_millis(scenario.server.tick_ms),
                 max_session_timeout: None,
             };
-            Target::start_local(args.ensemble.unwrap_or(1), settings)?
+            Target::start_local(args.server.ensemble.unwrap_or(1), settings)?
         }
     };
     // Wake-ups are counted (best effort: a server of the user's may refuse `mntr`) in runs
@@ -412,7 +447,7 @@ fn this_binary_as(command: &str) -> Result<ClientLauncher, Failure> {
 
 /// A failure before the run, naming `--connect` when its address is what failed.
 fn connect_failure(args: &Args, message: String) -> String {
-    match &args.connect {
+    match &args.server.connect {
         Some(connect) if message.starts_with(connect.as_str()) => format!("--connect {message}"),
         _ => message,
     }

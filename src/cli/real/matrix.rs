@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use splitbrain::files::{write_atomic, write_json};
 
-use super::sweep;
+use super::{ServerArgs, sweep};
 use crate::cli::bench::results::{Machine, commit};
 use crate::cli::{CatalogArgs, Failure, Outcome, UNMET};
 use file::Common;
@@ -28,16 +28,8 @@ pub struct Args {
     /// The matrix file: its libraries, each the flags of `splitbrain real` that run it, and its
     /// rows, each a library, a scenario (a catalog name or a scenario file) and seeds `A..B`.
     matrix: PathBuf,
-    /// Run every row against the ZooKeeper at these addresses.
-    #[arg(long, value_name = "HOST:PORT[,…]")]
-    connect: Option<String>,
-    /// Start a ZooKeeper from Debian's `zookeeper` package for each run, as `real
-    /// --start-local` does.
-    #[arg(long)]
-    start_local: bool,
-    /// With --start-local: an ensemble of this many servers for each run.
-    #[arg(long, value_name = "N", requires = "start_local", value_parser = clap::value_parser!(u32).range(2..=7))]
-    ensemble: Option<u32>,
+    #[command(flatten)]
+    server: ServerArgs,
     /// Where to write findings.md, findings.json, and each row's sweep (summary, index page,
     /// the first violating runs' traces and reports) in `<library>/<scenario>/`.
     #[arg(long, value_name = "DIR", default_value = "splitbrain-out/real-matrix")]
@@ -49,35 +41,9 @@ pub struct Args {
     catalog: CatalogArgs,
 }
 
-impl Args {
-    /// The server flags, as `real` takes them.
-    fn server_flags(&self) -> Vec<String> {
-        let mut flags = Vec::new();
-        if let Some(connect) = &self.connect {
-            flags.extend(["--connect".to_owned(), connect.clone()]);
-        }
-        if self.start_local {
-            flags.push("--start-local".to_owned());
-        }
-        if let Some(servers) = self.ensemble {
-            flags.extend(["--ensemble".to_owned(), servers.to_string()]);
-        }
-        flags
-    }
-
-    /// What the servers are: `standalone`, `ensemble-N`, or `--connect`'s addresses.
-    fn target(&self) -> String {
-        match (&self.connect, self.ensemble) {
-            (Some(connect), _) => connect.clone(),
-            (None, Some(servers)) => format!("ensemble-{servers}"),
-            (None, None) => "standalone".to_owned(),
-        }
-    }
-}
-
 /// Runs the command.
 pub fn run(args: Args) -> Outcome {
-    let mut flags = args.server_flags();
+    let mut flags = args.server.flags();
     let mut command = format!("splitbrain real-matrix {}", args.matrix.display());
     for word in flags
         .iter()
@@ -122,7 +88,7 @@ pub fn run(args: Args) -> Outcome {
         description: matrix.description,
         commit,
         machine: Machine::this(),
-        target: args.target(),
+        target: args.server.target(),
         seconds: started.elapsed().as_secs(),
         libraries: matrix.libraries,
         rows,

@@ -272,7 +272,7 @@ mod tests {
         assert!(!rows[0].args.curator_in_place && rows[1].args.curator_in_place);
         assert_eq!(rows[1].args.seeds, Some("5..7".parse().unwrap()));
         assert_eq!(rows[1].args.out, Path::new("out/curator/gc-pause-fenced"));
-        assert!(rows[1].args.start_local && rows[1].args.json);
+        assert!(rows[1].args.server.start_local && rows[1].args.json);
     }
 
     #[test]
