@@ -102,14 +102,34 @@ pub(crate) fn commands(meta: &Meta, options: &ReportOptions) -> Vec<Command> {
 }
 
 /// The options of `splitbrain real` that a real trace's `settings` record: its `target`
-/// (`connect`, with the `connect_string`; `standalone`; `ensemble-N`), and its
-/// `curator_contenders` when there were any.
+/// (`connect`, with the `connect_string`; `standalone`; `ensemble-N`), and its library's
+/// contenders when there were any ([`real_contenders`]).
 fn real_server(meta: &Meta) -> String {
-    let contenders = (meta.settings.get("curator_contenders"))
-        .and_then(serde_json::Value::as_u64)
-        .filter(|&n| n > 0);
-    let curator = contenders.map_or(String::new(), |n| format!(" --curator {n}"));
-    real_target(meta) + &curator
+    real_target(meta) + &real_contenders(meta)
+}
+
+/// `--library L --in-place` or `--library L --contenders N` for the contenders a real trace's
+/// `settings` record as `<library>_contenders` (a count) and `<library>_in_place`; `L` is
+/// `curator`, `kazoo`, or the file name of a user's program (run it from its directory).
+fn real_contenders(meta: &Meta) -> String {
+    let Some(settings) = meta.settings.as_object() else {
+        return String::new();
+    };
+    let counted = settings.iter().find_map(|(key, value)| {
+        let library = key.strip_suffix("_contenders")?;
+        let count = value.as_u64().filter(|&n| n > 0)?;
+        Some((library, count))
+    });
+    let Some((library, count)) = counted else {
+        return String::new();
+    };
+    let in_place = settings.get(&format!("{library}_in_place")) == Some(&true.into());
+    let placement = if in_place {
+        " --in-place".to_owned()
+    } else {
+        format!(" --contenders {count}")
+    };
+    format!(" --library {}{placement}", quote(library))
 }
 
 /// The server options of `splitbrain real` a real trace's `settings` record.
@@ -198,7 +218,13 @@ mod tests {
         let mixed = serde_json::json!({"target": "standalone", "curator_contenders": 3});
         assert_eq!(
             lines(mixed)[0],
-            "splitbrain real server-restart --seed 3 --start-local --curator 3"
+            "splitbrain real server-restart --seed 3 --start-local --library curator --contenders 3"
+        );
+        let in_place = serde_json::json!({"target": "standalone", "kazoo_contenders": 2,
+            "kazoo_in_place": true});
+        assert_eq!(
+            lines(in_place)[0],
+            "splitbrain real server-restart --seed 3 --start-local --library kazoo --in-place"
         );
         let connect = serde_json::json!({"target": "connect", "connect_string": "127.0.0.1:2181"});
         assert_eq!(
