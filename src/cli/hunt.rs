@@ -9,6 +9,7 @@ pub(crate) mod summary;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use recipe_table::property::{Expectation, Property};
@@ -92,12 +93,14 @@ pub fn run(args: Args) -> Outcome {
     };
     let mut sweep = Sweep::new(&scenarios, setup);
     let mut write_error = None;
+    // Set when a kept run cannot be written: no further seed is started.
+    let stopping = AtomicBool::new(false);
     let workers = args.jobs.unwrap_or_else(sweep::default_workers);
     let wants: Vec<TraceWants> = (scenarios.iter())
         .map(|(scenario, _)| TraceWants::new(&run::checked_properties(scenario)))
         .collect();
     sweep::in_order(
-        jobs(&scenarios, part),
+        jobs(&scenarios, part).take_while(|_| !stopping.load(Ordering::SeqCst)),
         workers,
         |&(index, seed)| KeptRun::run(&codes[index], &scenarios[index].0, seed, &wants[index]),
         |(index, seed), result| {
@@ -115,6 +118,7 @@ pub fn run(args: Args) -> Outcome {
                     if let (Some(violated), Some(outcome)) = (wanted, judged.outcome()) {
                         let kept = keep_trace(&args.out, scenario, tally, &violated, outcome);
                         write_error = kept.err();
+                        stopping.store(write_error.is_some(), Ordering::SeqCst);
                     }
                 }
                 Err(error) => {

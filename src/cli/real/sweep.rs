@@ -173,8 +173,10 @@ pub(crate) fn sweep(args: &Args, scenario: &Scenario, plan: Plan) -> Result<Real
     let mut tallies = Sweep::new(&[(scenario.clone(), seeds)], setup);
     let tally = &mut tallies.scenarios[0];
     let interrupted = AtomicBool::new(false);
+    // Set at Ctrl-C or when a kept run cannot be written: no further seed is started.
+    let stopping = AtomicBool::new(false);
     let mut write_error = None;
-    let jobs = (runnable.iter().copied()).take_while(|_| !interrupted.load(Ordering::SeqCst));
+    let jobs = (runnable.iter().copied()).take_while(|_| !stopping.load(Ordering::SeqCst));
     sweep::in_order(
         jobs,
         usize::from(args.jobs),
@@ -191,13 +193,17 @@ pub(crate) fn sweep(args: &Args, scenario: &Scenario, plan: Plan) -> Result<Real
                             Ok((trace, report)) => {
                                 tally.kept(seed, (&trace, &report), &violated, None)
                             }
-                            Err(error) => write_error = Some(error),
+                            Err(error) => {
+                                stopping.store(true, Ordering::SeqCst);
+                                write_error = Some(error);
+                            }
                         }
                     }
                 }
                 Err(Failure(error)) => {
                     if error.contains(real::INTERRUPTED) {
                         interrupted.store(true, Ordering::SeqCst);
+                        stopping.store(true, Ordering::SeqCst);
                     }
                     progress.println(format!("{} seed {seed}: {error}", scenario.name));
                     tally.fail(seed, &error);
