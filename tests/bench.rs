@@ -111,6 +111,29 @@ fn bench_real_measures_both_libraries_and_the_herd_at_each_count() {
             .unwrap();
     assert_eq!(json["sizes"]["runs"], 1);
     assert!(json["load_average"][0].is_string(), "{json}");
+    // By default both storages, tmpfs (judged) first, each against its own server.
+    let storages = json["storages"].as_array().unwrap();
+    let names: Vec<&str> = (storages.iter())
+        .map(|s| s["storage"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["tmpfs", "disk"], "{json}");
+    assert_eq!(storages[0]["directory"], "/dev/shm");
+    for storage in storages {
+        measured_both_libraries_and_the_herd(storage);
+    }
+    let markdown = std::fs::read_to_string(out.join("bench-real.md")).unwrap();
+    assert!(markdown.contains("on tmpfs (`/dev/shm`)"), "{markdown}");
+    assert!(markdown.contains("### The transaction log on disk"), "{markdown}");
+    assert!(markdown.contains("| 3 |"), "{markdown}");
+    assert!(
+        markdown.contains("Targets, judged with the log on tmpfs:"),
+        "{markdown}"
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("bench-real.json"));
+}
+
+/// One storage's results: every contestant at counts 1 and 3, and both latches.
+fn measured_both_libraries_and_the_herd(json: &Value) {
     let locks = json["locks"].as_array().unwrap();
     assert_eq!(locks.len(), 2, "{json}");
     for (row, contenders) in locks.iter().zip([1u64, 3]) {
@@ -158,8 +181,21 @@ fn bench_real_measures_both_libraries_and_the_herd_at_each_count() {
         })
         .collect();
     assert_eq!(latches, [("our-latch", 8), ("curator-latch", 8)]);
-    let markdown = std::fs::read_to_string(out.join("bench-real.md")).unwrap();
-    assert!(markdown.contains("| 3 |"), "{markdown}");
-    assert!(markdown.contains("Targets:"), "{markdown}");
-    assert!(String::from_utf8_lossy(&output.stdout).contains("bench-real.json"));
+}
+
+#[test]
+fn bench_real_refuses_a_disk_storage_on_tmpfs_before_any_server_starts() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_splitbrain"))
+        .args(["bench", "--real", "--storage", "disk", "--out"])
+        .arg(scratch("bench-real-storage"))
+        .env("TMPDIR", "/dev/shm")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--storage disk: the temporary directory /dev/shm is a tmpfs"),
+        "{stderr}"
+    );
 }

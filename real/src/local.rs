@@ -167,6 +167,11 @@ fn free_port() -> Result<(TcpListener, u16), HarnessError> {
 /// A fresh temporary directory `<tmp>/<prefix>-<pid>-<n>-<nanos>`: a local ZooKeeper's, a
 /// run's fenced resource's, or the Curator contenders' classes.
 pub(crate) fn temp_dir(prefix: &str) -> Result<PathBuf, HarnessError> {
+    temp_dir_in(&std::env::temp_dir(), prefix)
+}
+
+/// A fresh directory `<parent>/<prefix>-<pid>-<n>-<nanos>`.
+fn temp_dir_in(parent: &Path, prefix: &str) -> Result<PathBuf, HarnessError> {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -177,7 +182,7 @@ pub(crate) fn temp_dir(prefix: &str) -> Result<PathBuf, HarnessError> {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     );
-    let dir = std::env::temp_dir().join(name);
+    let dir = parent.join(name);
     fs::create_dir_all(&dir).map_err(|e| io_error(format!("creating {}", dir.display()), e))?;
     Ok(dir)
 }
@@ -381,12 +386,13 @@ struct Servers {
 }
 
 impl Servers {
-    /// Writes the configuration of `count` servers (one: standalone) and starts them.
-    fn launch(count: u32, settings: Settings) -> Result<Servers, HarnessError> {
+    /// Writes the configuration of `count` servers (one: standalone), with their data
+    /// directories in `parent`, and starts them.
+    fn launch(count: u32, settings: Settings, parent: &Path) -> Result<Servers, HarnessError> {
         if !installed() {
             return Err(HarnessError(NOT_INSTALLED.into()));
         }
-        let root = temp_dir("splitbrain-zk")?;
+        let root = temp_dir_in(parent, "splitbrain-zk")?;
         // Servers are added one by one so a failure below still stops those started.
         let mut this = Servers {
             root,
@@ -448,11 +454,12 @@ impl Servers {
     fn launch_retrying(
         count: u32,
         settings: Settings,
+        parent: &Path,
         serving: impl Fn(&mut Servers) -> Result<(), HarnessError>,
     ) -> Result<Servers, HarnessError> {
         let mut attempt = 1;
         loop {
-            let mut servers = Servers::launch(count, settings)?;
+            let mut servers = Servers::launch(count, settings, parent)?;
             match serving(&mut servers) {
                 Ok(()) => return Ok(servers),
                 Err(_) if attempt < START_ATTEMPTS && servers.port_taken() => attempt += 1,
@@ -531,7 +538,13 @@ impl Standalone {
 
     /// Starts one server with `settings` and waits until it serves.
     pub fn start_with(settings: Settings) -> Result<Standalone, HarnessError> {
-        let servers = Servers::launch_retrying(1, settings, |servers| {
+        Standalone::start_in(settings, &std::env::temp_dir())
+    }
+
+    /// Starts one server with `settings`, its data directory (and so its transaction log)
+    /// in `parent`, and waits until it serves.
+    pub fn start_in(settings: Settings, parent: &Path) -> Result<Standalone, HarnessError> {
+        let servers = Servers::launch_retrying(1, settings, parent, |servers| {
             servers.servers[0].wait_serving(STANDALONE_START, |m| m == Mode::Standalone)?;
             Ok(())
         })?;
@@ -616,14 +629,15 @@ impl Ensemble {
                 "an ensemble needs at least 2 servers, not {count}: use Standalone"
             )));
         }
-        let servers = Servers::launch_retrying(count, settings, |servers| {
-            let deadline = Instant::now() + ENSEMBLE_START;
-            for server in &mut servers.servers {
-                let left = deadline.saturating_duration_since(Instant::now());
-                server.wait_serving(left.max(Duration::from_secs(1)), in_quorum)?;
-            }
-            Ok(())
-        })?;
+        let servers =
+            Servers::launch_retrying(count, settings, &std::env::temp_dir(), |servers| {
+                let deadline = Instant::now() + ENSEMBLE_START;
+                for server in &mut servers.servers {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    server.wait_serving(left.max(Duration::from_secs(1)), in_quorum)?;
+                }
+                Ok(())
+            })?;
         Ok(Ensemble { servers })
     }
 

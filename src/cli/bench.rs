@@ -7,7 +7,9 @@ mod figures;
 mod real;
 /// Where and on which commit figures were measured, also for `fidelity`.
 pub(super) mod results;
+mod storage;
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -59,6 +61,10 @@ pub struct Args {
     /// `--real`: every contender's session timeout (ZooKeeper allows 2–20 ticks).
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     session_timeout_ms: u64,
+    /// `--real`: where the server keeps its transaction log, each measured in turn: `tmpfs`
+    /// (`/dev/shm`; the targets are judged there) and `disk` (`TMPDIR`).
+    #[arg(long, value_name = "STORAGE,…", value_delimiter = ',', default_values = ["tmpfs", "disk"])]
+    storage: Vec<storage::Storage>,
     /// Directory for bench.json, bench.md and the runs' own output.
     #[arg(long, value_name = "DIR", default_value = "splitbrain-out/bench")]
     out: PathBuf,
@@ -77,6 +83,14 @@ impl Args {
             leaderships: (self.leaderships).unwrap_or(if self.quick { 5 } else { 30 }),
             tick_ms: self.tick_ms,
             session_timeout_ms: self.session_timeout_ms,
+            storages: self
+                .storage
+                .iter()
+                .copied()
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .rev()
+                .collect(),
         };
         if sizes.runs == 0 || sizes.acquisitions == 0 || sizes.leaderships == 0 {
             return Err(Failure(

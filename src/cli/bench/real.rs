@@ -18,6 +18,7 @@ use splitbrain::files::{write_atomic, write_json};
 
 use super::figures::median;
 use super::results::{Machine, commit};
+use super::storage::Storage;
 use crate::cli::Failure;
 
 /// Participants of each latch run.
@@ -38,6 +39,8 @@ pub struct RealSizes {
     pub tick_ms: u64,
     /// Every contender's session timeout, ms.
     pub session_timeout_ms: u64,
+    /// Where the server keeps its transaction log, in the order measured (tmpfs first).
+    pub storages: Vec<Storage>,
 }
 
 /// The figures of one contestant at one count, medians of the runs.
@@ -116,6 +119,17 @@ pub struct RealResults {
     pub load_average: [String; 2],
     /// How much ran.
     pub sizes: RealSizes,
+    /// Everything measured on each storage, in the order measured.
+    pub storages: Vec<StorageResults>,
+}
+
+/// Everything measured against one server, whose transaction log is on one storage.
+#[derive(Clone, Debug, Serialize)]
+pub struct StorageResults {
+    /// Where the log was.
+    pub storage: Storage,
+    /// The directory the server's data directory was made in.
+    pub directory: String,
     /// The locks at each count.
     pub locks: Vec<CountRow>,
     /// The latches.
@@ -125,32 +139,49 @@ pub struct RealResults {
 /// Runs the benchmark with `sizes` and writes its results into `out`.
 pub fn run(sizes: RealSizes, quick: bool, out: &std::path::Path) -> Result<(), Failure> {
     let failure = |e: &dyn std::fmt::Display| Failure(format!("bench --real: {e}"));
+    let directories = (sizes.storages.iter())
+        .map(|storage| storage.directory().map(|directory| (*storage, directory)))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(|e| failure(&e))?;
     let load_before = load_average();
     let curator = Curator::compile(0).map_err(|e| failure(&e))?;
-    let mut server = Standalone::start_with(Settings {
-        tick_time: Duration::from_millis(sizes.tick_ms),
-        max_session_timeout: None,
-    })
-    .map_err(|e| failure(&e))?;
     let exe = std::env::current_exe().map_err(|e| failure(&e))?;
     let launcher = ClientLauncher::new(exe, ["bench-client"]);
-    let bench = Bench {
-        connect_string: server.connect_string(),
-        session_timeout_ms: sizes.session_timeout_ms,
-        launcher: &launcher,
-        curator: &curator,
-    };
-    let measured = measure_all(&bench, &server, &sizes);
-    server.stop();
-    let (locks, failover) = measured?;
+    let mut storages = Vec::new();
+    for (storage, directory) in directories {
+        eprintln!(
+            "bench --real: the transaction log on {} ({})",
+            storage.name(),
+            directory.display()
+        );
+        let settings = Settings {
+            tick_time: Duration::from_millis(sizes.tick_ms),
+            max_session_timeout: None,
+        };
+        let mut server = Standalone::start_in(settings, &directory).map_err(|e| failure(&e))?;
+        let bench = Bench {
+            connect_string: server.connect_string(),
+            session_timeout_ms: sizes.session_timeout_ms,
+            launcher: &launcher,
+            curator: &curator,
+        };
+        let measured = measure_all(&bench, &server, &sizes);
+        server.stop();
+        let (locks, failover) = measured?;
+        storages.push(StorageResults {
+            storage,
+            directory: directory.display().to_string(),
+            locks,
+            failover,
+        });
+    }
     let results = RealResults {
         machine: Machine::this(),
         commit: commit(),
         mode: if quick { "quick" } else { "full" },
         load_average: [load_before, load_average()],
         sizes,
-        locks,
-        failover,
+        storages,
     };
     let (json, markdown) = (out.join("bench-real.json"), out.join("bench-real.md"));
     std::fs::create_dir_all(out).map_err(|e| failure(&format!("{}: {e}", out.display())))?;
@@ -327,8 +358,8 @@ fn load_average() -> String {
 }
 
 impl RealResults {
-    /// The results as Markdown: a title line, the lock table, the watch table, the latch
-    /// table and the throughput targets, each said met or not.
+    /// The results as Markdown: a title line; per storage the lock table, the watch table and
+    /// the latch table; and the throughput targets, judged on tmpfs, each said met or not.
     pub fn markdown(&self) -> String {
         use std::fmt::Write as _;
         let s = &self.sizes;
@@ -336,7 +367,7 @@ impl RealResults {
         let mut text = format!(
             "`splitbrain bench --real{}` at {} on {} ({} cores); load average {} before, {} \
              after; ZooKeeper 3.8 standalone, tick {} ms, session timeout {} ms, {} \
-             acquisitions per run, medians of {} runs.\n\n",
+             acquisitions per run, medians of {} runs.\n",
             if self.mode == "quick" { " --quick" } else { "" },
             self.commit,
             m.cpu,
@@ -348,7 +379,46 @@ impl RealResults {
             s.acquisitions,
             s.runs,
         );
-        text.push_str(
+        for storage in &self.storages {
+            let _ = write!(
+                text,
+                "\n### The transaction log on {} (`{}`)\n\n{}",
+                storage.storage.name(),
+                storage.directory,
+                storage.markdown(s.leaderships)
+            );
+        }
+        if let Some(judged) = self.judged() {
+            let _ = writeln!(
+                text,
+                "\nTargets, judged with the log on {}:\n",
+                judged.storage.name()
+            );
+            for (target, met) in judged.targets() {
+                let _ = writeln!(
+                    text,
+                    "- {target}: {}",
+                    if met { "met" } else { "**not met**" }
+                );
+            }
+        }
+        text
+    }
+
+    /// The results the targets are judged on: tmpfs's, where the disk's `fsync` does not
+    /// hide the clients' own costs; the first storage's when tmpfs was not measured.
+    pub fn judged(&self) -> Option<&StorageResults> {
+        (self.storages.iter())
+            .find(|s| s.storage == Storage::Tmpfs)
+            .or(self.storages.first())
+    }
+}
+
+impl StorageResults {
+    /// The lock table, the watch table and the latch table.
+    fn markdown(&self, leaderships: u32) -> String {
+        use std::fmt::Write as _;
+        let mut text = String::from(
             "| contenders | ours acq/s | Curator acq/s | ours / Curator | ours p50 / p99 ms | \
              Curator p50 / p99 ms | ours CPU ms/acq | Curator CPU ms/acq | naive herd acq/s |\n\
              | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
@@ -397,9 +467,8 @@ impl RealResults {
         let _ = write!(
             text,
             "\nLeaderLatch failover (leader's `close` → next leader told), {LATCH_PARTICIPANTS} \
-             participants, {} leaderships each per run:\n\n\
+             participants, {leaderships} leaderships each per run:\n\n\
              | latch | p50 ms | p99 ms | failovers |\n| --- | --- | --- | --- |\n",
-            s.leaderships
         );
         for latch in &self.failover {
             let _ = writeln!(
@@ -409,14 +478,6 @@ impl RealResults {
                 latch.p50_ms,
                 latch.p99_ms,
                 latch.failovers
-            );
-        }
-        text.push_str("\nTargets:\n\n");
-        for (target, met) in self.targets() {
-            let _ = writeln!(
-                text,
-                "- {target}: {}",
-                if met { "met" } else { "**not met**" }
             );
         }
         text
