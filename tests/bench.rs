@@ -123,7 +123,10 @@ fn bench_real_measures_both_libraries_and_the_herd_at_each_count() {
     }
     let markdown = std::fs::read_to_string(out.join("bench-real.md")).unwrap();
     assert!(markdown.contains("on tmpfs (`/dev/shm`)"), "{markdown}");
-    assert!(markdown.contains("### The transaction log on disk"), "{markdown}");
+    assert!(
+        markdown.contains("### The transaction log on disk"),
+        "{markdown}"
+    );
     assert!(markdown.contains("| 3 |"), "{markdown}");
     assert!(
         markdown.contains("Targets, judged with the log on tmpfs:"),

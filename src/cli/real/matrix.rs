@@ -74,7 +74,7 @@ pub fn run(args: Args) -> Outcome {
         let swept = swept.as_ref().map_err(|Failure(error)| error.clone());
         let recipe = scenario.recipe.to_string();
         let name = scenario.name.clone();
-        let finding = Finding::of(&row.library, recipe, name, row.seeds, swept);
+        let finding = Finding::of(&row.library, recipe, name, row.flags, row.seeds, swept);
         if !args.json {
             say!("  {}", finding.line());
         }

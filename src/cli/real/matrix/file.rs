@@ -1,5 +1,5 @@
 //! A matrix file: the libraries, each named by the `splitbrain real` flags that run it, and the
-//! rows to sweep, each a library, a scenario and its seeds. Every row is checked (its library,
+//! rows to sweep, each a library, a scenario, its seeds and flags of its own. Every row is checked (its library,
 //! its flags, its scenario, that some of its seeds can run) before any server starts, and a
 //! mistake is one line naming the file and the field.
 //!
@@ -10,7 +10,11 @@
 //!     "splitbrain": { "description": "splitbrain's recipes", "real_flags": [] },
 //!     "curator": { "description": "Curator 5's own recipe", "real_flags": ["--curator-in-place"] }
 //!   },
-//!   "rows": [ { "library": "curator", "scenario": "gc-pause-fenced", "seeds": "0..3" } ]
+//!   "rows": [
+//!     { "library": "curator", "scenario": "gc-pause-fenced", "seeds": "0..3" },
+//!     { "library": "curator", "scenario": "gc-pause-fenced", "seeds": "0..3",
+//!       "real_flags": ["--ensemble", "3", "--kill-leader-at", "300"] }
+//!   ]
 //! }
 //! ```
 //!
@@ -50,13 +54,18 @@ struct Library {
     real_flags: Vec<String>,
 }
 
-/// One row: a library, a scenario (a catalog name or a scenario file) and the seeds to sweep.
+/// One row: a library, a scenario (a catalog name or a scenario file), the seeds to sweep,
+/// and flags of `splitbrain real` for this row alone.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Row {
     library: String,
     scenario: String,
     seeds: SeedRange,
+    /// After the library's: `--ensemble 3 --kill-leader-at 300` runs the row on a 3-server
+    /// ensemble whose leader is killed 300 ms in.
+    #[serde(default)]
+    real_flags: Vec<String>,
 }
 
 /// What every row's sweep shares, from the `real-matrix` command line.
@@ -87,6 +96,8 @@ pub struct Planned {
     pub scenario: Scenario,
     /// The seeds it sweeps.
     pub seeds: SeedRange,
+    /// The row's own flags of `splitbrain real`.
+    pub flags: Vec<String>,
     /// `real`'s arguments for the row's sweep.
     pub args: Args,
     /// Its seeds: those to run and those refused.
@@ -158,23 +169,20 @@ fn plan(file: &str, matrix: &MatrixFile, common: &Common) -> Result<Vec<Planned>
                 ),
             )
         })?;
-        let key = (row.library.as_str(), row.scenario.as_str());
+        let key = (row.library.as_str(), row.scenario.as_str(), &row.real_flags);
         if let Some(earlier) = seen.insert(key, index) {
             return Err(mistake(
                 file,
                 &at(""),
                 format!(
-                    "expected each library and scenario in one row, found {} and {} again (as \
-                     in /rows/{earlier})",
+                    "expected each library, scenario and row flags in one row, found {} and {} \
+                     again (as in /rows/{earlier})",
                     row.library, row.scenario
                 ),
             ));
         }
-        let out = common
-            .out
-            .join(&row.library)
-            .join(scenario_dir(&row.scenario));
-        let args = row_args(row, library, common, &out).map_err(|e| {
+        let out = common.out.join(&row.library).join(row_dir(row));
+        let args = row_args(row, library, common, &out, &[]).map_err(|e| {
             let flags = format!("/libraries/{}/real_flags", row.library);
             mistake(
                 file,
@@ -185,6 +193,16 @@ fn plan(file: &str, matrix: &MatrixFile, common: &Common) -> Result<Vec<Planned>
                 ),
             )
         })?;
+        let args = match row.real_flags.as_slice() {
+            [] => args,
+            flags => row_args(row, library, common, &out, flags).map_err(|e| {
+                mistake(
+                    file,
+                    &at("/real_flags"),
+                    format!("expected flags `splitbrain real` takes, found {flags:?}: {e}"),
+                )
+            })?,
+        };
         let scenario =
             load_scenario(&args).map_err(|Failure(e)| mistake(file, &at("/scenario"), e))?;
         let plan = sweep::plan(&args, &scenario, row.seeds)
@@ -193,6 +211,7 @@ fn plan(file: &str, matrix: &MatrixFile, common: &Common) -> Result<Vec<Planned>
             library: row.library.clone(),
             scenario,
             seeds: row.seeds,
+            flags: row.real_flags.clone(),
             args,
             plan,
         });
@@ -200,15 +219,28 @@ fn plan(file: &str, matrix: &MatrixFile, common: &Common) -> Result<Vec<Planned>
     Ok(planned)
 }
 
-/// The directory of a row's scenario: its name, or a scenario file's stem.
-fn scenario_dir(scenario: &str) -> String {
-    let stem = Path::new(scenario).file_stem();
-    stem.map_or(scenario.into(), |stem| stem.to_string_lossy().into_owned())
+/// The directory of a row: its scenario's name (or a scenario file's stem), then its own
+/// flags' words, dashes trimmed (`gc-pause-fenced-ensemble-3-kill-leader-at-300`).
+fn row_dir(row: &Row) -> String {
+    let stem = Path::new(&row.scenario).file_stem();
+    let scenario = stem.map_or(row.scenario.clone(), |s| s.to_string_lossy().into_owned());
+    let words = (row.real_flags.iter()).map(|word| word.trim_start_matches('-').replace('/', "_"));
+    std::iter::once(scenario)
+        .chain(words)
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 /// `real`'s arguments for `row`: its scenario, the sweep of its seeds into `out`, the
-/// command's shared flags, then its library's flags; clap's first line when they do not parse.
-fn row_args(row: &Row, library: &Library, common: &Common, out: &Path) -> Result<Args, String> {
+/// command's shared flags, its library's flags, then `extra`; clap's first line when they do
+/// not parse.
+fn row_args(
+    row: &Row,
+    library: &Library,
+    common: &Common,
+    out: &Path,
+    extra: &[String],
+) -> Result<Args, String> {
     let mut words = vec![
         row.scenario.clone(),
         "--seeds".into(),
@@ -221,6 +253,7 @@ fn row_args(row: &Row, library: &Library, common: &Common, out: &Path) -> Result
     }
     words.extend(common.flags.iter().cloned());
     words.extend(library.real_flags.iter().cloned());
+    words.extend(extra.iter().cloned());
     parse_args(&words).map_err(|e| {
         let text = e.to_string();
         let first = text.lines().next().unwrap_or_default();
@@ -276,6 +309,49 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_matrix_plans_every_row() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/real-matrix.json");
+        let matrix = load(&path, &common()).unwrap_or_else(|Failure(e)| panic!("{e}"));
+        let on_ensembles = (matrix.rows.iter())
+            .filter(|row| row.args.server.ensemble == Some(3))
+            .count();
+        assert_eq!((matrix.rows.len(), on_ensembles), (35, 16));
+    }
+
+    #[test]
+    fn a_rows_own_flags_follow_its_librarys_and_name_its_directory() {
+        let text = with_rows(
+            r#"[{"library": "curator", "scenario": "gc-pause-fenced", "seeds": "0..3"},
+                {"library": "curator", "scenario": "gc-pause-fenced", "seeds": "0..3",
+                 "real_flags": ["--ensemble", "3", "--kill-leader-at", "300"]}]"#,
+        );
+        let matrix: MatrixFile = parse_json("m.json", &text).unwrap();
+        let rows = plan("m.json", &matrix, &common()).unwrap_or_else(|Failure(e)| panic!("{e}"));
+        assert_eq!(rows[0].args.server.ensemble, None);
+        assert_eq!(rows[1].args.server.ensemble, Some(3));
+        assert!(rows[1].args.curator_in_place);
+        assert_eq!(
+            rows[1].flags,
+            ["--ensemble", "3", "--kill-leader-at", "300"]
+        );
+        assert_eq!(
+            rows[1].args.out,
+            Path::new("out/curator/gc-pause-fenced-ensemble-3-kill-leader-at-300")
+        );
+        let bad = rejected(&with_rows(
+            r#"[{"library": "curator", "scenario": "gc-pause-fenced", "seeds": "0..3",
+                 "real_flags": ["--ensemble"]}]"#,
+        ));
+        assert!(
+            bad.starts_with(
+                "m.json: /rows/0/real_flags: expected flags `splitbrain real` takes, found \
+                 [\"--ensemble\"]: "
+            ),
+            "{bad}"
+        );
+    }
+
+    #[test]
     fn a_malformed_matrix_names_the_file_and_the_field() {
         assert_eq!(
             rejected(&with_rows(
@@ -305,7 +381,9 @@ mod tests {
                 {"library": "curator", "scenario": "gc-pause-fenced", "seeds": "3..6"}]"#,
         ));
         assert!(
-            twice.starts_with("m.json: /rows/1: expected each library and scenario in one row"),
+            twice.starts_with(
+                "m.json: /rows/1: expected each library, scenario and row flags in one row"
+            ),
             "{twice}"
         );
         assert_eq!(

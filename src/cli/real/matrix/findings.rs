@@ -43,6 +43,8 @@ pub struct Finding {
     pub recipe: String,
     /// The scenario.
     pub scenario: String,
+    /// The row's own flags of `splitbrain real`.
+    pub flags: Vec<String>,
     /// The seeds swept.
     pub seeds: SeedRange,
     /// Runs made (failed ones included).
@@ -82,6 +84,7 @@ impl Finding {
         library: &str,
         recipe: String,
         scenario: String,
+        flags: Vec<String>,
         seeds: SeedRange,
         swept: Result<&RealSweep, String>,
     ) -> Finding {
@@ -89,6 +92,7 @@ impl Finding {
             library: library.to_owned(),
             recipe,
             scenario,
+            flags,
             seeds,
             runs: 0,
             runs_failed: 0,
@@ -144,8 +148,8 @@ impl Findings {
              Measured at {} on {} ({} cores, {:.0} GiB) against a {} ZooKeeper: {runs} runs in \
              {} s. Each table is one library's recipe: per scenario and property, the runs that \
              violated the property out of the runs made, and the first violating seed, whose \
-             fault schedule `splitbrain real SCENARIO --seed S` with the library's flags runs \
-             again. The expectation is the scenario's, set for splitbrain's recipe under \
+             fault schedule `splitbrain real SCENARIO --seed S` with the library's flags (and \
+             the row's, beside its scenario) runs again. The expectation is the scenario's, set for splitbrain's recipe under \
              Curator's defaults. Real runs are timed by a real clock: a count is what these runs \
              showed, not a rate.\n\n",
             self.command,
@@ -177,7 +181,7 @@ impl Findings {
                     let _ = writeln!(
                         page,
                         "| {} | {} | {} | {} of {} | {first} |",
-                        row.scenario,
+                        row.label(),
                         p.name,
                         p.expectation.name(),
                         p.violating_runs,
@@ -210,6 +214,14 @@ impl Findings {
 }
 
 impl Finding {
+    /// The scenario, and the row's own flags when it has any.
+    fn label(&self) -> String {
+        match self.flags.as_slice() {
+            [] => self.scenario.clone(),
+            flags => format!("{} (`{}`)", self.scenario, flags.join(" ")),
+        }
+    }
+
     /// The row in one line: its runs, and the properties they violated.
     pub fn line(&self) -> String {
         if let Some(error) = &self.error {
@@ -236,13 +248,13 @@ impl Finding {
     fn notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
         if let Some(error) = &self.error {
-            notes.push(format!("{}: not judged: {error}", self.scenario));
+            notes.push(format!("{}: not judged: {error}", self.label()));
         }
         let listed = |what: &str, count: u64, first: &[Failed]| {
             first.first().map(|first| {
                 format!(
                     "{}: {count} {what} (the first, seed {}: {})",
-                    self.scenario,
+                    self.label(),
                     first.seed,
                     first.error.replace('|', "\\|")
                 )
@@ -340,6 +352,7 @@ mod tests {
             "curator",
             "mutex".into(),
             "gc-pause-fenced".into(),
+            Vec::new(),
             "0..6".parse().unwrap(),
             Ok(&swept),
         );
@@ -364,21 +377,30 @@ mod tests {
     #[test]
     fn the_page_has_one_table_per_library_and_recipe_with_each_rows_notes() {
         let swept = swept();
-        let row = |library: &str, scenario: &str| {
+        let row = |library: &str, scenario: &str, flags: &[&str]| {
             let seeds = "0..6".parse().unwrap();
-            Finding::of(library, "mutex".into(), scenario.into(), seeds, Ok(&swept))
+            let flags = flags.iter().map(|f| f.to_string()).collect();
+            Finding::of(
+                library,
+                "mutex".into(),
+                scenario.into(),
+                flags,
+                seeds,
+                Ok(&swept),
+            )
         };
         let broken = Finding::of(
             "curator",
             "leader-latch".into(),
             "leader-latch-gc-pause".into(),
+            Vec::new(),
             "0..2".parse().unwrap(),
             Err("every run of the sweep failed".into()),
         );
         let page = findings(vec![
-            row("curator", "gc-pause-fenced"),
+            row("curator", "gc-pause-fenced", &[]),
             broken,
-            row("curator", "x"),
+            row("curator", "x", &["--ensemble", "3"]),
         ])
         .markdown();
         assert!(
@@ -404,7 +426,7 @@ mod tests {
             "{table}"
         );
         assert!(
-            table.contains("| x | progress | holds | 0 of 4 | - |\n"),
+            table.contains("| x (`--ensemble 3`) | progress | holds | 0 of 4 | - |\n"),
             "{table}"
         );
         assert!(
@@ -415,7 +437,7 @@ mod tests {
         );
         assert!(
             table.contains(
-                "- x: 2 seed(s) refused (the first, seed 4: faults: drop has no real \
+                "- x (`--ensemble 3`): 2 seed(s) refused (the first, seed 4: faults: drop has no real \
                  counterpart)\n"
             ),
             "{table}"
