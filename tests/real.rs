@@ -615,3 +615,108 @@ fn a_scenario_passes_on_an_ensemble_whose_leader_is_killed_mid_run() {
     };
     assert_eq!((recorded("fault_start"), recorded("fault_end")), (1, 1));
 }
+
+/// Two runs of the catalog scenario `name` with Curator's own recipe in place of its clients,
+/// on a server the command starts, which must leave an expectation unmet (exit 1): the runs'
+/// summaries.
+fn curators_two_unmet_runs(name: &str) -> Vec<Value> {
+    let args = [name, "--start-local", "--curator-in-place", "--runs", "2"];
+    let (code, out) = real(&format!("curator-{name}"), &args);
+    assert_eq!(code, 1, "an expectation unmet: {out}");
+    let runs = out.as_array().expect("one summary per run").clone();
+    assert_eq!(runs.len(), 2, "{out}");
+    runs
+}
+
+/// Whether a `real --json` run summary names `property` among its violations.
+fn violates(run: &Value, property: &str) -> bool {
+    let violations = run["violations"].as_array().expect("the run's violations");
+    violations.iter().any(|v| v["property"] == property)
+}
+
+/// The catalog scenario of `book/src/findings/curator-696-latch-old-session.md`.
+const OLD_SESSION: &str = "leader-latch-downtime-old-session";
+
+/// The findings page's first command (`book/src/findings/curator-696-latch-old-session.md`):
+/// Curator 5.4's own `LeaderLatch` in place of the clients of
+/// `leader-latch-downtime-old-session` leads through its old session's node after the server's
+/// downtime, and the other participant leads beside it once the server expires that session,
+/// in every run: `leader_unique_belief` and `live_session_exclusion` violated, the fence
+/// holding (the stale leader's token, its old node's czxid, is the older one). Two runs.
+#[test]
+#[ignore = "needs zookeeper and curator: scripts/test installs Debian's zookeeper and \
+            libcurator-{recipes,framework,client}-java"]
+fn curator_5_4s_latch_leads_through_its_old_sessions_node_beside_the_next_leader() {
+    let _serial = real::testing::one_server_at_a_time();
+    for run in &curators_two_unmet_runs(OLD_SESSION) {
+        assert!(violates(run, "leader_unique_belief"), "{run}");
+        assert!(violates(run, "live_session_exclusion"), "{run}");
+        assert!(!violates(run, "leader_unique_fenced"), "{run}");
+        let trace = trace_of(run);
+        let events = trace["events"].as_array().unwrap();
+        let leads = (events.iter())
+            .filter(|e| e["kind"] == "notice" && e["notice"]["notice"] == "is_leader")
+            .map(|e| (e["client"].as_u64().unwrap(), e["notice"]["token"].as_u64()))
+            .collect::<Vec<_>>();
+        let (first, again) = (leads[0], leads[1]);
+        assert_eq!(
+            first, again,
+            "the first leader leads again with its old node's token: {leads:?}"
+        );
+        let other = leads[2];
+        assert!(
+            other.0 != first.0 && other.1 > first.1,
+            "then the other leads on a newer node: {leads:?}"
+        );
+    }
+}
+
+/// The same page's second command: splitbrain's latch on the same scenario and server meets
+/// every expectation in every run, one leader throughout: its ownership check resets the old
+/// session's node instead of leading through it. Two runs.
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn splitbrains_latch_resets_its_old_sessions_node_and_one_leads_after_the_downtime() {
+    let _serial = real::testing::one_server_at_a_time();
+    let args = [OLD_SESSION, "--start-local", "--runs", "2"];
+    let (code, out) = real("latch-old-session", &args);
+    assert_eq!(code, 0, "every expectation met: {out}");
+    for run in out.as_array().expect("one summary per run") {
+        assert_eq!(run["violations"], json!([]), "{run}");
+    }
+}
+
+/// The findings page's command (`book/src/findings/selector-requeue-cancelled.md`): Curator
+/// 5.4's own `LeaderSelector` in place of the clients of `leader-selector-gc-pause`, requeued by
+/// hand (no auto-requeue) as the contender protocol's `requeue` does, leaves the election
+/// unannounced in every run: the paused leader gives its leadership back when it wakes and
+/// requeues, Curator's adapter then hears its session's end and cancels the queued attempt, and
+/// its workload waits for a leadership that never comes (`progress` and `answered` violated,
+/// no `is_leader` after its requeue). Two runs; splitbrain's selector, which keeps a queued
+/// attempt at a connection change, is the matrix's (progress holds).
+#[test]
+#[ignore = "needs zookeeper and curator: scripts/test installs Debian's zookeeper and \
+            libcurator-{recipes,framework,client}-java"]
+fn curator_5_4s_selector_requeued_after_a_pause_is_cancelled_and_never_leads_again() {
+    let _serial = real::testing::one_server_at_a_time();
+    for run in &curators_two_unmet_runs("leader-selector-gc-pause") {
+        assert!(
+            violates(run, "progress") && violates(run, "answered"),
+            "{run}"
+        );
+        let trace = trace_of(run);
+        let events = trace["events"].as_array().unwrap();
+        let paused = (events.iter())
+            .find(|e| e["kind"] == "fault_start" && e["fault"]["kind"] == "pause")
+            .and_then(|e| e["fault"]["client"].as_u64())
+            .expect("a pause");
+        let own = (events.iter()).filter(|e| e["client"].as_u64() == Some(paused));
+        let requeued = own
+            .clone()
+            .position(|e| e["kind"] == "call" && e["call"]["call"] == "requeue")
+            .expect("the paused leader requeues");
+        let led_again = (own.skip(requeued))
+            .any(|e| e["kind"] == "notice" && e["notice"]["notice"] == "is_leader");
+        assert!(!led_again, "never leads after its requeue: {run}");
+    }
+}
