@@ -57,6 +57,10 @@ enum Command {
     /// `zookeeper-client` session; its spec comes on stdin).
     #[command(hide = true)]
     RealProgramClient,
+    /// One zookeeper-async contender process of a real run (`real --library zookeeper-async`;
+    /// the contender protocol on stdin and stdout).
+    #[command(hide = true)]
+    ZookeeperAsyncContender,
 }
 
 fn main() -> ExitCode {
@@ -75,6 +79,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cli::bench::run(args),
         Command::RealClient => return real::client::serve(),
         Command::BenchClient => return real::bench::contender::serve(),
+        Command::ZookeeperAsyncContender => return real::zookeeper_async::contender::serve(),
         Command::RealProgramClient => {
             return real::program_client::serve(&[splitbrain::programs::idle_session()]);
         }

@@ -98,8 +98,9 @@ pub struct Args {
     /// Run a recipe library's own contenders, each a process driven over the contender
     /// protocol: `curator` (Apache Curator 5, as for --curator), `kazoo` (Kazoo's Lock,
     /// Semaphore, ReadLock/WriteLock or Election, in the Python SPLITBRAIN_PYTHON names,
-    /// else python3; in place only) or the path of a program of yours that speaks the
-    /// protocol. With --contenders N beside the scenario's clients, or --in-place.
+    /// else python3; in place only), `zookeeper-async` (the Rust crate's shared_lock or
+    /// LeaderLatch, in this binary; in place only) or the path of a program of yours that
+    /// speaks the protocol. With --contenders N beside the scenario's clients, or --in-place.
     #[arg(long, value_name = "LIBRARY", value_parser = Choice::parse, requires = "placement", conflicts_with_all = ["curator", "curator_in_place"])]
     library: Option<Choice>,
     /// With --library: run N contenders beside the scenario's clients, on its lock path.
@@ -437,12 +438,16 @@ pub(super) fn program_launcher() -> Result<ClientLauncher, Failure> {
 
 /// This binary, re-executed with the subcommand `command`.
 fn this_binary_as(command: &str) -> Result<ClientLauncher, Failure> {
-    let program = std::env::current_exe().map_err(|e| {
-        Failure(format!(
-            "cannot find this program to start client processes: {e}"
-        ))
-    })?;
-    Ok(ClientLauncher::new(program, [command]))
+    Ok(ClientLauncher::new(
+        this_binary("client processes")?,
+        [command],
+    ))
+}
+
+/// This binary, to start `what` with.
+fn this_binary(what: &str) -> Result<PathBuf, Failure> {
+    std::env::current_exe()
+        .map_err(|e| Failure(format!("cannot find this program to start {what}: {e}")))
 }
 
 /// A failure before the run, naming `--connect` when its address is what failed.

@@ -18,6 +18,7 @@ pub fn command(args: &[&str]) -> Command {
 
 /// A fresh, empty directory for the test `name` under cargo's temporary target directory,
 /// prefixed with the test binary's name so that test binaries running at once never share one.
+#[allow(dead_code)] // not every test binary that includes this module uses it
 pub fn scratch(name: &str) -> PathBuf {
     let dir =
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-{name}", env!("CARGO_CRATE_NAME")));

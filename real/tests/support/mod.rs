@@ -9,3 +9,8 @@ pub fn launcher() -> ClientLauncher {
         std::iter::empty::<&str>(),
     )
 }
+
+/// What the tests of contenders in place of the clients share (not every test binary that
+/// includes this module uses it).
+#[allow(dead_code)]
+pub mod contenders;

@@ -1,6 +1,6 @@
 //! Which recipe library's contenders `splitbrain real` runs (`--library`, `--curator`,
-//! `--curator-in-place`), and where: Curator's, Kazoo's or a user's program that speaks the
-//! contender protocol, beside the scenario's clients or in their place. Everything that
+//! `--curator-in-place`), and where: Curator's, Kazoo's, zookeeper-async's or a user's program
+//! that speaks the contender protocol, beside the scenario's clients or in their place. Everything that
 //! refuses a choice is checked before any server starts.
 
 use std::path::PathBuf;
@@ -12,6 +12,7 @@ use real::contender::Library;
 use real::contender::user::{self, UserProgram};
 use real::curator::Curator;
 use real::kazoo::{self, Kazoo};
+use real::zookeeper_async::{self, ZookeeperAsync};
 
 use super::Args;
 use crate::cli::Failure;
@@ -23,17 +24,24 @@ pub(super) enum Choice {
     Curator,
     /// Kazoo (Python, `$SPLITBRAIN_PYTHON`).
     Kazoo,
+    /// zookeeper-async (Rust, crates.io), this binary as `splitbrain zookeeper-async-contender`.
+    ZookeeperAsync,
     /// A program of the user's.
     Program(PathBuf),
 }
 
 impl Choice {
-    /// `curator`, `kazoo`, or the path of a program.
+    /// `curator`, `kazoo`, `zookeeper-async`, or the path of a program.
     pub(super) fn parse(name: &str) -> Result<Choice, String> {
         Ok(match name {
             "curator" => Choice::Curator,
             "kazoo" => Choice::Kazoo,
-            "" => return Err("expected `curator`, `kazoo` or a program's path".into()),
+            "zookeeper-async" => Choice::ZookeeperAsync,
+            "" => {
+                return Err(
+                    "expected `curator`, `kazoo`, `zookeeper-async` or a program's path".into(),
+                );
+            }
             path => Choice::Program(path.into()),
         })
     }
@@ -43,6 +51,7 @@ impl Choice {
         match self {
             Choice::Curator => "Curator".into(),
             Choice::Kazoo => "Kazoo".into(),
+            Choice::ZookeeperAsync => "zookeeper-async".into(),
             Choice::Program(path) => user::name_of(path),
         }
     }
@@ -92,6 +101,8 @@ impl Selection {
             Choice::Kazoo => {
                 kazoo::refusal(scenario).or_else(|| beside.then(|| kazoo::BESIDE.into()))
             }
+            Choice::ZookeeperAsync => zookeeper_async::refusal(scenario)
+                .or_else(|| beside.then(|| zookeeper_async::BESIDE.into())),
             Choice::Program(_) => user::refusal(&name, scenario),
         };
         refused.or_else(|| {
@@ -101,12 +112,17 @@ impl Selection {
         })
     }
 
-    /// The library, ready to run: Curator's contenders compiled, Kazoo's written out, a
-    /// user's program started once (a program that is missing or cannot start fails here).
+    /// The library, ready to run: Curator's contenders compiled, Kazoo's written out,
+    /// zookeeper-async's found (this binary), a user's program started once (a program that is missing or cannot start fails here).
     pub(super) fn prepare(&self) -> Result<Box<dyn Library>, Failure> {
         Ok(match &self.choice {
             Choice::Curator => Box::new(Curator::compile(self.count)?),
             Choice::Kazoo => Box::new(Kazoo::prepare(self.count)?),
+            Choice::ZookeeperAsync => {
+                let program = super::this_binary("zookeeper-async's contenders")?;
+                let args = vec!["zookeeper-async-contender".into()];
+                Box::new(ZookeeperAsync::prepare(program, args, self.count)?)
+            }
             Choice::Program(path) => Box::new(
                 UserProgram::prepare(path, self.count)
                     .map_err(|e| Failure(format!("--library {e}")))?,
