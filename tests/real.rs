@@ -257,7 +257,7 @@ fn curator_in_place_twice(test: &str, scenario: &str, allowed: &[&str]) -> Vec<V
 /// `server-downtime-old-session-outlives-reconnect`. The waiter that declared LOST while the
 /// server was down holds on its new session through its old session's node, the server expires
 /// that session while it holds, and the holder, back for its next hold, is granted beside it:
-/// `live_session_exclusion` violated in 12 of 13 runs measured (the page says why not in all).
+/// `live_session_exclusion` violated in 15 of 17 runs measured (the page says why not in all).
 /// What holds in every run: nothing else is violated — the fence holds, every acquire is
 /// answered, no node is left behind — and a run that shows the split brain shows the fence
 /// rejecting the stale holder's write.
@@ -285,7 +285,7 @@ fn curators_mutex_split_brain_among_live_sessions_is_all_a_downtime_breaks_and_t
 
 /// The same on Curator's own `InterProcessSemaphoreV2` (two leases, three clients):
 /// `semaphore-server-downtime-old-session-outlives-reconnect` showed three leases believed held
-/// in 13 of 13 runs measured, the lease loop's waiter holding through its old session's lease
+/// in 17 of 17 runs measured, the lease loop's waiter holding through its old session's lease
 /// node. What holds in every run: nothing but `lease_bound` is violated.
 #[test]
 #[ignore = "needs zookeeper and curator: scripts/test installs Debian's zookeeper and \
