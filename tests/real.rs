@@ -717,15 +717,7 @@ fn curators_two_unmet_runs(name: &str) -> Vec<Value> {
     let args = [name, "--start-local", "--curator-in-place", "--runs", "2"];
     let (code, out) = real(&format!("curator-{name}"), &args);
     assert_eq!(code, 1, "an expectation unmet: {out}");
-    let runs = out.as_array().expect("one summary per run").clone();
-    assert_eq!(runs.len(), 2, "{out}");
-    runs
-}
-
-/// Whether a `real --json` run summary names `property` among its violations.
-fn violates(run: &Value, property: &str) -> bool {
-    let violations = run["violations"].as_array().expect("the run's violations");
-    violations.iter().any(|v| v["property"] == property)
+    runs_of(&out, 2).to_vec()
 }
 
 /// The catalog scenario of `book/src/findings/curator-696-latch-old-session.md`.
@@ -743,9 +735,9 @@ const OLD_SESSION: &str = "leader-latch-downtime-old-session";
 fn curator_5_4s_latch_leads_through_its_old_sessions_node_beside_the_next_leader() {
     let _serial = real::testing::one_server_at_a_time();
     for run in &curators_two_unmet_runs(OLD_SESSION) {
-        assert!(violates(run, "leader_unique_belief"), "{run}");
-        assert!(violates(run, "live_session_exclusion"), "{run}");
-        assert!(!violates(run, "leader_unique_fenced"), "{run}");
+        assert!(violated(run, "leader_unique_belief"), "{run}");
+        assert!(violated(run, "live_session_exclusion"), "{run}");
+        assert!(!violated(run, "leader_unique_fenced"), "{run}");
         let trace = trace_of(run);
         let events = trace["events"].as_array().unwrap();
         let leads = (events.iter())
@@ -795,7 +787,7 @@ fn curator_5_4s_selector_requeued_after_a_pause_is_cancelled_and_never_leads_aga
     let _serial = real::testing::one_server_at_a_time();
     for run in &curators_two_unmet_runs("leader-selector-gc-pause") {
         assert!(
-            violates(run, "progress") && violates(run, "answered"),
+            violated(run, "progress") && violated(run, "answered"),
             "{run}"
         );
         let trace = trace_of(run);
