@@ -239,7 +239,7 @@ fn malformed_files_give_one_line_errors() {
                 "/faults/0/fault",
                 json!({"kind": "crash_server", "server": "leader"}),
             ),
-            "unit.json: /faults/0/fault/server: expected a fault on one server of an ensemble \
+            "unit.json: /faults/0/fault/server: expected a fault on one server in an ensemble \
              (server.ensemble at least 2), found Leader with 1 server(s)",
         ),
         (

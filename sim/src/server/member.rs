@@ -687,7 +687,7 @@ impl State {
                     let member = self.member();
                     member.log.push(entry);
                     let (from, logged) = (member.id, member.log.len());
-                    self.to_leader(Peer::Ack {
+                    self.post_to_leader(Peer::Ack {
                         from,
                         epoch,
                         logged,
@@ -700,7 +700,7 @@ impl State {
                     member.committed = member.committed.max(upto).min(member.log.len());
                     let sessions = std::mem::take(&mut member.touched).into_iter().collect();
                     let from = member.id;
-                    self.to_leader(Peer::Touch { from, sessions });
+                    self.post_to_leader(Peer::Touch { from, sessions });
                     self.catch_up(&mut out);
                 }
             }
@@ -754,7 +754,7 @@ impl State {
     }
 
     /// Queues `message` for the leader this server follows.
-    fn to_leader(&mut self, message: Peer) {
+    fn post_to_leader(&mut self, message: Peer) {
         if let Some(leader) = self.member().leader() {
             self.member().post(leader, message);
         }
