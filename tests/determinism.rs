@@ -38,7 +38,11 @@ fn seeds_forwards_and_backwards_give_identical_traces() {
 #[test]
 fn a_rerun_from_the_trace_is_identical() {
     let catalog = Catalog::builtin().unwrap();
-    for name in ["random-faults-mutex", "mutex-follower-cut-split-brain"] {
+    for name in [
+        "random-faults-mutex",
+        "mutex-follower-cut-split-brain",
+        "mutex-leader-crash",
+    ] {
         let scenario = catalog.get(name).unwrap();
         for seed in 0..4 {
             let first = run(scenario, seed).unwrap();

@@ -114,6 +114,10 @@ fn missing_counterpart(fault: &Fault, local: bool) -> Option<&'static str> {
             "the proxies sit on client ports only: cutting a server off from its peers needs \
              proxies on the quorum ports, not built yet",
         ),
+        Fault::CrashServer { .. } => Some(
+            "the harness restarts a standalone server only: crashing one server of an \
+             ensemble and restarting it with its log is not built yet",
+        ),
     }
 }
 
@@ -417,7 +421,10 @@ impl<'a> Injector<'a> {
                 let recorder = self.recorder.clone();
                 Box::pin(heal_after(for_ms, proxies, index, recorder, end))
             }
-            Fault::Delay { .. } | Fault::Drop { .. } | Fault::IsolateFromPeers { .. } => {
+            Fault::Delay { .. }
+            | Fault::Drop { .. }
+            | Fault::IsolateFromPeers { .. }
+            | Fault::CrashServer { .. } => {
                 return Err("no real counterpart (refused before the run)".into());
             }
         };

@@ -98,6 +98,17 @@ pub(crate) fn fault(fault: &Fault) -> String {
                 .unwrap_or_default(),
             lasting(*for_ms).unwrap_or_default()
         ),
+        Fault::CrashServer {
+            server,
+            resolved,
+            down_ms,
+        } => format!(
+            "{}{} crashed, down {down_ms} ms",
+            selector(*server),
+            resolved
+                .map(|n| format!(" (server {n})"))
+                .unwrap_or_default(),
+        ),
         Fault::Heal => "network healed".to_owned(),
         Fault::ExpireSession { client } => format!("server expires c{client}'s session"),
         Fault::Crash { client } => format!("c{client} crashed"),

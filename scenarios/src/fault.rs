@@ -62,6 +62,20 @@ pub enum Fault {
         #[serde(default)]
         for_ms: Option<u64>,
     },
+    /// The machine of one server of an ensemble crashes: its connections and whatever is
+    /// sent to it are lost, and `down_ms` later it starts again with its log (what it had
+    /// logged and applied survives), rejoining the leader it finds or triggering an election.
+    CrashServer {
+        /// Which server, resolved when the fault starts.
+        server: ServerSelector,
+        /// The server `server` named when the fault started: recorded in traces, left out
+        /// of scenario files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resolved: Option<u16>,
+        /// How long the server is down, in ms: [`DEFAULT_RESTART_DOWN_MS`] unless given.
+        #[serde(default = "default_restart_down_ms")]
+        down_ms: u64,
+    },
     /// End every network fault (partitions, isolations, delays, drops).
     Heal,
     /// The server expires the client's session now, as if it had not heard from it.
@@ -173,6 +187,7 @@ impl Fault {
             Fault::Partition { .. } => "partition",
             Fault::Isolate { .. } => "isolate",
             Fault::IsolateFromPeers { .. } => "isolate_from_peers",
+            Fault::CrashServer { .. } => "crash_server",
             Fault::Heal => "heal",
             Fault::ExpireSession { .. } => "expire_session",
             Fault::Crash { .. } => "crash",
@@ -192,7 +207,7 @@ impl Fault {
             | Fault::IsolateFromPeers { for_ms, .. }
             | Fault::Delay { for_ms, .. }
             | Fault::Drop { for_ms, .. } => for_ms,
-            Fault::RestartServer { down_ms } => Some(down_ms),
+            Fault::RestartServer { down_ms } | Fault::CrashServer { down_ms, .. } => Some(down_ms),
             Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } => None,
         }
     }

@@ -95,7 +95,9 @@ pub fn shorter(scheduled: &ScheduledFault) -> Vec<ScheduledFault> {
                 | Fault::IsolateFromPeers { for_ms, .. }
                 | Fault::Delay { for_ms, .. }
                 | Fault::Drop { for_ms, .. } => *for_ms = Some(d),
-                Fault::RestartServer { down_ms } => *down_ms = d,
+                Fault::RestartServer { down_ms } | Fault::CrashServer { down_ms, .. } => {
+                    *down_ms = d;
+                }
                 Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } => {}
             }
             ScheduledFault {

@@ -13,6 +13,10 @@
 //!   fault starts (the trace records the fault with the server it named), whose messages to
 //!   and from its peers are lost from then on (`sim/src/links.rs`); a selector that names no
 //!   server (a client attached to none) starts and ends at once.
+//! - `crash_server`: the selector is resolved as for `isolate_from_peers`; that server's
+//!   machine goes down (its node stops; its connections and what is sent to it are lost,
+//!   its log and applied state stay) and starts again `down_ms` later, LOOKING (see
+//!   `sim/src/server/election.rs`); overlapping crashes of one server are one downtime.
 //! - `restart_server`: the server process exits (every connection closed at once) and its
 //!   host refuses connections for `down_ms`; then madsim restarts the server node (state
 //!   kept, see [`crate::server`]).
@@ -152,23 +156,24 @@ impl Injector {
         schedule: &[ScheduledFault],
         resolved: &mut BTreeMap<usize, Fault>,
     ) {
-        if let Fault::IsolateFromPeers { server, for_ms, .. } = *fault {
-            let named = self.servers.resolve(server);
-            let fault = Fault::IsolateFromPeers {
-                server,
-                resolved: named,
-                for_ms,
-            };
+        if let Some(fault) = self.resolved(fault) {
             self.record(EventKind::FaultStart {
                 fault: fault.clone(),
             });
-            match named {
-                Some(server) => {
-                    self.links().cut_from_peers(index, server);
-                    resolved.insert(index, fault);
+            match fault {
+                Fault::IsolateFromPeers {
+                    resolved: Some(server),
+                    ..
+                } => self.links().cut_from_peers(index, server),
+                Fault::CrashServer {
+                    resolved: Some(server),
+                    ..
+                } => {
+                    self.servers.crash(server, &self.handle);
                 }
-                None => self.record(EventKind::FaultEnd { fault }),
+                _ => return self.record(EventKind::FaultEnd { fault }),
             }
+            resolved.insert(index, fault);
             return;
         }
         self.record(EventKind::FaultStart {
@@ -195,7 +200,9 @@ impl Injector {
                 self.servers.control(Control::ExpireClient(client));
                 return self.end(index, fault);
             }
-            Fault::IsolateFromPeers { .. } => unreachable!("started above"),
+            Fault::IsolateFromPeers { .. } | Fault::CrashServer { .. } => {
+                unreachable!("started above")
+            }
             Fault::Crash { client } => {
                 self.restart(self.client_nodes[client as usize]);
                 return self.end(index, fault);
@@ -210,6 +217,26 @@ impl Injector {
         let mut links = self.links();
         for rule in rules {
             links.add(index, rule);
+        }
+    }
+
+    /// A fault addressed to a server of the ensemble by a selector, with the server it names
+    /// now; `None` for any other fault.
+    fn resolved(&self, fault: &Fault) -> Option<Fault> {
+        match *fault {
+            Fault::IsolateFromPeers { server, for_ms, .. } => Some(Fault::IsolateFromPeers {
+                server,
+                resolved: self.servers.resolve(server),
+                for_ms,
+            }),
+            Fault::CrashServer {
+                server, down_ms, ..
+            } => Some(Fault::CrashServer {
+                server,
+                resolved: self.servers.resolve(server),
+                down_ms,
+            }),
+            _ => None,
         }
     }
 
@@ -246,6 +273,13 @@ impl Injector {
                     self.restart(node);
                 }
                 true
+            }
+            Fault::CrashServer { resolved, .. } => {
+                // None: it named no server, and ended as it started.
+                if let Some(server) = resolved {
+                    self.servers.recover(server, &self.handle);
+                }
+                resolved.is_some()
             }
             Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } => true,
         };

@@ -299,10 +299,12 @@ impl Sim {
                 Fault::RestartServer { .. } if self.server.is_ensemble() => {
                     return fail(
                         field("kind"),
-                        "a fault the ensemble models (restarts need leader election)",
+                        "a fault the ensemble models (crash_server restarts one of its servers)",
                     );
                 }
-                Fault::IsolateFromPeers { server, .. } if !self.selects(server) => {
+                Fault::IsolateFromPeers { server, .. } | Fault::CrashServer { server, .. }
+                    if !self.selects(server) =>
+                {
                     return fail(
                         field("server"),
                         &format!(

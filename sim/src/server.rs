@@ -18,10 +18,12 @@
 //! (`sim/src/server/member.rs`): its clients' connections are served here, what differs is
 //! there.
 
+mod election;
 mod member;
 mod protocol;
 
-pub use member::{Log, leader_of, new_log};
+pub use election::ELECTION_MS;
+pub use member::{Recorded, recorded};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;

@@ -1,7 +1,8 @@
 //! The ZooKeeper side of a run: a standalone server, or the servers of an ensemble
 //! (`sim/src/server/member.rs`), each on a node of its own. What the run and the fault
 //! injector ask of them (sessions, the tree, expiry, which server a selector names) is asked
-//! here, of the standalone server or of the ensemble's leader.
+//! here, of the standalone server or of the ensemble's leader (the one leading the highest
+//! epoch; while none leads, the one that last led the highest).
 
 use std::net::SocketAddr;
 
@@ -13,7 +14,7 @@ use scenarios::scenario::ServerSettings;
 
 use crate::net::Network;
 use crate::recorder::Recorder;
-use crate::server::{Control, ServerHandle, leader_of, new_log};
+use crate::server::{Control, ServerHandle, recorded};
 use crate::wire::{SERVER_PORT, member_addr, server_addr};
 
 /// A run's servers, started.
@@ -30,8 +31,6 @@ pub enum Servers {
     Ensemble {
         /// Each server's state and node.
         members: Vec<(ServerHandle, NodeId)>,
-        /// The leader's id.
-        leader: u16,
     },
 }
 
@@ -47,24 +46,43 @@ impl Servers {
             let node = server.start_node().await.id();
             return Servers::Standalone { server, node };
         }
-        let log = new_log();
+        let recorded = recorded();
         let mut members = Vec::new();
         for id in 0..settings.ensemble {
-            let server =
-                ServerHandle::member(settings, id, log.clone(), recorder.clone(), network.clone());
+            let server = ServerHandle::member(
+                settings,
+                id,
+                recorded.clone(),
+                recorder.clone(),
+                network.clone(),
+            );
             let node = server.start_member_node(id).await.id();
             members.push((server, node));
         }
-        let leader = leader_of(settings.ensemble);
-        Servers::Ensemble { members, leader }
+        Servers::Ensemble { members }
     }
 
-    /// The standalone server, or the ensemble's leader: where sessions are tracked and the
-    /// log is ordered.
+    /// The ensemble's leader: the server leading the highest epoch, if any leads.
+    fn leader(members: &[(ServerHandle, NodeId)]) -> Option<u16> {
+        (0..members.len() as u16)
+            .filter_map(|n| Some((members[usize::from(n)].0.leading()?, n)))
+            .max()
+            .map(|(_, n)| n)
+    }
+
+    /// The standalone server, or the ensemble's leader (while none leads, the server with
+    /// the highest epoch): where sessions are tracked and the log is ordered.
     fn tracker(&self) -> &ServerHandle {
         match self {
             Servers::Standalone { server, .. } => server,
-            Servers::Ensemble { members, leader } => &members[usize::from(*leader)].0,
+            Servers::Ensemble { members } => {
+                let n = Servers::leader(members).unwrap_or_else(|| {
+                    (0..members.len() as u16)
+                        .max_by_key(|&n| members[usize::from(n)].0.epoch())
+                        .unwrap_or(0)
+                });
+                &members[usize::from(n)].0
+            }
         }
     }
 
@@ -83,7 +101,7 @@ impl Servers {
         self.tracker().control(command);
     }
 
-    /// The standalone server's node (an ensemble's servers do not restart).
+    /// The standalone server's node (an ensemble's servers crash with `crash_server`).
     pub fn standalone_node(&self) -> Option<NodeId> {
         match self {
             Servers::Standalone { node, .. } => Some(*node),
@@ -110,21 +128,48 @@ impl Servers {
         }
     }
 
-    /// The server `selector` names now: `None` for a standalone server, or for a client
-    /// attached to no server.
+    /// The server `selector` names now: `None` for a standalone server, for a client
+    /// attached to no server, or for the leader or a follower while no server leads.
     pub fn resolve(&self, selector: ServerSelector) -> Option<u16> {
-        let Servers::Ensemble { members, leader } = self else {
+        let Servers::Ensemble { members } = self else {
             return None;
         };
+        let leader = Servers::leader(members);
         match selector {
             ServerSelector::Server(n) => Some(n),
-            ServerSelector::Leader => Some(*leader),
+            ServerSelector::Leader => leader,
             ServerSelector::Follower(k) => (0..members.len() as u16)
-                .filter(|n| n != leader)
+                .filter(|&n| Some(n) != leader && leader.is_some())
                 .nth(usize::from(k)),
             ServerSelector::ServerOf(client) => {
                 (0..members.len() as u16).find(|&n| members[usize::from(n)].0.serves_client(client))
             }
+        }
+    }
+
+    /// Crashes server `n` of the ensemble (its machine goes down) on `handle`: true when it
+    /// was up.
+    pub fn crash(&self, n: u16, handle: &madsim::runtime::Handle) -> bool {
+        let Servers::Ensemble { members } = self else {
+            return false;
+        };
+        let (server, node) = &members[usize::from(n)];
+        let crashed = server.crash();
+        if crashed {
+            handle.kill(*node);
+        }
+        crashed
+    }
+
+    /// One crash of server `n` of the ensemble ends on `handle`: it starts again with its log
+    /// when no other crash keeps it down.
+    pub fn recover(&self, n: u16, handle: &madsim::runtime::Handle) {
+        let Servers::Ensemble { members } = self else {
+            return;
+        };
+        let (server, node) = &members[usize::from(n)];
+        if server.recover() {
+            handle.restart(*node);
         }
     }
 }

@@ -18,7 +18,8 @@ pub(super) fn healed_at(events: &[Event]) -> Option<usize> {
                     Fault::Heal => open.retain(|f| matches!(f, Fault::Pause { .. })),
                     Fault::ExpireSession { .. }
                     | Fault::Crash { .. }
-                    | Fault::RestartServer { .. } => {}
+                    | Fault::RestartServer { .. }
+                    | Fault::CrashServer { .. } => {}
                     other => open.push(other),
                 }
             }

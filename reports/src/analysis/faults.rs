@@ -38,7 +38,10 @@ impl FaultSpan {
             Fault::Delay { from, to, .. } | Fault::Drop { from, to, .. } => {
                 vec![node(from), node(to)]
             }
-            Fault::Heal | Fault::RestartServer { .. } | Fault::IsolateFromPeers { .. } => {
+            Fault::Heal
+            | Fault::RestartServer { .. }
+            | Fault::IsolateFromPeers { .. }
+            | Fault::CrashServer { .. } => {
                 vec![Lane::Server]
             }
         }

@@ -282,25 +282,29 @@ fn check_node(clients: u16, node: Node, pointer: &str) -> Check {
     }
 }
 
-/// A fault the ensemble does not model yet (server restarts need leader election).
+/// A fault of the standalone server only (an ensemble's servers restart with `crash_server`).
 fn not_in_ensemble(s: &Scenario, kind: &str, pointer: &str) -> Check {
     require(
         !s.server.is_ensemble(),
         pointer,
-        "a fault the simulated ensemble models (restarts need leader election, not built yet)",
+        "a fault the simulated ensemble models (crash_server restarts one of its servers)",
         kind,
     )
 }
 
 /// A selector names a server of the scenario's ensemble: a server or follower index in
 /// range, or a client; the leader always.
-fn check_server_selector(s: &Scenario, server: ServerSelector, pointer: &str) -> Check {
+fn check_server_selector(
+    s: &Scenario,
+    server: ServerSelector,
+    (pointer, what): (&str, &str),
+) -> Check {
     let servers = s.server.ensemble;
     let found = format!("{server:?} with {servers} server(s)");
     require(
         s.server.is_ensemble(),
         pointer,
-        "a fault on a server's peers only in an ensemble (server.ensemble at least 2)",
+        &format!("a fault on {what} in an ensemble (server.ensemble at least 2)"),
         &found,
     )?;
     match server {
@@ -359,8 +363,16 @@ fn check_scheduled(s: &Scenario, scheduled: &ScheduledFault, at: &str) -> Check 
             check_duration(for_ms, &at)
         }
         Fault::IsolateFromPeers { server, for_ms, .. } => {
-            check_server_selector(s, server, &format!("{at}/server"))?;
+            let pointer = format!("{at}/server");
+            check_server_selector(s, server, (&pointer, "a server's peers only"))?;
             check_duration(for_ms, &at)
+        }
+        Fault::CrashServer {
+            server, down_ms, ..
+        } => {
+            let pointer = format!("{at}/server");
+            check_server_selector(s, server, (&pointer, "one server"))?;
+            positive(down_ms, &format!("{at}/down_ms"))
         }
         Fault::Partition { a, b, for_ms, .. } => {
             check_link(clients, (a, b), ("a", "b"), &at)?;

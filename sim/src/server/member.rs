@@ -1,37 +1,36 @@
-//! A server of a simulated ensemble: the leader, which orders one committed log, or a
-//! follower, which applies it. Each serves its own clients over the same connection code as
-//! the standalone server (`sim/src/server.rs`); what differs is here.
+//! A server of a simulated ensemble: the leader, which orders the log and commits what a
+//! quorum has logged, or a follower, which logs what the leader proposes and applies what it
+//! commits. Each serves its own clients over the same connection code as the standalone
+//! server (`sim/src/server.rs`); what differs is here, and how a leader is chosen is in
+//! `sim/src/server/election.rs`.
 //!
-//! - **One log, decided at the leader.** Every change (a session opened or ended, a write, a
-//!   container sweep) is a [`Txn`] the leader applies to its own tree when it takes it, which
-//!   decides its outcome (the session id, a sequence number, a version check, the ephemerals
-//!   a session's end deletes), then appends to the log. A follower applies the log in order
-//!   up to the position the leader last told it, each entry to a tree at the same position,
-//!   so it reaches the leader's outcome (checked). Commits need no acknowledgements: with no
-//!   election a committed entry is never lost, so a quorum's acks would change nothing here.
+//! - **One log, decided at the leader, committed by a quorum.** Every change (a session
+//!   opened or ended, a write, a container sweep) is a [`Txn`] the leader decides on its
+//!   *prepared* state (ZooKeeper's `PrepRequestProcessor` and its outstanding changes: the
+//!   committed tree plus every change proposed since) — the session id, a sequence number, a
+//!   version check, the ephemerals a session's end deletes — then logs and proposes to every
+//!   follower. A follower logs a proposal and acknowledges it; an entry is committed once a
+//!   quorum (the leader and the followers' acks) has logged it. Only committed entries are
+//!   applied, to each server's tree in log order (so every server reaches the leader's
+//!   outcome, checked in debug builds), answered and recorded in the trace: once, by the
+//!   first server to apply the entry (the leader, as it commits it).
 //! - **Reads and watches are local.** A server answers reads from its own applied tree and
 //!   fires the watches its own clients set as it applies each entry; a follower that has not
 //!   heard of a change serves the state before it.
-//! - **Writes, session opens and closes are forwarded** to the leader; the follower answers
-//!   its client when it applies the entry.
+//! - **Writes, session opens and closes are forwarded** to the leader; the server whose
+//!   client asked answers it when it applies the committed entry.
 //! - **Sessions as ZooKeeper keeps them.** A server answers its clients' pings itself. The
-//!   leader pings every follower each tick/2 (with the log's length); a follower answers with
-//!   the sessions its clients touched since its last answer, and the leader's session tracker
-//!   expires a session nobody touched for its timeout, through the log (so its ephemerals go
-//!   on every server as each applies that entry). A reconnecting client is re-attached by any
-//!   serving server whose applied state still holds its session, and told it expired by one
-//!   that applied its end.
-//! - **Serving.** A follower that has not heard the leader for syncLimit ticks drops its
-//!   clients' connections and refuses new ones until it hears the leader again (then it
-//!   catches up on the log); a leader that has not heard a quorum does the same until it
-//!   hears one again, then re-arms every session's timeout, as a newly elected leader does.
+//!   leader pings every follower each tick/2 (with how far it has committed); a follower
+//!   answers with the sessions its clients touched since its last answer, and the leader's
+//!   session tracker expires a session nobody touched for its timeout, through the log. A
+//!   reconnecting client is re-attached by any serving server whose applied state still
+//!   holds its session, and told it expired by one that applied its end.
 //!
-//! The leader is the server with the highest id, the one ZooKeeper's first election picks
-//! when every log is empty. Peer messages travel once ([`Wire::post`]): a server cut off from
-//! its peers loses them, and the protocol recovers by the next ping. Not modelled: leader
-//! election (a leader that regains its quorum leads again), replication lag beyond the
-//! network's latency, re-validation of a moved session through the leader, server restarts,
-//! and the byte-stream clients of programs.
+//! Peer messages travel in order on each link; a cut link holds them until it is torn down
+//! (syncLimit ticks without hearing the peer), which loses them: a follower that rejoins
+//! takes the leader's whole log again. Not modelled: replication lag beyond the network's
+//! latency, re-validation of a moved session through the leader, snapshots (the log is
+//! never trimmed) and the byte-stream clients of programs.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::SocketAddr;
@@ -41,6 +40,7 @@ use std::time::Duration;
 use coordination::ids::OpId;
 use coordination::zk::tree::Applied;
 use coordination::zk::{OpResult, Request, SessionId, ZkError};
+use frontend::FrontEnd;
 use futures::channel::mpsc::{UnboundedReceiver, unbounded};
 use futures::future::Either;
 use futures::{FutureExt, StreamExt, select_biased};
@@ -50,6 +50,7 @@ use scenarios::fault::Node;
 use scenarios::scenario::ServerSettings;
 use trace::ServerSession;
 
+use super::election::{Role, Vote};
 use super::{Control, Out, ServerHandle, Session, State, millis, send_all, yield_now};
 use crate::net::Network;
 use crate::recorder::Recorder;
@@ -59,13 +60,21 @@ use crate::wire::{
     ConnId, Datagram, QUORUM_PORT, SERVER_PORT, ToClient, ToServer, Wire, member_addr,
 };
 
-/// The ensemble's committed log, shared by its servers: the content of what the leader
-/// replicates (when each follower learns of it travels over the network).
-pub type Log = Arc<Mutex<Vec<Entry>>>;
+/// How many entries of the ensemble's committed log the trace has recorded, shared by its
+/// servers: a committed entry keeps its position in every later leader's log, so the first
+/// server to apply a position records it, once.
+pub type Recorded = Arc<Mutex<usize>>;
 
-/// One committed change, as the leader decided it.
+/// A fresh count: nothing recorded yet.
+pub fn recorded() -> Recorded {
+    Arc::new(Mutex::new(0))
+}
+
+/// One logged change, as a leader decided it.
 #[derive(Clone, Debug)]
-pub struct Entry {
+pub(super) struct Entry {
+    /// The epoch of the leader that proposed it.
+    pub(super) epoch: u32,
     txn: Txn,
     /// The server and connection of the client that asked for it, which that server answers
     /// when it applies the entry.
@@ -98,11 +107,60 @@ enum Txn {
     Reap,
 }
 
+impl Txn {
+    /// Replays this change on `front`, a leader's prepared state, with nothing to answer.
+    fn prepare(&self, front: &mut FrontEnd) {
+        match self {
+            Txn::Open {
+                session, timeout, ..
+            } => {
+                let opened = front.open(millis(*timeout));
+                debug_assert_eq!(opened, *session, "the log's session");
+            }
+            Txn::Write {
+                session, request, ..
+            } => {
+                front.tree_mut().apply(*session, request);
+            }
+            Txn::Reject { .. } => {}
+            Txn::End { session, .. } => {
+                front.end(*session);
+            }
+            Txn::Reap => {
+                front.tree_mut().reap_containers();
+            }
+        }
+    }
+}
+
 /// A message between two servers of the ensemble.
 #[derive(Clone, Debug)]
-enum Peer {
-    /// Leader to follower, every tick/2 and after new commits: the log's length.
-    Commit { upto: usize },
+pub(super) enum Peer {
+    /// A LOOKING server's vote for itself, every tick/2 (FLE's notification).
+    Looking { from: u16, vote: Vote },
+    /// A leader's answer to a LOOKING server, and its announcement once elected.
+    Leading { from: u16, epoch: u32 },
+    /// A follower asks to join the leader (`FOLLOWERINFO`).
+    Join { from: u16 },
+    /// The leader's log and how far it is committed, to a joining follower (`SNAP`/`DIFF`/
+    /// `TRUNC` in one: the follower's log becomes the leader's).
+    Sync {
+        from: u16,
+        epoch: u32,
+        log: Vec<Entry>,
+        committed: usize,
+    },
+    /// Leader to follower: one more entry to log (`PROPOSAL`).
+    Propose { epoch: u32, entry: Entry },
+    /// Follower to leader: how long its log is (`ACK`).
+    Ack {
+        from: u16,
+        epoch: u32,
+        logged: usize,
+    },
+    /// Leader to follower, every tick/2 and after each commit: how far the log is committed
+    /// (`PING` and `COMMIT`).
+    Commit { epoch: u32, upto: usize },
     /// Follower to leader, answering a `Commit`: the sessions its clients touched since.
     Touch { from: u16, sessions: Vec<SessionId> },
     /// Follower to leader: a client of connection `conn` asks for a session.
@@ -112,7 +170,7 @@ enum Peer {
         client: u16,
         asked: Duration,
     },
-    /// Follower to leader: a client's write (or, with `close`, its close-session).
+    /// Follower to leader: a client's write (or, with `None`, its close-session).
     Forward {
         from: u16,
         conn: ConnId,
@@ -123,19 +181,26 @@ enum Peer {
 
 /// What a server of an ensemble keeps beside what every server keeps.
 pub(super) struct Member {
-    id: u16,
-    leader: u16,
-    servers: u16,
+    pub(super) id: u16,
+    pub(super) servers: u16,
     /// syncLimit × tick.
-    sync_limit: Duration,
-    log: Log,
-    /// How many entries of the log this server has applied.
-    applied: usize,
-    /// How many the leader has told it are committed (the leader: how many it told).
-    committed: usize,
-    serving: bool,
-    /// When it last heard the leader (a follower) or each follower (the leader).
-    heard: BTreeMap<u16, Instant>,
+    pub(super) sync_limit: Duration,
+    pub(super) role: Role,
+    /// The epoch of the leader it last followed or led.
+    pub(super) epoch: u32,
+    /// What it has logged (on disk: it survives a crash).
+    pub(super) log: Vec<Entry>,
+    /// How many entries of the log it has applied.
+    pub(super) applied: usize,
+    /// How many it knows are committed.
+    pub(super) committed: usize,
+    recorded: Recorded,
+    /// Whether the entry being applied is recorded in the trace (this server applies it
+    /// first).
+    recording: bool,
+    pub(super) serving: bool,
+    /// When it last heard each peer.
+    pub(super) heard: BTreeMap<u16, Instant>,
     /// Sessions its clients touched since it last told the leader.
     touched: BTreeSet<SessionId>,
     /// Per connection, its requests not answered yet in order: `None` for a write (or close)
@@ -149,25 +214,32 @@ pub(super) struct Member {
     outbox: BTreeMap<u16, VecDeque<Peer>>,
     /// Per peer, when the last message sent on the link is delivered.
     last: BTreeMap<u16, Instant>,
+    /// How many crashes keep this server's machine down now.
+    down: usize,
+    /// Whether its node has started once (a later start is a restart after a crash).
+    started: bool,
 }
 
 impl Member {
-    fn leads(&self) -> bool {
-        self.id == self.leader
-    }
-
-    fn followers(&self) -> impl Iterator<Item = u16> + use<> {
-        let leader = self.leader;
-        (0..self.servers).filter(move |&n| n != leader)
-    }
-
     /// Queues `message` for peer `to`.
-    fn post(&mut self, to: u16, message: Peer) {
+    pub(super) fn post(&mut self, to: u16, message: Peer) {
         self.outbox.entry(to).or_default().push_back(message);
     }
 
+    /// Every other server's id.
+    pub(super) fn peers(&self) -> impl Iterator<Item = u16> + use<> {
+        let me = self.id;
+        (0..self.servers).filter(move |&n| n != me)
+    }
+
+    /// How many servers make a quorum.
+    pub(super) fn quorum(&self) -> usize {
+        usize::from(self.servers) / 2 + 1
+    }
+
     /// Sends what it can of every peer's queue, in order, over `peers`: a cut link keeps the
-    /// rest queued.
+    /// rest queued, but for votes (FLE's notifications are sent afresh, not replayed: a vote
+    /// held on a cut link would arrive stale).
     fn flush(&mut self, peers: &Wire) {
         for (&to, queue) in &mut self.outbox {
             while let Some(body) = queue.pop_front() {
@@ -186,6 +258,7 @@ impl Member {
                         if let Datagram::Seq { body, .. } = datagram {
                             queue.push_front(body);
                         }
+                        queue.retain(|message| !matches!(message, Peer::Looking { .. }));
                         break;
                     }
                 }
@@ -195,14 +268,43 @@ impl Member {
 
     /// The link to `peer` is torn down (syncLimit passed without hearing it): what was
     /// queued for it is gone.
-    fn tear_down(&mut self, peer: u16) {
+    pub(super) fn tear_down(&mut self, peer: u16) {
         self.outbox.remove(&peer);
     }
-}
 
-/// The id of the leader of an ensemble of `servers`: the highest.
-pub fn leader_of(servers: u16) -> u16 {
-    servers - 1
+    /// Forgets every client's request in flight and every queued peer message: the server
+    /// stops serving, or its machine went down.
+    pub(super) fn forget_in_flight(&mut self) {
+        self.pending.clear();
+        self.queues.clear();
+        self.outbox.clear();
+        self.touched.clear();
+    }
+
+    /// This server's vote for itself: its epoch, its last entry's epoch and its log's length
+    /// (ZooKeeper's last zxid), its id.
+    pub(super) fn vote(&self) -> Vote {
+        Vote {
+            epoch: self.epoch,
+            last: self.log.last().map_or(0, |entry| entry.epoch),
+            logged: self.log.len(),
+            sid: self.id,
+        }
+    }
+
+    /// Whether this server leads, and in which epoch.
+    fn leading(&self) -> Option<u32> {
+        matches!(self.role, Role::Leading { .. }).then_some(self.epoch)
+    }
+
+    /// The leader it follows (or leads).
+    fn leader(&self) -> Option<u16> {
+        match self.role {
+            Role::Following { leader, .. } => Some(leader),
+            Role::Leading { .. } => Some(self.id),
+            Role::Looking { .. } => None,
+        }
+    }
 }
 
 /// Whether `request` changes the tree, and so goes through the leader.
@@ -213,35 +315,49 @@ fn is_write(request: &Request) -> bool {
     )
 }
 
-/// A new, empty log.
-pub fn new_log() -> Log {
-    Arc::new(Mutex::new(Vec::new()))
-}
-
 impl ServerHandle {
-    /// Server `id` of an ensemble of `settings.ensemble` servers sharing `log`, recording into
-    /// `recorder` and sending through the run's `network`.
+    /// Server `id` of an ensemble of `settings.ensemble` servers sharing the trace's count of
+    /// `recorded` entries, recording into `recorder` and sending through the run's `network`.
+    /// It starts as the first election leaves an ensemble whose logs are empty: the server
+    /// with the highest id leads epoch 1, every other follows it.
     pub fn member(
         settings: ServerSettings,
         id: u16,
-        log: Log,
+        recorded: Recorded,
         recorder: Recorder,
         network: Network,
     ) -> ServerHandle {
         let handle = ServerHandle::new(settings, recorder, network);
         let now = handle.network.time().now();
-        let leader = leader_of(settings.ensemble);
+        let leader = settings.ensemble - 1;
+        let role = if id == leader {
+            let prep = Box::new(handle.lock().front.clone());
+            let followers = (0..leader).map(|n| (n, Some(0))).collect();
+            Role::Leading {
+                since: now,
+                prep,
+                followers,
+            }
+        } else {
+            Role::Following {
+                leader,
+                synced: true,
+            }
+        };
         let member = Member {
             id,
-            leader,
             servers: settings.ensemble,
             sync_limit: tick(&settings) * u32::try_from(settings.sync_limit).unwrap_or(u32::MAX),
-            log,
+            role,
+            epoch: 1,
+            log: Vec::new(),
             applied: 0,
             committed: 0,
+            recorded,
+            recording: false,
             serving: true,
             heard: (0..settings.ensemble)
-                .filter(|&n| n != id && (id == leader || n == leader))
+                .filter(|&n| n != id)
                 .map(|n| (n, now))
                 .collect(),
             touched: BTreeSet::new(),
@@ -249,6 +365,8 @@ impl ServerHandle {
             pending: BTreeMap::new(),
             outbox: BTreeMap::new(),
             last: BTreeMap::new(),
+            down: 0,
+            started: false,
         };
         handle.lock().member = Some(member);
         handle
@@ -275,11 +393,59 @@ impl ServerHandle {
         self.lock().conns.values().any(|c| c.client == client)
     }
 
+    /// The epoch this server of an ensemble leads, if it leads (and is up).
+    pub fn leading(&self) -> Option<u32> {
+        let state = self.lock();
+        let member = state.member.as_ref().filter(|m| m.down == 0)?;
+        member.leading()
+    }
+
+    /// The epoch this server of an ensemble last followed or led.
+    pub fn epoch(&self) -> u32 {
+        self.lock().member.as_ref().map_or(0, |m| m.epoch)
+    }
+
+    /// The leader this server of an ensemble follows or is, if it is up and not looking for
+    /// one.
+    pub fn leader(&self) -> Option<u16> {
+        let state = self.lock();
+        let member = state.member.as_ref().filter(|m| m.down == 0)?;
+        member.leader()
+    }
+
+    /// One more crash takes this server's machine down: true when it was up (then stop its
+    /// node). Its connections are gone without a word to its clients; its log, its applied
+    /// tree and its sessions stay (on disk).
+    pub fn crash(&self) -> bool {
+        let mut state = self.lock();
+        let member = state.member();
+        member.down += 1;
+        if member.down > 1 {
+            return false;
+        }
+        state.lose_connections();
+        true
+    }
+
+    /// One crash fewer keeps this server's machine down: true when it is up again (then
+    /// restart its node).
+    pub fn recover(&self) -> bool {
+        let mut state = self.lock();
+        let member = state.member();
+        member.down = member.down.saturating_sub(1);
+        member.down == 0
+    }
+
     async fn run_member(self, id: u16) {
         let (control_tx, control) = unbounded();
         let (tick, sweep) = {
             let mut state = self.lock();
             state.control = Some(control_tx);
+            if std::mem::replace(&mut state.member().started, true) {
+                // A restart after a crash: it looks for a leader.
+                let out = state.look();
+                debug_assert!(out.is_empty(), "no connection outlives a crash: {out:?}");
+            }
             let sweep = Duration::from_millis(state.settings.container_sweep_ms);
             (tick(&state.settings), sweep)
         };
@@ -352,19 +518,19 @@ impl ServerHandle {
 }
 
 impl State {
-    fn member(&mut self) -> &mut Member {
+    pub(super) fn member(&mut self) -> &mut Member {
         self.member.as_mut().expect("a server of an ensemble")
     }
 
-    /// Whether this server is a follower of an ensemble that serves no clients now.
+    /// Whether this server is a server of an ensemble that serves no clients now.
     pub(super) fn refuses(&self) -> bool {
         self.member.as_ref().is_some_and(|m| !m.serving)
     }
 
-    /// Whether this server records session changes: a standalone server or the leader (a
-    /// follower applies what the leader recorded).
+    /// Whether this server records session changes: a standalone server, or a server of an
+    /// ensemble applying an entry first.
     pub(super) fn records_sessions(&self) -> bool {
-        self.member.as_ref().is_none_or(Member::leads)
+        self.member.as_ref().is_none_or(|m| m.recording)
     }
 
     /// Notes that `session`'s client was heard, for the leader's session tracker.
@@ -372,6 +538,32 @@ impl State {
         if let Some(member) = &mut self.member {
             member.touched.insert(session);
         }
+    }
+
+    /// Forgets every connection and every request in flight, without a word to the clients
+    /// (the machine went down); the sessions stay.
+    fn lose_connections(&mut self) {
+        for session in self.sessions.values_mut() {
+            session.conn = None;
+        }
+        let conns = std::mem::take(&mut self.conns).into_keys();
+        let streams = std::mem::take(&mut self.streams).into_keys();
+        self.retired.extend(conns.chain(streams));
+        let sessions: Vec<SessionId> = self.sessions.keys().copied().collect();
+        for session in sessions {
+            self.tree_mut().drop_watches(session);
+        }
+        self.member().forget_in_flight();
+        self.member().serving = false;
+    }
+
+    /// Stops serving: every connection dropped (the returned resets), every request in
+    /// flight forgotten.
+    pub(super) fn stop_serving(&mut self) -> Vec<Out> {
+        let member = self.member();
+        member.serving = false;
+        member.forget_in_flight();
+        self.drop_clients()
     }
 
     /// A client on connection `conn` asks for a new session: the leader takes it at once, a
@@ -385,17 +577,18 @@ impl State {
     ) {
         let me = self.member().id;
         self.member().pending.insert(conn, (client, peer));
-        if self.member().leads() {
-            self.take_open(me, conn, client, asked, out);
-        } else {
-            let leader = self.member().leader;
-            let open = Peer::Open {
-                from: me,
-                conn,
-                client,
-                asked,
-            };
-            self.member().post(leader, open);
+        match self.member().leader() {
+            Some(leader) if leader == me => self.take_open(me, conn, client, asked, out),
+            Some(leader) => {
+                let open = Peer::Open {
+                    from: me,
+                    conn,
+                    client,
+                    asked,
+                };
+                self.member().post(leader, open);
+            }
+            None => {}
         }
     }
 
@@ -418,8 +611,8 @@ impl State {
         }
     }
 
-    /// The leader answered the oldest write (or close) of this server's connection `conn`:
-    /// the reads held behind it are answered now.
+    /// The oldest write (or close) of this server's connection `conn` was answered: the
+    /// reads held behind it are answered now.
     fn answered(&mut self, conn: ConnId, out: &mut Vec<Out>) {
         let Some(queue) = self.member().queues.get_mut(&conn) else {
             return;
@@ -455,44 +648,73 @@ impl State {
             .entry(conn)
             .or_default()
             .push_back(None);
-        if self.member().leads() {
-            self.take_forwarded(me, conn, session, op, out);
-        } else {
-            let leader = self.member().leader;
-            let forward = Peer::Forward {
-                from: me,
-                conn,
-                session,
-                op,
-            };
-            self.member().post(leader, forward);
+        match self.member().leader() {
+            Some(leader) if leader == me => self.take_forwarded(me, conn, session, op, out),
+            Some(leader) => {
+                let forward = Peer::Forward {
+                    from: me,
+                    conn,
+                    session,
+                    op,
+                };
+                self.member().post(leader, forward);
+            }
+            None => {}
         }
     }
 
     fn on_peer(&mut self, message: Peer) -> Vec<Out> {
         let mut out = Vec::new();
         let now = self.time.now();
+        let leading = self.member().leading().is_some();
         match message {
-            Peer::Commit { upto } => {
-                let member = self.member();
-                let leader = member.leader;
-                member.heard.insert(leader, now);
-                member.committed = member.committed.max(upto);
-                member.serving = true;
-                let sessions = std::mem::take(&mut member.touched).into_iter().collect();
-                let from = member.id;
-                member.post(leader, Peer::Touch { from, sessions });
-                self.catch_up(&mut out);
+            Peer::Looking { from, vote } => self.on_looking(from, vote),
+            Peer::Leading { from, epoch } => self.on_leading(from, epoch),
+            Peer::Join { from } => self.on_join(from),
+            Peer::Sync {
+                from,
+                epoch,
+                log,
+                committed,
+            } => self.on_sync(from, epoch, log, committed, &mut out),
+            Peer::Ack {
+                from,
+                epoch,
+                logged,
+            } => self.on_ack(from, epoch, logged, &mut out),
+            Peer::Propose { epoch, entry } => {
+                if self.follows_in(epoch) {
+                    let member = self.member();
+                    member.log.push(entry);
+                    let (from, logged) = (member.id, member.log.len());
+                    self.post_to_leader(Peer::Ack {
+                        from,
+                        epoch,
+                        logged,
+                    });
+                }
+            }
+            Peer::Commit { epoch, upto } => {
+                if self.follows_in(epoch) {
+                    let member = self.member();
+                    member.committed = member.committed.max(upto).min(member.log.len());
+                    let sessions = std::mem::take(&mut member.touched).into_iter().collect();
+                    let from = member.id;
+                    self.post_to_leader(Peer::Touch { from, sessions });
+                    self.catch_up(&mut out);
+                }
             }
             Peer::Touch { from, sessions } => {
-                self.member().heard.insert(from, now);
-                for session in sessions {
-                    if let Some(entry) = self.sessions.get_mut(&session) {
-                        entry.deadline = now + entry.timeout;
+                if self.leads_follower(from) {
+                    self.member().heard.insert(from, now);
+                    for session in sessions {
+                        if let Some(entry) = self.sessions.get_mut(&session) {
+                            entry.deadline = now + entry.timeout;
+                        }
                     }
                 }
             }
-            _ if !self.member().serving => {}
+            _ if !leading => {}
             Peer::Open {
                 from,
                 conn,
@@ -509,6 +731,43 @@ impl State {
         out
     }
 
+    /// Whether this server follows, synced, the leader of `epoch` (and so takes its
+    /// proposals and commits); it heard the leader now if so.
+    fn follows_in(&mut self, epoch: u32) -> bool {
+        let now = self.time.now();
+        let member = self.member();
+        match member.role {
+            Role::Following {
+                leader,
+                synced: true,
+            } if member.epoch == epoch => {
+                member.heard.insert(leader, now);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether this server leads `follower`.
+    fn leads_follower(&mut self, follower: u16) -> bool {
+        matches!(&self.member().role, Role::Leading { followers, .. } if followers.contains_key(&follower))
+    }
+
+    /// Queues `message` for the leader this server follows.
+    fn post_to_leader(&mut self, message: Peer) {
+        if let Some(leader) = self.member().leader() {
+            self.member().post(leader, message);
+        }
+    }
+
+    /// The leader's prepared state, on which it decides what it takes.
+    fn prep(&mut self) -> &mut FrontEnd {
+        match &mut self.member().role {
+            Role::Leading { prep, .. } => prep,
+            _ => unreachable!("only a leader takes changes"),
+        }
+    }
+
     /// The leader takes a session open asked for on server `from`'s connection `conn`: it
     /// decides the session's id and timeout.
     fn take_open(
@@ -520,19 +779,17 @@ impl State {
         out: &mut Vec<Out>,
     ) {
         let timeout = negotiate(&self.settings, asked);
-        let session = self.front.open(millis(timeout));
+        let session = self.prep().open(millis(timeout));
         let txn = Txn::Open {
             session,
             client,
             timeout,
         };
-        self.append(txn, Some((from, conn)));
-        self.opened(session, client, timeout, Some((from, conn)), out);
-        self.notify_followers();
+        self.propose(txn, Some((from, conn)), out);
     }
 
     /// The leader takes a write (or, with `None`, a close-session) asked for on server
-    /// `from`'s connection `conn`: applying a write to its tree decides its outcome.
+    /// `from`'s connection `conn`: applying a write to its prepared state decides its outcome.
     fn take_forwarded(
         &mut self,
         from: u16,
@@ -542,72 +799,101 @@ impl State {
         out: &mut Vec<Out>,
     ) {
         let origin = Some((from, conn));
-        let live = self.sessions.contains_key(&session);
-        match op {
+        let live = self.prep().sessions().is_live(session);
+        let txn = match op {
             None if live => {
-                let change = ServerSession::Closed;
-                self.commit(Txn::End { session, change }, origin, out);
+                self.prep().end(session);
+                Txn::End {
+                    session,
+                    change: ServerSession::Closed,
+                }
             }
             // A close of a session that has ended already has nothing left to do.
-            None => {}
-            Some((op, _)) if !live => self.commit(Txn::Reject { op }, origin, out),
+            None => return,
+            Some((op, _)) if !live => Txn::Reject { op },
             Some((op, request)) => {
-                let applied = self.tree_mut().apply(session, &request);
-                let txn = Txn::Write {
+                let result = self.prep().tree_mut().apply(session, &request).result;
+                Txn::Write {
                     session,
                     op,
-                    request: request.clone(),
-                    result: applied.result.clone(),
-                };
-                self.append(txn, origin);
-                self.written(session, (op, request), applied, origin, out);
-                self.notify_followers();
+                    request,
+                    result,
+                }
+            }
+        };
+        self.propose(txn, origin, out);
+    }
+
+    /// The leader logs `txn`, decided on its prepared state, proposes it to every follower,
+    /// and commits what a quorum has logged.
+    fn propose(&mut self, txn: Txn, origin: Option<(u16, ConnId)>, out: &mut Vec<Out>) {
+        let member = self.member();
+        let entry = Entry {
+            epoch: member.epoch,
+            txn,
+            origin,
+        };
+        member.log.push(entry.clone());
+        let epoch = member.epoch;
+        let followers: Vec<u16> = match &member.role {
+            Role::Leading { followers, .. } => followers.keys().copied().collect(),
+            _ => Vec::new(),
+        };
+        for follower in followers {
+            let entry = entry.clone();
+            member.post(follower, Peer::Propose { epoch, entry });
+        }
+        self.advance(out);
+    }
+
+    /// The leader commits what a quorum has logged (itself and the followers' acks), applies
+    /// it and tells every follower; it serves once a quorum has taken its log, re-arming
+    /// every session it inherits with a full timeout, as a newly elected leader does.
+    pub(super) fn advance(&mut self, out: &mut Vec<Out>) {
+        let now = self.time.now();
+        let member = self.member();
+        let quorum = member.quorum();
+        let Role::Leading { followers, .. } = &member.role else {
+            return;
+        };
+        let mut logged: Vec<usize> = followers.values().flatten().copied().collect();
+        logged.push(member.log.len());
+        logged.sort_unstable_by(|a, b| b.cmp(a));
+        let synced = logged.len() >= quorum;
+        let followers: Vec<u16> = followers.keys().copied().collect();
+        if synced && logged[quorum - 1] > member.committed {
+            member.committed = logged[quorum - 1];
+            let (epoch, upto) = (member.epoch, member.committed);
+            for follower in followers {
+                member.post(follower, Peer::Commit { epoch, upto });
+            }
+            self.catch_up(out);
+        }
+        if synced && !self.member().serving {
+            self.member().serving = true;
+            for session in self.sessions.values_mut() {
+                session.deadline = now + session.timeout;
             }
         }
     }
 
-    /// The leader appends `txn`, which it has applied (or is about to), to the log.
-    fn append(&mut self, txn: Txn, origin: Option<(u16, ConnId)>) {
+    /// Applies the log up to where this server knows it is committed.
+    pub(super) fn catch_up(&mut self, out: &mut Vec<Out>) {
         let member = self.member();
-        member
-            .log
-            .lock()
-            .expect("log lock")
-            .push(Entry { txn, origin });
-        member.applied += 1;
-    }
-
-    /// The leader appends `txn`, which needs no decision, and applies it.
-    fn commit(&mut self, txn: Txn, origin: Option<(u16, ConnId)>, out: &mut Vec<Out>) {
-        self.append(txn.clone(), origin);
-        self.apply_entry(Entry { txn, origin }, out);
-        self.notify_followers();
-    }
-
-    /// The leader tells every follower the log's new length.
-    fn notify_followers(&mut self) {
-        let member = self.member();
-        let upto = member.log.lock().expect("log lock").len();
-        if upto == member.committed {
-            return;
-        }
-        member.committed = upto;
-        let followers: Vec<u16> = member.followers().collect();
-        for follower in followers {
-            member.post(follower, Peer::Commit { upto });
-        }
-    }
-
-    /// A follower applies the log up to the position the leader last told it.
-    fn catch_up(&mut self, out: &mut Vec<Out>) {
-        let member = self.member();
-        let entries: Vec<Entry> = {
-            let log = member.log.lock().expect("log lock");
-            log[member.applied..member.committed].to_vec()
-        };
-        member.applied = member.committed;
-        for entry in entries {
+        let (from, upto) = (member.applied, member.committed);
+        let entries: Vec<Entry> = member.log[from..upto].to_vec();
+        member.applied = upto;
+        let recorded = member.recorded.clone();
+        for (position, entry) in (from..upto).zip(entries) {
+            let first = {
+                let mut recorded = recorded.lock().expect("recorded lock");
+                let first = *recorded <= position;
+                *recorded = (*recorded).max(position + 1);
+                first
+            };
+            self.member().recording = first;
             self.apply_entry(entry, out);
+            self.member().recording = false;
         }
     }
 
@@ -619,8 +905,8 @@ impl State {
             .map(|(_, conn)| conn)
     }
 
-    /// A follower applies one entry of the log the leader decided.
-    fn apply_entry(&mut self, Entry { txn, origin }: Entry, out: &mut Vec<Out>) {
+    /// Applies one committed entry of the log.
+    fn apply_entry(&mut self, Entry { txn, origin, .. }: Entry, out: &mut Vec<Out>) {
         match txn {
             Txn::Open {
                 session,
@@ -689,9 +975,9 @@ impl State {
         self.send(conn, ToClient::Accepted { session, timeout }, out);
     }
 
-    /// A write applied to this server's tree: the leader records it, the watches it fired
-    /// go to this server's clients, and the client that asked for it, if this server's, gets
-    /// the reply.
+    /// A write applied to this server's tree: recorded if this server applies it first, the
+    /// watches it fired go to this server's clients, and the client that asked for it, if
+    /// this server's, gets the reply.
     fn written(
         &mut self,
         session: SessionId,
@@ -708,73 +994,44 @@ impl State {
         }
     }
 
-    /// Every tick/2: the leader pings its followers and checks it hears a quorum; a follower
-    /// checks it hears the leader. Either stops serving when it does not.
-    fn beat(&mut self) -> Vec<Out> {
-        let now = self.time.now();
-        let member = self.member();
-        let sync_limit = member.sync_limit;
-        let heard_within = |at: &Instant| now.duration_since(*at) < sync_limit;
-        // A link silent for syncLimit is torn down first: a new one carries what follows.
-        let silent: Vec<u16> = (member.heard.iter())
-            .filter(|(_, at)| !heard_within(at))
-            .map(|(&peer, _)| peer)
-            .collect();
-        for peer in silent {
-            member.tear_down(peer);
-        }
-        let hears = if member.leads() {
-            let upto = member.log.lock().expect("log lock").len();
-            let followers: Vec<u16> = member.followers().collect();
-            for follower in followers {
-                member.post(follower, Peer::Commit { upto });
-            }
-            let heard = member.heard.values().filter(|at| heard_within(at)).count();
-            (heard + 1) * 2 > usize::from(member.servers)
-        } else {
-            member.heard.get(&member.leader).is_some_and(heard_within)
-        };
-        match (hears, member.serving) {
-            (false, true) => {
-                member.serving = false;
-                member.pending.clear();
-                member.queues.clear();
-                self.drop_clients()
-            }
-            (true, false) if member.leads() => {
-                member.serving = true;
-                for session in self.sessions.values_mut() {
-                    session.deadline = now + session.timeout;
-                }
-                Vec::new()
-            }
-            _ => Vec::new(),
-        }
-    }
-
     /// The leader's session tracker: expires, through the log, every session nobody touched
-    /// within its timeout (while it serves).
+    /// within its timeout (while it serves) and not ended already.
     pub(super) fn expire_in_ensemble(&mut self, due: Vec<SessionId>, out: &mut Vec<Out>) {
-        if !self.member().leads() || !self.member().serving {
+        if self.member().leading().is_none() || !self.member().serving {
             return;
         }
         for session in due {
-            let change = ServerSession::Expired;
-            self.commit(Txn::End { session, change }, None, out);
+            if self.prep().sessions().is_live(session) {
+                self.prep().end(session);
+                let change = ServerSession::Expired;
+                self.propose(Txn::End { session, change }, None, out);
+            }
         }
     }
 
     /// The leader's container sweep, through the log when it reaped something.
     pub(super) fn sweep_in_ensemble(&mut self) -> Vec<Out> {
-        if !self.member().leads() || !self.member().serving {
-            return Vec::new();
+        let mut out = Vec::new();
+        if self.member().leading().is_none() || !self.member().serving {
+            return out;
         }
-        let before = self.tree().zxid();
-        let out = self.reap();
-        if self.tree().zxid() != before {
-            self.append(Txn::Reap, None);
-            self.notify_followers();
+        let prep = self.prep().tree_mut();
+        let before = prep.zxid();
+        prep.reap_containers();
+        if prep.zxid() != before {
+            self.propose(Txn::Reap, None, &mut out);
         }
         out
+    }
+
+    /// A leader's prepared state for its log: its applied state, with every entry it logged
+    /// beyond replayed.
+    pub(super) fn prepared(&mut self) -> FrontEnd {
+        let mut prep = self.front.clone();
+        let member = self.member();
+        for entry in &member.log[member.applied..] {
+            entry.txn.prepare(&mut prep);
+        }
+        prep
     }
 }

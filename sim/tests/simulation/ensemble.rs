@@ -1,6 +1,7 @@
 //! The simulated ensemble (`sim/src/server/member.rs`): three servers, the leader (server 2)
 //! and two followers, with raw sessions pinned to one server each, and a follower cut off
-//! from its peers; then the catalog's follower-cut scenarios.
+//! from its peers; then the catalog's follower-cut scenarios. The world and helpers here
+//! serve the elections' tests too (`failover.rs`).
 
 use std::time::Duration;
 
@@ -18,7 +19,8 @@ use scenarios::scenario::ServerSettings;
 use sim::client::{SimConnector, SimSession};
 use sim::net::Network;
 use sim::recorder::{Recorder, SimClock};
-use sim::server::{ServerHandle, new_log};
+use sim::server::ServerHandle;
+use sim::servers::Servers;
 use sim::time::SimTime;
 use sim::wire::{SERVER_PORT, member_addr};
 use sim::{Sim, in_fresh_runtime};
@@ -28,45 +30,49 @@ use crate::query::notice;
 
 /// Tick 100 ms, syncLimit 20 ticks (2 s), sessions of 1 s: a cut follower's clients outlive
 /// their sessions at the leader.
-const SETTINGS: ServerSettings = ServerSettings {
+pub(crate) const SETTINGS: ServerSettings = ServerSettings {
     ensemble: 3,
     sync_limit: 20,
     ..ServerSettings::standalone(100, 1_000, 60_000)
 };
 
 /// syncLimit × tick.
-const SYNC_LIMIT: Duration = Duration::from_millis(2_000);
+pub(crate) const SYNC_LIMIT: Duration = Duration::from_millis(2_000);
 
-const LEADER: u16 = 2;
-const FOLLOWER: u16 = 0;
+pub(crate) const LEADER: u16 = 2;
+pub(crate) const FOLLOWER: u16 = 0;
 
 /// The fault id the tests' cut is installed under.
 const CUT: usize = 0;
 
 /// Three servers started on the run's network.
-struct World {
-    network: Network,
-    servers: Vec<ServerHandle>,
+pub(crate) struct World {
+    pub(crate) network: Network,
+    /// The ensemble, to crash a server or resolve a selector.
+    pub(crate) ensemble: Servers,
+    /// Server `n` is `servers[n]`.
+    pub(crate) servers: Vec<ServerHandle>,
 }
 
 impl World {
-    async fn start() -> World {
+    pub(crate) async fn start() -> World {
         let time = SimTime::current();
         let recorder = Recorder::new(SimClock::start(time.clone()));
         let network = Network::new(time);
-        let log = new_log();
-        let mut servers = Vec::new();
-        for id in 0..SETTINGS.ensemble {
-            let server =
-                ServerHandle::member(SETTINGS, id, log.clone(), recorder.clone(), network.clone());
-            server.start_member_node(id).await;
-            servers.push(server);
+        let ensemble = Servers::start(SETTINGS, &recorder, &network).await;
+        let Servers::Ensemble { members } = &ensemble else {
+            unreachable!("three servers make an ensemble");
+        };
+        let servers = members.iter().map(|(server, _)| server.clone()).collect();
+        World {
+            network,
+            ensemble,
+            servers,
         }
-        World { network, servers }
     }
 
     /// A session of client `client` whose host list is server `server` alone, connected.
-    async fn session(&self, client: u16, server: u16) -> (SimSession, SessionId) {
+    pub(crate) async fn session(&self, client: u16, server: u16) -> (SimSession, SessionId) {
         let connector = SimConnector::new(
             Node::Client(client),
             Duration::from_millis(SETTINGS.session_timeout_ms),
@@ -82,36 +88,39 @@ impl World {
         }
     }
 
-    fn cut(&self, server: u16) {
+    pub(crate) fn cut(&self, server: u16) {
         self.network.links().cut_from_peers(CUT, server);
     }
 
-    fn heal(&self) {
+    pub(crate) fn heal(&self) {
         assert!(self.network.links().remove(CUT));
     }
 }
 
 /// Runs `test` in a fresh runtime seeded with `seed`, on a thread of its own.
-fn simulate<F: Future<Output = ()> + 'static>(seed: u64, test: impl FnOnce() -> F + Send) {
+pub(crate) fn simulate<F: Future<Output = ()> + 'static>(
+    seed: u64,
+    test: impl FnOnce() -> F + Send,
+) {
     in_fresh_runtime(seed, |runtime| runtime.block_on(test()));
 }
 
-async fn event(session: &SimSession) -> RawEvent {
+pub(crate) async fn event(session: &SimSession) -> RawEvent {
     (timeout(Duration::from_secs(60), session.next_event()).await)
         .expect("an event in time")
         .expect("the session lives")
 }
 
 /// The next event within `within`, if any.
-async fn event_within(session: &SimSession, within: Duration) -> Option<RawEvent> {
+pub(crate) async fn event_within(session: &SimSession, within: Duration) -> Option<RawEvent> {
     timeout(within, session.next_event()).await.ok().flatten()
 }
 
-fn path(text: &str) -> Path {
+pub(crate) fn path(text: &str) -> Path {
     Path::new(text).expect("a valid path")
 }
 
-async fn call(session: &SimSession, op: u32, request: Request) -> RawEvent {
+pub(crate) async fn call(session: &SimSession, op: u32, request: Request) -> RawEvent {
     session.submit(OpId(op), request).await;
     event(session).await
 }

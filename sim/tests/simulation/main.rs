@@ -7,6 +7,7 @@ mod catalog;
 mod determinism;
 mod elections;
 mod ensemble;
+mod failover;
 mod herd;
 mod leader_latch;
 mod leader_selector;

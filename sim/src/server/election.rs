@@ -1,0 +1,289 @@
+//! Leader election in a simulated ensemble (`sim/src/server/member.rs`), after ZooKeeper
+//! 3.8's `QuorumPeer`, `FastLeaderElection`, `Leader` and `Learner`.
+//!
+//! - **Failure detection.** Every tick/2 a follower checks that it heard its leader within
+//!   syncLimit ticks (`Learner`'s read timeout on the leader's socket), and a leader that it
+//!   heard a quorum of followers (`Leader.lead()`'s check of its synced followers); one that
+//!   does not goes LOOKING: it drops its clients and serves none until it follows or leads
+//!   again. A crashed server is a machine that went down (no reset closes its peers' links),
+//!   so its peers notice it by that silence too; a restarted one starts LOOKING.
+//! - **The vote.** A LOOKING server sends its vote — its epoch, its last logged entry's epoch
+//!   and its log's length (ZooKeeper's last zxid), its id — to every peer every tick/2. Once
+//!   it has heard fresh votes (within a tick) from a quorum including itself and
+//!   [`ELECTION_MS`] has passed since it started looking, the best vote wins: the server that
+//!   holds it leads the next epoch, and tells every peer. A LOOKING server that hears a
+//!   leader (elected now, or leading already: the answer to its vote) follows it.
+//! - **Synchronisation.** A follower sends the leader its join; the leader answers with its
+//!   whole log and how far it is committed, which the follower's log becomes (entries a
+//!   deposed leader logged but no quorum took are discarded there; committed ones are in
+//!   every elected leader's log, since its vote was the best of a quorum). The follower
+//!   serves once synced; the leader serves once a quorum has taken its log (which commits
+//!   the entries it inherited) and then re-arms every session it holds with a full timeout
+//!   (`SessionTrackerImpl` started afresh by the new leader's `ZooKeeperServer`).
+//!
+//! Not modelled: initLimit (a new leader waits syncLimit ticks for its quorum to join),
+//! FLE's logical clocks and rounds (a vote is fresh for a tick), and the leader's proposal of
+//! its epoch to the followers (`NEWEPOCH`, `ACKEPOCH`), folded into the join.
+
+use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
+use std::time::Duration;
+
+use frontend::FrontEnd;
+use madsim::rand::Rng;
+use madsim::time::Instant;
+
+use super::member::{Entry, Peer};
+use super::{Out, State};
+use crate::settings::tick;
+
+/// How long an election takes from a server's going LOOKING to the winner's leading, in ms
+/// (drawn from the run's seed for each server that goes LOOKING): FLE's exchange of
+/// notifications over a LAN (a few round trips of a few ms), then `finalizeWait`
+/// (`FastLeaderElection.finalizeWait`, 200 ms without a better vote before deciding), then
+/// the new leader's epoch handshake with its followers (`FOLLOWERINFO`, `LEADERINFO`,
+/// `ACKEPOCH`, a few round trips): 200 ms at the least. The upper end, 400 ms, is an
+/// estimate (not measured here) leaving room for those round trips and a JVM's scheduling.
+pub const ELECTION_MS: RangeInclusive<u64> = 200..=400;
+
+/// A server's standing in an election, compared as FLE compares votes: the higher epoch,
+/// then the later last entry (its epoch, then the log's length), then the higher id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Vote {
+    /// The epoch of the leader it last followed or led.
+    pub(super) epoch: u32,
+    /// Its last logged entry's epoch.
+    pub(super) last: u32,
+    /// How many entries it has logged.
+    pub(super) logged: usize,
+    /// Its id.
+    pub(super) sid: u16,
+}
+
+/// What a server of an ensemble is doing.
+pub(super) enum Role {
+    /// LOOKING: it decides no earlier than `decide`, on the fresh votes it heard (with when).
+    Looking {
+        decide: Instant,
+        votes: BTreeMap<u16, (Vote, Instant)>,
+    },
+    /// Following `leader`; `synced` once it took the leader's log.
+    Following { leader: u16, synced: bool },
+    /// Leading since `since`, deciding on `prep` (its committed state with every change it
+    /// proposed since), with per follower how much of its log it acknowledged (`None`: sent
+    /// the log, not acknowledged yet).
+    Leading {
+        since: Instant,
+        prep: Box<FrontEnd>,
+        followers: BTreeMap<u16, Option<usize>>,
+    },
+}
+
+impl State {
+    /// Goes LOOKING: drops its clients (the returned resets) and starts an election that
+    /// decides no earlier than a drawn [`ELECTION_MS`] from now.
+    pub(super) fn look(&mut self) -> Vec<Out> {
+        let now = self.time.now();
+        let drawn = madsim::rand::thread_rng().gen_range(ELECTION_MS);
+        self.member().role = Role::Looking {
+            decide: now + Duration::from_millis(drawn),
+            votes: BTreeMap::new(),
+        };
+        self.stop_serving()
+    }
+
+    /// A LOOKING peer's vote: counted while looking, answered with the epoch while leading.
+    pub(super) fn on_looking(&mut self, from: u16, vote: Vote) {
+        let now = self.time.now();
+        let member = self.member();
+        member.heard.insert(from, now);
+        let (me, epoch) = (member.id, member.epoch);
+        match &mut member.role {
+            Role::Looking { votes, .. } => {
+                votes.insert(from, (vote, now));
+                self.elect();
+            }
+            Role::Leading { .. } => member.post(from, Peer::Leading { from: me, epoch }),
+            Role::Following { .. } => {}
+        }
+    }
+
+    /// A peer leads: a LOOKING server follows it and asks to join.
+    pub(super) fn on_leading(&mut self, from: u16, _epoch: u32) {
+        let now = self.time.now();
+        let member = self.member();
+        member.heard.insert(from, now);
+        if let Role::Looking { .. } = member.role {
+            member.role = Role::Following {
+                leader: from,
+                synced: false,
+            };
+            let me = member.id;
+            member.post(from, Peer::Join { from: me });
+        }
+    }
+
+    /// A follower joins this leader: it gets the log and how far it is committed.
+    pub(super) fn on_join(&mut self, from: u16) {
+        let now = self.time.now();
+        let member = self.member();
+        let Role::Leading { followers, .. } = &mut member.role else {
+            return;
+        };
+        followers.insert(from, None);
+        member.heard.insert(from, now);
+        let sync = Peer::Sync {
+            from: member.id,
+            epoch: member.epoch,
+            log: member.log.clone(),
+            committed: member.committed,
+        };
+        member.post(from, sync);
+    }
+
+    /// The leader this server joins sends its log: this server's log becomes it, and it
+    /// serves, applying what is committed.
+    pub(super) fn on_sync(
+        &mut self,
+        from: u16,
+        epoch: u32,
+        log: Vec<Entry>,
+        committed: usize,
+        out: &mut Vec<Out>,
+    ) {
+        let now = self.time.now();
+        let member = self.member();
+        let Role::Following {
+            leader,
+            synced: false,
+        } = member.role
+        else {
+            return;
+        };
+        if leader != from {
+            return;
+        }
+        debug_assert!(
+            member.applied <= log.len(),
+            "a leader's log holds every committed entry"
+        );
+        member.role = Role::Following {
+            leader,
+            synced: true,
+        };
+        member.epoch = epoch;
+        member.log = log;
+        member.committed = member.committed.max(committed).min(member.log.len());
+        member.serving = true;
+        member.heard.insert(leader, now);
+        let (me, logged) = (member.id, member.log.len());
+        member.post(
+            leader,
+            Peer::Ack {
+                from: me,
+                epoch,
+                logged,
+            },
+        );
+        self.catch_up(out);
+    }
+
+    /// A follower acknowledges the log up to `logged`: the leader commits what a quorum has.
+    pub(super) fn on_ack(&mut self, from: u16, epoch: u32, logged: usize, out: &mut Vec<Out>) {
+        let now = self.time.now();
+        let member = self.member();
+        if member.epoch != epoch {
+            return;
+        }
+        let Role::Leading { followers, .. } = &mut member.role else {
+            return;
+        };
+        let Some(acked) = followers.get_mut(&from) else {
+            return;
+        };
+        *acked = Some(acked.unwrap_or(0).max(logged));
+        member.heard.insert(from, now);
+        self.advance(out);
+    }
+
+    /// Every tick/2: the leader pings its followers and checks it hears a quorum, a follower
+    /// checks it hears its leader (either goes LOOKING when it does not), and a LOOKING
+    /// server sends its vote to every peer and decides if it can.
+    pub(super) fn beat(&mut self) -> Vec<Out> {
+        let now = self.time.now();
+        let member = self.member();
+        let sync_limit = member.sync_limit;
+        let heard_within = |at: &Instant| now.duration_since(*at) < sync_limit;
+        // A link silent for syncLimit is torn down first: a new one carries what follows.
+        let silent: Vec<u16> = (member.heard.iter())
+            .filter(|(_, at)| !heard_within(at))
+            .map(|(&peer, _)| peer)
+            .collect();
+        for peer in silent {
+            member.tear_down(peer);
+        }
+        let (me, epoch, upto) = (member.id, member.epoch, member.committed);
+        let quorum = member.quorum();
+        let alive = match &member.role {
+            Role::Leading {
+                since, followers, ..
+            } => {
+                let since = *since;
+                let followers: Vec<u16> = followers.keys().copied().collect();
+                let heard = (followers.iter())
+                    .filter(|f| member.heard.get(f).is_some_and(heard_within))
+                    .count();
+                for follower in followers {
+                    member.post(follower, Peer::Commit { epoch, upto });
+                }
+                heard_within(&since) || heard + 1 >= quorum
+            }
+            Role::Following { leader, .. } => member.heard.get(leader).is_some_and(heard_within),
+            Role::Looking { .. } => {
+                let vote = member.vote();
+                for peer in member.peers() {
+                    member.post(peer, Peer::Looking { from: me, vote });
+                }
+                self.elect();
+                true
+            }
+        };
+        if alive { Vec::new() } else { self.look() }
+    }
+
+    /// A LOOKING server past its decision time that has heard fresh votes from a quorum
+    /// including itself leads the next epoch if its vote is the best.
+    fn elect(&mut self) {
+        let now = self.time.now();
+        let fresh = tick(&self.settings);
+        let member = self.member();
+        let Role::Looking { decide, votes } = &member.role else {
+            return;
+        };
+        if now < *decide {
+            return;
+        }
+        let mine = member.vote();
+        let heard: Vec<Vote> = (votes.values())
+            .filter(|(_, at)| now.duration_since(*at) < fresh)
+            .map(|(vote, _)| *vote)
+            .chain([mine])
+            .collect();
+        let best = heard.iter().max().copied();
+        if heard.len() < member.quorum() || best != Some(mine) {
+            return;
+        }
+        let prep = Box::new(self.prepared());
+        let member = self.member();
+        member.epoch = mine.epoch + 1;
+        member.role = Role::Leading {
+            since: now,
+            prep,
+            followers: BTreeMap::new(),
+        };
+        let (me, epoch) = (member.id, member.epoch);
+        for peer in member.peers() {
+            member.post(peer, Peer::Leading { from: me, epoch });
+        }
+    }
+}

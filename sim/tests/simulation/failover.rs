@@ -1,0 +1,185 @@
+//! Leader election in the simulated ensemble (`sim/src/server/election.rs`): the best server
+//! leads after the leader crashes, the new leader re-arms the sessions it inherits, what no
+//! quorum logged is discarded, and a restarted server rejoins the leader.
+
+use std::time::Duration;
+
+use coordination::ids::OpId;
+use coordination::session::{Coordination, RawEvent};
+use coordination::zk::{CreateMode, OpOk, Request, ZkError};
+use madsim::runtime::Handle;
+use madsim::time::{Instant, sleep};
+use scenarios::fault::ServerSelector;
+
+use crate::ensemble::{FOLLOWER, LEADER, SETTINGS, SYNC_LIMIT, World, call, event, path, simulate};
+
+/// The other follower.
+const OTHER: u16 = 1;
+
+fn create(at: &str) -> Request {
+    Request::Create {
+        path: path(at),
+        data: Vec::new(),
+        mode: CreateMode::Persistent,
+    }
+}
+
+fn created(event: &RawEvent) -> bool {
+    matches!(
+        event,
+        RawEvent::Reply {
+            result: Ok(OpOk::Created { .. }),
+            ..
+        }
+    )
+}
+
+impl World {
+    /// Whether server `server`'s applied tree holds `at`.
+    fn holds(&self, server: u16, at: &str) -> bool {
+        self.servers[usize::from(server)]
+            .tree()
+            .get(&path(at))
+            .is_some()
+    }
+
+    /// Crashes server `server`.
+    fn crash(&self, server: u16) {
+        assert!(self.ensemble.crash(server, &Handle::current()));
+    }
+
+    /// The server that leads, once one does.
+    async fn elected(&self) -> u16 {
+        loop {
+            if let Some(leader) = self.ensemble.resolve(ServerSelector::Leader) {
+                return leader;
+            }
+            sleep(Duration::from_millis(SETTINGS.tick_ms)).await;
+        }
+    }
+}
+
+#[test]
+fn a_crashed_leader_is_replaced_by_the_server_with_the_longest_log() {
+    simulate(11, || async {
+        let world = World::start().await;
+        let (a, _) = world.session(0, FOLLOWER).await;
+        world.cut(OTHER);
+        assert!(
+            created(&call(&a, 1, create("/x")).await),
+            "the leader and server 0 make a quorum"
+        );
+        assert!(!world.holds(OTHER, "/x"));
+        world.crash(LEADER);
+        sleep(Duration::from_millis(500)).await;
+        world.heal();
+        sleep(SYNC_LIMIT * 2).await;
+        assert_eq!(
+            world.ensemble.resolve(ServerSelector::Leader),
+            Some(FOLLOWER),
+            "server 0 logged more than server 1, whose id is higher"
+        );
+        assert_eq!(world.servers[usize::from(FOLLOWER)].leading(), Some(2));
+        assert_eq!(world.servers[usize::from(OTHER)].leader(), Some(FOLLOWER));
+        assert!(
+            world.holds(OTHER, "/x"),
+            "server 1 took the new leader's log"
+        );
+    });
+}
+
+#[test]
+fn the_new_leader_re_arms_the_sessions_it_inherits() {
+    simulate(12, || async {
+        let world = World::start().await;
+        // Its host list is the leader alone: nothing touches the session once it crashes.
+        let (_a, session) = world.session(0, LEADER).await;
+        sleep(Duration::from_millis(300)).await;
+        world.crash(LEADER);
+        let crashed = Instant::now();
+        let leader = usize::from(world.elected().await);
+        let elected = Instant::now();
+        let timeout = Duration::from_millis(SETTINGS.session_timeout_ms);
+        assert!(
+            elected - crashed > timeout,
+            "elected after the session's old deadline"
+        );
+        sleep(timeout / 2).await;
+        assert!(
+            world.servers[leader].sessions().contains(&session),
+            "the session lives a full timeout from the election"
+        );
+        sleep(timeout).await;
+        assert!(
+            !world.servers[leader].sessions().contains(&session),
+            "nobody touched it: expired"
+        );
+    });
+}
+
+#[test]
+fn what_no_quorum_logged_is_discarded_by_the_next_leader() {
+    simulate(13, || async {
+        let world = World::start().await;
+        let (a, _) = world.session(0, LEADER).await;
+        world.cut(LEADER);
+        a.submit(OpId(1), create("/y")).await;
+        assert_eq!(
+            event(&a).await,
+            RawEvent::Reply {
+                op: OpId(1),
+                result: Err(ZkError::ConnectionLoss)
+            },
+            "no quorum logs the create: no answer until the leader stops serving"
+        );
+        let leader = world.elected().await;
+        assert_ne!(leader, LEADER, "the majority elects");
+        world.heal();
+        sleep(SYNC_LIMIT).await;
+        assert_eq!(world.servers[usize::from(LEADER)].leader(), Some(leader));
+        let (b, _) = world.session(1, leader).await;
+        assert!(created(&call(&b, 1, create("/z")).await));
+        sleep(Duration::from_millis(100)).await;
+        for server in 0..SETTINGS.ensemble {
+            assert!(!world.holds(server, "/y"), "server {server}");
+            assert!(world.holds(server, "/z"), "server {server}");
+        }
+    });
+}
+
+#[test]
+fn a_restarted_follower_rejoins_the_leader_and_catches_up() {
+    simulate(14, || async {
+        let world = World::start().await;
+        let (b, _) = world.session(1, LEADER).await;
+        world.crash(FOLLOWER);
+        assert!(
+            created(&call(&b, 1, create("/w")).await),
+            "the leader and server 1 make a quorum"
+        );
+        sleep(Duration::from_secs(1)).await;
+        world.ensemble.recover(FOLLOWER, &Handle::current());
+        sleep(Duration::from_secs(1)).await;
+        assert_eq!(world.servers[usize::from(FOLLOWER)].leader(), Some(LEADER));
+        assert_eq!(
+            world.servers[usize::from(LEADER)].leading(),
+            Some(1),
+            "no election"
+        );
+        let (a, _) = world.session(0, FOLLOWER).await;
+        let exists = Request::Exists {
+            path: path("/w"),
+            watch: false,
+        };
+        assert!(
+            matches!(
+                call(&a, 1, exists).await,
+                RawEvent::Reply {
+                    result: Ok(OpOk::Exists { stat: Some(_) }),
+                    ..
+                }
+            ),
+            "it serves the write it missed"
+        );
+    });
+}
