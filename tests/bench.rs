@@ -5,7 +5,7 @@
 
 mod support;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::{scratch, splitbrain};
 
 #[test]
@@ -28,11 +28,20 @@ fn bench_writes_every_figure_as_json_and_markdown() {
     ]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("bench [7/7]"), "progress: {stderr}");
+    assert!(stderr.contains("bench [8/8]"), "progress: {stderr}");
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("bench.json")).unwrap()).unwrap();
     assert!(json["one_core"]["seeds_per_s"].as_f64().unwrap() > 0.0);
     assert_eq!(json["all_cores"]["seeds"], 3);
+    for servers in ["standalone", "ensemble"] {
+        let hunt = &json["ensemble"][servers];
+        assert_eq!(
+            (&hunt["jobs"], &hunt["seeds"]),
+            (&json!(1), &json!(3)),
+            "{json}"
+        );
+        assert!(hunt["seeds_per_s"].as_f64().unwrap() > 0.0, "{json}");
+    }
     assert!(json["simulated_s_per_seed"].as_f64().unwrap() > 1.0);
     assert_eq!(json["memory"][1]["seeds"], 20);
     assert!(json["memory"][1]["peak_rss_mb"].as_f64().unwrap() > 1.0);
@@ -45,6 +54,7 @@ fn bench_writes_every_figure_as_json_and_markdown() {
     assert!(model[0]["unique_states"].as_u64() < model[1]["unique_states"].as_u64());
     let markdown = std::fs::read_to_string(out.join("bench.md")).unwrap();
     assert!(markdown.contains("| 2 | yes |"), "{markdown}");
+    assert!(markdown.contains("3-server ensemble"), "{markdown}");
     assert!(
         markdown.contains("first GC-pause split brain"),
         "{markdown}"

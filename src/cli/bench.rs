@@ -155,7 +155,7 @@ pub fn run(args: Args) -> Outcome {
     }
     let sizes = args.sizes()?;
     let work = Workspace::new(&args.out.join("runs"))?;
-    let steps = 5 + 2 * sizes.model_clients.len();
+    let steps = 6 + 2 * sizes.model_clients.len();
     let mut step = 0;
     let mut progress = |what: &str| {
         step += 1;
@@ -172,6 +172,11 @@ pub fn run(args: Args) -> Outcome {
         sizes.sim_seeds, sizes.runs
     ));
     let all = work.throughput(&sizes, all_cores)?;
+    progress(&format!(
+        "hunt without server restarts, 1 server and a 3-server ensemble, 1 core, {} seeds × {}",
+        sizes.sim_seeds, sizes.runs
+    ));
+    let ensemble = work.ensemble_cost(&sizes)?;
     progress(&format!("simulated time of {} seeds", sizes.sim_seeds));
     let simulated_s_per_seed = work.simulated_s_per_seed(sizes.sim_seeds)?;
     progress(&format!(
@@ -204,6 +209,7 @@ pub fn run(args: Args) -> Outcome {
         simulated_s_per_seed,
         one_core,
         all_cores: all,
+        ensemble,
         memory,
         first_split_brain,
         model,

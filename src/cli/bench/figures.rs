@@ -70,6 +70,16 @@ pub struct Memory {
     pub seconds: f64,
 }
 
+/// The bench scenario without server restarts, on one server and on a 3-server ensemble,
+/// each hunted on one core: what the ensemble costs the simulator.
+#[derive(Clone, Debug, Serialize)]
+pub struct EnsembleCost {
+    /// On one server.
+    pub standalone: Throughput,
+    /// On a 3-server ensemble.
+    pub ensemble: Throughput,
+}
+
 /// The first split brain a one-core sweep from seed 0 finds.
 #[derive(Clone, Debug, Serialize)]
 pub struct FirstSplitBrain {
@@ -118,11 +128,20 @@ impl Workspace {
 
     /// Runs `hunt` over seeds `0..seeds` of the bench scenario with `jobs` workers.
     fn hunt(&self, seeds: u64, jobs: usize) -> Result<Measured, Failure> {
-        let out = self.dir.join(format!("hunt-{seeds}-j{jobs}"));
+        self.hunt_in(&self.dir.join("catalog"), seeds, jobs)
+    }
+
+    /// Runs `hunt` over seeds `0..seeds` of the one-scenario catalog `catalog` with `jobs`
+    /// workers.
+    fn hunt_in(&self, catalog: &Path, seeds: u64, jobs: usize) -> Result<Measured, Failure> {
+        let name = catalog
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        let out = (self.dir).join(format!("hunt-{}-{seeds}-j{jobs}", name.unwrap_or_default()));
         let args = [
             "hunt".to_string(),
             "--catalog".into(),
-            self.dir.join("catalog").display().to_string(),
+            catalog.display().to_string(),
             "--seeds".into(),
             format!("0..{seeds}"),
             "--jobs".into(),
@@ -148,6 +167,42 @@ impl Workspace {
             seeds_per_s: median(&runs),
             runs,
         })
+    }
+
+    /// The bench scenario without server restarts on one server and on a 3-server ensemble,
+    /// hunted alternately on one core, `sizes.runs` times each.
+    pub fn ensemble_cost(&self, sizes: &Sizes) -> Result<EnsembleCost, Failure> {
+        let standalone = without_server_restarts(&self.scenario);
+        let ensemble = on_ensemble(&standalone, 3);
+        let catalogs = [self.catalog_of(&standalone)?, self.catalog_of(&ensemble)?];
+        let mut rates: [Vec<f64>; 2] = Default::default();
+        for _ in 0..sizes.runs {
+            for (catalog, rates) in catalogs.iter().zip(&mut rates) {
+                let measured = self.hunt_in(catalog, sizes.sim_seeds, 1)?;
+                rates.push(sizes.sim_seeds as f64 / measured.wall.as_secs_f64());
+            }
+        }
+        let [standalone, ensemble] = rates.map(|runs| Throughput {
+            jobs: 1,
+            seeds: sizes.sim_seeds,
+            seeds_per_s: median(&runs),
+            runs,
+        });
+        Ok(EnsembleCost {
+            standalone,
+            ensemble,
+        })
+    }
+
+    /// A one-scenario catalog of `scenario` in the workspace: its directory.
+    fn catalog_of(&self, scenario: &Scenario) -> Result<PathBuf, Failure> {
+        let catalog = self.dir.join(format!("catalog-{}", scenario.name));
+        let file = catalog.join(format!("{}.json", scenario.name));
+        let text = serde_json::to_string_pretty(scenario)?;
+        std::fs::create_dir_all(&catalog)
+            .and_then(|()| write_atomic(&file, text.as_bytes()))
+            .map_err(|e| Failure(format!("{}: {e}", file.display())))?;
+        Ok(catalog)
     }
 
     /// The peak memory of one hunt of `seeds` seeds with `jobs` workers.
@@ -283,6 +338,27 @@ fn pauses_only(scenario: &Scenario) -> Scenario {
     paused
 }
 
+/// `scenario` without the server restarts its random faults draw (an ensemble refuses them:
+/// its server faults address one server).
+fn without_server_restarts(scenario: &Scenario) -> Scenario {
+    let mut kept = scenario.clone();
+    kept.name = format!("{}-no-restarts", scenario.name);
+    for random in &mut kept.random_faults {
+        random
+            .pick
+            .retain(|template| !matches!(template, FaultTemplate::RestartServer { .. }));
+    }
+    kept
+}
+
+/// `scenario` on an ensemble of `servers`.
+fn on_ensemble(scenario: &Scenario, servers: u16) -> Scenario {
+    let mut ensemble = scenario.clone();
+    ensemble.name = format!("{}-ensemble-{servers}", scenario.name);
+    ensemble.server.ensemble = servers;
+    ensemble
+}
+
 /// The median of `values` (the upper one of an even count); 0 for none.
 pub fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
@@ -307,6 +383,22 @@ mod tests {
         assert!(
             (paused.random_faults[0].pick.iter()).all(|t| matches!(t, FaultTemplate::Pause { .. }))
         );
+    }
+
+    #[test]
+    fn the_ensemble_variant_is_the_bench_scenario_on_three_servers_without_restarts() {
+        let scenario = Scenario::from_json(BENCH_FILE, BENCH_SCENARIO).expect("parses");
+        let ensemble = on_ensemble(&without_server_restarts(&scenario), 3);
+        let text = serde_json::to_string(&ensemble).unwrap();
+        let parsed = Scenario::from_json("ensemble.json", &text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(parsed.server.ensemble, 3);
+        let (all, kept) = (
+            &scenario.random_faults[0].pick,
+            &parsed.random_faults[0].pick,
+        );
+        assert_eq!(kept.len() + 1, all.len());
+        assert!(!(kept.iter()).any(|t| matches!(t, FaultTemplate::RestartServer { .. })));
+        assert_eq!(parsed.workload, scenario.workload);
     }
 
     #[test]

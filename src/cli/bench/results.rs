@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use super::figures::{FirstSplitBrain, Memory, ModelRow, Sizes, Throughput};
+use super::figures::{EnsembleCost, FirstSplitBrain, Memory, ModelRow, Sizes, Throughput};
 
 /// Where the figures were measured.
 #[derive(Clone, Debug, Serialize)]
@@ -36,6 +36,8 @@ pub struct Results {
     pub one_core: Throughput,
     /// Hunt throughput on every core.
     pub all_cores: Throughput,
+    /// What a 3-server ensemble costs a hunt.
+    pub ensemble: EnsembleCost,
     /// Peak memory of a hunt, and of one ten times as long.
     pub memory: [Memory; 2],
     /// Time to the first GC-pause split brain.
@@ -117,6 +119,20 @@ impl Results {
                     "{:.0} seeds/s ({:.2}× one core)",
                     self.all_cores.seeds_per_s,
                     self.all_cores.seeds_per_s / self.one_core.seeds_per_s.max(f64::MIN_POSITIVE)
+                ),
+            ),
+            (
+                format!(
+                    "hunt, bench scenario without server restarts, 1 core ({} seeds): 1 server, \
+                     3-server ensemble",
+                    self.ensemble.standalone.seeds
+                ),
+                format!(
+                    "{:.0} and {:.0} seeds/s (the ensemble at {:.2}×; target ≥ 0.5×)",
+                    self.ensemble.standalone.seeds_per_s,
+                    self.ensemble.ensemble.seeds_per_s,
+                    self.ensemble.ensemble.seeds_per_s
+                        / self.ensemble.standalone.seeds_per_s.max(f64::MIN_POSITIVE)
                 ),
             ),
             (
