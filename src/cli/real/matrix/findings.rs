@@ -147,7 +147,8 @@ impl Findings {
              {}\n\n\
              Measured at {} on {} ({} cores, {:.0} GiB) against a {} ZooKeeper: {runs} runs in \
              {} s. Each table is one library's recipe: per scenario and property, the runs that \
-             violated the property out of the runs made, and the first violating seed, whose \
+             violated the property out of the runs judged (a run that failed, listed below its \
+             table, is not), and the first violating seed, whose \
              fault schedule `splitbrain real SCENARIO --seed S` with the library's flags (and \
              the row's, beside its scenario) runs again. The expectation is the scenario's, set for splitbrain's recipe under \
              Curator's defaults. Real runs are timed by a real clock: a count is what these runs \
@@ -180,12 +181,11 @@ impl Findings {
                     let first = p.first_violating_seed.map_or("-".into(), |s| s.to_string());
                     let _ = writeln!(
                         page,
-                        "| {} | {} | {} | {} of {} | {first} |",
+                        "| {} | {} | {} | {} | {first} |",
                         row.label(),
                         p.name,
                         p.expectation.name(),
-                        p.violating_runs,
-                        row.runs
+                        row.violating(p),
                     );
                 }
             }
@@ -219,6 +219,21 @@ impl Finding {
         match self.flags.as_slice() {
             [] => self.scenario.clone(),
             flags => format!("{} (`{}`)", self.scenario, flags.join(" ")),
+        }
+    }
+
+    /// The runs judged: those made, less those that failed (a failed run's trace is partial,
+    /// so no property is judged on it).
+    fn judged(&self) -> u64 {
+        self.runs - self.runs_failed
+    }
+
+    /// A property's cell: its violating runs out of the runs judged, or that none was (the
+    /// notes below the table say why).
+    fn violating(&self, property: &PropertyFinding) -> String {
+        match self.judged() {
+            0 => "not judged".to_owned(),
+            judged => format!("{} of {judged}", property.violating_runs),
         }
     }
 
@@ -375,6 +390,25 @@ mod tests {
     }
 
     #[test]
+    fn a_row_whose_every_run_failed_is_not_judged_rather_than_clean() {
+        let mut row = Finding::of(
+            "zookeeper-async",
+            "mutex".into(),
+            "gc-pause-fenced".into(),
+            Vec::new(),
+            "0..6".parse().unwrap(),
+            Ok(&swept()),
+        );
+        row.runs_failed = row.runs;
+        let page = findings(vec![row]).markdown();
+        assert!(
+            page.contains("| gc-pause-fenced | progress | holds | not judged | - |\n"),
+            "{page}"
+        );
+        assert!(!page.contains(" of 4 |"), "{page}");
+    }
+
+    #[test]
     fn the_page_has_one_table_per_library_and_recipe_with_each_rows_notes() {
         let swept = swept();
         let row = |library: &str, scenario: &str, flags: &[&str]| {
@@ -421,12 +455,12 @@ mod tests {
         let table = &page[mutex..latch];
         assert!(
             table.contains(
-                "| gc-pause-fenced | mutual_exclusion_belief | violated | 2 of 4 | 1 |\n"
+                "| gc-pause-fenced | mutual_exclusion_belief | violated | 2 of 3 | 1 |\n"
             ),
             "{table}"
         );
         assert!(
-            table.contains("| x (`--ensemble 3`) | progress | holds | 0 of 4 | - |\n"),
+            table.contains("| x (`--ensemble 3`) | progress | holds | 0 of 3 | - |\n"),
             "{table}"
         );
         assert!(
