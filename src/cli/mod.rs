@@ -32,6 +32,18 @@ pub const UNMET: u8 = 1;
 /// Exit code of bad input: a malformed file, an unknown name, a run that could not start.
 pub const BAD_INPUT: u8 = 2;
 
+/// This program, to start again as a child (client processes, contenders, bench children).
+/// On Linux, `/proc/self/exe`: it names the image this process runs even once a rebuild has
+/// replaced the file, so a sweep or matrix that runs for an hour keeps starting the binary it
+/// began with (the path `current_exe` gives then names a deleted file, or the new build).
+pub fn this_executable() -> std::io::Result<PathBuf> {
+    let own_image = PathBuf::from("/proc/self/exe");
+    if own_image.exists() {
+        return Ok(own_image);
+    }
+    std::env::current_exe()
+}
+
 /// Prints one line to stdout. A closed stdout (`splitbrain hunt | head`) drops the rest of
 /// the output quietly instead of panicking.
 pub fn say(text: impl std::fmt::Display) {

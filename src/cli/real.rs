@@ -446,7 +446,7 @@ fn this_binary_as(command: &str) -> Result<ClientLauncher, Failure> {
 
 /// This binary, to start `what` with.
 fn this_binary(what: &str) -> Result<PathBuf, Failure> {
-    std::env::current_exe()
+    super::this_executable()
         .map_err(|e| Failure(format!("cannot find this program to start {what}: {e}")))
 }
 

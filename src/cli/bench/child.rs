@@ -23,7 +23,7 @@ pub struct Measured {
 /// Runs this executable with `args` (its stderr passed through, so a child's own errors are
 /// seen), waits for it and measures it.
 pub fn run_self(args: &[String]) -> Result<Measured, Failure> {
-    let exe = std::env::current_exe()
+    let exe = crate::cli::this_executable()
         .map_err(|e| Failure(format!("bench: cannot find this executable: {e}")))?;
     let started = Instant::now();
     let mut child = Command::new(&exe)

@@ -145,7 +145,7 @@ pub fn run(sizes: RealSizes, quick: bool, out: &std::path::Path) -> Result<(), F
         .map_err(|e| failure(&e))?;
     let load_before = load_average();
     let curator = Curator::compile(0).map_err(|e| failure(&e))?;
-    let exe = std::env::current_exe().map_err(|e| failure(&e))?;
+    let exe = crate::cli::this_executable().map_err(|e| failure(&e))?;
     let launcher = ClientLauncher::new(exe, ["bench-client"]);
     let mut storages = Vec::new();
     for (storage, directory) in directories {
