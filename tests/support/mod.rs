@@ -17,11 +17,24 @@ pub fn command(args: &[&str]) -> Command {
 }
 
 /// A fresh, empty directory for the test `name` under cargo's temporary target directory,
-/// prefixed with the test binary's name so that test binaries running at once never share one.
+/// named by the test binary and this process, so that test binaries running at once (two
+/// copies of one included, as the load checks run them) never share one. The directories
+/// an earlier, finished process left for the same test are removed; a failed test's stays
+/// until then, for the paths its message names.
 #[allow(dead_code)] // not every test binary that includes this module uses it
 pub fn scratch(name: &str) -> PathBuf {
-    let dir =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-{name}", env!("CARGO_CRATE_NAME")));
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let prefix = format!("{}-{name}-", env!("CARGO_CRATE_NAME"));
+    for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        let file_name = entry.file_name();
+        let owner = (file_name.to_str())
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if owner.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    let dir = root.join(format!("{prefix}{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
