@@ -336,7 +336,7 @@ fn run_beside(
             )));
         }
     };
-    if let Some(refused) = refusal(scenario, seed, &schedule, target.is_local()) {
+    if let Some(refused) = refusal(scenario, seed, &schedule, target.local_servers()) {
         return Err(RunFailure::before_start(refused));
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -460,7 +460,8 @@ impl RealRun<'_> {
         let slots = (clients.iter().map(Client::Process))
             .chain(handles.iter().map(|handle| Client::Contender(handle)))
             .collect();
-        let injector = Injector::new(slots, self.target.restarter(), recorder.clone(), proxies);
+        let (restarter, members) = (self.target.restarter(), self.target.members());
+        let injector = Injector::new(slots, restarter, members, recorder.clone(), proxies);
         let faults = injector.run(start, &self.schedule, done.map(drop));
         let horizon = start + Duration::from_millis(self.scenario.horizon_ms);
         // Ctrl-C ends the run as a failure does: the partial trace is kept, the client
@@ -620,11 +621,15 @@ async fn all(
     None
 }
 
-/// Whether `fault` acts on the network (so the run needs its proxies).
+/// Whether `fault` acts on the network or needs to know where each client is connected (so
+/// the run needs its proxies).
 fn is_network(fault: &Fault) -> bool {
     matches!(
         fault,
-        Fault::Partition { .. } | Fault::Isolate { .. } | Fault::Heal
+        Fault::Partition { .. }
+            | Fault::Isolate { .. }
+            | Fault::Heal
+            | Fault::IsolateFromPeers { .. }
     )
 }
 
