@@ -204,6 +204,7 @@ fn a_fault_free_single_client_sees_the_same_names_watches_and_replies_on_both() 
     let settings = Settings {
         tick_time: std::time::Duration::from_millis(100),
         max_session_timeout: None,
+        ..Settings::default()
     };
     let target = Target::start_local(1, settings).unwrap();
     let launcher = ClientLauncher::new(env!("CARGO_BIN_EXE_splitbrain"), ["real-client"]);

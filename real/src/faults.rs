@@ -16,6 +16,12 @@
 //!   exchange nothing). A cut with an `on_request` is armed at its time and starts (and is
 //!   recorded) when the client's matching request reaches the proxy, which holds it; one
 //!   whose request has not come when every workload is done never starts.
+//! - `isolate_from_peers` (on a local ensemble): the selector is resolved when the fault
+//!   fires, from the servers' `srvr` modes and the server of the client's newest connection
+//!   through its proxies, and the fault is recorded with the server it named; the proxies
+//!   between the servers (`real::peers`) hold every byte of that server's pairs until the
+//!   fault's `for_ms` ends the cut or a `heal` ends every cut. A selector that names no server
+//!   starts and ends at once, as in the simulator.
 //! - `crash`: the client's process is SIGKILLed (its sessions stay on the server until the
 //!   server expires them) and a new process for the client carries on with the cycles the
 //!   dead one had not begun (`ClientProcess::kill`, then `ClientProcess::restart`). The
@@ -35,8 +41,9 @@
 //! the cycles the dead one had not begun, its end recorded once that process is started.
 //!
 //! Every other fault is refused before the run starts ([`refusal`]): a `drop` has no
-//! counterpart on TCP (lost segments are retransmitted), and a `delay` is not mapped onto the
-//! proxy.
+//! counterpart on TCP (lost segments are retransmitted), a `delay` is not mapped onto the
+//! proxy, and a `crash_server` (one server of an ensemble, by a selector) is not built. An
+//! ensemble scenario is refused on anything but a local ensemble of its size.
 //!
 //! # Overlapping faults
 //!
@@ -84,24 +91,27 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use futures::channel::oneshot;
 use futures::stream::FuturesUnordered;
-use scenarios::fault::{Fault, RequestTrigger, ScheduledFault};
+use std::collections::BTreeMap;
+
+use scenarios::fault::{Fault, RequestTrigger, ScheduledFault, ServerSelector};
 use scenarios::scenario::Scenario;
 use tokio::task::JoinHandle;
 use trace::EventKind;
 
 use crate::clock::Recorder;
 use crate::contender::Handle;
+use crate::local::Mode;
 use crate::pause::Paused;
 use crate::processes::ClientProcess;
 use crate::proxy::Proxies;
-use crate::target::Restarter;
+use crate::target::{Members, Restarter};
 
-/// Why `fault` cannot run on a real ZooKeeper here (`local`: the harness started the server),
-/// or `None` when it can.
-fn missing_counterpart(fault: &Fault, local: bool) -> Option<&'static str> {
+/// Why `fault` cannot run on a real ZooKeeper here (`local`: how many servers the harness
+/// started, `None` when the user runs them), or `None` when it can.
+fn missing_counterpart(fault: &Fault, local: Option<u16>) -> Option<&'static str> {
     match fault {
         Fault::ExpireSession { .. } | Fault::Pause { .. } => None,
-        Fault::RestartServer { .. } if local => None,
+        Fault::RestartServer { .. } if local.is_some() => None,
         Fault::RestartServer { .. } => {
             Some("needs a server the harness started: use --start-local")
         }
@@ -110,9 +120,10 @@ fn missing_counterpart(fault: &Fault, local: bool) -> Option<&'static str> {
             Some("the proxy holds bytes but does not delay them per message as the simulator does")
         }
         Fault::Drop { .. } => Some("TCP retransmits what a link loses: a loss is only a delay"),
+        Fault::IsolateFromPeers { .. } if local.is_some_and(|servers| servers > 1) => None,
         Fault::IsolateFromPeers { .. } => Some(
-            "the proxies sit on client ports only: cutting a server off from its peers needs \
-             proxies on the quorum ports, not built yet",
+            "needs an ensemble the harness started, with proxies between its servers: use \
+             --start-local --ensemble N",
         ),
         Fault::CrashServer { .. } => Some(
             "the harness restarts a standalone server only: crashing one server of an \
@@ -121,22 +132,28 @@ fn missing_counterpart(fault: &Fault, local: bool) -> Option<&'static str> {
     }
 }
 
-/// One line refusing the first fault of `schedule` (seed `seed`'s schedule of `scenario`,
-/// in time order) that has no real counterpart, or the first restart of the server that
-/// starts while an earlier one keeps the server down: a fixed fault by its index in the
-/// scenario's `faults`, a drawn one by the seed that draws it. `None` when every fault can
-/// run.
+/// One line refusing an ensemble scenario on anything but a local ensemble of its size, or
+/// the first fault of `schedule` (seed `seed`'s schedule of `scenario`, in time order) that
+/// has no real counterpart, or the first restart of the server that starts while an earlier
+/// one keeps the server down: a fixed fault by its index in the scenario's `faults`, a drawn
+/// one by the seed that draws it. `local` is how many servers the harness started (`None`
+/// when the user runs them). `None` when every fault can run.
 pub fn refusal(
     scenario: &Scenario,
     seed: u64,
     schedule: &[ScheduledFault],
-    local: bool,
+    local: Option<u16>,
 ) -> Option<String> {
-    if scenario.server.is_ensemble() {
+    let servers = scenario.server.ensemble;
+    if scenario.server.is_ensemble() && local != Some(servers) {
+        let found = match local {
+            None => "servers the user runs (--connect)".to_owned(),
+            Some(1) => "a standalone server".to_owned(),
+            Some(n) => format!("an ensemble of {n}"),
+        };
         return Some(format!(
-            "server.ensemble: {} servers have no real counterpart yet (the real executor's \
-             ensembles have no proxies on their quorum ports)",
-            scenario.server.ensemble
+            "server.ensemble: expected a local ensemble of {servers} servers (--start-local \
+             --ensemble {servers}), found {found}"
         ));
     }
     for (index, scheduled) in scenario.faults.iter().enumerate() {
@@ -280,14 +297,20 @@ pub(crate) struct Injector<'a> {
     /// The threads carrying out restarts of the server, which outlive a run that ends first
     /// ([`Injector::settle`]).
     restarts: Mutex<Vec<JoinHandle<()>>>,
+    /// The servers of the local ensemble, when the harness started one.
+    members: Option<Members>,
+    /// The faults addressed to a server by a selector that have started, by index, with the
+    /// server they named (as recorded).
+    resolved: Mutex<BTreeMap<usize, Fault>>,
 }
 
 impl<'a> Injector<'a> {
-    /// An injector acting on `clients` (in slot order), the `restarter`'s server and the
-    /// `proxies`, recording on `recorder`.
+    /// An injector acting on `clients` (in slot order), the `restarter`'s server, the
+    /// ensemble's `members` and the `proxies`, recording on `recorder`.
     pub fn new(
         clients: Vec<Client<'a>>,
         restarter: Option<Restarter>,
+        members: Option<Members>,
         recorder: Recorder,
         proxies: Option<Arc<Proxies>>,
     ) -> Injector<'a> {
@@ -297,6 +320,8 @@ impl<'a> Injector<'a> {
             recorder,
             proxies,
             restarts: Mutex::default(),
+            members,
+            resolved: Mutex::default(),
         }
     }
 
@@ -379,9 +404,17 @@ impl<'a> Injector<'a> {
             }
             Fault::Heal => {
                 self.record(start);
-                let healed = self.proxies.as_ref().map(|p| p.heal_all());
-                for healed in healed.unwrap_or_default() {
-                    self.record(fault_end(&schedule[healed].fault));
+                let mut healed = self
+                    .proxies
+                    .as_ref()
+                    .map_or_else(Vec::new, |p| p.heal_all());
+                healed
+                    .extend((self.members.as_ref()).map_or_else(Vec::new, |m| m.cuts().heal_all()));
+                healed.sort_unstable();
+                let resolved = self.resolved.lock().expect("resolved faults").clone();
+                for healed in healed {
+                    let fault = resolved.get(&healed).unwrap_or(&schedule[healed].fault);
+                    self.record(fault_end(fault));
                 }
                 self.record(end);
                 return Ok(None);
@@ -419,12 +452,17 @@ impl<'a> Injector<'a> {
                     return Ok(None);
                 }
                 let recorder = self.recorder.clone();
-                Box::pin(heal_after(for_ms, proxies, index, recorder, end))
+                Box::pin(heal_after(
+                    for_ms,
+                    move || proxies.heal(index),
+                    recorder,
+                    end,
+                ))
             }
-            Fault::Delay { .. }
-            | Fault::Drop { .. }
-            | Fault::IsolateFromPeers { .. }
-            | Fault::CrashServer { .. } => {
+            Fault::IsolateFromPeers { server, for_ms, .. } => {
+                return self.isolate_from_peers(index, server, for_ms).await;
+            }
+            Fault::Delay { .. } | Fault::Drop { .. } | Fault::CrashServer { .. } => {
                 return Err("no real counterpart (refused before the run)".into());
             }
         };
@@ -452,10 +490,52 @@ impl<'a> Injector<'a> {
         let (for_ms, recorder) = (fault.duration_ms(), self.recorder.clone());
         Ok(Box::pin(async move {
             match started.await {
-                Ok(()) => heal_after(for_ms, proxies, index, recorder, end).await,
+                Ok(()) => heal_after(for_ms, move || proxies.heal(index), recorder, end).await,
                 Err(_) => Ok(()),
             }
         }))
+    }
+
+    /// Cuts the server `server` names now (read from the servers' modes and the clients'
+    /// proxies) off from its peers as fault `index`, recording the fault with that server;
+    /// the part that lasts heals it after `for_ms` (without one, a `heal` ends it). A
+    /// selector that names no server (no leader, a client on no server) starts and ends at
+    /// once, as in the simulator.
+    async fn isolate_from_peers(
+        &self,
+        index: usize,
+        server: ServerSelector,
+        for_ms: Option<u64>,
+    ) -> Result<Option<Lasting<'a>>, String> {
+        let members = (self.members.clone()).ok_or("no local ensemble to cut a server of")?;
+        let asked = members.clone();
+        let modes = (tokio::task::spawn_blocking(move || asked.modes()).await)
+            .map_err(|e| format!("reading the servers' modes: {e}"))?;
+        let server_of = |client| (self.proxies.as_ref())?.server_of(client);
+        let resolved = resolve(server, &modes, server_of);
+        let fault = Fault::IsolateFromPeers {
+            server,
+            resolved,
+            for_ms,
+        };
+        self.record(fault_start(&fault));
+        let Some(cut) = resolved else {
+            self.record(fault_end(&fault));
+            return Ok(None);
+        };
+        members.cuts().cut_off(index, cut);
+        (self.resolved.lock().expect("resolved faults")).insert(index, fault.clone());
+        if for_ms.is_none() {
+            return Ok(None);
+        }
+        let (recorder, cuts) = (self.recorder.clone(), members.cuts().clone());
+        let healed = heal_after(
+            for_ms,
+            move || cuts.heal(index),
+            recorder,
+            fault_end(&fault),
+        );
+        Ok(Some(Box::pin(healed)))
     }
 
     /// Starts a restart of the local server on a thread of its own: its start is recorded
@@ -488,22 +568,42 @@ impl<'a> Injector<'a> {
     }
 }
 
-/// Heals cut `index` after `for_ms` (a cut without one lasts until a `heal`) and records its
-/// `end`, unless a heal ended it first.
+/// Heals a cut after `for_ms` (a cut without one lasts until a `heal`) and records its `end`,
+/// unless a heal ended it first (`heal` says whether it ended it).
 async fn heal_after(
     for_ms: Option<u64>,
-    proxies: Arc<Proxies>,
-    index: usize,
+    heal: impl FnOnce() -> bool,
     recorder: Recorder,
     end: EventKind,
 ) -> Result<(), String> {
     if let Some(for_ms) = for_ms {
         tokio::time::sleep(Duration::from_millis(for_ms)).await;
-        if proxies.heal(index) {
+        if heal() {
             recorder.record(None, end);
         }
     }
     Ok(())
+}
+
+/// The server `selector` names among servers in `modes` (by index, as `srvr` reports them;
+/// `server_of` gives the server of a client's newest connection), as the simulator resolves
+/// it: the `k`-th follower counts every server but the leader, in order, when one leads.
+fn resolve(
+    selector: ServerSelector,
+    modes: &[Option<Mode>],
+    server_of: impl Fn(u16) -> Option<usize>,
+) -> Option<u16> {
+    let index = |n: usize| u16::try_from(n).ok();
+    let leader = modes.iter().position(|&m| m == Some(Mode::Leader));
+    match selector {
+        ServerSelector::Server(n) => Some(n),
+        ServerSelector::Leader => leader.and_then(index),
+        ServerSelector::Follower(k) => (0..modes.len())
+            .filter(|&n| leader.is_some_and(|leader| n != leader))
+            .nth(usize::from(k))
+            .and_then(index),
+        ServerSelector::ServerOf(client) => server_of(client).and_then(index),
+    }
 }
 
 fn fault_start(fault: &Fault) -> EventKind {
@@ -515,5 +615,40 @@ fn fault_start(fault: &Fault) -> EventKind {
 fn fault_end(fault: &Fault) -> EventKind {
     EventKind::FaultEnd {
         fault: fault.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors_name_servers_as_the_simulator_does() {
+        let modes = [Some(Mode::Follower), Some(Mode::Leader), None];
+        let nowhere = |_| None;
+        assert_eq!(resolve(ServerSelector::Leader, &modes, nowhere), Some(1));
+        assert_eq!(
+            resolve(ServerSelector::Follower(0), &modes, nowhere),
+            Some(0)
+        );
+        // A server that does not serve counts among the followers, as in the simulator.
+        assert_eq!(
+            resolve(ServerSelector::Follower(1), &modes, nowhere),
+            Some(2)
+        );
+        assert_eq!(resolve(ServerSelector::Follower(2), &modes, nowhere), None);
+        assert_eq!(resolve(ServerSelector::Server(2), &modes, nowhere), Some(2));
+        let on_two = |client| (client == 0).then_some(2);
+        assert_eq!(
+            resolve(ServerSelector::ServerOf(0), &modes, on_two),
+            Some(2)
+        );
+        assert_eq!(resolve(ServerSelector::ServerOf(1), &modes, on_two), None);
+        let leaderless = [Some(Mode::Follower), None, None];
+        assert_eq!(resolve(ServerSelector::Leader, &leaderless, nowhere), None);
+        assert_eq!(
+            resolve(ServerSelector::Follower(0), &leaderless, nowhere),
+            None
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! splitbrain's third executor, on a real ZooKeeper: [`local`] starts Debian's `zookeeper`
-//! package on 127.0.0.1 (a standalone server or an ensemble) and stops it by PID;
+//! package on 127.0.0.1 (a standalone server or an ensemble, its servers linked through
+//! [`peers`]' proxies) and stops it by PID;
 //! [`session`] implements `coordination`'s `Coordination` and `Connector` over a real server with
 //! the `zookeeper-client` crate, each session on a thread of its own or its caller's with
 //! [`executor`]'s one-thread executor (on the real `async-io` reactor, not madsim's), so the
@@ -32,6 +33,7 @@ mod frames;
 pub mod kazoo;
 pub mod local;
 mod pause;
+pub mod peers;
 mod processes;
 pub mod program_client;
 mod proxy;

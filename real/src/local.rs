@@ -6,7 +6,8 @@
 //! group, with stdout and stderr in `server-N/server.log` under the temporary directory. The
 //! configuration avoids the package's traps: the admin server is off (it would bind
 //! 0.0.0.0:8080), the client, quorum and election ports are on 127.0.0.1, and every
-//! four-letter word is allowed. A server counts as serving when `srvr` answers with a `Mode:`
+//! four-letter word is allowed. An ensemble's servers reach one another through proxies of
+//! the harness (`real::peers`), so that one can be cut off from its peers. A server counts as serving when `srvr` answers with a `Mode:`
 //! line (`ruok` answers `imok` before the server serves). Every four-letter-word exchange has
 //! a connect and a read timeout.
 //!
@@ -27,6 +28,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use scenarios::scenario::ServerSettings;
+
+use crate::peers::{PeerCuts, PeerPorts, PeerProxies};
 
 /// The jar Debian's `zookeeper` package installs (its manifest carries the class path).
 pub const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
@@ -74,14 +79,41 @@ pub struct Settings {
     pub tick_time: Duration,
     /// `maxSessionTimeout`, when the 20-tick default is too short.
     pub max_session_timeout: Option<Duration>,
+    /// An ensemble's `syncLimit`, in ticks: a follower that has not heard the leader for this
+    /// long (its socket's read timeout) drops its clients and looks for a leader, and a
+    /// leader drops a follower it has not heard from for as long.
+    pub sync_limit: u32,
+    /// An ensemble's `initLimit`, in ticks: how long a follower may take to connect to a new
+    /// leader and take its state.
+    pub init_limit: u32,
 }
 
 impl Default for Settings {
-    /// A 200 ms tick: sessions of 0.4–4 s, so scenarios run in seconds.
+    /// A 200 ms tick: sessions of 0.4–4 s, so scenarios run in seconds; syncLimit 20 and
+    /// initLimit 50 ticks (4 s and 10 s), so that servers starting on a loaded machine join.
     fn default() -> Settings {
         Settings {
             tick_time: Duration::from_millis(200),
             max_session_timeout: None,
+            sync_limit: 20,
+            init_limit: 50,
+        }
+    }
+}
+
+impl Settings {
+    /// The settings a scenario's `server` asks for: its tick and, for an ensemble, its
+    /// `sync_limit`; the rest as [`Settings::default`] (a scenario has no initLimit: the
+    /// default's 50 ticks let servers starting on a loaded machine join).
+    pub fn of(server: &ServerSettings) -> Settings {
+        let default = Settings::default();
+        Settings {
+            tick_time: Duration::from_millis(server.tick_ms),
+            sync_limit: match server.is_ensemble() {
+                true => u32::try_from(server.sync_limit).unwrap_or(u32::MAX),
+                false => default.sync_limit,
+            },
+            ..default
         }
     }
 }
@@ -127,6 +159,14 @@ pub fn four_letter_word(addr: SocketAddr, word: &str) -> Result<String, HarnessE
     let mut answer = String::new();
     stream.read_to_string(&mut answer).map_err(what)?;
     Ok(answer)
+}
+
+/// The mode `srvr` reports for the server at `addr` (its client address), or `None` when it
+/// does not answer or does not serve.
+pub fn mode(addr: SocketAddr) -> Option<Mode> {
+    four_letter_word(addr, "srvr")
+        .ok()
+        .and_then(|a| Mode::parse(&a))
 }
 
 /// True when Debian's `zookeeper` package (and a `java`) are installed.
@@ -259,9 +299,7 @@ impl Server {
 
     /// The server's mode, or `None` when it does not answer or does not serve yet.
     fn mode(&self) -> Option<Mode> {
-        four_letter_word(self.client_addr(), "srvr")
-            .ok()
-            .and_then(|a| Mode::parse(&a))
+        mode(self.client_addr())
     }
 
     /// Fails when the process has exited.
@@ -381,6 +419,8 @@ pub(crate) fn spawn_bound_to_this_process(mut command: Command) -> std::io::Resu
 struct Servers {
     root: PathBuf,
     servers: Vec<Server>,
+    /// The proxies between an ensemble's servers (none for a standalone server).
+    peers: Option<PeerProxies>,
     /// Keep the directory on drop: a failure message names a log in it.
     keep: bool,
 }
@@ -397,6 +437,7 @@ impl Servers {
         let mut this = Servers {
             root,
             servers: Vec::new(),
+            peers: None,
             keep: false,
         };
         // All listeners are held until every port is chosen, so no two are the same.
@@ -412,22 +453,38 @@ impl Servers {
             peers.push((id, client, quorum, election));
         }
         drop(held);
+        if count > 1 {
+            let ports: Vec<PeerPorts> = (peers.iter())
+                .map(|&(_, _, quorum, election)| PeerPorts {
+                    quorum: SocketAddr::from(([127, 0, 0, 1], quorum)),
+                    election: SocketAddr::from(([127, 0, 0, 1], election)),
+                })
+                .collect();
+            this.peers = Some(PeerProxies::start(&ports)?);
+        }
         for &(id, client_port, _, _) in &peers {
             let dir = this.root.join(format!("server-{id}"));
             let data = dir.join("data");
             fs::create_dir_all(&data)
                 .map_err(|e| io_error(format!("creating {}", data.display()), e))?;
             let mut config = format!(
-                "tickTime={}\ninitLimit=50\nsyncLimit=20\ndataDir={}\nclientPort={client_port}\n\
+                "tickTime={}\ninitLimit={}\nsyncLimit={}\ndataDir={}\nclientPort={client_port}\n\
                  clientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=*\n",
                 settings.tick_time.as_millis(),
+                settings.init_limit,
+                settings.sync_limit,
                 data.display()
             );
             if let Some(max) = settings.max_session_timeout {
                 config.push_str(&format!("maxSessionTimeout={}\n", max.as_millis()));
             }
-            if count > 1 {
+            if let Some(proxies) = &this.peers {
+                // Itself at its real ports, each peer at the proxies it reaches it by.
                 for &(peer, _, quorum, election) in &peers {
+                    let (quorum, election) = match proxies.view(index(id), index(peer)) {
+                        Some(view) => (view.quorum.port(), view.election.port()),
+                        None => (quorum, election),
+                    };
                     config.push_str(&format!("server.{peer}=127.0.0.1:{quorum}:{election}\n"));
                 }
                 fs::write(data.join("myid"), format!("{id}\n"))
@@ -604,8 +661,14 @@ impl Standalone {
     }
 }
 
+/// The index of the server whose `myid` is `id`.
+fn index(id: u32) -> usize {
+    usize::try_from(id - 1).unwrap_or(usize::MAX)
+}
+
 /// A ZooKeeper ensemble of local servers on 127.0.0.1, stopped when dropped. Servers are
-/// numbered from 0 here (their `myid` is one more).
+/// numbered from 0 here (their `myid` is one more). Each server reaches its peers through
+/// proxies (`real::peers`), so that one can be cut off from them ([`Ensemble::peer_cuts`]).
 #[derive(Debug)]
 pub struct Ensemble {
     servers: Servers,
@@ -697,6 +760,24 @@ impl Ensemble {
     /// The PIDs of the running servers.
     pub fn pids(&self) -> Vec<u32> {
         self.servers.pids()
+    }
+
+    /// What cuts servers off from their peers and heals them.
+    pub fn peer_cuts(&self) -> PeerCuts {
+        self.servers
+            .peers
+            .as_ref()
+            .expect("an ensemble has peer proxies")
+            .cuts()
+    }
+
+    /// Every server's client address, by index.
+    pub fn client_addrs(&self) -> Vec<SocketAddr> {
+        self.servers
+            .servers
+            .iter()
+            .map(Server::client_addr)
+            .collect()
     }
 
     /// The directory holding every server's configuration, data and log.

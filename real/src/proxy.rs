@@ -18,6 +18,7 @@
 //! the cut holds that request and everything after it.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use scenarios::fault::{Fault, Node, RequestTrigger};
@@ -37,8 +38,9 @@ pub(crate) enum Direction {
     Down,
 }
 
-/// One cut: a client's links in one direction.
-type Cut = (u16, Direction);
+/// One cut: a link (a client's links to the servers, or one server's to a peer) in one
+/// direction.
+pub(crate) type Cut = (u16, Direction);
 
 /// A cut waiting for a request of its client (a fault's `on_request`).
 struct ArmedCut {
@@ -52,14 +54,56 @@ struct ArmedCut {
 }
 
 /// The cuts in force, by the index of the fault that made them, and the cuts armed to start
-/// at a request; a change of the cuts is announced on `changed`.
-struct Links {
+/// at a request; a change of the cuts is announced on `changed`. Also the connections open
+/// through the links, so that a fault can find where a link's newest one goes.
+pub(crate) struct Links {
     cuts: Mutex<BTreeMap<usize, Vec<Cut>>>,
     armed: Mutex<Vec<ArmedCut>>,
     changed: watch::Sender<()>,
+    /// The open connections by the order they were accepted in: their link and target.
+    open: Mutex<BTreeMap<u64, (u16, usize)>>,
+    /// The next connection's place in that order.
+    serials: AtomicU64,
 }
 
 impl Links {
+    /// No cut, nothing armed, no connection.
+    pub fn new() -> Arc<Links> {
+        Arc::new(Links {
+            cuts: Mutex::default(),
+            armed: Mutex::default(),
+            changed: watch::Sender::new(()),
+            open: Mutex::default(),
+            serials: AtomicU64::new(0),
+        })
+    }
+
+    /// Puts `cuts` in force as the cuts of fault `index`.
+    pub fn cut(&self, index: usize, cuts: Vec<Cut>) {
+        self.cuts.lock().expect("cuts").insert(index, cuts);
+        self.changed.send_replace(());
+    }
+
+    /// Ends the cuts of fault `index`; false when a heal had ended them already.
+    pub fn heal(&self, index: usize) -> bool {
+        let removed = self.cuts.lock().expect("cuts").remove(&index);
+        self.changed.send_replace(());
+        removed.is_some()
+    }
+
+    /// Ends every cut; the indices of the faults that made them.
+    pub fn heal_all(&self) -> Vec<usize> {
+        let cuts = std::mem::take(&mut *self.cuts.lock().expect("cuts"));
+        self.changed.send_replace(());
+        cuts.into_keys().collect()
+    }
+
+    /// The target (its index among the link's targets) of `link`'s newest open connection.
+    pub fn newest_target(&self, link: u16) -> Option<usize> {
+        let open = self.open.lock().expect("open connections");
+        (open.values().rev()).find_map(|&(l, target)| (l == link).then_some(target))
+    }
+
     fn is_cut(&self, client: u16, direction: Direction) -> bool {
         let cuts = self.cuts.lock().expect("cuts");
         cuts.values()
@@ -97,15 +141,11 @@ impl Proxies {
     /// (`host:port[,host:port…]`), on 127.0.0.1 with free ports. Runs on the calling tokio
     /// runtime until it ends.
     pub async fn start(servers: &str, clients: u16) -> Result<Proxies, String> {
-        let links = Arc::new(Links {
-            cuts: Mutex::default(),
-            armed: Mutex::default(),
-            changed: watch::Sender::new(()),
-        });
+        let links = Links::new();
         let mut connect_strings = Vec::new();
         for client in 0..clients {
             let mut addresses = Vec::new();
-            for server in servers.split(',') {
+            for (target, server) in servers.split(',').enumerate() {
                 let listener = TcpListener::bind("127.0.0.1:0")
                     .await
                     .map_err(|e| format!("cannot start a proxy for client {client}: {e}"))?;
@@ -113,7 +153,13 @@ impl Proxies {
                     .local_addr()
                     .map_err(|e| format!("cannot start a proxy for client {client}: {e}"))?;
                 addresses.push(address.to_string());
-                tokio::spawn(accept(listener, server.to_owned(), client, links.clone()));
+                let route = Route {
+                    to: server.to_owned(),
+                    target,
+                    link: client,
+                    reads: Reads::ClientRequests,
+                };
+                tokio::spawn(accept(listener, route, links.clone()));
             }
             connect_strings.push(addresses.join(","));
         }
@@ -131,9 +177,12 @@ impl Proxies {
     /// Cuts what `fault` (a partition or isolation, fault `index` of the schedule) cuts.
     pub fn cut(&self, index: usize, fault: &Fault) {
         let clients = u16::try_from(self.connect_strings.len()).unwrap_or(u16::MAX);
-        let cuts = cuts_of(fault, clients);
-        self.links.cuts.lock().expect("cuts").insert(index, cuts);
-        self.links.changed.send_replace(());
+        self.links.cut(index, cuts_of(fault, clients));
+    }
+
+    /// The server (its index in the servers' order) of `client`'s newest open connection.
+    pub fn server_of(&self, client: u16) -> Option<usize> {
+        self.links.newest_target(client)
     }
 
     /// Arms what `fault` (fault `index` of the schedule, a cut of one client's links) cuts,
@@ -166,16 +215,12 @@ impl Proxies {
 
     /// Ends the cuts of fault `index`; false when a heal had ended them already.
     pub fn heal(&self, index: usize) -> bool {
-        let removed = self.links.cuts.lock().expect("cuts").remove(&index);
-        self.links.changed.send_replace(());
-        removed.is_some()
+        self.links.heal(index)
     }
 
     /// Ends every cut; the indices of the faults that made them.
     pub fn heal_all(&self) -> Vec<usize> {
-        let cuts = std::mem::take(&mut *self.links.cuts.lock().expect("cuts"));
-        self.links.changed.send_replace(());
-        cuts.into_keys().collect()
+        self.links.heal_all()
     }
 }
 
@@ -213,37 +258,92 @@ fn cuts_of(fault: &Fault, clients: u16) -> Vec<Cut> {
     }
 }
 
-/// Accepts `client`'s connections and pairs each with one to `server`; a server that does
-/// not answer (down) closes the client's connection at once, as a refused connection does.
-async fn accept(listener: TcpListener, server: String, client: u16, links: Arc<Links>) {
+/// Where a proxy's listener passes what it accepts, and what the accepted streams carry.
+pub(crate) struct Route {
+    /// The address connected to for each accepted connection.
+    pub to: String,
+    /// Which of its link's targets `to` is (a client's server, by index).
+    pub target: usize,
+    /// The link it belongs to (the key of its cuts).
+    pub link: u16,
+    /// What the accepted side sends.
+    pub reads: Reads,
+}
+
+/// What the accepting side of a proxied connection sends ([`Direction::Up`]).
+#[derive(Clone)]
+pub(crate) enum Reads {
+    /// A ZooKeeper client's frames: their requests start the cuts armed for them.
+    ClientRequests,
+    /// Bytes the proxy does not read (a server's quorum traffic).
+    Bytes,
+    /// A server's election connection: its first message names the server's own election
+    /// address, which the peer connects back to, so the proxy puts `reply_at` there (the
+    /// proxy by which that peer reaches the server); then bytes.
+    Election {
+        /// `host:port` of the proxy the peer must connect back through.
+        reply_at: String,
+    },
+}
+
+/// Accepts connections on `listener` and pairs each with one to `route.to`; a target that
+/// does not answer (down) closes the accepted connection at once, as a refused connection
+/// does.
+pub(crate) async fn accept(listener: TcpListener, route: Route, links: Arc<Links>) {
     while let Ok((inbound, _)) = listener.accept().await {
-        let Ok(outbound) = TcpStream::connect(&server).await else {
+        let Ok(outbound) = TcpStream::connect(&route.to).await else {
             continue;
         };
         let _ = inbound.set_nodelay(true);
         let _ = outbound.set_nodelay(true);
         let (client_read, client_write) = inbound.into_split();
         let (server_read, server_write) = outbound.into_split();
-        let up = (client, Direction::Up);
-        let down = (client, Direction::Down);
-        tokio::spawn(pump(client_read, server_write, up, links.clone()));
-        tokio::spawn(pump(server_read, client_write, down, links.clone()));
+        let up = (route.link, Direction::Up);
+        let down = (route.link, Direction::Down);
+        let reads = route.reads.clone();
+        let key = links.serials.fetch_add(1, Ordering::Relaxed);
+        (links.open.lock().expect("open connections")).insert(key, (route.link, route.target));
+        let links = links.clone();
+        tokio::spawn(async move {
+            futures::join!(
+                pump(client_read, server_write, up, links.clone(), reads),
+                pump(server_read, client_write, down, links.clone(), Reads::Bytes),
+            );
+            links.open.lock().expect("open connections").remove(&key);
+        });
     }
 }
 
 /// Copies `from` to `to`, holding each piece (and the end of stream) while `cut` is in force.
-/// From a client, the pieces are ZooKeeper's frames, and a request in one starts the cuts
-/// armed for it before it is passed on (so that they hold it); from the server, whatever each
-/// read returns.
-async fn pump(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, cut: Cut, links: Arc<Links>) {
+/// As `reads` says: from a client, the pieces are ZooKeeper's frames, and a request in one
+/// starts the cuts armed for it before it is passed on (so that they hold it); an election
+/// connection's first message is rewritten ([`Reads::Election`]); else whatever each read
+/// returns.
+async fn pump(
+    mut from: OwnedReadHalf,
+    mut to: OwnedWriteHalf,
+    cut: Cut,
+    links: Arc<Links>,
+    reads: Reads,
+) {
     let mut link = Link {
         to: &mut to,
         cut,
         links: &links,
         changes: links.changed.subscribe(),
     };
+    if let Reads::Election { reply_at } = &reads {
+        let passed = match crate::peers::initial_message(&mut from, reply_at).await {
+            Some(first) => link.pass(&first).await,
+            None => false,
+        };
+        if !passed {
+            let _ = link.to.shutdown().await;
+            return;
+        }
+    }
     let mut chunk = vec![0; 64 * 1024];
-    let mut frames = (cut.1 == Direction::Up).then(Frames::default);
+    let mut frames = matches!(reads, Reads::ClientRequests).then(Frames::default);
     loop {
         let read = from.read(&mut chunk).await.unwrap_or(0);
         let passed = match frames.as_mut() {
@@ -313,6 +413,42 @@ mod tests {
         ]
         .concat();
         frame(&body)
+    }
+
+    /// Waits (bounded) until `client`'s server, as the proxies see it, is `expected`.
+    async fn server_of_becomes(proxies: &Proxies, client: u16, expected: Option<usize>) {
+        for _ in 0..500 {
+            if proxies.server_of(client) == expected {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!(
+            "server_of({client}) is {:?}, not {expected:?}",
+            proxies.server_of(client)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_client_s_server_is_the_one_of_its_newest_open_connection() {
+        let (first, second) = (
+            TcpListener::bind("127.0.0.1:0").await.unwrap(),
+            TcpListener::bind("127.0.0.1:0").await.unwrap(),
+        );
+        let servers = [&first, &second].map(|l| l.local_addr().unwrap().to_string());
+        let proxies = Proxies::start(&servers.join(","), 2).await.unwrap();
+        assert_eq!(proxies.server_of(0), None);
+        let listeners: Vec<&str> = proxies.connect_string(0).split(',').collect();
+        let _to_second = TcpStream::connect(listeners[1]).await.unwrap();
+        let _at_second = second.accept().await.unwrap();
+        server_of_becomes(&proxies, 0, Some(1)).await;
+        let to_first = TcpStream::connect(listeners[0]).await.unwrap();
+        let at_first = first.accept().await.unwrap();
+        server_of_becomes(&proxies, 0, Some(0)).await;
+        assert_eq!(proxies.server_of(1), None, "client 1 has no connection");
+        // Once the newer connection is closed, the older one names the server again.
+        drop((to_first, at_first));
+        server_of_becomes(&proxies, 0, Some(1)).await;
     }
 
     #[tokio::test]

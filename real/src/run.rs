@@ -86,7 +86,8 @@ impl RunFailure {
 /// Checks that every fault of `seed`'s schedule of `scenario` has a real counterpart on
 /// `target`, then runs the scenario's clients and faults there and returns the trace. Fails
 /// at once with one line when a fault is refused or no server answers within the session
-/// timeout (at least a second); with the partial trace when a fault cannot be carried out or
+/// timeout (at least a second; ten times that for servers the harness started); with the
+/// partial trace when a fault cannot be carried out or
 /// the tree cannot be read at the end.
 pub fn run(
     scenario: &Scenario,
@@ -336,7 +337,7 @@ fn run_beside(
             )));
         }
     };
-    if let Some(refused) = refusal(scenario, seed, &schedule, target.is_local()) {
+    if let Some(refused) = refusal(scenario, seed, &schedule, target.local_servers()) {
         return Err(RunFailure::before_start(refused));
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -389,7 +390,14 @@ impl RealRun<'_> {
         let timeout = Duration::from_millis(self.scenario.server.session_timeout_ms);
         let within = timeout.max(Duration::from_secs(1));
         let observer = RealConnector::new(self.target.connect_string(), timeout);
-        let probe = connect_within(&observer, within)
+        // Servers the harness started serve already (it waited until they did): one slow to
+        // open the first session (a loaded machine, an ensemble's first session through its
+        // leader) gets ten times as long, as the end's tree read does.
+        let probing = match self.target.is_local() {
+            true => within * 10,
+            false => within,
+        };
+        let probe = connect_within(&observer, probing)
             .await
             .map_err(RunFailure::before_start)?;
         probe.close().await;
@@ -460,7 +468,8 @@ impl RealRun<'_> {
         let slots = (clients.iter().map(Client::Process))
             .chain(handles.iter().map(|handle| Client::Contender(handle)))
             .collect();
-        let injector = Injector::new(slots, self.target.restarter(), recorder.clone(), proxies);
+        let (restarter, members) = (self.target.restarter(), self.target.members());
+        let injector = Injector::new(slots, restarter, members, recorder.clone(), proxies);
         let faults = injector.run(start, &self.schedule, done.map(drop));
         let horizon = start + Duration::from_millis(self.scenario.horizon_ms);
         // Ctrl-C ends the run as a failure does: the partial trace is kept, the client
@@ -620,11 +629,15 @@ async fn all(
     None
 }
 
-/// Whether `fault` acts on the network (so the run needs its proxies).
+/// Whether `fault` acts on the network or needs to know where each client is connected (so
+/// the run needs its proxies).
 fn is_network(fault: &Fault) -> bool {
     matches!(
         fault,
-        Fault::Partition { .. } | Fault::Isolate { .. } | Fault::Heal
+        Fault::Partition { .. }
+            | Fault::Isolate { .. }
+            | Fault::Heal
+            | Fault::IsolateFromPeers { .. }
     )
 }
 

@@ -2,11 +2,13 @@
 //! started for the run, which the run can crash and restart (`restart_server`) and which is
 //! stopped when the target is dropped (or [`Target::stop`]ped), on error too.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::local::{Ensemble, HarnessError, Settings, Standalone};
+use crate::local::{Ensemble, HarnessError, Mode, Settings, Standalone};
+use crate::peers::PeerCuts;
 
 /// A ZooKeeper to run against.
 #[derive(Debug)]
@@ -57,6 +59,27 @@ impl Target {
     /// Whether the harness started the server (so that the run can crash and restart it).
     pub fn is_local(&self) -> bool {
         self.local.is_some()
+    }
+
+    /// How many servers the harness started (`None` for `--connect`).
+    pub fn local_servers(&self) -> Option<u16> {
+        let local = self.local.as_ref()?.lock().expect("local server");
+        Some(match &*local {
+            Local::Standalone(_) => 1,
+            Local::Ensemble(ensemble) => u16::try_from(ensemble.len()).unwrap_or(u16::MAX),
+        })
+    }
+
+    /// The servers of the local ensemble, as faults addressed to one of them see them.
+    pub(crate) fn members(&self) -> Option<Members> {
+        let local = self.local.as_ref()?.lock().expect("local server");
+        match &*local {
+            Local::Standalone(_) => None,
+            Local::Ensemble(ensemble) => Some(Members {
+                client_addrs: ensemble.client_addrs(),
+                cuts: ensemble.peer_cuts(),
+            }),
+        }
     }
 
     /// What the target is, for a trace's settings: `connect`, `standalone` or `ensemble-N`.
@@ -127,5 +150,29 @@ impl Restarter {
                 ensemble.restart(leader, down)
             }
         }
+    }
+}
+
+/// The servers of a local ensemble as a fault addressed to one of them sees them: where to
+/// ask each for its mode, and the cuts between them; read without the target's lock, which a
+/// restart of the leader holds.
+#[derive(Clone, Debug)]
+pub(crate) struct Members {
+    client_addrs: Vec<SocketAddr>,
+    cuts: PeerCuts,
+}
+
+impl Members {
+    /// Each server's mode now (`srvr` on its client port), `None` for one that does not
+    /// serve. Blocks for up to a second per server that does not answer.
+    pub fn modes(&self) -> Vec<Option<Mode>> {
+        (self.client_addrs.iter())
+            .map(|&addr| crate::local::mode(addr))
+            .collect()
+    }
+
+    /// What cuts the servers off from their peers.
+    pub fn cuts(&self) -> &PeerCuts {
+        &self.cuts
     }
 }

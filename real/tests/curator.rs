@@ -6,7 +6,7 @@
 mod support;
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use coordination::recipes::Notice;
 use real::curator::Curator;
@@ -42,10 +42,7 @@ fn scenario(name: &str, acquisitions: u32) -> Scenario {
 fn passes_mixed(scenario: &Scenario) {
     let _serial = real::testing::one_server_at_a_time();
     let curator = Curator::compile(CURATOR_CONTENDERS).unwrap_or_else(|e| panic!("{e}"));
-    let settings = Settings {
-        tick_time: Duration::from_millis(scenario.server.tick_ms),
-        max_session_timeout: None,
-    };
+    let settings = Settings::of(&scenario.server);
     let target = Target::start_local(1, settings).unwrap_or_else(|e| panic!("{e}"));
     let server: SocketAddr = target.connect_string().parse().unwrap();
     let before = DeletedWatches::read(server).unwrap();

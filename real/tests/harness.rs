@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use real::local::{self, Ensemble, Mode, Standalone};
+use real::local::{self, Ensemble, Mode, Settings, Standalone};
 
 /// True while a process (or its process group, created by the harness) exists.
 fn alive(pid: u32) -> bool {
@@ -94,6 +94,55 @@ fn ensemble_elects_a_leader_survives_its_kill_and_stops() {
     all.extend(ensemble.pids());
     drop(ensemble);
     assert_gone(&all);
+}
+
+/// Waits (bounded by `within`) until `holds`, else fails saying what was awaited.
+fn wait_until(what: &str, within: Duration, mut holds: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !holds() {
+        assert!(Instant::now() < deadline, "not within {within:?}: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn servers_cut_off_from_their_peers_stop_serving_and_rejoin_at_the_heal() {
+    let _serial = real::testing::one_server_at_a_time();
+    // syncLimit 5 ticks of 200 ms: a server that hears no peer gives up after a second.
+    let settings = Settings {
+        sync_limit: 5,
+        ..Settings::default()
+    };
+    let ensemble = started(Ensemble::start_with(3, settings));
+    let cuts = ensemble.peer_cuts();
+    let within = Duration::from_secs(30);
+    let leader = ensemble.leader().expect("a leader");
+    let follower = (0..3).find(|&s| s != leader).unwrap();
+    let index = |server: usize| u16::try_from(server).unwrap();
+
+    // A follower cut off stops serving; the leader keeps its quorum with the other one.
+    cuts.cut_off(0, index(follower));
+    wait_until("the cut follower stops serving", within, || {
+        ensemble.mode(follower).is_none()
+    });
+    assert_eq!(ensemble.mode(leader), Some(Mode::Leader));
+    assert!(cuts.heal(0));
+    wait_until("the follower rejoins", within, || {
+        ensemble.mode(follower) == Some(Mode::Follower)
+    });
+
+    // The leader cut off loses its quorum, and the two others elect one of themselves: each
+    // knows the other only at the proxies, so the election went through them.
+    cuts.cut_off(1, index(leader));
+    wait_until("another server leads", within, || {
+        ensemble.mode(leader).is_none() && ensemble.leader().is_some_and(|l| l != leader)
+    });
+    assert!(cuts.heal(1));
+    wait_until("the old leader rejoins as a follower", within, || {
+        ensemble.mode(leader) == Some(Mode::Follower)
+    });
+    assert!(!cuts.heal(1), "healed already");
 }
 
 #[test]

@@ -4,8 +4,6 @@
 
 mod support;
 
-use std::time::Duration;
-
 use coordination::recipes::Notice;
 use real::CuratorPlacement;
 use real::curator::fifo::out_of_order_grants;
@@ -34,10 +32,7 @@ fn kazoo_locks_in_place_of_the_clients_exclude_each_other_in_queue_order() {
     scenario.workload.think_ms = Span { min: 0, max: 3 };
     scenario.horizon_ms = 50_000;
     let kazoo = Kazoo::prepare(scenario.clients).unwrap_or_else(|e| panic!("{e}"));
-    let settings = Settings {
-        tick_time: Duration::from_millis(scenario.server.tick_ms),
-        max_session_timeout: None,
-    };
+    let settings = Settings::of(&scenario.server);
     let target = Target::start_local(1, settings).unwrap_or_else(|e| panic!("{e}"));
     let trace = real::run_with_contenders(
         &scenario,

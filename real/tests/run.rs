@@ -12,7 +12,6 @@ use recipe_table::property::{Expectation, Property};
 use scenarios::catalog::Catalog;
 use scenarios::fault::{Fault, Node, ScheduledFault};
 use scenarios::scenario::Scenario;
-use std::time::Duration;
 use support::launcher;
 use trace::{Event, EventKind, ServerSession, Source, Trace};
 
@@ -22,10 +21,7 @@ fn scenario(name: &str) -> Scenario {
 
 /// A standalone server with the scenario's tick.
 fn standalone(scenario: &Scenario) -> Target {
-    let settings = Settings {
-        tick_time: Duration::from_millis(scenario.server.tick_ms),
-        max_session_timeout: None,
-    };
+    let settings = Settings::of(&scenario.server);
     Target::start_local(1, settings).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -140,6 +136,32 @@ fn a_fault_with_no_real_counterpart_is_refused_before_the_run() {
         restart.message,
         "faults[0]: restart_server has no real counterpart yet (needs a server the harness \
          started: use --start-local)"
+    );
+}
+
+#[test]
+fn an_ensemble_scenario_runs_only_on_a_local_ensemble_of_its_size() {
+    let scenario = scenario("mutex-follower-cut-split-brain");
+    let schedule = scenario.fault_schedule(0);
+    let refused = |local| real::faults::refusal(&scenario, 0, &schedule, local);
+    assert_eq!(
+        refused(Some(1)).as_deref(),
+        Some(
+            "server.ensemble: expected a local ensemble of 3 servers (--start-local --ensemble \
+             3), found a standalone server"
+        )
+    );
+    let connected = refused(None).unwrap();
+    assert!(
+        connected.ends_with("found servers the user runs (--connect)"),
+        "{connected}"
+    );
+    let five = refused(Some(5)).unwrap();
+    assert!(five.ends_with("found an ensemble of 5"), "{five}");
+    assert_eq!(
+        refused(Some(3)),
+        None,
+        "isolate_from_peers runs on a local ensemble"
     );
 }
 
@@ -432,7 +454,7 @@ fn overlapping_restarts_of_the_server_are_refused_naming_both() {
     scenario.faults.push(overlapping);
     let schedule = scenario.fault_schedule(0);
     assert_eq!(
-        real::faults::refusal(&scenario, 0, &schedule, true).as_deref(),
+        real::faults::refusal(&scenario, 0, &schedule, Some(1)).as_deref(),
         Some(
             "faults[1] (restart_server at 2500 ms) starts while faults[0] (restart_server at \
              1000 ms, down 3000 ms) keeps the server down: overlapping server restarts are \
@@ -443,7 +465,10 @@ fn overlapping_restarts_of_the_server_are_refused_naming_both() {
     // Back to back (the second at the first's end) is no overlap.
     scenario.faults[1].at_ms = 4000;
     let schedule = scenario.fault_schedule(0);
-    assert_eq!(real::faults::refusal(&scenario, 0, &schedule, true), None);
+    assert_eq!(
+        real::faults::refusal(&scenario, 0, &schedule, Some(1)),
+        None
+    );
 }
 
 #[test]

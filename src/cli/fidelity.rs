@@ -166,6 +166,7 @@ fn start_server(tick_ms: u64) -> Result<Target, Failure> {
     let settings = Settings {
         tick_time: std::time::Duration::from_millis(tick_ms),
         max_session_timeout: None,
+        ..Settings::default()
     };
     Ok(Target::start_local(1, settings)?)
 }

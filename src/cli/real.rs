@@ -12,7 +12,6 @@ mod library;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use ::scenarios::fault::{DEFAULT_RESTART_DOWN_MS, Fault, ScheduledFault};
 use ::scenarios::scenario::{Scenario, SeedRange};
@@ -149,6 +148,13 @@ impl ServerArgs {
         flags
     }
 
+    /// How many servers the harness starts for each run (`None` with `--connect`).
+    fn local_servers(&self) -> Option<u16> {
+        let servers = self.ensemble.unwrap_or(1);
+        self.start_local
+            .then(|| u16::try_from(servers).unwrap_or(u16::MAX))
+    }
+
     /// What the servers are: `standalone`, `ensemble-N`, or `--connect`'s addresses.
     fn target(&self) -> String {
         match (&self.connect, self.ensemble) {
@@ -225,7 +231,7 @@ pub fn run(args: Args) -> Outcome {
 /// library's contenders cannot run.
 fn refusal(args: &Args, scenario: &Scenario, seed: u64) -> Option<String> {
     let schedule = scenario.fault_schedule(seed);
-    real::faults::refusal(scenario, seed, &schedule, args.server.start_local)
+    real::faults::refusal(scenario, seed, &schedule, args.server.local_servers())
         .or_else(|| Selection::of(args, scenario)?.refusal(scenario, &schedule, seed))
 }
 
@@ -308,13 +314,10 @@ fn run_once(
 ) -> Result<(RunOutcome, Option<Interop>), Failure> {
     let target = match &args.server.connect {
         Some(connect) => Target::connect(connect.clone()),
-        None => {
-            let settings = Settings {
-                tick_time: Duration::from_millis(scenario.server.tick_ms),
-                max_session_timeout: None,
-            };
-            Target::start_local(args.server.ensemble.unwrap_or(1), settings)?
-        }
+        None => Target::start_local(
+            args.server.ensemble.unwrap_or(1),
+            Settings::of(&scenario.server),
+        )?,
     };
     // Wake-ups are counted (best effort: a server of the user's may refuse `mntr`) in runs
     // with contenders beside the clients, on a single server.

@@ -11,8 +11,6 @@
 
 mod support;
 
-use std::time::Duration;
-
 use client_lock::Prefix;
 use client_lock::scenarios::{gc_pause, random_faults, timed_acquire};
 use splitbrain::compare::{differs, share};
@@ -48,10 +46,7 @@ fn real(scenario: &Scenario, runs: u64, launcher: &ClientLauncher) -> Real {
         failed: Vec::new(),
     };
     for seed in 0..runs {
-        let settings = Settings {
-            tick_time: Duration::from_millis(scenario.server.tick_ms),
-            max_session_timeout: None,
-        };
+        let settings = Settings::of(&scenario.server);
         let target = Target::start_local(1, settings).unwrap_or_else(|e| panic!("{e}"));
         let run = run_program(scenario, seed, &target, launcher);
         target.stop();

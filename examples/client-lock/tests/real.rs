@@ -4,8 +4,6 @@
 //! Real timing is not the simulator's, so each test asserts what holds in every run, and what
 //! breaks when the run puts the program where the simulator does.
 
-use std::time::Duration;
-
 use client_lock::Prefix;
 use client_lock::scenarios::{gc_pause, random_faults};
 use splitbrain::coordination::ids::ClientSlot;
@@ -34,10 +32,7 @@ fn launcher() -> ClientLauncher {
 /// clients, and returns the trace and what the checkers found in it.
 fn on_real_servers(scenario: &Scenario, servers: u32) -> (Trace, Vec<Violation>) {
     let _serial = splitbrain::real::testing::one_server_at_a_time();
-    let settings = Settings {
-        tick_time: Duration::from_millis(scenario.server.tick_ms),
-        max_session_timeout: None,
-    };
+    let settings = Settings::of(&scenario.server);
     let target = Target::start_local(servers, settings).unwrap_or_else(|e| panic!("{e}"));
     let trace = run_program(scenario, 0, &target, &launcher()).unwrap_or_else(|e| panic!("{e}"));
     target.stop();

@@ -2,8 +2,6 @@
 //! catalog scenario so, judging it by the scenario's expectations, finding events in its
 //! trace, and what a holder's pause, session expiry and crash must do to any library's lock.
 
-use std::time::Duration;
-
 use coordination::ids::ClientSlot;
 use coordination::recipes::Notice;
 use coordination::session::RawState;
@@ -38,10 +36,7 @@ pub fn in_place(scenario: &Scenario, library: &dyn Library) -> Trace {
 /// standalone server with the scenario's tick.
 pub fn run_in_place(scenario: &Scenario, library: &dyn Library) -> Trace {
     let _serial = real::testing::one_server_at_a_time();
-    let settings = Settings {
-        tick_time: Duration::from_millis(scenario.server.tick_ms),
-        max_session_timeout: None,
-    };
+    let settings = Settings::of(&scenario.server);
     let target = Target::start_local(1, settings).unwrap_or_else(|e| panic!("{e}"));
     let trace = real::run_with_contenders(
         scenario,

@@ -157,6 +157,7 @@ pub fn run(sizes: RealSizes, quick: bool, out: &std::path::Path) -> Result<(), F
         let settings = Settings {
             tick_time: Duration::from_millis(sizes.tick_ms),
             max_session_timeout: None,
+            ..Settings::default()
         };
         let mut server = Standalone::start_in(settings, &directory).map_err(|e| failure(&e))?;
         let bench = Bench {

@@ -75,7 +75,7 @@ fn chosen<'a>(catalog: &'a Catalog, plan: &Plan) -> Vec<&'a Scenario> {
 fn refusal(scenario: &Scenario, runs: u64) -> Option<String> {
     (0..runs).find_map(|seed| {
         let schedule = scenario.fault_schedule(seed);
-        real::faults::refusal(scenario, seed, &schedule, true)
+        real::faults::refusal(scenario, seed, &schedule, Some(1))
     })
 }
 
