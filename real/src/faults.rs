@@ -118,6 +118,9 @@ fn missing_counterpart(fault: &Fault, local: bool) -> Option<&'static str> {
             "the harness restarts a standalone server only: crashing one server of an \
              ensemble and restarting it with its log is not built yet",
         ),
+        Fault::PauseServer { .. } => {
+            Some("the harness does not stop one server's process of an ensemble (SIGSTOP) yet")
+        }
     }
 }
 
@@ -424,7 +427,8 @@ impl<'a> Injector<'a> {
             Fault::Delay { .. }
             | Fault::Drop { .. }
             | Fault::IsolateFromPeers { .. }
-            | Fault::CrashServer { .. } => {
+            | Fault::CrashServer { .. }
+            | Fault::PauseServer { .. } => {
                 return Err("no real counterpart (refused before the run)".into());
             }
         };
