@@ -129,6 +129,9 @@ fn missing_counterpart(fault: &Fault, local: Option<u16>) -> Option<&'static str
             "the harness restarts a standalone server only: crashing one server of an \
              ensemble and restarting it with its log is not built yet",
         ),
+        Fault::PauseServer { .. } => {
+            Some("the harness does not stop one server's process of an ensemble (SIGSTOP) yet")
+        }
     }
 }
 
@@ -462,7 +465,10 @@ impl<'a> Injector<'a> {
             Fault::IsolateFromPeers { server, for_ms, .. } => {
                 return self.isolate_from_peers(index, server, for_ms).await;
             }
-            Fault::Delay { .. } | Fault::Drop { .. } | Fault::CrashServer { .. } => {
+            Fault::Delay { .. }
+            | Fault::Drop { .. }
+            | Fault::CrashServer { .. }
+            | Fault::PauseServer { .. } => {
                 return Err("no real counterpart (refused before the run)".into());
             }
         };

@@ -109,6 +109,17 @@ pub(crate) fn fault(fault: &Fault) -> String {
                 .map(|n| format!(" (server {n})"))
                 .unwrap_or_default(),
         ),
+        Fault::PauseServer {
+            server,
+            resolved,
+            pause_ms,
+        } => format!(
+            "{}{} paused {pause_ms} ms",
+            selector(*server),
+            resolved
+                .map(|n| format!(" (server {n})"))
+                .unwrap_or_default(),
+        ),
         Fault::Heal => "network healed".to_owned(),
         Fault::ExpireSession { client } => format!("server expires c{client}'s session"),
         Fault::Crash { client } => format!("c{client} crashed"),

@@ -76,6 +76,19 @@ pub enum Fault {
         #[serde(default = "default_restart_down_ms")]
         down_ms: u64,
     },
+    /// The process of one server of an ensemble stops for `pause_ms` (a JVM's GC pause): it
+    /// runs nothing, so it answers neither its clients nor its peers, who notice by silence;
+    /// what is sent to it meanwhile waits, and it processes that when it resumes.
+    PauseServer {
+        /// Which server, resolved when the fault starts.
+        server: ServerSelector,
+        /// The server `server` named when the fault started: recorded in traces, left out
+        /// of scenario files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resolved: Option<u16>,
+        /// How long the server is paused, in ms.
+        pause_ms: u64,
+    },
     /// End every network fault (partitions, isolations, delays, drops).
     Heal,
     /// The server expires the client's session now, as if it had not heard from it.
@@ -188,6 +201,7 @@ impl Fault {
             Fault::Isolate { .. } => "isolate",
             Fault::IsolateFromPeers { .. } => "isolate_from_peers",
             Fault::CrashServer { .. } => "crash_server",
+            Fault::PauseServer { .. } => "pause_server",
             Fault::Heal => "heal",
             Fault::ExpireSession { .. } => "expire_session",
             Fault::Crash { .. } => "crash",
@@ -208,6 +222,7 @@ impl Fault {
             | Fault::Delay { for_ms, .. }
             | Fault::Drop { for_ms, .. } => for_ms,
             Fault::RestartServer { down_ms } | Fault::CrashServer { down_ms, .. } => Some(down_ms),
+            Fault::PauseServer { pause_ms, .. } => Some(pause_ms),
             Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } => None,
         }
     }

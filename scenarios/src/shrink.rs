@@ -89,7 +89,12 @@ pub fn shorter(scheduled: &ScheduledFault) -> Vec<ScheduledFault> {
         .map(|d| {
             let mut fault = scheduled.fault.clone();
             match &mut fault {
-                Fault::Pause { for_ms, .. } => *for_ms = d,
+                Fault::Pause { for_ms, .. }
+                | Fault::PauseServer {
+                    pause_ms: for_ms, ..
+                } => {
+                    *for_ms = d;
+                }
                 Fault::Partition { for_ms, .. }
                 | Fault::Isolate { for_ms, .. }
                 | Fault::IsolateFromPeers { for_ms, .. }

@@ -17,6 +17,9 @@
 //!   machine goes down (its node stops; its connections and what is sent to it are lost,
 //!   its log and applied state stay) and starts again `down_ms` later, LOOKING (see
 //!   `sim/src/server/election.rs`); overlapping crashes of one server are one downtime.
+//! - `pause_server`: the selector is resolved as for `isolate_from_peers`; madsim pauses that
+//!   server's node for `pause_ms` (a JVM's GC pause: it runs nothing, its clients and peers
+//!   notice by silence, what they send waits in its mailbox and is processed on resume).
 //! - `restart_server`: the server process exits (every connection closed at once) and its
 //!   host refuses connections for `down_ms`; then madsim restarts the server node (state
 //!   kept, see [`crate::server`]).
@@ -171,6 +174,10 @@ impl Injector {
                 } => {
                     self.servers.crash(server, &self.handle);
                 }
+                Fault::PauseServer {
+                    resolved: Some(server),
+                    ..
+                } => self.servers.pause(server, &self.handle),
                 _ => return self.record(EventKind::FaultEnd { fault }),
             }
             resolved.insert(index, fault);
@@ -200,7 +207,9 @@ impl Injector {
                 self.servers.control(Control::ExpireClient(client));
                 return self.end(index, fault);
             }
-            Fault::IsolateFromPeers { .. } | Fault::CrashServer { .. } => {
+            Fault::IsolateFromPeers { .. }
+            | Fault::CrashServer { .. }
+            | Fault::PauseServer { .. } => {
                 unreachable!("started above")
             }
             Fault::Crash { client } => {
@@ -235,6 +244,13 @@ impl Injector {
                 server,
                 resolved: self.servers.resolve(server),
                 down_ms,
+            }),
+            Fault::PauseServer {
+                server, pause_ms, ..
+            } => Some(Fault::PauseServer {
+                server,
+                resolved: self.servers.resolve(server),
+                pause_ms,
             }),
             _ => None,
         }
@@ -278,6 +294,12 @@ impl Injector {
                 // None: it named no server, and ended as it started.
                 if let Some(server) = resolved {
                     self.servers.recover(server, &self.handle);
+                }
+                resolved.is_some()
+            }
+            Fault::PauseServer { resolved, .. } => {
+                if let Some(server) = resolved {
+                    self.servers.resume(server, &self.handle);
                 }
                 resolved.is_some()
             }

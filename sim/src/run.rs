@@ -302,7 +302,9 @@ impl Sim {
                         "a fault the ensemble models (crash_server restarts one of its servers)",
                     );
                 }
-                Fault::IsolateFromPeers { server, .. } | Fault::CrashServer { server, .. }
+                Fault::IsolateFromPeers { server, .. }
+                | Fault::CrashServer { server, .. }
+                | Fault::PauseServer { server, .. }
                     if !self.selects(server) =>
                 {
                     return fail(

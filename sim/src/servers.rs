@@ -161,6 +161,23 @@ impl Servers {
         crashed
     }
 
+    /// Pauses the process of server `n` of the ensemble on `handle` (a GC pause): its node
+    /// runs nothing until [`Servers::resume`], and what is sent to it waits. A crash of the
+    /// server meanwhile ends the pause (its restarted node runs).
+    pub fn pause(&self, n: u16, handle: &madsim::runtime::Handle) {
+        if let Servers::Ensemble { members } = self {
+            handle.pause(members[usize::from(n)].1);
+        }
+    }
+
+    /// Resumes the process of server `n` of the ensemble on `handle`: it processes what
+    /// waited, in order of arrival.
+    pub fn resume(&self, n: u16, handle: &madsim::runtime::Handle) {
+        if let Servers::Ensemble { members } = self {
+            handle.resume(members[usize::from(n)].1);
+        }
+    }
+
     /// One crash of server `n` of the ensemble ends on `handle`: it starts again with its log
     /// when no other crash keeps it down.
     pub fn recover(&self, n: u16, handle: &madsim::runtime::Handle) {

@@ -15,7 +15,8 @@ pub(super) fn healed_at(events: &[Event]) -> Option<usize> {
             EventKind::FaultStart { fault } => {
                 last = index;
                 match fault {
-                    Fault::Heal => open.retain(|f| matches!(f, Fault::Pause { .. })),
+                    Fault::Heal => open
+                        .retain(|f| matches!(f, Fault::Pause { .. } | Fault::PauseServer { .. })),
                     Fault::ExpireSession { .. }
                     | Fault::Crash { .. }
                     | Fault::RestartServer { .. }

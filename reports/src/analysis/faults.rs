@@ -41,7 +41,8 @@ impl FaultSpan {
             Fault::Heal
             | Fault::RestartServer { .. }
             | Fault::IsolateFromPeers { .. }
-            | Fault::CrashServer { .. } => {
+            | Fault::CrashServer { .. }
+            | Fault::PauseServer { .. } => {
                 vec![Lane::Server]
             }
         }

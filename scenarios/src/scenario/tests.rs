@@ -223,8 +223,8 @@ fn malformed_files_give_one_line_errors() {
         (
             set("/faults/0/fault/kind", json!("explode")),
             "unit.json: /faults/0/fault/kind: expected one of `pause`, `partition`, `isolate`, \
-             `isolate_from_peers`, `crash_server`, `heal`, `expire_session`, `crash`, \
-             `restart_server`, `delay`, `drop`, found unknown variant `explode`",
+             `isolate_from_peers`, `crash_server`, `pause_server`, `heal`, `expire_session`, \
+             `crash`, `restart_server`, `delay`, `drop`, found unknown variant `explode`",
         ),
         (
             set(
@@ -241,6 +241,14 @@ fn malformed_files_give_one_line_errors() {
             ),
             "unit.json: /faults/0/fault/server: expected a fault on one server in an ensemble \
              (server.ensemble at least 2), found Leader with 1 server(s)",
+        ),
+        (
+            set(
+                "/faults/0/fault",
+                json!({"kind": "pause_server", "server": {"server": 0}, "pause_ms": 500}),
+            ),
+            "unit.json: /faults/0/fault/server: expected a fault on one server in an ensemble \
+             (server.ensemble at least 2), found Server(0) with 1 server(s)",
         ),
         (
             error_after("/server", |v| v["ensemble"] = json!(12)),

@@ -374,6 +374,13 @@ fn check_scheduled(s: &Scenario, scheduled: &ScheduledFault, at: &str) -> Check 
             check_server_selector(s, server, (&pointer, "one server"))?;
             positive(down_ms, &format!("{at}/down_ms"))
         }
+        Fault::PauseServer {
+            server, pause_ms, ..
+        } => {
+            let pointer = format!("{at}/server");
+            check_server_selector(s, server, (&pointer, "one server"))?;
+            positive(pause_ms, &format!("{at}/pause_ms"))
+        }
         Fault::Partition { a, b, for_ms, .. } => {
             check_link(clients, (a, b), ("a", "b"), &at)?;
             check_duration(for_ms, &at)

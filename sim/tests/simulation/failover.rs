@@ -183,3 +183,51 @@ fn a_restarted_follower_rejoins_the_leader_and_catches_up() {
         );
     });
 }
+
+#[test]
+fn a_paused_leader_is_replaced_and_follows_the_new_leader_on_resume() {
+    simulate(15, || async {
+        let world = World::start().await;
+        world.ensemble.pause(LEADER, &Handle::current());
+        let paused = Instant::now();
+        // The paused leader still leads epoch 1 until a follower leads epoch 2.
+        let leader = loop {
+            let leader = world.elected().await;
+            if leader != LEADER {
+                break leader;
+            }
+            assert!(Instant::now() - paused < SYNC_LIMIT * 2, "no election");
+            sleep(Duration::from_millis(SETTINGS.tick_ms)).await;
+        };
+        assert!(
+            Instant::now() - paused > SYNC_LIMIT,
+            "the followers noticed the silence after syncLimit ticks"
+        );
+        assert_eq!(
+            world.servers[usize::from(LEADER)].leading(),
+            Some(1),
+            "paused, it runs nothing: it still believes it leads epoch 1"
+        );
+        // It serves once the other follower has taken its log.
+        sleep(Duration::from_millis(500)).await;
+        let (a, _) = world.session(0, leader).await;
+        assert!(
+            created(&call(&a, 1, create("/p")).await),
+            "the new leader commits with the other follower"
+        );
+        world.ensemble.resume(LEADER, &Handle::current());
+        sleep(SYNC_LIMIT / 2).await;
+        assert_eq!(
+            world.servers[usize::from(LEADER)].leading(),
+            Some(1),
+            "what waited in its mailbox counts as heard: it leads its old epoch a while"
+        );
+        sleep(SYNC_LIMIT).await;
+        assert_eq!(
+            world.servers[usize::from(LEADER)].leader(),
+            Some(leader),
+            "on resume it hears the new epoch and follows"
+        );
+        assert!(world.holds(LEADER, "/p"), "it took the new leader's log");
+    });
+}
