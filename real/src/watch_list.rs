@@ -107,8 +107,8 @@ mod tests {
         assert_eq!(
             parse(answer),
             Ok(vec![
-                watch(0x1000_461f_e3f0_001, "/l/x"),
-                watch(0x1000_461f_e3f0_001, "/l/nope"),
+                watch(0x0100_0461_fe3f_0001, "/l/x"),
+                watch(0x0100_0461_fe3f_0001, "/l/nope"),
                 watch(0x2a, "/l/y"),
             ])
         );
