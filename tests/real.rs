@@ -4,13 +4,15 @@
 //! are timed by a real clock, so nothing here asserts a duration. Each test that runs a real
 //! server holds `real::testing::one_server_at_a_time()`, so none of them runs at once.
 
+#[path = "../reports/tests/support/headless.rs"]
+mod headless;
 mod support;
 
 use std::path::PathBuf;
 
 use scenarios::catalog::Catalog;
 use serde_json::{Value, json};
-use support::{json_of, scratch, splitbrain, stderr};
+use support::{json_of, scratch, section, splitbrain, stderr};
 
 /// Writes a scenario file of two `mutex` clients on `/locks/<name>`, each making
 /// `acquisitions` fenced holds of `hold_ms`, with the horizon and `properties`, in a fresh
@@ -212,7 +214,50 @@ fn curators_semaphore_mutex_deadlocks_in_every_run_after_a_cut_at_its_lease_crea
             .filter(|n| n["path"].as_str().unwrap().contains("/leases/"))
             .count();
         assert!(leases > 1, "more lease nodes than leases: {nodes:?}");
+        assert_waits_drawn_from_the_servers_view(run);
     }
+}
+
+/// The waits of a Curator semaphore-mutex deadlock's report (the run's `summary`), drawn from
+/// the watches the server listed at the horizon: the client queued on the internal lock waits
+/// on the lease taker's lock node, whose owner waits in turn on the lease directory's children,
+/// which the server does not list. The page renders in headless Chromium.
+fn assert_waits_drawn_from_the_servers_view(summary: &Value) {
+    let report = summary["report"]
+        .as_str()
+        .expect("a violating run's report");
+    let html = std::fs::read_to_string(report).unwrap();
+    let waits = section(&html, "waits");
+    assert!(
+        waits.contains("their waits are the server&#39;s view at the horizon"),
+        "{waits}"
+    );
+    let lock = "/locks/semaphore-mutex-cut-at-lease-create-busy/locks/";
+    let listed = (trace_of(summary)["events"].as_array().unwrap().iter())
+        .find(|e| e["kind"] == "watch_snapshot")
+        .map(|e| e["watches"].clone())
+        .expect("the servers' watches at the horizon");
+    assert!(
+        (listed.as_array().unwrap().iter()).any(|w| w["path"].as_str().unwrap().starts_with(lock)),
+        "the queued client watches the internal lock's node: {listed}"
+    );
+    let queued = (waits.split("<li>").skip(1)).find(|chain| {
+        chain.contains("(a watch of its session that the server listed at")
+            && chain.contains(" on lock-")
+            && chain.contains(" itself waits (since ")
+    });
+    assert!(
+        queued.is_some(),
+        "a waiter on a lock node whose owner waits: {waits}"
+    );
+    let page = std::path::Path::new(report);
+    let dom = headless::run(
+        page,
+        &page.with_file_name("chromium-profile"),
+        &["--dump-dom"],
+    );
+    assert!(dom.contains("<section id=\"waits\">"), "{dom}");
+    assert!(dom.contains("data-tip=\""), "the page's script ran");
 }
 
 /// The summaries of a `real --runs <runs> --json` output, checked to be that many.

@@ -10,7 +10,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::{scratch, splitbrain};
+use support::{scratch, section, splitbrain};
 
 /// Replays seed 1 of `scenario` into a trace, renders it with `report`, returns the page and
 /// the trace's path. Each test has a directory of its own: tests that report the same scenario
@@ -152,18 +152,6 @@ fn a_read_write_report_says_which_side_each_client_held() {
         html.contains("acquired the lock (write)"),
         "the story names the side"
     );
-}
-
-/// The element of `html` with `id`, up to the end of its section (or banner).
-fn section<'a>(html: &'a str, id: &str) -> &'a str {
-    let start =
-        (html.find(&format!("id=\"{id}\""))).unwrap_or_else(|| panic!("no element with id {id}"));
-    let end = (html[start..].find("</section>"))
-        .into_iter()
-        .chain(html[start..].find("</header>"))
-        .min()
-        .map_or(html.len(), |e| start + e);
-    &html[start..end]
 }
 
 #[test]

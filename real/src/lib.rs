@@ -45,6 +45,7 @@ mod snapshot;
 pub mod target;
 pub mod testing;
 pub mod wakeups;
+mod watch_list;
 mod wire;
 pub mod zookeeper_async;
 

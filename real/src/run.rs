@@ -14,7 +14,8 @@
 //! the scenario's. The protected resource is one [`runtime::resource::Recorded`] resource
 //! in the parent, served to the clients on a local socket ([`crate::resource`]) and checked
 //! as in the simulator. The run ends when every workload is done and its session closed, or
-//! at the scenario's horizon (real time), and records a snapshot of the lock path's subtree
+//! at the scenario's horizon (real time), and records the watches the servers list then, before
+//! any client is stopped ([`crate::watch_list`]), and a snapshot of the lock path's subtree
 //! read through a fresh session (see [`crate::snapshot`] for the recipe's containers); a
 //! client process that dies before its workload is done (other than by a `crash` fault)
 //! ends the run with how it died.
@@ -51,6 +52,7 @@ use crate::server_log::ExpiryLog;
 use crate::session::RealConnector;
 use crate::snapshot::{connect_within, containers_created, directories, snapshot};
 use crate::target::Target;
+use crate::watch_list::{say_unlisted, watch_snapshot};
 use crate::wire::ClientSpec;
 
 /// How a run that Ctrl-C ended says so ([`RunFailure::message`]): a sweep of runs stops there.
@@ -496,6 +498,18 @@ impl RealRun<'_> {
             ended = try_join(everyone, faults).fuse() => ended.err(),
             () = tokio::time::sleep_until(horizon.into()).fuse() => None,
         };
+        // The servers' watches are read while every client still runs: a connection's watches
+        // go with it.
+        if failed.is_none() {
+            let connect_string = self.target.connect_string().to_owned();
+            let root = self.scenario.lock_path.clone();
+            let listed =
+                tokio::task::spawn_blocking(move || watch_snapshot(&connect_string, &root));
+            match listed.await.unwrap_or_else(|e| Err(e.to_string())) {
+                Ok(watches) => recorder.record(None, watches),
+                Err(why) => say_unlisted(&why),
+            }
+        }
         // A restart under way ends with its server serving, before the tree is read or the
         // servers are stopped; a paused client dies of the SIGKILL with the others.
         let settled = injector.settle();

@@ -32,6 +32,7 @@ pub(crate) fn kind_name(kind: &EventKind) -> &'static str {
         EventKind::ResourceRead { .. } => "resource_read",
         EventKind::ResourceWrite { .. } => "resource_write",
         EventKind::TreeSnapshot { .. } => "tree_snapshot",
+        EventKind::WatchSnapshot { .. } => "watch_snapshot",
         EventKind::DeadlinePassed { .. } => "deadline_passed",
         EventKind::ProgramFailed { .. } => "program_failed",
     }
@@ -256,6 +257,16 @@ pub(crate) fn event(run: &Run, event: &Event) -> String {
                 nodes.len(),
                 ephemeral.len(),
                 some(&ephemeral)
+            )
+        }
+        EventKind::WatchSnapshot { watches } => {
+            let listed: Vec<String> = (watches.iter())
+                .map(|w| format!("{} ({})", w.path, session(run, w.session)))
+                .collect();
+            format!(
+                "the server lists {} data or exists watch(es) {}",
+                watches.len(),
+                some(&listed)
             )
         }
         EventKind::DeadlinePassed { owner } => {

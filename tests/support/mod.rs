@@ -1,4 +1,5 @@
-//! What the command-line tests share: running the binary and a fresh directory per test.
+//! What the command-line tests share: running the binary, a fresh directory per test, and a
+//! report's sections.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -53,4 +54,17 @@ pub fn json_of(output: &Output) -> serde_json::Value {
         let stdout = String::from_utf8_lossy(&output.stdout);
         panic!("{e}: {stdout}\n{}", stderr(output))
     })
+}
+
+/// The element of the report `html` with `id`, up to the end of its section (or banner).
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn section<'a>(html: &'a str, id: &str) -> &'a str {
+    let start =
+        (html.find(&format!("id=\"{id}\""))).unwrap_or_else(|| panic!("no element with id {id}"));
+    let end = (html[start..].find("</section>"))
+        .into_iter()
+        .chain(html[start..].find("</header>"))
+        .min()
+        .map_or(html.len(), |e| start + e);
+    &html[start..end]
 }

@@ -218,6 +218,15 @@ pub enum EventKind {
         /// Every node but the root, in path order.
         nodes: Vec<SnapshotNode>,
     },
+    /// Server side, in a real run only: the watches the server(s) list by session at the
+    /// horizon (ZooKeeper's `wchc`, asked of every server of an ensemble, each of which knows
+    /// only its own clients' watches). ZooKeeper 3.8 lists data and exists watches there, not
+    /// child watches; the waits of a report read it for the clients whose requests the trace
+    /// does not record (a library's contenders).
+    WatchSnapshot {
+        /// Every watch listed, in session then path order.
+        watches: Vec<ServerWatch>,
+    },
     /// Client side: the client's program (a user's code on a client library, run in the place
     /// of a recipe) returned an error or panicked, which ended that client's run.
     ProgramFailed {
@@ -248,6 +257,16 @@ pub struct SnapshotNode {
     /// The owning session of an ephemeral node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral_owner: Option<SessionId>,
+}
+
+/// One watch of a [`EventKind::WatchSnapshot`]: `session` watches `path` (a change of the node,
+/// or its creation).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ServerWatch {
+    /// The watching session.
+    pub session: SessionId,
+    /// The watched path.
+    pub path: Path,
 }
 
 /// A whole run.

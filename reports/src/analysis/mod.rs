@@ -83,6 +83,9 @@ pub(crate) struct Run<'a> {
     pub nodes: Vec<NodeLife>,
     /// The watches the clients still have outstanding at the end.
     pub watches: Vec<Watch>,
+    /// The watches the server listed at the horizon on each client's last session, when a
+    /// real run read them (the waits of the clients whose requests the trace lacks).
+    pub listed: Option<Vec<Watch>>,
     /// Whether the trace records the server's side (its applied requests): a simulated or
     /// model trace of splitbrain's clients does; a real one does not, nor does a simulated
     /// run of a program (whose requests the server serves as bytes).
@@ -95,7 +98,7 @@ impl<'a> Run<'a> {
         let end = trace.events.iter().map(|e| e.t).max().unwrap_or(0).max(1);
         let sessions = Sessions::new(trace, end);
         let nodes = nodes::lives(trace, &sessions, end);
-        Run {
+        let mut run = Run {
             trace,
             clock: Clock::new(trace.meta.source),
             lanes: lanes(trace),
@@ -108,7 +111,13 @@ impl<'a> Run<'a> {
             watches: watches::outstanding(trace),
             server_side: trace.meta.source != Source::Real
                 && (trace.events.iter()).any(|e| matches!(e.kind, EventKind::OpApplied { .. })),
-        }
+            listed: None,
+        };
+        run.listed = watches::listed(trace, |session| {
+            let client = run.sessions.owner.get(&session).copied()?;
+            (run.session_at_end(client) == Some(session)).then_some(client)
+        });
+        run
     }
 
     /// The lock spans of `client`.

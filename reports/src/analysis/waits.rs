@@ -6,6 +6,9 @@
 //! The nodes at the end are the server's (the ephemeral nodes' lives) in a simulated or model
 //! trace; a real trace has no server side but the tree it read at the end of the run (its
 //! last `tree_snapshot`), which names each ephemeral node's session but not when it was made.
+//! A client whose requests the trace does not record (a library's contender) waits on the
+//! watches the server listed for its session at the horizon, when a real run read them (its
+//! last `watch_snapshot`).
 
 use coordination::session::RawState;
 use coordination::zk::{Path, SessionId};
@@ -89,7 +92,11 @@ impl Run<'_> {
                 .find(|l| l.open && l.is_hold() == hold)
         };
         if let Some(span) = open(false) {
-            let on = (self.watches.iter())
+            let watches = match &self.listed {
+                Some(listed) if !self.sends_requests(client) => listed,
+                _ => &self.watches,
+            };
+            let on = (watches.iter())
                 .filter(|w| w.client == client && w.event >= span.start_event)
                 .map(|watch| WaitOn {
                     watch,

@@ -21,6 +21,9 @@ pub(crate) enum WatchKind {
     Exist,
     /// A change of a node's children (`get_children`).
     Child,
+    /// A data or exists watch the server listed for the client's session at the horizon (a
+    /// real trace's `watch_snapshot`, which does not say which of the two it is).
+    Listed,
 }
 
 /// One outstanding watch.
@@ -121,6 +124,30 @@ pub(crate) fn outstanding(trace: &Trace) -> Vec<Watch> {
         }
     }
     watches
+}
+
+/// The watches the server listed at the horizon (the last `watch_snapshot` of `trace`) on the
+/// sessions that `current` names a client for, by session then path; `None` when the trace
+/// has no such listing.
+pub(crate) fn listed(
+    trace: &Trace,
+    current: impl Fn(SessionId) -> Option<u16>,
+) -> Option<Vec<Watch>> {
+    let (index, t, watches) =
+        (trace.events.iter().enumerate().rev()).find_map(|(i, e)| match &e.kind {
+            EventKind::WatchSnapshot { watches } => Some((i, e.t, watches)),
+            _ => None,
+        })?;
+    let of_clients = watches.iter().filter_map(|w| {
+        Some(Watch {
+            client: current(w.session)?,
+            kind: WatchKind::Listed,
+            path: w.path.clone(),
+            t,
+            event: index,
+        })
+    });
+    Some(of_clients.collect())
 }
 
 /// Whether `request` may leave or remove a watch.

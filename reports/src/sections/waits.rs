@@ -54,6 +54,7 @@ pub(crate) fn write(out: &mut String, run: &Run, violations: &[Violation]) -> fm
              on, who created it, and what that owner does in turn.</p><ul class=\"waits\">",
             run.clock.at(run.end)
         )?;
+        server_view(out, run, &waiting)?;
         for client in waiting {
             out.push_str("<li>");
             Walk::new(run, out).wait(client, &format!("c{client}"))?;
@@ -63,6 +64,32 @@ pub(crate) fn write(out: &mut String, run: &Run, violations: &[Violation]) -> fm
     }
     out.push_str("</section>");
     Ok(())
+}
+
+/// Says which waits of `waiting` clients are the server's view at the horizon (the watches it
+/// listed), not the trace's requests, if any are.
+fn server_view(out: &mut String, run: &Run, waiting: &[u16]) -> fmt::Result {
+    if run.listed.is_none() {
+        return Ok(());
+    }
+    let unrecorded: Vec<String> = (waiting.iter())
+        .filter(|&&c| !run.sends_requests(c))
+        .map(|c| format!("c{c}"))
+        .collect();
+    if unrecorded.is_empty() {
+        return Ok(());
+    }
+    let waits = match unrecorded.len() {
+        1 => "its wait is",
+        _ => "their waits are",
+    };
+    let text = format!(
+        "The trace records none of the requests of {}: {waits} the server's view at the \
+         horizon, the data and exists watches ZooKeeper listed by session (wchc, which lists no \
+         child watches), with the owners of the watched nodes in the tree read at the end.",
+        verdict::and_list(&unrecorded)
+    );
+    write!(out, "<p class=\"caption\">{}</p>", Esc(&text))
 }
 
 /// One waiting client's chain, being written.
@@ -152,8 +179,16 @@ impl<'r, 'o> Walk<'r, 'o> {
             ),
             _ => String::new(),
         };
+        let unlisted = match self.run.listed {
+            Some(_) => {
+                ", and the server listed no data or exists watch of its session at the horizon \
+                 (a child watch is not listed)"
+            }
+            None => "",
+        };
         self.end(&format!(
-            "; the trace records none of c{client}'s requests, so not what it waits on{held}"
+            "; the trace records none of c{client}'s requests, so not what it waits on\
+             {unlisted}{held}"
         ))
     }
 
@@ -169,6 +204,9 @@ impl<'r, 'o> Walk<'r, 'o> {
                 " for a change to the children of {} (child watch left at {left})",
                 watch.path
             ),
+            WatchKind::Listed => {
+                format!(" on {name} (a watch of its session that the server listed at {left})")
+            }
         })?;
         match &on.target {
             Target::Node(node) => {
@@ -194,6 +232,10 @@ impl<'r, 'o> Walk<'r, 'o> {
                 ": this trace records only the clients' side (a real run's, or a program's), \
                  and no tree read at the end, so it does not show who created the nodes there",
             ),
+            Target::NotInSnapshot if watch.kind == WatchKind::Listed => self.end(&format!(
+                ": the tree read at the end of the run has no ephemeral node {name}, so no \
+                 session's end will change it"
+            )),
             Target::NotInSnapshot => self.end(&format!(
                 ": the tree read at the end of the run has no ephemeral node {name}, and no \
                  event of its going reached c{client}"
@@ -528,6 +570,89 @@ mod tests {
             text.contains(
                 "the trace records none of c0's requests, so not what it waits on; its session \
                  0x7 has lease-0000000001 at the end"
+            ),
+            "{text}"
+        );
+    }
+
+    /// A real trace of contenders c0 (sessions 0x7) and c1 (0x8), both waiting, whose
+    /// requests it does not record, ending with the server's `watches` and the tree of
+    /// `nodes` (path, ephemeral owner).
+    fn contenders_listed(watches: &[(u64, &str)], nodes: &[(&str, u64)]) -> Trace {
+        listed_after(asking(), watches, nodes)
+    }
+
+    /// `before`, made a real trace, then the server's `watches` and the tree of `nodes`.
+    fn listed_after(before: Build, watches: &[(u64, &str)], nodes: &[(&str, u64)]) -> Trace {
+        let watches = (watches.iter())
+            .map(|&(session, node)| trace::ServerWatch {
+                session: coordination::zk::SessionId(session),
+                path: trace::build::path(node),
+            })
+            .collect();
+        let nodes = (nodes.iter())
+            .map(|&(node, owner)| trace::SnapshotNode {
+                path: trace::build::path(node),
+                ephemeral_owner: Some(coordination::zk::SessionId(owner)),
+            })
+            .collect();
+        (before.real())
+            .push(None, EventKind::WatchSnapshot { watches })
+            .push(None, EventKind::TreeSnapshot { nodes })
+            .trace()
+    }
+
+    #[test]
+    fn contenders_watching_each_others_nodes_on_the_server_are_a_cycle() {
+        let trace = contenders_listed(
+            &[(7, "/l/lock-2"), (8, "/l/lock-1")],
+            &[("/l/lock-1", 7), ("/l/lock-2", 8)],
+        );
+        let text = told(&trace);
+        assert!(
+            text.contains(
+                "The trace records none of the requests of c0 and c1: their waits are the \
+                 server's view at the horizon"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "c0 waits (since t=0.002s) on lock-2 (a watch of its session that the server \
+                 listed at t=0.004s), created by c1's session 0x8 — c1 itself waits (since \
+                 t=0.003s) on lock-1 (a watch of its session that the server listed at \
+                 t=0.004s), created by c0's session 0x7 → back to c0: a cycle"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_contender_the_server_lists_no_watch_of_is_said_to_have_none_listed() {
+        let trace = contenders_listed(&[(7, "/l/lock-2")], &[("/l/lock-2", 8)]);
+        let text = told(&trace);
+        assert!(
+            text.contains(
+                "created by c1's session 0x8 — c1 itself waits (since t=0.003s); the trace \
+                 records none of c1's requests, so not what it waits on, and the server listed \
+                 no data or exists watch of its session at the horizon (a child watch is not \
+                 listed); its session 0x8 has lock-2 at the end"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_listed_watch_of_an_old_session_or_on_no_ephemeral_node_is_told_as_such() {
+        let before = Build::new().connected(0, 6).connected(0, 7).acquire(0);
+        let old = listed_after(before, &[(7, "/l/lock-2"), (6, "/l/lock-1")], &[]);
+        let text = told(&old);
+        assert!(!text.contains("lock-1"), "c0's earlier session 0x6: {text}");
+        assert!(
+            text.contains(
+                "on lock-2 (a watch of its session that the server listed at t=0.003s): the \
+                 tree read at the end of the run has no ephemeral node lock-2, so no session's \
+                 end will change it"
             ),
             "{text}"
         );
