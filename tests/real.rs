@@ -830,13 +830,7 @@ fn splitbrains_latch_resets_its_old_sessions_node_and_one_leads_after_the_downti
             libcurator-{recipes,framework,client}-java"]
 fn curator_5_4s_selector_requeued_after_a_pause_is_cancelled_and_never_leads_again() {
     let _serial = real::testing::one_server_at_a_time();
-    for run in &curators_two_unmet_runs("leader-selector-gc-pause") {
-        assert!(
-            violated(run, "progress") && violated(run, "answered"),
-            "{run}"
-        );
-        let trace = trace_of(run);
-        let events = trace["events"].as_array().unwrap();
+    for (run, events) in &curators_two_stalled_runs("leader-selector-gc-pause") {
         let paused = (events.iter())
             .find(|e| e["kind"] == "fault_start" && e["fault"]["kind"] == "pause")
             .and_then(|e| e["fault"]["client"].as_u64())
@@ -849,6 +843,22 @@ fn curator_5_4s_selector_requeued_after_a_pause_is_cancelled_and_never_leads_aga
         let led_again = (own.skip(requeued)).any(is_leader);
         assert!(!led_again, "never leads after its requeue: {run}");
     }
+}
+
+/// [`curators_two_unmet_runs`] of a scenario whose every run stalls (`progress` and `answered`
+/// violated): each run's summary with its trace's events.
+fn curators_two_stalled_runs(name: &str) -> Vec<(Value, Vec<Value>)> {
+    let runs = curators_two_unmet_runs(name);
+    (runs.into_iter())
+        .map(|run| {
+            assert!(
+                violated(&run, "progress") && violated(&run, "answered"),
+                "{run}"
+            );
+            let events = trace_of(&run)["events"].as_array().unwrap().clone();
+            (run, events)
+        })
+        .collect()
 }
 
 /// Whether a trace event is a participant's `is_leader` notice.
@@ -866,14 +876,8 @@ fn is_leader(event: &Value) -> bool {
             libcurator-{recipes,framework,client}-java"]
 fn curator_5_4s_selector_whose_create_reply_is_lost_is_cancelled_and_never_leads() {
     let _serial = real::testing::one_server_at_a_time();
-    for run in &curators_two_unmet_runs("leader-selector-create-reply-lost") {
-        assert!(
-            violated(run, "progress") && violated(run, "answered"),
-            "{run}"
-        );
+    for (run, events) in &curators_two_stalled_runs("leader-selector-create-reply-lost") {
         assert!(!violated(run, "leader_unique_fenced"), "{run}");
-        let trace = trace_of(run);
-        let events = trace["events"].as_array().unwrap();
         let cut = |e: &&Value| e["client"].as_u64() == Some(1);
         assert!(!events.iter().filter(cut).any(is_leader), "{run}");
         let sessions = (events.iter().filter(cut))

@@ -259,6 +259,7 @@ fn cuts_of(fault: &Fault, clients: u16) -> Vec<Cut> {
 }
 
 /// Where a proxy's listener passes what it accepts, and what the accepted streams carry.
+#[derive(Clone)]
 pub(crate) struct Route {
     /// The address connected to for each accepted connection.
     pub to: String,
@@ -286,32 +287,58 @@ pub(crate) enum Reads {
     },
 }
 
-/// Accepts connections on `listener` and pairs each with one to `route.to`; a target that
-/// does not answer (down) closes the accepted connection at once, as a refused connection
-/// does.
+/// Accepts connections on `listener` and pairs each with one to `route.to` (see [`connect`]);
+/// a target that does not answer closes the accepted connection, as a refused connection does.
 pub(crate) async fn accept(listener: TcpListener, route: Route, links: Arc<Links>) {
     while let Ok((inbound, _)) = listener.accept().await {
-        let Ok(outbound) = TcpStream::connect(&route.to).await else {
-            continue;
-        };
-        let _ = inbound.set_nodelay(true);
-        let _ = outbound.set_nodelay(true);
-        let (client_read, client_write) = inbound.into_split();
-        let (server_read, server_write) = outbound.into_split();
-        let up = (route.link, Direction::Up);
-        let down = (route.link, Direction::Down);
-        let reads = route.reads.clone();
-        let key = links.serials.fetch_add(1, Ordering::Relaxed);
-        (links.open.lock().expect("open connections")).insert(key, (route.link, route.target));
+        let route = route.clone();
         let links = links.clone();
         tokio::spawn(async move {
+            let Some(outbound) = connect(&route).await else {
+                return;
+            };
+            let _ = inbound.set_nodelay(true);
+            let _ = outbound.set_nodelay(true);
+            let (client_read, client_write) = inbound.into_split();
+            let (server_read, server_write) = outbound.into_split();
+            let up = (route.link, Direction::Up);
+            let down = (route.link, Direction::Down);
+            let key = links.serials.fetch_add(1, Ordering::Relaxed);
+            (links.open.lock().expect("open connections")).insert(key, (route.link, route.target));
             futures::join!(
-                pump(client_read, server_write, up, links.clone(), reads),
+                pump(client_read, server_write, up, links.clone(), route.reads),
                 pump(server_read, client_write, down, links.clone(), Reads::Bytes),
             );
             links.open.lock().expect("open connections").remove(&key);
         });
     }
+}
+
+/// How many times a server's peer port is tried for one accepted connection, and how long
+/// apart: 2 s in all.
+const PEER_CONNECT_ATTEMPTS: u32 = 20;
+const PEER_CONNECT_RETRY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The connection to `route.to` for one accepted connection. A client's server is tried once:
+/// a server that is down closes the client's connection at once. A server's peer port is tried
+/// for a while, because ZooKeeper's servers take a refused connection and one accepted then
+/// closed differently: a follower connecting to its new leader before the leader listens is
+/// refused and tries again a second later, but one whose connection is accepted and closed
+/// goes back to the election, so the leader waits its `initLimit` out for a quorum (10 s).
+async fn connect(route: &Route) -> Option<TcpStream> {
+    let attempts = match route.reads {
+        Reads::ClientRequests => 1,
+        Reads::Bytes | Reads::Election { .. } => PEER_CONNECT_ATTEMPTS,
+    };
+    for attempt in 0..attempts {
+        if attempt > 0 {
+            tokio::time::sleep(PEER_CONNECT_RETRY).await;
+        }
+        if let Ok(stream) = TcpStream::connect(&route.to).await {
+            return Some(stream);
+        }
+    }
+    None
 }
 
 /// Copies `from` to `to`, holding each piece (and the end of stream) while `cut` is in force.
