@@ -506,7 +506,8 @@ impl RealRun<'_> {
             let listed =
                 tokio::task::spawn_blocking(move || watch_snapshot(&connect_string, &root));
             match listed.await.unwrap_or_else(|e| Err(e.to_string())) {
-                Ok(watches) => recorder.record(None, watches),
+                Ok(Some(watches)) => recorder.record(None, watches),
+                Ok(None) => {}
                 Err(why) => say_unlisted(&why),
             }
         }

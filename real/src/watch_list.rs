@@ -18,20 +18,29 @@ use trace::{EventKind, ServerWatch};
 use crate::local::four_letter_word;
 
 /// The [`EventKind::WatchSnapshot`] of every server of `connect_string`
-/// (`host:port[,host:port…][/chroot]`): the watches on `root` (a lock path) and below it, as
-/// the tree snapshot reads them (a client library's own watches elsewhere, such as Curator's on
-/// `/zookeeper/config`, are no wait of the recipe's); or why it cannot be had: one line naming
-/// the server.
-pub(crate) fn watch_snapshot(connect_string: &str, root: &Path) -> Result<EventKind, String> {
+/// (`host:port[,host:port…][/chroot]`) that answers: the watches on `root` (a lock path) and
+/// below it, as the tree snapshot reads them (a client library's own watches elsewhere, such as
+/// Curator's on `/zookeeper/config`, are no wait of the recipe's). A server that cannot be
+/// reached is left out: it is down, and its connections and their watches went with it (an
+/// ensemble's killed leader); when none can be, `None`, and the run's read of the tree says why.
+/// A server that answers but will not list its watches is the error: one line naming it.
+pub(crate) fn watch_snapshot(
+    connect_string: &str,
+    root: &Path,
+) -> Result<Option<EventKind>, String> {
     let mut watches = Vec::new();
+    let mut answered = false;
     for addr in servers(connect_string)? {
-        let answer = four_letter_word(addr, "wchc").map_err(|e| e.to_string())?;
+        let Ok(answer) = four_letter_word(addr, "wchc") else {
+            continue;
+        };
+        answered = true;
         watches.extend(parse(&answer).map_err(|why| format!("wchc of {addr}: {why}"))?);
     }
     watches.retain(|w| below(&w.path, root));
     watches.sort();
     watches.dedup();
-    Ok(EventKind::WatchSnapshot { watches })
+    Ok(answered.then_some(EventKind::WatchSnapshot { watches }))
 }
 
 /// Says once per process, on standard error, that the servers' watches could not be read
