@@ -592,8 +592,8 @@ async fn heal_after(
 }
 
 /// The server `selector` names among servers in `modes` (by index, as `srvr` reports them;
-/// `server_of` gives the server of a client's newest connection), as the simulator resolves
-/// it: the `k`-th follower counts every server but the leader, in order, when one leads.
+/// `server_of` gives the server of a client's newest connection), by the simulator's rule
+/// ([`ServerSelector::resolve`]).
 fn resolve(
     selector: ServerSelector,
     modes: &[Option<Mode>],
@@ -601,15 +601,10 @@ fn resolve(
 ) -> Option<u16> {
     let index = |n: usize| u16::try_from(n).ok();
     let leader = modes.iter().position(|&m| m == Some(Mode::Leader));
-    match selector {
-        ServerSelector::Server(n) => Some(n),
-        ServerSelector::Leader => leader.and_then(index),
-        ServerSelector::Follower(k) => (0..modes.len())
-            .filter(|&n| leader.is_some_and(|leader| n != leader))
-            .nth(usize::from(k))
-            .and_then(index),
-        ServerSelector::ServerOf(client) => server_of(client).and_then(index),
-    }
+    let servers = index(modes.len()).unwrap_or(u16::MAX);
+    selector.resolve(servers, leader.and_then(index), |client| {
+        server_of(client).and_then(index)
+    })
 }
 
 fn fault_start(fault: &Fault) -> EventKind {

@@ -153,6 +153,28 @@ pub enum ServerSelector {
     ServerOf(u16),
 }
 
+impl ServerSelector {
+    /// The server this selector names among `servers` servers when `leader` leads (or none
+    /// does) and `server_of` tells a client's server: the rule both executors resolve it by
+    /// when its fault fires. The `k`-th follower counts every server but the leader, in order,
+    /// and is `None` while no server leads.
+    pub fn resolve(
+        self,
+        servers: u16,
+        leader: Option<u16>,
+        server_of: impl Fn(u16) -> Option<u16>,
+    ) -> Option<u16> {
+        match self {
+            ServerSelector::Server(n) => Some(n),
+            ServerSelector::Leader => leader,
+            ServerSelector::Follower(k) => (0..servers)
+                .filter(|&n| leader.is_some_and(|leader| n != leader))
+                .nth(usize::from(k)),
+            ServerSelector::ServerOf(client) => server_of(client),
+        }
+    }
+}
+
 /// How long a restarted server is down unless its fault says otherwise: 2 s, a ZooKeeper 3.8
 /// standalone server's usual restart (the JVM starts in about a second, loading the snapshot
 /// and replaying the transaction log of a small data tree takes a few hundred ms, then it

@@ -134,17 +134,10 @@ impl Servers {
         let Servers::Ensemble { members } = self else {
             return None;
         };
-        let leader = Servers::leader(members);
-        match selector {
-            ServerSelector::Server(n) => Some(n),
-            ServerSelector::Leader => leader,
-            ServerSelector::Follower(k) => (0..members.len() as u16)
-                .filter(|&n| Some(n) != leader && leader.is_some())
-                .nth(usize::from(k)),
-            ServerSelector::ServerOf(client) => {
-                (0..members.len() as u16).find(|&n| members[usize::from(n)].0.serves_client(client))
-            }
-        }
+        let servers = members.len() as u16;
+        selector.resolve(servers, Servers::leader(members), |client| {
+            (0..servers).find(|&n| members[usize::from(n)].0.serves_client(client))
+        })
     }
 
     /// Crashes server `n` of the ensemble (its machine goes down) on `handle`: true when it
