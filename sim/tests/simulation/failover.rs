@@ -2,16 +2,20 @@
 //! leads after the leader crashes, the new leader re-arms the sessions it inherits, what no
 //! quorum logged is discarded, and a restarted server rejoins the leader.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use coordination::ids::OpId;
 use coordination::session::{Coordination, RawEvent};
-use coordination::zk::{CreateMode, OpOk, Request, ZkError};
+use coordination::zk::{CreateMode, OpOk, Request, SessionId, ZkError};
 use madsim::runtime::Handle;
 use madsim::time::{Instant, sleep};
+use recipe_table::property::Property;
 use scenarios::fault::ServerSelector;
+use trace::EventKind;
 
 use crate::ensemble::{FOLLOWER, LEADER, SETTINGS, SYNC_LIMIT, World, call, event, path, simulate};
+use crate::query::{catalog_scenario, run_scenario, violations};
 
 /// The other follower.
 const OTHER: u16 = 1;
@@ -230,4 +234,43 @@ fn a_paused_leader_is_replaced_and_follows_the_new_leader_on_resume() {
         );
         assert!(world.holds(LEADER, "/p"), "it took the new leader's log");
     });
+}
+
+/// The catalog's `semaphore-mutex-leader-crash`, seed 38 (book/src/findings/semaphore-deadlock.md,
+/// "A leader's crash is enough"): the ensemble's leader crashes and no client is touched, yet
+/// the run ends with two lease nodes for the one lease, each on a live session. One was taken
+/// by a client that holds no internal-lock node: on its new session it took its old session's
+/// lock node for its own, and that node went when the old session expired, letting the next
+/// client through. Both owners wait for ever, and exclusion holds.
+#[test]
+fn a_leader_crash_alone_leaves_two_lease_takers_waiting_for_ever() {
+    let scenario = catalog_scenario("semaphore-mutex-leader-crash");
+    let trace = run_scenario(&scenario, 38);
+    assert!(violations(&scenario, &trace, Property::Progress) > 0);
+    for safety in [
+        Property::MutualExclusionBelief,
+        Property::LiveSessionExclusion,
+        Property::MutualExclusionFenced,
+    ] {
+        assert_eq!(violations(&scenario, &trace, safety), 0, "{safety}");
+    }
+    let nodes = (trace.events.iter().rev())
+        .find_map(|e| match &e.kind {
+            EventKind::TreeSnapshot { nodes } => Some(nodes),
+            _ => None,
+        })
+        .expect("the final tree");
+    let under = |dir: &str| {
+        let prefix = format!("{}/{dir}/", scenario.lock_path.as_str());
+        (nodes.iter())
+            .filter(move |n| n.path.as_str().starts_with(&prefix))
+            .map(|n| n.ephemeral_owner.expect("an ephemeral node"))
+    };
+    let lease_owners: Vec<SessionId> = under("leases").collect();
+    assert_eq!(lease_owners.len(), 2, "{nodes:?}");
+    let lock_owners: BTreeSet<SessionId> = under("locks").collect();
+    assert!(
+        lease_owners.iter().any(|s| !lock_owners.contains(s)),
+        "a lease taken without the internal lock: {nodes:?}"
+    );
 }
