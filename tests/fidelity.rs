@@ -17,24 +17,13 @@ use serde_json::{Value, json};
 use support::{scratch, splitbrain};
 use trace::{EventKind, Trace};
 
-#[test]
-#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
-fn a_quick_fidelity_run_writes_both_files_with_every_row_it_measures() {
-    let out = scratch("quick");
-    let dir = out.to_str().unwrap();
-    // Four real runs at once, not the default 15: the whole suite runs beside it on CI's two
-    // cores, where 15 client processes at once lost a run's end-of-run tree read to a slow
-    // or dropped connection three times in a row (stop 28).
-    let output = splitbrain(&[
-        "fidelity",
-        "--quick",
-        "--seeds",
-        "5",
-        "--parallel",
-        "4",
-        "--out",
-        dir,
-    ]);
+/// Runs `splitbrain fidelity` with `args` into a fresh directory for the test `name`, asserts
+/// that it succeeded and said where it wrote, and returns fidelity.json and fidelity.md.
+fn fidelity(name: &str, args: &[&str]) -> (Value, String) {
+    let out = scratch(name);
+    let mut command = vec!["fidelity", "--out", out.to_str().unwrap()];
+    command.extend(args);
+    let output = splitbrain(&command);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -42,6 +31,16 @@ fn a_quick_fidelity_run_writes_both_files_with_every_row_it_measures() {
     let json: Value =
         serde_json::from_slice(&std::fs::read(out.join("fidelity.json")).unwrap()).unwrap();
     let md = std::fs::read_to_string(out.join("fidelity.md")).unwrap();
+    (json, md)
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_quick_fidelity_run_writes_both_files_with_every_row_it_measures() {
+    // Four real runs at once, not the default 15: the whole suite runs beside it on CI's two
+    // cores, where 15 client processes at once lost a run's end-of-run tree read to a slow
+    // or dropped connection three times in a row (stop 28).
+    let (json, md) = fidelity("quick", &["--quick", "--seeds", "5", "--parallel", "4"]);
     // Headed by what was measured where, as bench's results are.
     assert!(md.starts_with("`splitbrain fidelity` at "), "{md}");
     assert!(
@@ -122,24 +121,18 @@ fn a_quick_fidelity_run_writes_both_files_with_every_row_it_measures() {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn an_ensemble_scenario_is_measured_on_a_real_ensemble_of_its_size() {
-    let out = scratch("ensemble");
     let scenario = "mutex-follower-cut-split-brain";
-    let output = splitbrain(&[
-        "fidelity",
-        "--scenario",
-        scenario,
-        "--verdict-runs",
-        "1",
-        "--seeds",
-        "5",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    let json: Value =
-        serde_json::from_slice(&std::fs::read(out.join("fidelity.json")).unwrap()).unwrap();
-    let md = std::fs::read_to_string(out.join("fidelity.md")).unwrap();
+    let (json, md) = fidelity(
+        "ensemble",
+        &[
+            "--scenario",
+            scenario,
+            "--verdict-runs",
+            "1",
+            "--seeds",
+            "5",
+        ],
+    );
     // Only the named scenario's verdicts: no survival rows, no hand-over.
     assert_eq!(json["survival"], json!([]), "{json}");
     assert_eq!(json["handover"], Value::Null, "{json}");
