@@ -1,5 +1,6 @@
 //! `splitbrain fidelity` and the simulator measured against a real ZooKeeper: a quick run
-//! writes both files with every row it measures, and a fault-free single-client run sees the
+//! writes both files with every row it measures, an ensemble scenario's verdicts are measured
+//! on a real ensemble of its size (`--scenario`), and a fault-free single-client run sees the
 //! same sequence-node names, watch events and replies, in the same order, on the simulator
 //! and on a real server. Nothing here asserts a duration: real runs are timed by a real
 //! clock.
@@ -16,24 +17,13 @@ use serde_json::{Value, json};
 use support::{scratch, splitbrain};
 use trace::{EventKind, Trace};
 
-#[test]
-#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
-fn a_quick_fidelity_run_writes_both_files_with_every_row_it_measures() {
-    let out = scratch("quick");
-    let dir = out.to_str().unwrap();
-    // Four real runs at once, not the default 15: the whole suite runs beside it on CI's two
-    // cores, where 15 client processes at once lost a run's end-of-run tree read to a slow
-    // or dropped connection three times in a row (stop 28).
-    let output = splitbrain(&[
-        "fidelity",
-        "--quick",
-        "--seeds",
-        "5",
-        "--parallel",
-        "4",
-        "--out",
-        dir,
-    ]);
+/// Runs `splitbrain fidelity` with `args` into a fresh directory for the test `name`, asserts
+/// that it succeeded and said where it wrote, and returns fidelity.json and fidelity.md.
+fn fidelity(name: &str, args: &[&str]) -> (Value, String) {
+    let out = scratch(name);
+    let mut command = vec!["fidelity", "--out", out.to_str().unwrap()];
+    command.extend(args);
+    let output = splitbrain(&command);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -41,6 +31,16 @@ fn a_quick_fidelity_run_writes_both_files_with_every_row_it_measures() {
     let json: Value =
         serde_json::from_slice(&std::fs::read(out.join("fidelity.json")).unwrap()).unwrap();
     let md = std::fs::read_to_string(out.join("fidelity.md")).unwrap();
+    (json, md)
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_quick_fidelity_run_writes_both_files_with_every_row_it_measures() {
+    // Four real runs at once, not the default 15: the whole suite runs beside it on CI's two
+    // cores, where 15 client processes at once lost a run's end-of-run tree read to a slow
+    // or dropped connection three times in a row (stop 28).
+    let (json, md) = fidelity("quick", &["--quick", "--seeds", "5", "--parallel", "4"]);
     // Headed by what was measured where, as bench's results are.
     assert!(md.starts_with("`splitbrain fidelity` at "), "{md}");
     assert!(
@@ -87,6 +87,7 @@ fn a_quick_fidelity_run_writes_both_files_with_every_row_it_measures() {
     for scenario in [
         "herd-free-mutex",
         "leader-latch-fault-free",
+        "leader-selector-fault-free",
         "read-write-lock-fault-free",
         "semaphore-fault-free",
         "semaphore-mutex-fault-free",
@@ -113,6 +114,42 @@ fn a_quick_fidelity_run_writes_both_files_with_every_row_it_measures() {
     );
     assert!(
         md.contains("| zookeeper-client | 1 s | 1500 ms (1.5 T) |"),
+        "{md}"
+    );
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn an_ensemble_scenario_is_measured_on_a_real_ensemble_of_its_size() {
+    let scenario = "mutex-follower-cut-split-brain";
+    let (json, md) = fidelity(
+        "ensemble",
+        &[
+            "--scenario",
+            scenario,
+            "--verdict-runs",
+            "1",
+            "--seeds",
+            "5",
+        ],
+    );
+    // Only the named scenario's verdicts: no survival rows, no hand-over.
+    assert_eq!(json["survival"], json!([]), "{json}");
+    assert_eq!(json["handover"], Value::Null, "{json}");
+    assert!(!md.contains("Session survival"), "{md}");
+    let rows = json["verdicts"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{json}");
+    let row = &rows[0];
+    assert_eq!(row["scenario"], scenario);
+    assert_eq!(row["servers"], 3, "{row}");
+    assert_eq!(row["refused"], Value::Null, "{row}");
+    assert_eq!(row["real_failed"], 0, "{row}");
+    for property in row["properties"].as_array().unwrap() {
+        assert_eq!(property["sim_runs"], 5, "{row}");
+        assert_eq!(property["real_runs"], 1, "{row}");
+    }
+    assert!(
+        md.contains(&format!("| {scenario} | ensemble of 3 |")),
         "{md}"
     );
 }

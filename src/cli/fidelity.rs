@@ -2,9 +2,12 @@
 //! scenarios run on both and set side by side ([`survival`]: sessions across partitions,
 //! [`handover`]: from a holder's expiry to the next holder, [`verdicts`]: the catalog's
 //! verdicts). The real side runs on servers started from Debian's `zookeeper` package
-//! (127.0.0.1, free ports, stopped when done). It writes `fidelity.json` and `fidelity.md`
-//! (atomically) and prints where; progress goes to stderr.
+//! (127.0.0.1, free ports, stopped when done): standalone servers, and local ensembles for the
+//! ensemble scenarios' verdicts. `--scenario` measures only the named scenarios' verdicts. It
+//! writes `fidelity.json` and `fidelity.md` (atomically) and prints where; progress goes to
+//! stderr.
 
+mod budget;
 mod handover;
 mod survival;
 mod verdicts;
@@ -37,10 +40,16 @@ pub struct Args {
     /// Simulator seeds per row [default: 200; 20 with --quick].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     seeds: Option<u64>,
-    /// Real runs made at once (each an idle client process of its own, or a scenario on a
-    /// server of its own for the verdicts).
+    /// Real runs made at once (each an idle client process of its own); for the verdicts,
+    /// the ZooKeeper servers (JVMs) at once, at most 3: a scenario's run counts each server
+    /// it starts, so an ensemble of 3 runs alone.
     #[arg(long, value_name = "N", default_value_t = 15)]
     parallel: usize,
+    /// Measure only the verdicts of this catalog scenario (repeatable), whatever its faults,
+    /// even with --quick; the survival rows and the hand-over are then not measured
+    /// [default: every scenario of the compared recipes].
+    #[arg(long = "scenario", value_name = "NAME")]
+    scenarios: Vec<String>,
     /// Where to write fidelity.json and fidelity.md.
     #[arg(long, value_name = "DIR", default_value = "splitbrain-out/fidelity")]
     out: PathBuf,
@@ -71,12 +80,16 @@ struct Measured {
     /// The machine it was measured on.
     machine: Machine,
     plan: Plan,
+    /// The scenarios named with `--scenario` (empty: every compared one).
+    scenarios: Vec<String>,
     /// `/proc/loadavg` before and after (the machine is shared: timings are noisy).
     load_before: String,
     load_after: String,
     seconds: u64,
+    /// Empty with `--scenario`.
     survival: Vec<survival::SurvivalRow>,
-    handover: handover::Handover,
+    /// `None` with `--scenario`.
+    handover: Option<handover::Handover>,
     verdicts: Vec<verdicts::VerdictRow>,
 }
 
@@ -93,6 +106,7 @@ pub fn run(args: Args) -> Outcome {
         parallel: args.parallel.max(1),
     };
     let catalog = args.catalog.load()?;
+    let scenarios = verdicts::chosen(&catalog, &plan, &args.scenarios)?;
     let launcher = super::real::client_launcher()?;
     let launchers = survival::Launchers {
         recipes: launcher.clone(),
@@ -100,13 +114,19 @@ pub fn run(args: Args) -> Outcome {
     };
     let started = Instant::now();
     let load_before = load();
-    let survival = survival::measure(&plan, &launchers)?;
-    let handover = handover::measure(&plan, &launcher)?;
-    let verdicts = verdicts::measure(&plan, &catalog, &launcher)?;
+    let (survival, handover) = match args.scenarios.is_empty() {
+        true => (
+            survival::measure(&plan, &launchers)?,
+            Some(handover::measure(&plan, &launcher)?),
+        ),
+        false => (Vec::new(), None),
+    };
+    let verdicts = verdicts::measure(&plan, &scenarios, &launcher)?;
     let measured = Measured {
         commit: commit(),
         machine: Machine::this(),
         plan,
+        scenarios: args.scenarios,
         load_before,
         load_after: load(),
         seconds: started.elapsed().as_secs(),
@@ -129,6 +149,13 @@ pub fn run(args: Args) -> Outcome {
 fn markdown(measured: &Measured) -> String {
     let plan = &measured.plan;
     let machine = &measured.machine;
+    let mut run = (if plan.quick { "--quick" } else { "default run" }).to_owned();
+    if !measured.scenarios.is_empty() {
+        run.push_str(&format!(
+            ", verdicts of {} only",
+            measured.scenarios.join(", ")
+        ));
+    }
     let mut text = format!(
         "`splitbrain fidelity` at {} on {} ({} cores, {:.0} GiB).\n\n\
          Measured in {} s ({}), load average {} before, {} after (1, 5, 15 min).\n\n",
@@ -137,14 +164,16 @@ fn markdown(measured: &Measured) -> String {
         machine.cores,
         machine.memory_gib,
         measured.seconds,
-        if plan.quick { "--quick" } else { "default run" },
+        run,
         measured.load_before,
         measured.load_after
     );
-    text.push_str(&survival::markdown(&measured.survival, plan));
-    text.push('\n');
-    text.push_str(&handover::markdown(&measured.handover));
-    text.push('\n');
+    if let Some(handover) = &measured.handover {
+        text.push_str(&survival::markdown(&measured.survival, plan));
+        text.push('\n');
+        text.push_str(&handover::markdown(handover));
+        text.push('\n');
+    }
     text.push_str(&verdicts::markdown(&measured.verdicts, plan));
     text
 }
@@ -161,14 +190,19 @@ fn load() -> String {
         .unwrap_or_else(|_| "?".into())
 }
 
-/// Starts a local standalone server with tick `tick_ms`.
-fn start_server(tick_ms: u64) -> Result<Target, Failure> {
-    let settings = Settings {
+/// The settings of a standalone server with tick `tick_ms`: ZooKeeper's own session bounds
+/// (2–20 ticks), as the simulated server has them.
+fn standalone_settings(tick_ms: u64) -> Settings {
+    Settings {
         tick_time: std::time::Duration::from_millis(tick_ms),
         max_session_timeout: None,
         ..Settings::default()
-    };
-    Ok(Target::start_local(1, settings)?)
+    }
+}
+
+/// Starts a local standalone server with tick `tick_ms`.
+fn start_server(tick_ms: u64) -> Result<Target, Failure> {
+    Ok(Target::start_local(1, standalone_settings(tick_ms))?)
 }
 
 /// Says on stderr how far a section is, every `every` items and at the end.
