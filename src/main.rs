@@ -61,6 +61,10 @@ enum Command {
     /// the contender protocol on stdin and stdout).
     #[command(hide = true)]
     ZookeeperAsyncContender,
+    /// One zookeeper-client contender process of a real run (`real --library
+    /// zookeeper-client`; the contender protocol on stdin and stdout).
+    #[command(hide = true)]
+    ZookeeperClientContender,
 }
 
 fn main() -> ExitCode {
@@ -80,6 +84,7 @@ fn main() -> ExitCode {
         Command::RealClient => return real::client::serve(),
         Command::BenchClient => return real::bench::contender::serve(),
         Command::ZookeeperAsyncContender => return real::zookeeper_async::contender::serve(),
+        Command::ZookeeperClientContender => return real::zookeeper_client::contender::serve(),
         Command::RealProgramClient => {
             return real::program_client::serve(&[splitbrain::programs::idle_session()]);
         }

@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use recipe_table::recipes::RecipeKind;
-use scenarios::scenario::Scenario;
 
-use crate::contender::{Counterpart, Library, Program, recipe_refusal};
+use crate::contender::packaged::{Packaged, Packaging};
+use crate::contender::{Counterpart, Program};
 use crate::local::{HarnessError, io_error, temp_dir};
 
 /// The contender program.
@@ -47,71 +47,38 @@ pub fn installed() -> bool {
         .is_ok_and(|status| status.success())
 }
 
-/// `count` Kazoo contenders, ready to run (any number of runs). The temporary directory of
-/// their program is removed on drop.
+/// Kazoo, as its contenders declare it.
 #[derive(Debug)]
-pub struct Kazoo {
-    count: u16,
-    dir: PathBuf,
+pub enum KazooLibrary {}
+
+impl Packaging for KazooLibrary {
+    const NAME: &'static str = "Kazoo";
+    const SERVES: &'static [Counterpart] = SERVES;
+    const BESIDE: Option<&'static str> = Some(BESIDE);
 }
 
+/// Kazoo's contenders: the Python running `kazoo_contender.py`.
+pub type Kazoo = Packaged<KazooLibrary>;
+
 impl Kazoo {
-    /// Writes the contender program into a fresh temporary directory.
+    /// `count` contenders, their program written into a fresh temporary directory (with their
+    /// stderr files).
     pub fn prepare(count: u16) -> Result<Kazoo, HarnessError> {
         if !installed() {
             return Err(HarnessError(NOT_INSTALLED.into()));
         }
-        let kazoo = Kazoo {
-            count,
-            dir: temp_dir("splitbrain-kazoo")?,
-        };
-        std::fs::write(kazoo.script(), SOURCE)
-            .map_err(|e| io_error(format!("writing {}", kazoo.script().display()), e))?;
-        Ok(kazoo)
-    }
-
-    fn script(&self) -> PathBuf {
-        self.dir.join("kazoo_contender.py")
-    }
-}
-
-impl Library for Kazoo {
-    fn name(&self) -> &str {
-        "Kazoo"
-    }
-
-    /// The Python running `kazoo_contender.py`.
-    fn program(&self) -> Program {
-        Program {
+        let dir = temp_dir("splitbrain-kazoo")?;
+        let script = dir.join("kazoo_contender.py");
+        let program = Program {
             name: "kazoo".into(),
             program: python(),
-            args: vec![OsString::from(self.script())],
-            logs: self.dir.clone(),
-        }
-    }
-
-    fn count(&self) -> u16 {
-        self.count
-    }
-
-    fn refusal(&self, scenario: &Scenario) -> Option<String> {
-        refusal(scenario)
-    }
-
-    fn beside_refusal(&self) -> Option<String> {
-        Some(BESIDE.into())
-    }
-}
-
-/// Why Kazoo's contenders cannot run `scenario`, if they cannot: one line naming the
-/// scenario's field.
-pub fn refusal(scenario: &Scenario) -> Option<String> {
-    recipe_refusal("Kazoo", SERVES, scenario)
-        .or_else(|| crate::run::protocol_refusal("Kazoo", scenario))
-}
-
-impl Drop for Kazoo {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+            args: vec![OsString::from(&script)],
+            logs: dir,
+        };
+        // Made first, so that the directory is removed if the write fails.
+        let kazoo = Packaged::new(program, count);
+        std::fs::write(&script, SOURCE)
+            .map_err(|e| io_error(format!("writing {}", script.display()), e))?;
+        Ok(kazoo)
     }
 }

@@ -12,8 +12,9 @@
 //! serves it ([`program_client`]); [`run_with_curator`] runs Apache Curator's own
 //! `InterProcessMutex` in Java processes beside them on the same lock path ([`curator`]), each
 //! a contender driven over the contender protocol ([`contender`]), as Kazoo's recipes in
-//! Python processes are ([`kazoo`]), `zookeeper-async`'s in Rust processes of this crate's
-//! own ([`zookeeper_async`]), and a user's own contender program ([`contender::user`]),
+//! Python processes are ([`kazoo`]), `zookeeper-async`'s and `zookeeper-client`'s in Rust
+//! processes of this crate's own ([`zookeeper_async`], [`zookeeper_client`]), and a user's own
+//! contender program ([`contender::user`]),
 //! [`wakeups`] counts the waiters each release wakes from the server's side, and [`bench`](mod@bench)
 //! measures our locks and latches beside Curator's (`splitbrain bench --real`); [`testing`]
 //! keeps tests that run real servers from running at once.
@@ -48,6 +49,7 @@ pub mod wakeups;
 mod watch_list;
 mod wire;
 pub mod zookeeper_async;
+pub mod zookeeper_client;
 
 pub use processes::ClientLauncher;
 pub use run::{

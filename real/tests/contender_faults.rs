@@ -165,7 +165,7 @@ fn curators_mutexes_whose_sessions_expire_as_they_queue_are_all_served() {
             libcurator-{recipes,framework,client}-java"]
 fn curators_holder_whose_session_expires_hears_suspended_then_lost() {
     let curator = Curator::compile(2).unwrap_or_else(|e| panic!("{e}"));
-    holder_hears_its_expiry(&curator);
+    holder_hears_its_expiry(&curator, true);
 }
 
 #[test]
@@ -173,7 +173,7 @@ fn curators_holder_whose_session_expires_hears_suspended_then_lost() {
             a virtual environment it names in SPLITBRAIN_PYTHON"]
 fn kazoos_holder_whose_session_expires_hears_suspended_then_lost() {
     let kazoo = Kazoo::prepare(2).unwrap_or_else(|e| panic!("{e}"));
-    holder_hears_its_expiry(&kazoo);
+    holder_hears_its_expiry(&kazoo, true);
 }
 
 #[test]

@@ -23,7 +23,7 @@ use trace::{EventKind, Trace};
 /// `count` of the crate's contenders, run by this package's binary.
 fn zookeeper_async(count: u16) -> ZookeeperAsync {
     let program = env!("CARGO_BIN_EXE_splitbrain-zookeeper-async-contender");
-    ZookeeperAsync::prepare(program.into(), Vec::new(), count).unwrap_or_else(|e| panic!("{e}"))
+    ZookeeperAsync::started_by(program.into(), Vec::new(), count).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The catalog's `name` with the crate's contenders in place of its clients, checked against

@@ -98,8 +98,9 @@ pub struct Args {
     /// protocol: `curator` (Apache Curator 5, as for --curator), `kazoo` (Kazoo's Lock,
     /// Semaphore, ReadLock/WriteLock or Election, in the Python SPLITBRAIN_PYTHON names,
     /// else python3; in place only), `zookeeper-async` (the Rust crate's shared_lock or
-    /// LeaderLatch, in this binary; in place only) or the path of a program of yours that
-    /// speaks the protocol. With --contenders N beside the scenario's clients, or --in-place.
+    /// LeaderLatch, in this binary; in place only), `zookeeper-client` (the Rust crate's
+    /// Client::lock with Curator's node names, in this binary) or the path of a program of
+    /// yours that speaks the protocol. With --contenders N beside the scenario's clients, or --in-place.
     #[arg(long, value_name = "LIBRARY", value_parser = Choice::parse, requires = "placement", conflicts_with_all = ["curator", "curator_in_place"])]
     library: Option<Choice>,
     /// With --library: run N contenders beside the scenario's clients, on its lock path.

@@ -13,11 +13,18 @@
 //! is one trace, checked and reported like any other. In the clients' place, the scenario's
 //! faults on a client reach its contender (`handle.rs`): paused, crashed and started again,
 //! its session expired.
+//!
+//! The libraries whose contender programs come with this crate declare themselves as
+//! [`packaged::Packaging`]; the two Rust crates' programs share the protocol's loop
+//! ([`serve`]) and the session password the server derives ([`password`]).
 
 mod drive;
 mod handle;
+pub mod packaged;
+pub mod password;
 mod process;
 pub mod protocol;
+pub mod serve;
 #[cfg(test)]
 mod tests;
 pub mod user;

@@ -296,7 +296,8 @@ impl Report {
                         "a failure splitbrain has no name for: `{error}` ({message}); expected \
                          a ZooKeeper error (`connection_loss`, `session_expired`, `no_node`, \
                          ...) or `not_held`, `session_lost`, `node_vanished`, `unsupported`, \
-                         `upgrade_would_deadlock`, `already_started`, `not_started`"
+                         `upgrade_would_deadlock`, `already_started`, `not_started`, \
+                         `library`"
                     )
                 })?,
             },
@@ -323,6 +324,18 @@ pub fn fail_reason(error: &str) -> Option<FailReason> {
     (serde_json::from_value::<ZkError>(name).map(FailReason::Zk))
         .or_else(|_| serde_json::from_value(serde_json::json!({ "reason": error })))
         .ok()
+}
+
+/// The name a `failed` report gives `reason`: the inverse of [`fail_reason`].
+pub fn fail_name(reason: FailReason) -> String {
+    let name = match reason {
+        FailReason::Zk(error) => serde_json::to_value(error),
+        other => serde_json::to_value(other).map(|tagged| tagged["reason"].clone()),
+    };
+    let name = name.expect("a failure's name is JSON");
+    name.as_str()
+        .expect("a failure's name is a string")
+        .to_owned()
 }
 
 /// The report on `line`: its stamp (nanoseconds of `CLOCK_MONOTONIC`) and meaning; `Err`
@@ -421,6 +434,31 @@ mod tests {
         ));
         let write = r#"{"type":"write","t":3,"token":12,"value":4}"#;
         assert_eq!(parse(write).unwrap().1, Meaning::Write(Token(12), 4));
+    }
+
+    #[test]
+    fn every_failure_is_named_as_a_failed_report_names_it() {
+        let reasons = [
+            FailReason::Zk(ZkError::ConnectionLoss),
+            FailReason::Zk(ZkError::SessionExpired),
+            FailReason::NotHeld,
+            FailReason::Unsupported,
+            FailReason::Library,
+        ];
+        let names: Vec<String> = reasons.into_iter().map(fail_name).collect();
+        assert_eq!(
+            names,
+            [
+                "connection_loss",
+                "session_expired",
+                "not_held",
+                "unsupported",
+                "library"
+            ]
+        );
+        for (name, reason) in names.iter().zip(reasons) {
+            assert_eq!(fail_reason(name), Some(reason));
+        }
     }
 
     #[test]

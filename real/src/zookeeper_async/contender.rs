@@ -13,62 +13,35 @@
 //! session is lost the crate connects on a new one by itself, which is a `session` report.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use coordination::recipes::Mode;
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::task::JoinHandle;
 use zookeeper_async::recipes::leader_latch::LeaderLatch;
 use zookeeper_async::recipes::shared_lock::{self, LockGuard};
 use zookeeper_async::{WatchedEvent, ZkError, ZkState, ZooKeeper};
 
 use super::session;
-use crate::clock::monotonic_ns;
-use crate::contender::protocol::{Command, Hello, Report, Stamped};
+use crate::contender::password::password;
+use crate::contender::protocol::{Command, Hello, Report};
+use crate::contender::serve::{self, Served, czxid, failure, panicked, say};
 
 /// How often a latch's `has_leadership()` is asked.
 const POLL: Duration = Duration::from_millis(5);
 
-/// The text and place of the last panic, for the `failed` report of a call that panicked.
-static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
-
-/// Runs the contender: exits 0 once stdin ends, 2 with one line on stderr when a line is not
-/// a command or the crate cannot start.
+/// Runs the contender on a tokio runtime: exits 0 once stdin ends, 2 with one line on stderr
+/// when a line is not a command or the crate cannot start.
 pub fn serve() -> ExitCode {
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        *LAST_PANIC.lock().unwrap_or_else(|e| e.into_inner()) = Some(info.to_string());
-        hook(info);
-    }));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build();
-    let outcome = match runtime {
-        Ok(runtime) => runtime.block_on(run()),
-        Err(e) => Err(format!("cannot build a tokio runtime: {e}")),
-    };
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(why) => {
-            eprintln!("{why}");
-            ExitCode::from(2)
-        }
-    }
-}
-
-/// Prints `report`, stamped now, as one line of stdout.
-fn say(report: Report) {
-    let stamped = Stamped {
-        t: monotonic_ns(),
-        report,
-    };
-    println!(
-        "{}",
-        serde_json::to_string(&stamped).expect("a report is JSON")
-    );
+    serve::serve::<Contender>(|run| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot build a tokio runtime: {e}"))?;
+        runtime.block_on(run)
+    })
 }
 
 /// The `failed` report of the crate's `error`, named as splitbrain names ZooKeeper's errors
@@ -82,59 +55,7 @@ fn failed(error: ZkError) -> Report {
         }
         snake.push(c.to_ascii_lowercase());
     }
-    Report::Failed {
-        error: snake,
-        message: error.to_string(),
-    }
-}
-
-/// A `failed` report with one of splitbrain's reasons.
-fn refused(error: &str, message: &str) -> Report {
-    Report::Failed {
-        error: error.into(),
-        message: message.into(),
-    }
-}
-
-/// The lines of stdin, read on a thread of their own.
-fn stdin_lines() -> UnboundedReceiver<String> {
-    let (lines, receiver) = unbounded_channel();
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lines() {
-            let Ok(line) = line else { break };
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    receiver
-}
-
-fn command(line: &str) -> Result<Command, String> {
-    serde_json::from_str(line)
-        .map_err(|e| format!("stdin: expected a command, found `{line}`: {e}"))
-}
-
-async fn run() -> Result<(), String> {
-    let mut lines = stdin_lines();
-    let first = lines
-        .recv()
-        .await
-        .ok_or("stdin: expected `hello`, found its end")?;
-    let Command::Hello(hello) = command(&first)? else {
-        return Err(format!("stdin: expected `hello` first, found `{first}`"));
-    };
-    let timeout = Duration::from_millis(hello.session_timeout_ms);
-    let zk = ZooKeeper::connect(&hello.connect, timeout, |_: WatchedEvent| {})
-        .await
-        .map_err(|e| format!("connect {}: {e}", hello.connect))?;
-    let mut contender = Contender::new(Arc::new(zk), hello);
-    contender.ready().await?;
-    while let Some(line) = lines.recv().await {
-        contender.answer(command(&line)?).await;
-    }
-    contender.end().await;
-    Ok(())
+    failure(&snake, &error.to_string())
 }
 
 /// What the contender's listener and its commands share.
@@ -181,7 +102,7 @@ impl Contender {
         *self.shared.session.lock().await = id;
         say(Report::Ready {
             session_id: id,
-            password: session::password(id),
+            password: password(id),
         });
         let (zk, shared, path) = (
             self.zk.clone(),
@@ -214,33 +135,6 @@ impl Contender {
         Ok(())
     }
 
-    async fn answer(&mut self, command: Command) {
-        match command {
-            Command::Acquire { timeout_ms, .. } if timeout_ms.is_some() => say(refused(
-                "unsupported",
-                "zookeeper-async's shared_lock::lock takes no timeout",
-            )),
-            Command::Acquire { .. } => self.acquire().await,
-            Command::Release { .. } => self.release(),
-            Command::Start | Command::Requeue => self.start().await,
-            Command::Close { notify } => self.close(notify).await,
-            Command::Await { .. } => say(refused(
-                "unsupported",
-                "zookeeper-async's LeaderLatch has no await",
-            )),
-            Command::HasLeadership => say(Report::Leadership {
-                leader: self.latch.as_ref().is_some_and(|(l, _)| l.has_leadership()),
-            }),
-            Command::Relinquish => say(refused(
-                "unsupported",
-                "zookeeper-async has no leader selector",
-            )),
-            Command::Read { token } => say(Report::Read { token }),
-            Command::Write { token, value } => say(Report::Write { token, value }),
-            Command::Hello(_) => say(refused("unsupported", "hello twice")),
-        }
-    }
-
     /// `shared_lock::lock`, on a task of its own so that a panic of the crate's is a
     /// `failed` report naming it, not the contender's end.
     async fn acquire(&mut self) {
@@ -251,13 +145,7 @@ impl Contender {
         let guard = match lock.await {
             Ok(Ok(guard)) => guard,
             Ok(Err(e)) => return say(failed(e)),
-            Err(_) => {
-                let panic = LAST_PANIC.lock().unwrap_or_else(|e| e.into_inner()).take();
-                return say(refused(
-                    "panicked",
-                    &panic.unwrap_or_else(|| "shared_lock::lock panicked".into()),
-                ));
-            }
+            Err(_) => return say(panicked("shared_lock::lock panicked")),
         };
         match self.lock_token().await {
             Ok(token) => {
@@ -298,14 +186,14 @@ impl Contender {
                     mode: Mode::Exclusive,
                 });
             }
-            None => say(refused("not_held", "no lock held")),
+            None => say(failure("not_held", "no lock held")),
         }
     }
 
     /// A new `LeaderLatch`, started, and a task asking it whether it leads.
     async fn start(&mut self) {
         if self.latch.is_some() {
-            return say(refused("already_started", "a latch is started"));
+            return say(failure("already_started", "a latch is started"));
         }
         let id = format!("c{}", self.hello.client);
         let latch = LeaderLatch::new(self.zk.clone(), id, self.hello.lock_path.clone());
@@ -324,7 +212,7 @@ impl Contender {
     /// `LeaderLatch::stop`; a leader is told it leads no more when `notify`.
     async fn close(&mut self, notify: bool) {
         let Some((latch, watch)) = self.latch.take() else {
-            return say(refused("not_started", "no latch started"));
+            return say(failure("not_started", "no latch started"));
         };
         watch.abort();
         let _ = watch.await;
@@ -336,6 +224,46 @@ impl Contender {
         match stopped {
             Ok(()) => say(Report::Closed),
             Err(e) => say(failed(e)),
+        }
+    }
+}
+
+impl Served for Contender {
+    /// Connects, learns the session, reports `ready` and listens to the crate's connection
+    /// states.
+    async fn start(hello: Hello) -> Result<Contender, String> {
+        let timeout = Duration::from_millis(hello.session_timeout_ms);
+        let zk = ZooKeeper::connect(&hello.connect, timeout, |_: WatchedEvent| {})
+            .await
+            .map_err(|e| format!("connect {}: {e}", hello.connect))?;
+        let mut contender = Contender::new(Arc::new(zk), hello);
+        contender.ready().await?;
+        Ok(contender)
+    }
+
+    async fn answer(&mut self, command: Command) {
+        match command {
+            Command::Acquire { timeout_ms, .. } if timeout_ms.is_some() => say(failure(
+                "unsupported",
+                "zookeeper-async's shared_lock::lock takes no timeout",
+            )),
+            Command::Acquire { .. } => self.acquire().await,
+            Command::Release { .. } => self.release(),
+            Command::Start | Command::Requeue => self.start().await,
+            Command::Close { notify } => self.close(notify).await,
+            Command::Await { .. } => say(failure(
+                "unsupported",
+                "zookeeper-async's LeaderLatch has no await",
+            )),
+            Command::HasLeadership => say(Report::Leadership {
+                leader: self.latch.as_ref().is_some_and(|(l, _)| l.has_leadership()),
+            }),
+            Command::Relinquish => say(failure(
+                "unsupported",
+                "zookeeper-async has no leader selector",
+            )),
+            // Answered by the protocol's loop.
+            Command::Read { .. } | Command::Write { .. } | Command::Hello(_) => {}
         }
     }
 
@@ -360,7 +288,7 @@ async fn learn(zk: &ZooKeeper, shared: &Shared, lock_path: &str) -> Result<i64, 
         *last = id;
         say(Report::Session {
             session_id: id,
-            password: session::password(id),
+            password: password(id),
         });
     }
     Ok(id)
@@ -396,9 +324,4 @@ async fn leadership(latch: LeaderLatch, zk: Arc<ZooKeeper>, shared: Arc<Shared>)
         }
         tokio::time::sleep(POLL).await;
     }
-}
-
-/// A czxid as a token (zxids are not negative).
-fn czxid(zxid: i64) -> u64 {
-    u64::try_from(zxid).unwrap_or(0)
 }

@@ -8,6 +8,7 @@ use coordination::session::RawState;
 use coordination::zk::SessionId;
 use real::CuratorPlacement;
 use real::contender::Library;
+use real::curator::fifo::out_of_order_grants;
 use real::local::Settings;
 use real::target::Target;
 use recipe_table::property::{Expectation, Property};
@@ -48,6 +49,44 @@ pub fn run_in_place(scenario: &Scenario, library: &dyn Library) -> Trace {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     target.stop();
+    trace
+}
+
+/// `herd-free-mutex` (no fault) with 3 clients of 20 short holds each, run with `library`'s
+/// contenders in place of its clients, and what such a run guarantees: every acquisition
+/// granted and released, no violation, every write accepted, grants in queue order, and the
+/// trace's settings naming the contenders.
+pub fn fault_free_in_place(library: &dyn Library) -> Trace {
+    let mut scenario = scenario("herd-free-mutex");
+    assert!(scenario.faults.is_empty());
+    scenario.clients = 3;
+    scenario.workload.acquisitions = 20;
+    scenario.workload.hold_ms = Span { min: 1, max: 4 };
+    scenario.workload.think_ms = Span { min: 0, max: 3 };
+    scenario.horizon_ms = 50_000;
+    let trace = run_in_place(&scenario, library);
+    for client in 0..3 {
+        let of = |wanted: fn(&Notice) -> bool| {
+            (trace.events.iter())
+                .filter(|e| e.client == Some(ClientSlot(client)))
+                .filter(|e| matches!(&e.kind, EventKind::Notice { notice } if wanted(notice)))
+                .count()
+        };
+        let acquired = of(|n| matches!(n, Notice::Acquired { .. }));
+        let released = of(|n| matches!(n, Notice::Released { .. }));
+        assert_eq!((acquired, released), (20, 20), "client {client}");
+    }
+    let violations = properties::verdict::violations(&trace).unwrap();
+    assert!(violations.is_empty(), "{violations:?}");
+    let writes = (trace.events.iter())
+        .filter(|e| matches!(e.kind, EventKind::ResourceWrite { accepted: true, .. }))
+        .count();
+    assert_eq!(writes, 60, "every write accepted");
+    let out_of_order = out_of_order_grants(&trace.events);
+    assert!(out_of_order.is_empty(), "{out_of_order:?}");
+    let name = library.name().to_lowercase();
+    assert_eq!(trace.meta.settings[format!("{name}_contenders")], 3);
+    assert_eq!(trace.meta.settings[format!("{name}_in_place")], true);
     trace
 }
 
@@ -251,9 +290,10 @@ pub fn holder_expired() -> Scenario {
 
 /// What `library` tells a holder whose session the executor expires ([`holder_expired`]):
 /// the expiry is recorded; the holder hears `suspended`, then `lost`, while it holds (after
-/// the expiry, before its release); its write with its old token is rejected; its library
-/// connects on a new session, which the contender reports.
-pub fn holder_hears_its_expiry(library: &dyn Library) {
+/// the expiry, before its release); its write with its old token is rejected; when its
+/// library `reconnects` by itself, it connects on a new session, which the contender reports
+/// (a library that does not has no acquire left to open one for, and stays on its first).
+pub fn holder_hears_its_expiry(library: &dyn Library, reconnects: bool) {
     let scenario = holder_expired();
     let trace = in_place(&scenario, library);
     let (start, _) = fault_span(&trace, &Fault::ExpireSession { client: 0 });
@@ -271,6 +311,10 @@ pub fn holder_hears_its_expiry(library: &dyn Library) {
     assert!(!stale_write_accepted(&trace));
     // Its library connects on a new session, which it reports: the checkers know it.
     let sessions = sessions_of(&trace, 0);
+    if !reconnects {
+        assert_eq!(sessions.len(), 1, "{sessions:?}\n{}", lines(&trace));
+        return;
+    }
     let [(_, first_session), (again, second_session)] = sessions[..] else {
         panic!("two sessions of client 0: {sessions:?}\n{}", lines(&trace));
     };

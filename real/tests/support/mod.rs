@@ -10,6 +10,11 @@ pub fn launcher() -> ClientLauncher {
     )
 }
 
+/// What the tests of contenders beside the clients share (not every test binary that
+/// includes this module uses it).
+#[allow(dead_code)]
+pub mod beside;
+
 /// What the tests of contenders in place of the clients share (not every test binary that
 /// includes this module uses it).
 #[allow(dead_code)]

@@ -1,6 +1,6 @@
 //! Which recipe library's contenders `splitbrain real` runs (`--library`, `--curator`,
-//! `--curator-in-place`), and where: Curator's, Kazoo's, zookeeper-async's or a user's program
-//! that speaks the contender protocol, beside the scenario's clients or in their place. Everything that
+//! `--curator-in-place`), and where: Curator's, Kazoo's, zookeeper-async's, zookeeper-client's or
+//! a user's program that speaks the contender protocol, beside the scenario's clients or in their place. Everything that
 //! refuses a choice is checked before any server starts.
 
 use std::path::PathBuf;
@@ -9,10 +9,12 @@ use ::scenarios::fault::ScheduledFault;
 use ::scenarios::scenario::Scenario;
 use real::CuratorPlacement;
 use real::contender::Library;
+use real::contender::packaged::{Packaged, Packaging};
 use real::contender::user::{self, UserProgram};
 use real::curator::Curator;
-use real::kazoo::{self, Kazoo};
-use real::zookeeper_async::{self, ZookeeperAsync};
+use real::kazoo::Kazoo;
+use real::zookeeper_async::{ZookeeperAsync, ZookeeperAsyncLibrary};
+use real::zookeeper_client::{ZookeeperClient, ZookeeperClientLibrary};
 
 use super::Args;
 use crate::cli::Failure;
@@ -26,21 +28,24 @@ pub(super) enum Choice {
     Kazoo,
     /// zookeeper-async (Rust, crates.io), this binary as `splitbrain zookeeper-async-contender`.
     ZookeeperAsync,
+    /// zookeeper-client (Rust, crates.io), this binary as `splitbrain zookeeper-client-contender`.
+    ZookeeperClient,
     /// A program of the user's.
     Program(PathBuf),
 }
 
 impl Choice {
-    /// `curator`, `kazoo`, `zookeeper-async`, or the path of a program.
+    /// `curator`, `kazoo`, `zookeeper-async`, `zookeeper-client`, or the path of a program.
     pub(super) fn parse(name: &str) -> Result<Choice, String> {
         Ok(match name {
             "curator" => Choice::Curator,
             "kazoo" => Choice::Kazoo,
             "zookeeper-async" => Choice::ZookeeperAsync,
+            "zookeeper-client" => Choice::ZookeeperClient,
             "" => {
-                return Err(
-                    "expected `curator`, `kazoo`, `zookeeper-async` or a program's path".into(),
-                );
+                return Err("expected `curator`, `kazoo`, `zookeeper-async`, \
+                            `zookeeper-client` or a program's path"
+                    .into());
             }
             path => Choice::Program(path.into()),
         })
@@ -52,6 +57,7 @@ impl Choice {
             Choice::Curator => "Curator".into(),
             Choice::Kazoo => "Kazoo".into(),
             Choice::ZookeeperAsync => "zookeeper-async".into(),
+            Choice::ZookeeperClient => "zookeeper-client".into(),
             Choice::Program(path) => user::name_of(path),
         }
     }
@@ -98,11 +104,9 @@ impl Selection {
         let beside = self.placement == CuratorPlacement::Beside;
         let refused = match &self.choice {
             Choice::Curator => real::curator_refusal(scenario),
-            Choice::Kazoo => {
-                kazoo::refusal(scenario).or_else(|| beside.then(|| kazoo::BESIDE.into()))
-            }
-            Choice::ZookeeperAsync => zookeeper_async::refusal(scenario)
-                .or_else(|| beside.then(|| zookeeper_async::BESIDE.into())),
+            Choice::Kazoo => Kazoo::refusal_at(scenario, beside),
+            Choice::ZookeeperAsync => ZookeeperAsync::refusal_at(scenario, beside),
+            Choice::ZookeeperClient => ZookeeperClient::refusal_at(scenario, beside),
             Choice::Program(_) => user::refusal(&name, scenario),
         };
         refused.or_else(|| {
@@ -113,20 +117,25 @@ impl Selection {
     }
 
     /// The library, ready to run: Curator's contenders compiled, Kazoo's written out,
-    /// zookeeper-async's found (this binary), a user's program started once (a program that is missing or cannot start fails here).
+    /// zookeeper-async's and zookeeper-client's found (this binary), a user's program started once (a program that is missing or cannot start fails here).
     pub(super) fn prepare(&self) -> Result<Box<dyn Library>, Failure> {
         Ok(match &self.choice {
             Choice::Curator => Box::new(Curator::compile(self.count)?),
             Choice::Kazoo => Box::new(Kazoo::prepare(self.count)?),
-            Choice::ZookeeperAsync => {
-                let program = super::this_binary("zookeeper-async's contenders")?;
-                let args = vec!["zookeeper-async-contender".into()];
-                Box::new(ZookeeperAsync::prepare(program, args, self.count)?)
-            }
+            Choice::ZookeeperAsync => in_this_binary::<ZookeeperAsyncLibrary>(self.count)?,
+            Choice::ZookeeperClient => in_this_binary::<ZookeeperClientLibrary>(self.count)?,
             Choice::Program(path) => Box::new(
                 UserProgram::prepare(path, self.count)
                     .map_err(|e| Failure(format!("--library {e}")))?,
             ),
         })
     }
+}
+
+/// `count` contenders of the Rust crate `L`, served by this binary's hidden subcommand
+/// `<name>-contender` (`splitbrain zookeeper-client-contender`).
+fn in_this_binary<L: Packaging + 'static>(count: u16) -> Result<Box<dyn Library>, Failure> {
+    let program = super::this_binary(&format!("{}'s contenders", L::NAME))?;
+    let args = vec![format!("{}-contender", L::NAME).into()];
+    Ok(Box::new(Packaged::<L>::started_by(program, args, count)?))
 }
