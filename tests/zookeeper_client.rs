@@ -71,3 +71,41 @@ fn zookeeper_client_contenders_beside_a_mutex_scenario_are_in_its_trace_and_verd
     assert_eq!(grants.len(), 12, "6 clients, 2 holds each: {grants:?}");
     assert!(grants.contains(&4) && grants.contains(&5), "{grants:?}");
 }
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_lock_whose_create_reply_is_lost_fails_with_the_crates_own_error_and_gives_up() {
+    // The findings page's command (book/src/findings/client-lock-lost-release.md, "The
+    // acquire too"): client 1's create is applied but its replies are held for 7 s (T = 10 s).
+    // The crate gives up on the silent connection after 2/5 T and fails the lock with
+    // `Error::Custom`, which is not `ConnectionLoss`, so the lock's recovery by its node's
+    // prefix does not run: the acquire fails (a `library` error), client 1 is never granted,
+    // and no node is left behind.
+    let _serial = real::testing::one_server_at_a_time();
+    let (code, out) = real(
+        "mutex-create-reply-lost-keeps-its-place",
+        &["--in-place", "--seed", "0"],
+    );
+    let out = out.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(code, Some(1), "{out}");
+    let violations = out["violations"].as_array().unwrap();
+    assert!(
+        violations.iter().all(|v| v["property"] == "progress"),
+        "{out}"
+    );
+    let trace = std::fs::read_to_string(out["trace"].as_str().unwrap()).unwrap();
+    let trace: Value = serde_json::from_str(&trace).unwrap();
+    let events = trace["events"].as_array().unwrap();
+    let notices_of_1: Vec<&Value> = (events.iter())
+        .filter(|e| e["kind"] == "notice" && e["client"] == 1)
+        .map(|e| &e["notice"])
+        .collect();
+    assert_eq!(
+        notices_of_1,
+        [&json!({"notice": "failed", "owner": 0, "reason": {"reason": "library"}})],
+        "{out}"
+    );
+    let tree = events.iter().rev().find(|e| e["kind"] == "tree_snapshot");
+    let nodes = tree.expect("the final tree")["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 1, "only the lock's directory: {nodes:?}");
+}
