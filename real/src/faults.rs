@@ -60,7 +60,9 @@
 //! and keeps its lasting part (a pause's or a cut's duration, a restart's downtime, an
 //! expiry's round trip to the client's process) beside the schedule until it ends, when its
 //! end is recorded. Only a crash's start takes a few ms before the next fault can start (the
-//! dead process's last reports are read first). The hard cases:
+//! dead process's last reports are read first), and a selector's resolution as long as the
+//! servers take to answer `srvr` (a paused server answers nothing: up to a second). The hard
+//! cases:
 //!
 //! - **Two pauses of one client** that overlap: the process is stopped at the first start and
 //!   continued only when the last one ends (each pause's end is still recorded at its own
@@ -151,9 +153,10 @@ fn missing_counterpart(fault: &Fault, local: Option<u16>) -> Option<&'static str
 /// One line refusing an ensemble scenario on anything but a local ensemble of its size, or
 /// the first fault of `schedule` (seed `seed`'s schedule of `scenario`, in time order) that
 /// has no real counterpart, or the first server downtime (a restart of the server, a crash of
-/// one server of an ensemble) that starts while an earlier one keeps a server down: a fixed fault by its index in the scenario's `faults`, a drawn
-/// one by the seed that draws it. `local` is how many servers the harness started (`None`
-/// when the user runs them). `None` when every fault can run.
+/// one server of an ensemble) that starts while an earlier one keeps a server down: a fixed
+/// fault by its index in the scenario's `faults`, a drawn one by the seed that draws it.
+/// `local` is how many servers the harness started (`None` when the user runs them). `None`
+/// when every fault can run.
 pub fn refusal(
     scenario: &Scenario,
     seed: u64,

@@ -100,8 +100,11 @@ fn the_fault(trace: &Trace, kind: &str) -> Fault {
     started[0].clone()
 }
 
-/// Checks that `ran`'s one fault of `kind` named the server that led first.
-fn named_the_leader(ran: &Ran, kind: &str) {
+/// Runs the catalog's `name` on an ensemble (see [`on_an_ensemble`]) and checks that its one
+/// fault of `kind`, addressed to the leader, named the server that led first.
+fn on_the_leader(name: &str, kind: &str) {
+    let _serial = real::testing::one_server_at_a_time();
+    let ran = on_an_ensemble(&scenario(name));
     let fault = the_fault(&ran.trace, kind);
     assert_eq!(fault.server_selector(), Some(ServerSelector::Leader));
     let named = usize::from(fault.resolved_server().expect("a leader was named"));
@@ -116,17 +119,13 @@ fn named_the_leader(ran: &Ran, kind: &str) {
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn the_leader_s_machine_crashes_and_restarts_and_the_fence_holds_on_a_real_ensemble() {
-    let _serial = real::testing::one_server_at_a_time();
-    let ran = on_an_ensemble(&scenario("mutex-leader-crash"));
-    named_the_leader(&ran, "crash_server");
+    on_the_leader("mutex-leader-crash", "crash_server");
 }
 
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn the_leader_s_process_pauses_and_the_fence_holds_on_a_real_ensemble() {
-    let _serial = real::testing::one_server_at_a_time();
-    let ran = on_an_ensemble(&scenario("mutex-leader-paused"));
-    named_the_leader(&ran, "pause_server");
+    on_the_leader("mutex-leader-paused", "pause_server");
 }
 
 #[test]
