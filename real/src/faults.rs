@@ -16,12 +16,21 @@
 //!   exchange nothing). A cut with an `on_request` is armed at its time and starts (and is
 //!   recorded) when the client's matching request reaches the proxy, which holds it; one
 //!   whose request has not come when every workload is done never starts.
-//! - `isolate_from_peers` (on a local ensemble): the selector is resolved when the fault
-//!   fires, from the servers' `srvr` modes and the server of the client's newest connection
-//!   through its proxies, and the fault is recorded with the server it named; the proxies
-//!   between the servers (`real::peers`) hold every byte of that server's pairs until the
-//!   fault's `for_ms` ends the cut or a `heal` ends every cut. A selector that names no server
-//!   starts and ends at once, as in the simulator.
+//! - `isolate_from_peers`, `crash_server`, `pause_server` (on a local ensemble): the selector
+//!   is resolved when the fault fires, from the servers' `srvr` modes and the server of the
+//!   client's newest connection through its proxies, and the fault is recorded with the
+//!   server it named; a selector that names no server starts and ends at once, as in the
+//!   simulator (which refuses these faults on a standalone server, as every scenario file
+//!   does, so a real standalone server never meets them).
+//!   - `isolate_from_peers`: the proxies between the servers (`real::peers`) hold every byte
+//!     of that server's pairs until the fault's `for_ms` ends the cut or a `heal` ends every
+//!     cut.
+//!   - `crash_server`: that server's JVM is SIGKILLed and started again on its data
+//!     directory after `down_ms`, by the machinery of `restart_server`: the fault starts once
+//!     the server is killed and ends when it serves again (as leader or follower).
+//!   - `pause_server`: that server's JVM (its process group) is stopped (SIGSTOP) for
+//!     `pause_ms`, then continued (SIGCONT); its clients and peers hear nothing meanwhile, and
+//!     what they sent waits in its sockets, as in the simulator.
 //! - `crash`: the client's process is SIGKILLed (its sessions stay on the server until the
 //!   server expires them) and a new process for the client carries on with the cycles the
 //!   dead one had not begun (`ClientProcess::kill`, then `ClientProcess::restart`). The
@@ -42,8 +51,7 @@
 //!
 //! Every other fault is refused before the run starts ([`refusal`]): a `drop` has no
 //! counterpart on TCP (lost segments are retransmitted), a `delay` is not mapped onto the
-//! proxy, and a `crash_server` (one server of an ensemble, by a selector) is not built. An
-//! ensemble scenario is refused on anything but a local ensemble of its size.
+//! proxy. An ensemble scenario is refused on anything but a local ensemble of its size.
 //!
 //! # Overlapping faults
 //!
@@ -52,7 +60,9 @@
 //! and keeps its lasting part (a pause's or a cut's duration, a restart's downtime, an
 //! expiry's round trip to the client's process) beside the schedule until it ends, when its
 //! end is recorded. Only a crash's start takes a few ms before the next fault can start (the
-//! dead process's last reports are read first). The hard cases:
+//! dead process's last reports are read first), and a selector's resolution as long as the
+//! servers take to answer `srvr` (a paused server answers nothing: up to a second). The hard
+//! cases:
 //!
 //! - **Two pauses of one client** that overlap: the process is stopped at the first start and
 //!   continued only when the last one ends (each pause's end is still recorded at its own
@@ -66,23 +76,29 @@
 //!   ends with the dead process (its sessions expire on the server by themselves).
 //! - **A crash while the server restarts**: the new process starts at once and connects when
 //!   the server serves again, as a restarted simulated client does.
-//! - **Overlapping restarts of the server are refused** before the run, in one line naming
-//!   both faults ([`refusal`]): a restart scheduled before an earlier one's `down_ms` is over.
-//!   The simulator merges them into one downtime of its one server; on a real ensemble a
-//!   second SIGKILL of "the leader" would kill a second server (the new leader) and take the
-//!   quorum away, a different fault, and serializing them would start the second late, which
-//!   this injector avoids. A restart scheduled after the earlier one's `down_ms` but while
-//!   that server is still starting (0.4–1.6 s) waits until it serves, then kills it: its start
-//!   is recorded then, late by that much.
+//! - **Overlapping server downtimes are refused** before the run, in one line naming both
+//!   faults ([`refusal`]): a `restart_server` or `crash_server` scheduled before an earlier
+//!   one's `down_ms` is over. The simulator merges the crashes of one server into one
+//!   downtime; on a real ensemble a second SIGKILL of "the leader" would kill a second server
+//!   (the new leader) and take a 3-server ensemble's quorum away, a different fault, and a
+//!   second crash of the same server would kill it again as it starts; and the harness
+//!   restarts one server at a time, so serializing them would start the second late, which
+//!   this injector avoids. A downtime scheduled after the earlier one's `down_ms` but while
+//!   that server is still starting (0.4–1.6 s) waits until it serves, then kills its server:
+//!   its start is recorded then, late by that much.
+//! - **Two pauses of one server** that overlap: as two pauses of one client, stopped at the
+//!   first start and continued at the last end. **A crash of a paused server** kills the
+//!   stopped JVM; the one started in its place is not stopped and the pause's end continues
+//!   nothing (in the simulator the crash ends the pause too).
 //! - **A `heal`** ends every cut (recorded then; a cut's own `for_ms` later ends nothing) and
 //!   nothing else: pauses and restarts last on, as in the simulator.
 //!
 //! The run waits for every lasting fault to end once every workload is done (no new fault
 //! starts then). When it ends first (its horizon, Ctrl-C, a failure), the lasting parts stop:
 //! a paused process is SIGKILLed with every other client process (a stopped process dies of
-//! SIGKILL, so none is left stopped), cuts end with the proxies, and a restart under way is
-//! waited for (`Injector::settle`) so that the server serves again before the run reads the
-//! lock's tree or stops it.
+//! SIGKILL, so none is left stopped), cuts end with the proxies, a paused server is continued
+//! and a restart under way is waited for (`Injector::settle`) so that the servers serve again
+//! before the run reads the lock's tree or stops them.
 
 use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex};
@@ -120,27 +136,27 @@ fn missing_counterpart(fault: &Fault, local: Option<u16>) -> Option<&'static str
             Some("the proxy holds bytes but does not delay them per message as the simulator does")
         }
         Fault::Drop { .. } => Some("TCP retransmits what a link loses: a loss is only a delay"),
-        Fault::IsolateFromPeers { .. } if local.is_some_and(|servers| servers > 1) => None,
-        Fault::IsolateFromPeers { .. } => Some(
-            "needs an ensemble the harness started, with proxies between its servers: use \
-             --start-local --ensemble N",
-        ),
-        Fault::CrashServer { .. } => Some(
-            "the harness restarts a standalone server only: crashing one server of an \
-             ensemble and restarting it with its log is not built yet",
-        ),
-        Fault::PauseServer { .. } => {
-            Some("the harness does not stop one server's process of an ensemble (SIGSTOP) yet")
+        Fault::IsolateFromPeers { .. } | Fault::CrashServer { .. } | Fault::PauseServer { .. }
+            if local.is_some_and(|servers| servers > 1) =>
+        {
+            None
+        }
+        Fault::IsolateFromPeers { .. } | Fault::CrashServer { .. } | Fault::PauseServer { .. } => {
+            Some(
+                "needs an ensemble the harness started, with proxies between its servers: use \
+                 --start-local --ensemble N",
+            )
         }
     }
 }
 
 /// One line refusing an ensemble scenario on anything but a local ensemble of its size, or
 /// the first fault of `schedule` (seed `seed`'s schedule of `scenario`, in time order) that
-/// has no real counterpart, or the first restart of the server that starts while an earlier
-/// one keeps the server down: a fixed fault by its index in the scenario's `faults`, a drawn
-/// one by the seed that draws it. `local` is how many servers the harness started (`None`
-/// when the user runs them). `None` when every fault can run.
+/// has no real counterpart, or the first server downtime (a restart of the server, a crash of
+/// one server of an ensemble) that starts while an earlier one keeps a server down: a fixed
+/// fault by its index in the scenario's `faults`, a drawn one by the seed that draws it.
+/// `local` is how many servers the harness started (`None` when the user runs them). `None`
+/// when every fault can run.
 pub fn refusal(
     scenario: &Scenario,
     seed: u64,
@@ -182,33 +198,48 @@ pub fn refusal(
             ));
         }
     }
-    overlapping_restarts(scenario, seed, schedule)
+    overlapping_downtimes(scenario, seed, schedule)
 }
 
-/// One line naming the first two restarts of the server in `schedule` (in time order) where
-/// the later starts before the earlier one's `down_ms` is over; see the module doc for why
-/// they are refused.
-fn overlapping_restarts(
+/// One line naming the first two server downtimes in `schedule` (in time order: restarts of
+/// the server, crashes of one server of an ensemble) where the later starts before the
+/// earlier one's `down_ms` is over; see the module doc for why they are refused.
+fn overlapping_downtimes(
     scenario: &Scenario,
     seed: u64,
     schedule: &[ScheduledFault],
 ) -> Option<String> {
-    let restarts = schedule
+    let downtimes = schedule
         .iter()
         .filter_map(|scheduled| match scheduled.fault {
-            Fault::RestartServer { down_ms } => Some((scheduled, down_ms)),
+            Fault::RestartServer { down_ms } | Fault::CrashServer { down_ms, .. } => {
+                Some((scheduled, down_ms))
+            }
             _ => None,
         });
     let mut down: Option<(&ScheduledFault, u64)> = None;
-    for (scheduled, down_ms) in restarts {
+    for (scheduled, down_ms) in downtimes {
         if let Some((earlier, earlier_down_ms)) = down
             && scheduled.at_ms < earlier.at_ms.saturating_add(earlier_down_ms)
         {
+            let (kind, earlier_kind) = (scheduled.fault.kind(), earlier.fault.kind());
+            let why = match (&scheduled.fault, &earlier.fault) {
+                (Fault::RestartServer { .. }, Fault::RestartServer { .. }) => {
+                    "keeps the server down: overlapping server restarts are refused on a real \
+                     server (a second SIGKILL of an ensemble's leader kills a second server, not \
+                     one longer downtime as in the simulator)"
+                }
+                _ => {
+                    "keeps a server down: overlapping server crashes are refused on a real \
+                     ensemble (of the same server, a second SIGKILL, not one longer downtime as \
+                     in the simulator; of another, a second server down, which takes a \
+                     3-server ensemble's quorum away, and the harness restarts one server at a \
+                     time, so the later crash would start late)"
+                }
+            };
             return Some(format!(
-                "{} (restart_server at {} ms) starts while {} (restart_server at {} ms, down \
-                 {earlier_down_ms} ms) keeps the server down: overlapping server restarts are \
-                 refused on a real server (a second SIGKILL of an ensemble's leader kills a \
-                 second server, not one longer downtime as in the simulator)",
+                "{} ({kind} at {} ms) starts while {} ({earlier_kind} at {} ms, down \
+                 {earlier_down_ms} ms) {why}",
                 origin(scenario, seed, scheduled),
                 scheduled.at_ms,
                 origin(scenario, seed, earlier),
@@ -302,8 +333,8 @@ pub(crate) struct Injector<'a> {
     restarts: Mutex<Vec<JoinHandle<()>>>,
     /// The servers of the local ensemble, when the harness started one.
     members: Option<Members>,
-    /// The faults addressed to a server by a selector that have started, by index, with the
-    /// server they named (as recorded).
+    /// The cuts of a server from its peers that have started, by index, with the server
+    /// their selector named (as recorded), for a `heal` to record their ends.
     resolved: Mutex<BTreeMap<usize, Fault>>,
 }
 
@@ -374,10 +405,14 @@ impl<'a> Injector<'a> {
         }
     }
 
-    /// Waits until no restart of the server is under way (a run that ended during one leaves
-    /// its thread running): the server serves again, or failed to start. The future borrows
-    /// nothing, so the client processes can be killed before it is awaited.
+    /// Continues every server a pause stops now, and waits until no restart of a server is
+    /// under way (a run that ended during one leaves its thread running): the server serves
+    /// again, or failed to start. The future borrows nothing, so the client processes can be
+    /// killed before it is awaited.
     pub fn settle(self) -> impl Future<Output = ()> + use<> {
+        if let Some(members) = &self.members {
+            members.stops().resume_all();
+        }
         let restarts = self.restarts.into_inner().expect("restarts");
         async move {
             for restart in restarts {
@@ -422,7 +457,9 @@ impl<'a> Injector<'a> {
                 self.record(end);
                 return Ok(None);
             }
-            Fault::RestartServer { down_ms } => return self.restart(fault, down_ms).map(Some),
+            Fault::RestartServer { down_ms } => {
+                return self.restart(fault, None, down_ms).map(Some);
+            }
             Fault::ExpireSession { client } => {
                 self.record(start);
                 let expired = self.client(client).expire_session();
@@ -462,13 +499,12 @@ impl<'a> Injector<'a> {
                     end,
                 ))
             }
-            Fault::IsolateFromPeers { server, for_ms, .. } => {
-                return self.isolate_from_peers(index, server, for_ms).await;
-            }
-            Fault::Delay { .. }
-            | Fault::Drop { .. }
+            Fault::IsolateFromPeers { .. }
             | Fault::CrashServer { .. }
             | Fault::PauseServer { .. } => {
+                return self.on_a_server(index, fault).await;
+            }
+            Fault::Delay { .. } | Fault::Drop { .. } => {
                 return Err("no real counterpart (refused before the run)".into());
             }
         };
@@ -502,58 +538,92 @@ impl<'a> Injector<'a> {
         }))
     }
 
-    /// Cuts the server `server` names now (read from the servers' modes and the clients'
-    /// proxies) off from its peers as fault `index`, recording the fault with that server;
-    /// the part that lasts heals it after `for_ms` (without one, a `heal` ends it). A
-    /// selector that names no server (no leader, a client on no server) starts and ends at
-    /// once, as in the simulator.
-    async fn isolate_from_peers(
+    /// Carries out fault `index`, addressed to one server of the local ensemble by a
+    /// selector, on the server the selector names now (read from the servers' modes and the
+    /// clients' proxies), recording it with that server: a cut from its peers, a crash and
+    /// restart, or a pause. A selector that names no server (no leader, a client on no
+    /// server) starts and ends at once, as in the simulator.
+    async fn on_a_server(
         &self,
         index: usize,
-        server: ServerSelector,
-        for_ms: Option<u64>,
+        fault: &Fault,
     ) -> Result<Option<Lasting<'a>>, String> {
-        let members = (self.members.clone()).ok_or("no local ensemble to cut a server of")?;
+        let members = (self.members.clone()).ok_or("no local ensemble to act on a server of")?;
+        let selector = fault
+            .server_selector()
+            .ok_or("a fault addressed to no server")?;
         let asked = members.clone();
         let modes = (tokio::task::spawn_blocking(move || asked.modes()).await)
             .map_err(|e| format!("reading the servers' modes: {e}"))?;
         let server_of = |client| (self.proxies.as_ref())?.server_of(client);
-        let resolved = resolve(server, &modes, server_of);
-        let fault = Fault::IsolateFromPeers {
-            server,
-            resolved,
-            for_ms,
-        };
-        self.record(fault_start(&fault));
-        let Some(cut) = resolved else {
+        let named = resolve(selector, &modes, server_of);
+        let fault = fault.resolved_to(named);
+        let Some(server) = named else {
+            self.record(fault_start(&fault));
             self.record(fault_end(&fault));
             return Ok(None);
         };
-        members.cuts().cut_off(index, cut);
-        (self.resolved.lock().expect("resolved faults")).insert(index, fault.clone());
-        if for_ms.is_none() {
-            return Ok(None);
+        match fault {
+            Fault::CrashServer { down_ms, .. } => self
+                .restart(&fault, Some(usize::from(server)), down_ms)
+                .map(Some),
+            Fault::PauseServer { pause_ms, .. } => {
+                self.record(fault_start(&fault));
+                let server = usize::from(server);
+                let paused = members.stops().pause(server)?;
+                let recorder = self.recorder.clone();
+                Ok(Some(Box::pin(async move {
+                    tokio::time::sleep(Duration::from_millis(pause_ms)).await;
+                    // Recorded before the server is continued, as a client's pause is.
+                    recorder.record(None, fault_end(&fault));
+                    members.stops().resume(server, paused)
+                })))
+            }
+            _ => Ok(self.isolate_from_peers(index, &members, fault, server)),
         }
+    }
+
+    /// Cuts `server` off from its peers as fault `index` (an `isolate_from_peers`, recorded
+    /// with that server); the part that lasts heals it after the fault's `for_ms` (without
+    /// one, a `heal` ends it).
+    fn isolate_from_peers(
+        &self,
+        index: usize,
+        members: &Members,
+        fault: Fault,
+        server: u16,
+    ) -> Option<Lasting<'a>> {
+        self.record(fault_start(&fault));
+        members.cuts().cut_off(index, server);
+        (self.resolved.lock().expect("resolved faults")).insert(index, fault.clone());
+        let for_ms = fault.duration_ms()?;
         let (recorder, cuts) = (self.recorder.clone(), members.cuts().clone());
         let healed = heal_after(
-            for_ms,
+            Some(for_ms),
             move || cuts.heal(index),
             recorder,
             fault_end(&fault),
         );
-        Ok(Some(Box::pin(healed)))
+        Some(Box::pin(healed))
     }
 
-    /// Starts a restart of the local server on a thread of its own: its start is recorded
-    /// once the server is killed, its end once it serves again (also when the run has ended
-    /// meanwhile: see [`Injector::settle`]); the part that lasts reports how it went.
-    fn restart(&self, fault: &Fault, down_ms: u64) -> Result<Lasting<'a>, String> {
+    /// Starts a restart of local server `server` (`None`: the leader of an ensemble) on a
+    /// thread of its own: its start is recorded once the server is killed, its end once it
+    /// serves again (also when the run has ended meanwhile: see [`Injector::settle`]); the
+    /// part that lasts reports how it went.
+    fn restart(
+        &self,
+        fault: &Fault,
+        server: Option<usize>,
+        down_ms: u64,
+    ) -> Result<Lasting<'a>, String> {
         let restarter = self.restarter.clone().ok_or("no local server to restart")?;
         let (recorder, fault) = (self.recorder.clone(), fault.clone());
         let (outcome, restarted) = oneshot::channel();
         let thread = tokio::task::spawn_blocking(move || {
             let killed = || recorder.record(None, fault_start(&fault));
-            let result = restarter.crash_and_restart(Duration::from_millis(down_ms), killed);
+            let result =
+                restarter.crash_and_restart(server, Duration::from_millis(down_ms), killed);
             if result.is_ok() {
                 recorder.record(None, fault_end(&fault));
             }

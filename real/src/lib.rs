@@ -41,6 +41,7 @@ mod proxy;
 mod resource;
 mod run;
 mod server_log;
+mod server_stops;
 pub mod session;
 mod snapshot;
 pub mod target;

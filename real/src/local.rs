@@ -32,6 +32,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use scenarios::scenario::ServerSettings;
 
 use crate::peers::{PeerCuts, PeerPorts, PeerProxies};
+use crate::server_stops::ServerStops;
 
 /// The jar Debian's `zookeeper` package installs (its manifest carries the class path).
 pub const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
@@ -235,6 +236,8 @@ struct Server {
     client_port: u16,
     dir: PathBuf,
     child: Option<Child>,
+    /// The table its running process is in, for pauses to stop and continue it.
+    stops: ServerStops,
 }
 
 impl Server {
@@ -286,13 +289,15 @@ impl Server {
             .process_group(0);
         let child = spawn_bound_to_this_process(command)
             .map_err(|e| io_error(format!("starting zookeeper server {}", self.id), e))?;
+        self.stops.started(index(self.id), child.id());
         self.child = Some(child);
         Ok(())
     }
 
-    /// SIGKILL to the server's process group, then reap it. Idempotent.
+    /// SIGKILL to the server's process group (stopped or not), then reap it. Idempotent.
     fn kill(&mut self) {
         if let Some(child) = self.child.take() {
+            self.stops.killed(index(self.id));
             kill_group(child);
         }
     }
@@ -421,6 +426,8 @@ struct Servers {
     servers: Vec<Server>,
     /// The proxies between an ensemble's servers (none for a standalone server).
     peers: Option<PeerProxies>,
+    /// The servers' running processes, as pauses stop and continue them.
+    stops: ServerStops,
     /// Keep the directory on drop: a failure message names a log in it.
     keep: bool,
 }
@@ -438,6 +445,7 @@ impl Servers {
             root,
             servers: Vec::new(),
             peers: None,
+            stops: ServerStops::new(usize::try_from(count).unwrap_or(usize::MAX)),
             keep: false,
         };
         // All listeners are held until every port is chosen, so no two are the same.
@@ -495,6 +503,7 @@ impl Servers {
                 client_port,
                 dir,
                 child: None,
+                stops: this.stops.clone(),
             };
             fs::write(server.config_path(), config)
                 .map_err(|e| io_error(format!("writing {}", server.config_path().display()), e))?;
@@ -769,6 +778,11 @@ impl Ensemble {
             .as_ref()
             .expect("an ensemble has peer proxies")
             .cuts()
+    }
+
+    /// What stops and continues each server's process (`pause_server`).
+    pub(crate) fn server_stops(&self) -> ServerStops {
+        self.servers.stops.clone()
     }
 
     /// Every server's client address, by index.

@@ -35,7 +35,7 @@ use futures::channel::oneshot;
 use futures::future::{pending, try_join};
 use futures::{FutureExt, StreamExt, select_biased};
 use recipe_table::recipes::RecipeKind;
-use scenarios::fault::{Fault, ScheduledFault};
+use scenarios::fault::{Fault, ScheduledFault, ServerSelector};
 use scenarios::scenario::Scenario;
 use serde_json::json;
 use trace::{Meta, Source, Trace};
@@ -655,6 +655,14 @@ fn is_network(fault: &Fault) -> bool {
             | Fault::Isolate { .. }
             | Fault::Heal
             | Fault::IsolateFromPeers { .. }
+            | Fault::CrashServer {
+                server: ServerSelector::ServerOf(_),
+                ..
+            }
+            | Fault::PauseServer {
+                server: ServerSelector::ServerOf(_),
+                ..
+            }
     )
 }
 

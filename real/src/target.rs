@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::local::{Ensemble, HarnessError, Mode, Settings, Standalone};
 use crate::peers::PeerCuts;
+use crate::server_stops::ServerStops;
 
 /// A ZooKeeper to run against.
 #[derive(Debug)]
@@ -78,6 +79,7 @@ impl Target {
             Local::Ensemble(ensemble) => Some(Members {
                 client_addrs: ensemble.client_addrs(),
                 cuts: ensemble.peer_cuts(),
+                stops: ensemble.server_stops(),
             }),
         }
     }
@@ -125,41 +127,47 @@ impl Target {
 pub(crate) struct Restarter(Arc<Mutex<Local>>);
 
 impl Restarter {
-    /// SIGKILLs the server (in an ensemble, the leader `srvr` names), calls `killed`, and
-    /// starts the server again on its data directory after `down`; returns once it serves
-    /// again. Blocks the calling thread, and holds the target meanwhile: a second restart
-    /// waits until this one's server serves.
+    /// SIGKILLs server `server` (`None`: in an ensemble, the leader `srvr` names; a
+    /// standalone server is server 0, whatever `server` says), calls `killed`, and starts
+    /// the server again on its data directory after `down`; returns once it serves again.
+    /// Blocks the calling thread, and holds the target meanwhile: a second restart waits
+    /// until this one's server serves.
     pub fn crash_and_restart(
         &self,
+        server: Option<usize>,
         down: Duration,
         killed: impl FnOnce(),
     ) -> Result<(), HarnessError> {
         match &mut *self.0.lock().expect("local server") {
-            Local::Standalone(server) => {
-                server.kill();
+            Local::Standalone(standalone) => {
+                standalone.kill();
                 killed();
                 // `restart` kills the server first: it is dead already.
-                server.restart(down)
+                standalone.restart(down)
             }
             Local::Ensemble(ensemble) => {
-                let leader = ensemble.leader().ok_or_else(|| {
-                    HarnessError("restart_server: no server of the ensemble leads".into())
-                })?;
-                ensemble.kill(leader)?;
+                let server = match server {
+                    Some(server) => server,
+                    None => ensemble.leader().ok_or_else(|| {
+                        HarnessError("restart_server: no server of the ensemble leads".into())
+                    })?,
+                };
+                ensemble.kill(server)?;
                 killed();
-                ensemble.restart(leader, down)
+                ensemble.restart(server, down)
             }
         }
     }
 }
 
 /// The servers of a local ensemble as a fault addressed to one of them sees them: where to
-/// ask each for its mode, and the cuts between them; read without the target's lock, which a
-/// restart of the leader holds.
+/// ask each for its mode, the cuts between them and their processes' pauses; read without the
+/// target's lock, which a restart of a server holds.
 #[derive(Clone, Debug)]
 pub(crate) struct Members {
     client_addrs: Vec<SocketAddr>,
     cuts: PeerCuts,
+    stops: ServerStops,
 }
 
 impl Members {
@@ -174,5 +182,10 @@ impl Members {
     /// What cuts the servers off from their peers.
     pub fn cuts(&self) -> &PeerCuts {
         &self.cuts
+    }
+
+    /// What stops and continues the servers' processes.
+    pub fn stops(&self) -> &ServerStops {
+        &self.stops
     }
 }

@@ -271,6 +271,40 @@ impl Fault {
             _ => None,
         }
     }
+
+    /// The selector of a fault addressed to one server of an ensemble (`isolate_from_peers`,
+    /// `crash_server`, `pause_server`); `None` for any other fault.
+    pub fn server_selector(&self) -> Option<ServerSelector> {
+        match *self {
+            Fault::IsolateFromPeers { server, .. }
+            | Fault::CrashServer { server, .. }
+            | Fault::PauseServer { server, .. } => Some(server),
+            _ => None,
+        }
+    }
+
+    /// This fault with `named`, the server its selector named when it started, as traces
+    /// record it (a fault addressed to no server by a selector is returned unchanged).
+    pub fn resolved_to(&self, named: Option<u16>) -> Fault {
+        let mut fault = self.clone();
+        match &mut fault {
+            Fault::IsolateFromPeers { resolved, .. }
+            | Fault::CrashServer { resolved, .. }
+            | Fault::PauseServer { resolved, .. } => *resolved = named,
+            _ => {}
+        }
+        fault
+    }
+
+    /// The server a fault addressed by a selector named when it started, as recorded.
+    pub fn resolved_server(&self) -> Option<u16> {
+        match *self {
+            Fault::IsolateFromPeers { resolved, .. }
+            | Fault::CrashServer { resolved, .. }
+            | Fault::PauseServer { resolved, .. } => resolved,
+            _ => None,
+        }
+    }
 }
 
 /// The requests that start a fault: of one kind, on a path containing some text.

@@ -232,28 +232,8 @@ impl Injector {
     /// A fault addressed to a server of the ensemble by a selector, with the server it names
     /// now; `None` for any other fault.
     fn resolved(&self, fault: &Fault) -> Option<Fault> {
-        match *fault {
-            Fault::IsolateFromPeers { server, for_ms, .. } => Some(Fault::IsolateFromPeers {
-                server,
-                resolved: self.servers.resolve(server),
-                for_ms,
-            }),
-            Fault::CrashServer {
-                server, down_ms, ..
-            } => Some(Fault::CrashServer {
-                server,
-                resolved: self.servers.resolve(server),
-                down_ms,
-            }),
-            Fault::PauseServer {
-                server, pause_ms, ..
-            } => Some(Fault::PauseServer {
-                server,
-                resolved: self.servers.resolve(server),
-                pause_ms,
-            }),
-            _ => None,
-        }
+        let server = fault.server_selector()?;
+        Some(fault.resolved_to(self.servers.resolve(server)))
     }
 
     fn links(&self) -> std::sync::MutexGuard<'_, Links> {
