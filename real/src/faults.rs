@@ -25,9 +25,15 @@
 //!   - `isolate_from_peers`: the proxies between the servers (`real::peers`) hold every byte
 //!     of that server's pairs until the fault's `for_ms` ends the cut or a `heal` ends every
 //!     cut.
-//!   - `crash_server`: that server's JVM is SIGKILLed and started again on its data
-//!     directory after `down_ms`, by the machinery of `restart_server`: the fault starts once
-//!     the server is killed and ends when it serves again (as leader or follower).
+//!   - `crash_server`: a machine's crash, as the simulator's: the fault starts when that
+//!     server's JVM is stopped (SIGSTOP), so for `down_ms` its peers and clients hear nothing
+//!     on connections that stay open, as from a dead host, and notice by their own timeouts
+//!     (followers after `sync_limit` ticks, clients at their read timeout); then it is
+//!     SIGKILLed (its connections reset, as a rebooted host's peers find theirs) and started
+//!     again at once on its data directory, by the machinery of `restart_server`, and the
+//!     fault ends when it serves again (as leader or follower). A bare SIGKILL would be a
+//!     process's crash instead, whose host resets its connections at once: that is
+//!     `restart_server` (`--kill-leader-at`).
 //!   - `pause_server`: that server's JVM (its process group) is stopped (SIGSTOP) for
 //!     `pause_ms`, then continued (SIGCONT); its clients and peers hear nothing meanwhile, and
 //!     what they sent waits in its sockets, as in the simulator.
@@ -458,7 +464,8 @@ impl<'a> Injector<'a> {
                 return Ok(None);
             }
             Fault::RestartServer { down_ms } => {
-                return self.restart(fault, None, down_ms).map(Some);
+                let down = Down::Killed(Duration::from_millis(down_ms));
+                return self.restart(fault, None, down).map(Some);
             }
             Fault::ExpireSession { client } => {
                 self.record(start);
@@ -564,9 +571,20 @@ impl<'a> Injector<'a> {
             return Ok(None);
         };
         match fault {
-            Fault::CrashServer { down_ms, .. } => self
-                .restart(&fault, Some(usize::from(server)), down_ms)
-                .map(Some),
+            Fault::CrashServer { down_ms, .. } => {
+                // A machine's crash, as the simulator's: the server falls silent first (its
+                // JVM stopped, its connections open and mute, as a dead host's are), so its
+                // peers and clients notice by their timeouts; only after `down_ms` is it
+                // killed (its connections reset, as a rebooted host resets them) and started
+                // again on its log.
+                self.record(fault_start(&fault));
+                let server = usize::from(server);
+                // Never given back: the process is killed stopped.
+                let _stopped_until_killed = members.stops().pause(server)?;
+                let silent = Duration::from_millis(down_ms);
+                self.restart(&fault, Some(server), Down::SilentFor(silent))
+                    .map(Some)
+            }
             Fault::PauseServer { pause_ms, .. } => {
                 self.record(fault_start(&fault));
                 let server = usize::from(server);
@@ -608,22 +626,33 @@ impl<'a> Injector<'a> {
     }
 
     /// Starts a restart of local server `server` (`None`: the leader of an ensemble) on a
-    /// thread of its own: its start is recorded once the server is killed, its end once it
-    /// serves again (also when the run has ended meanwhile: see [`Injector::settle`]); the
-    /// part that lasts reports how it went.
+    /// thread of its own, the server down as `down` says: a `Down::Killed` restart's start is
+    /// recorded once the server is killed (a silent one's, by the caller, when it fell
+    /// silent), its end once it serves again (also when the run has ended meanwhile: see
+    /// [`Injector::settle`]); the part that lasts reports how it went.
     fn restart(
         &self,
         fault: &Fault,
         server: Option<usize>,
-        down_ms: u64,
+        down: Down,
     ) -> Result<Lasting<'a>, String> {
         let restarter = self.restarter.clone().ok_or("no local server to restart")?;
         let (recorder, fault) = (self.recorder.clone(), fault.clone());
         let (outcome, restarted) = oneshot::channel();
         let thread = tokio::task::spawn_blocking(move || {
-            let killed = || recorder.record(None, fault_start(&fault));
-            let result =
-                restarter.crash_and_restart(server, Duration::from_millis(down_ms), killed);
+            let downtime = match down {
+                Down::Killed(downtime) => downtime,
+                Down::SilentFor(silent) => {
+                    std::thread::sleep(silent);
+                    Duration::ZERO
+                }
+            };
+            let killed = || {
+                if matches!(down, Down::Killed(_)) {
+                    recorder.record(None, fault_start(&fault));
+                }
+            };
+            let result = restarter.crash_and_restart(server, downtime, killed);
             if result.is_ok() {
                 recorder.record(None, fault_end(&fault));
             }
@@ -675,6 +704,17 @@ fn resolve(
     selector.resolve(servers, leader.and_then(index), |client| {
         server_of(client).and_then(index)
     })
+}
+
+/// How a restarted server goes down.
+#[derive(Clone, Copy, Debug)]
+enum Down {
+    /// Killed at once (its connections reset at once), started again after this downtime: a
+    /// `restart_server`, a process's crash.
+    Killed(Duration),
+    /// Stopped (the caller stopped it) and silent for this long, then killed and started at
+    /// once: a `crash_server`, a machine's crash.
+    SilentFor(Duration),
 }
 
 fn fault_start(fault: &Fault) -> EventKind {

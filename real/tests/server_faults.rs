@@ -161,7 +161,9 @@ fn a_run_that_ends_during_a_server_pause_leaves_no_server_stopped() {
     let _serial = real::testing::one_server_at_a_time();
     let mut paused = scenario("mutex-leader-paused");
     paused.workload.acquisitions = 1;
-    paused.workload.hold_ms = scenarios::scenario::Span::fixed(200);
+    // A hold longer than the pause's 500 ms start: a run whose workloads were all done
+    // before it would start no fault.
+    paused.workload.hold_ms = scenarios::scenario::Span::fixed(2000);
     paused.horizon_ms = 4000;
     // The leader is paused past the horizon: the run continues it before it reads the tree
     // (on_an_ensemble checks that every server serves again).
