@@ -68,3 +68,26 @@ pub fn section<'a>(html: &'a str, id: &str) -> &'a str {
         .map_or(html.len(), |e| start + e);
     &html[start..end]
 }
+
+/// A findings page's sweep: `splitbrain real <scenario> --start-local <flags> --seeds 0..10
+/// --jobs 2`, with `--json` and a fresh `--out` for the test `name`; the sweep's one scenario,
+/// checked to have made its ten runs and judged each (none failed).
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn ten_run_page_sweep(name: &str, scenario: &str, flags: &[&str]) -> serde_json::Value {
+    let out = scratch(name);
+    let mut args = vec!["real", scenario, "--start-local"];
+    args.extend_from_slice(flags);
+    args.extend(["--seeds", "0..10", "--jobs", "2", "--json", "--out"]);
+    args.push(out.to_str().unwrap());
+    let output = splitbrain(&args);
+    let summary = json_of(&output);
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{summary}");
+    let swept = summary["scenarios"][0].clone();
+    assert_eq!(
+        (swept["seeds_run"].as_u64(), swept["runs_failed"].as_u64()),
+        (Some(10), Some(0)),
+        "{}",
+        stderr(&output)
+    );
+    swept
+}
