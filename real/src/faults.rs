@@ -142,13 +142,8 @@ fn missing_counterpart(fault: &Fault, local: Option<u16>) -> Option<&'static str
             Some("the proxy holds bytes but does not delay them per message as the simulator does")
         }
         Fault::Drop { .. } => Some("TCP retransmits what a link loses: a loss is only a delay"),
-        Fault::IsolateFromPeers { .. } | Fault::CrashServer { .. } | Fault::PauseServer { .. }
-            if local.is_some_and(|servers| servers > 1) =>
-        {
-            None
-        }
         Fault::IsolateFromPeers { .. } | Fault::CrashServer { .. } | Fault::PauseServer { .. } => {
-            Some(
+            local.is_none_or(|servers| servers <= 1).then_some(
                 "needs an ensemble the harness started, with proxies between its servers: use \
                  --start-local --ensemble N",
             )

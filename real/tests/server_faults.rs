@@ -1,12 +1,14 @@
-//! Faults addressed to one server of a real local ensemble by a selector: `crash_server` (the
-//! server's JVM SIGKILLed, started again on its data directory) and `pause_server` (its JVM
-//! stopped, then continued), each recorded with the server its selector named when it fired.
+//! Faults addressed to one server of a real local ensemble by a selector: `crash_server` (a
+//! machine's crash: the server's JVM stopped for the downtime, then SIGKILLed and started again
+//! on its data directory) and `pause_server` (its JVM stopped, then continued), each recorded
+//! with the server its selector named when it fired.
 //! The catalog's `mutex-leader-crash` and `mutex-leader-paused` run on three servers: the
 //! server named is the one that led (its log's first role), the fence holds, and so does what
 //! holds in every real run; a follower's crash leaves the run undisturbed; a run that ends
 //! during a pause leaves no server stopped. Whether the split brain shows is left to the
-//! sweeps (the book's ensemble page has the counts): it depends on how long the election takes
-//! against the 1 s session timeout, which a real clock on a loaded machine does not fix.
+//! sweeps (the book's ensemble page has the counts): it depends on how long the servers and
+//! clients take to notice and elect against the 1 s session timeout, which a real clock on a
+//! loaded machine does not fix.
 
 mod support;
 
