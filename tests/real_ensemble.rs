@@ -130,12 +130,14 @@ fn curators_own_mutex_s_server_is_cut_off_from_its_peers_and_the_fence_holds() {
 /// is enough"): Curator's own `InterProcessSemaphoreMutex` in place of the four clients of
 /// `semaphore-mutex-fault-free`, seeds 0..10 two at a time, each run on a 3-server ensemble
 /// whose leader is killed 300 ms in. Whether a run hangs is a race (2 of 24 runs measured), and
-/// on a heavily loaded machine a run can also hang in another way the page describes, so the
-/// test checks what holds in every run: each was made and judged, and exclusion held.
+/// so, as the module says, is whether a holder hears of its session's end before the next
+/// grant: a contender starved of the CPU for its 1 s session breaks belief exclusion (seen once
+/// in CI, on two cores). The test checks what holds in every run: each was made and judged, and
+/// the fence held.
 #[test]
 #[ignore = "needs zookeeper and curator: scripts/test installs Debian's zookeeper and \
             libcurator-{recipes,framework,client}-java"]
-fn curators_semaphore_mutex_keeps_exclusion_through_a_leader_kill() {
+fn curators_semaphore_mutex_keeps_the_fence_through_a_leader_kill() {
     let _serial = real::testing::one_server_at_a_time();
     let swept = ten_run_page_sweep(
         "ensemble-curator-semaphore-mutex",
@@ -148,9 +150,8 @@ fn curators_semaphore_mutex_keeps_exclusion_through_a_leader_kill() {
             "--curator-in-place",
         ],
     );
-    let exclusion = (swept["properties"].as_array().unwrap().iter())
-        .filter(|p| p["name"].as_str().unwrap().contains("exclusion"));
-    for property in exclusion {
-        assert_eq!(property["seeds_violating"], 0, "{property}");
-    }
+    let fenced = (swept["properties"].as_array().unwrap().iter())
+        .find(|p| p["name"] == "mutual_exclusion_fenced")
+        .expect("the mutex's fence is judged");
+    assert_eq!(fenced["seeds_violating"], 0, "{fenced}");
 }
