@@ -131,6 +131,23 @@ impl Finding {
 }
 
 impl Findings {
+    /// What the rows ran against, in words: the matrix's servers, and a local ensemble for
+    /// the rows whose own flags ask for one (`--ensemble N`).
+    fn servers(&self) -> String {
+        let servers = format!("a {} ZooKeeper", self.target);
+        let ensemble_rows = (self.rows.iter())
+            .filter(|row| row.flags.iter().any(|flag| flag == "--ensemble"))
+            .count();
+        match ensemble_rows {
+            0 => servers,
+            n => format!(
+                "{servers}, or, for the {n} of {} rows whose flags say `--ensemble N`, a local \
+                 ensemble of N",
+                self.rows.len()
+            ),
+        }
+    }
+
     /// The page: a title, how to regenerate it, where it was measured, then one table per
     /// library and recipe (in the order they first appear in the rows), each followed by its
     /// rows' failed runs and refused seeds.
@@ -145,7 +162,7 @@ impl Findings {
              `findings.json` has the same figures, and each row's directory its summary and the \
              first violating runs' traces and reports).\n\n\
              {}\n\n\
-             Measured at {} on {} ({} cores, {:.0} GiB) against a {} ZooKeeper: {runs} runs in \
+             Measured at {} on {} ({} cores, {:.0} GiB) against {}: {runs} runs in \
              {} s. Each table is one library's recipe: per scenario and property, the runs that \
              violated the property out of the runs judged (a run that failed, listed below its \
              table, is not), and the first violating seed, whose \
@@ -159,7 +176,7 @@ impl Findings {
             m.cpu,
             m.cores,
             m.memory_gib,
-            self.target,
+            self.servers(),
             self.seconds
         );
         page.push_str("| library | what it runs |\n| --- | --- |\n");
@@ -443,6 +460,13 @@ mod tests {
         );
         assert!(
             page.contains("**Regenerate with** `splitbrain real-matrix m.json --start-local`"),
+            "{page}"
+        );
+        assert!(
+            page.contains(
+                "against a standalone ZooKeeper, or, for the 1 of 3 rows whose flags say \
+                 `--ensemble N`, a local ensemble of N:"
+            ),
             "{page}"
         );
         let mutex = page
