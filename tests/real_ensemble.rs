@@ -1,9 +1,10 @@
 //! Real 3-server ensembles. Each recipe library's own contenders, in place of a scenario's
 //! clients, run through a kill of the leader (`--ensemble 3 --kill-leader-at`): the kill is in
-//! the trace, every contender asked and was granted, and the fence held. The verdicts of the
-//! other properties are left to the findings matrix (`scenarios/real-matrix.json`): whether a
-//! client declares LOST depends on how long the election takes against the 1 s session
-//! timeout, which a real clock on a loaded machine does not fix.
+//! the trace, every contender asked and was granted, the servers' modes were read at the
+//! horizon, and the fence held. The verdicts of the other properties are left to the findings
+//! matrix (`scenarios/real-matrix.json`): whether a client declares LOST depends on how long
+//! the election takes against the 1 s session timeout, which a real clock on a loaded machine
+//! does not fix.
 //!
 //! And the follower cut (`mutex-follower-cut-split-brain`, `isolate_from_peers` of the
 //! holder's server): the trace records the cut with the server it named, and the fence holds.
@@ -67,6 +68,11 @@ fn run_through_a_leader_kill(test: &str, scenario: &str, library: &[&str], fence
     let every: BTreeSet<u64> = (0..clients).collect();
     assert_eq!(of("call"), every, "each slot is a contender");
     assert_eq!(of("notice"), every, "each contender was answered");
+    let modes: Vec<&Value> = (trace["events"].as_array().unwrap().iter())
+        .filter(|e| e["kind"] == "server_modes")
+        .collect();
+    assert_eq!(modes.len(), 1, "the servers' modes, once, at the horizon");
+    assert_eq!(modes[0]["modes"].as_array().map(Vec::len), Some(3));
 }
 
 /// `mutex-follower-cut-split-brain`, run as the module says: its one cut starts and ends,

@@ -122,7 +122,7 @@ use trace::EventKind;
 
 use crate::clock::Recorder;
 use crate::contender::Handle;
-use crate::local::Mode;
+use crate::local::ServerMode;
 use crate::pause::Paused;
 use crate::processes::ClientProcess;
 use crate::proxy::Proxies;
@@ -690,11 +690,11 @@ async fn heal_after(
 /// ([`ServerSelector::resolve`]).
 fn resolve(
     selector: ServerSelector,
-    modes: &[Option<Mode>],
+    modes: &[Option<ServerMode>],
     server_of: impl Fn(u16) -> Option<usize>,
 ) -> Option<u16> {
     let index = |n: usize| u16::try_from(n).ok();
-    let leader = modes.iter().position(|&m| m == Some(Mode::Leader));
+    let leader = modes.iter().position(|&m| m == Some(ServerMode::Leader));
     let servers = index(modes.len()).unwrap_or(u16::MAX);
     selector.resolve(servers, leader.and_then(index), |client| {
         server_of(client).and_then(index)
@@ -730,7 +730,7 @@ mod tests {
 
     #[test]
     fn selectors_name_servers_as_the_simulator_does() {
-        let modes = [Some(Mode::Follower), Some(Mode::Leader), None];
+        let modes = [Some(ServerMode::Follower), Some(ServerMode::Leader), None];
         let nowhere = |_| None;
         assert_eq!(resolve(ServerSelector::Leader, &modes, nowhere), Some(1));
         assert_eq!(
@@ -750,7 +750,7 @@ mod tests {
             Some(2)
         );
         assert_eq!(resolve(ServerSelector::ServerOf(1), &modes, on_two), None);
-        let leaderless = [Some(Mode::Follower), None, None];
+        let leaderless = [Some(ServerMode::Follower), None, None];
         assert_eq!(resolve(ServerSelector::Leader, &leaderless, nowhere), None);
         assert_eq!(
             resolve(ServerSelector::Follower(0), &leaderless, nowhere),

@@ -29,6 +29,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+pub use trace::ServerMode;
+
 use scenarios::scenario::ServerSettings;
 
 use crate::peers::{PeerCuts, PeerPorts, PeerProxies};
@@ -119,32 +121,6 @@ impl Settings {
     }
 }
 
-/// What `srvr` reports as the server's role.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Mode {
-    /// A standalone server.
-    Standalone,
-    /// The ensemble's leader.
-    Leader,
-    /// A follower.
-    Follower,
-    /// An observer.
-    Observer,
-}
-
-impl Mode {
-    fn parse(text: &str) -> Option<Mode> {
-        let line = text.lines().find_map(|l| l.strip_prefix("Mode:"))?;
-        match line.trim() {
-            "standalone" => Some(Mode::Standalone),
-            "leader" => Some(Mode::Leader),
-            "follower" => Some(Mode::Follower),
-            "observer" => Some(Mode::Observer),
-            _ => None,
-        }
-    }
-}
-
 /// Sends a four-letter word to `addr` and returns the whole answer. Bounded by
 /// [`FOUR_LETTER_TIMEOUT`] for the connect and for each read.
 pub fn four_letter_word(addr: SocketAddr, word: &str) -> Result<String, HarnessError> {
@@ -164,10 +140,10 @@ pub fn four_letter_word(addr: SocketAddr, word: &str) -> Result<String, HarnessE
 
 /// The mode `srvr` reports for the server at `addr` (its client address), or `None` when it
 /// does not answer or does not serve.
-pub fn mode(addr: SocketAddr) -> Option<Mode> {
+pub fn mode(addr: SocketAddr) -> Option<ServerMode> {
     four_letter_word(addr, "srvr")
         .ok()
-        .and_then(|a| Mode::parse(&a))
+        .and_then(|a| ServerMode::of_srvr(&a))
 }
 
 /// True when Debian's `zookeeper` package (and a `java`) are installed.
@@ -303,7 +279,7 @@ impl Server {
     }
 
     /// The server's mode, or `None` when it does not answer or does not serve yet.
-    fn mode(&self) -> Option<Mode> {
+    fn mode(&self) -> Option<ServerMode> {
         mode(self.client_addr())
     }
 
@@ -333,8 +309,8 @@ impl Server {
     fn wait_serving(
         &mut self,
         within: Duration,
-        accept: impl Fn(Mode) -> bool,
-    ) -> Result<Mode, HarnessError> {
+        accept: impl Fn(ServerMode) -> bool,
+    ) -> Result<ServerMode, HarnessError> {
         let deadline = Instant::now() + within;
         loop {
             self.check_alive()?;
@@ -611,7 +587,7 @@ impl Standalone {
     /// in `parent`, and waits until it serves.
     pub fn start_in(settings: Settings, parent: &Path) -> Result<Standalone, HarnessError> {
         let servers = Servers::launch_retrying(1, settings, parent, |servers| {
-            servers.servers[0].wait_serving(STANDALONE_START, |m| m == Mode::Standalone)?;
+            servers.servers[0].wait_serving(STANDALONE_START, |m| m == ServerMode::Standalone)?;
             Ok(())
         })?;
         Ok(Standalone { servers })
@@ -633,7 +609,7 @@ impl Standalone {
     }
 
     /// The server's mode, `None` when it does not serve.
-    pub fn mode(&self) -> Option<Mode> {
+    pub fn mode(&self) -> Option<ServerMode> {
         self.servers.servers[0].mode()
     }
 
@@ -660,7 +636,7 @@ impl Standalone {
         std::thread::sleep(down);
         let result = server
             .spawn()
-            .and_then(|()| server.wait_serving(STANDALONE_START, |m| m == Mode::Standalone));
+            .and_then(|()| server.wait_serving(STANDALONE_START, |m| m == ServerMode::Standalone));
         self.servers.keep_on_error(result).map(drop)
     }
 
@@ -683,8 +659,8 @@ pub struct Ensemble {
     servers: Servers,
 }
 
-fn in_quorum(mode: Mode) -> bool {
-    matches!(mode, Mode::Leader | Mode::Follower)
+fn in_quorum(mode: ServerMode) -> bool {
+    matches!(mode, ServerMode::Leader | ServerMode::Follower)
 }
 
 impl Ensemble {
@@ -739,13 +715,13 @@ impl Ensemble {
     }
 
     /// Server `server`'s mode, `None` when it does not serve (or does not exist).
-    pub fn mode(&self, server: usize) -> Option<Mode> {
+    pub fn mode(&self, server: usize) -> Option<ServerMode> {
         self.servers.servers.get(server).and_then(Server::mode)
     }
 
     /// The server that `srvr` says leads, if one does now.
     pub fn leader(&self) -> Option<usize> {
-        (0..self.len()).find(|&s| self.mode(s) == Some(Mode::Leader))
+        (0..self.len()).find(|&s| self.mode(s) == Some(ServerMode::Leader))
     }
 
     /// Waits up to `within` for a leader (after a kill, the election takes a moment).
@@ -826,15 +802,6 @@ impl Ensemble {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn srvr_modes_parse() {
-        let answer = "Zookeeper version: 3.8.0\nZxid: 0x0\nMode: follower\nNode count: 5\n";
-        assert_eq!(Mode::parse(answer), Some(Mode::Follower));
-        assert_eq!(Mode::parse("Mode: standalone\n"), Some(Mode::Standalone));
-        let not_serving = "This ZooKeeper instance is not currently serving requests\n";
-        assert_eq!(Mode::parse(not_serving), None);
-    }
 
     #[test]
     fn free_ports_are_on_loopback_and_nonzero() {

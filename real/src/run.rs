@@ -38,7 +38,7 @@ use recipe_table::recipes::RecipeKind;
 use scenarios::fault::{Fault, ScheduledFault, ServerSelector};
 use scenarios::scenario::Scenario;
 use serde_json::json;
-use trace::{Meta, Source, Trace};
+use trace::{EventKind, Meta, Source, Trace};
 
 use crate::clock::{RealClock, Recorder};
 use crate::contender::Library;
@@ -509,6 +509,12 @@ impl RealRun<'_> {
                 Ok(Some(watches)) => recorder.record(None, watches),
                 Ok(None) => {}
                 Err(why) => say_unlisted(&why),
+            }
+            if let Some(members) = self.target.members() {
+                let modes = tokio::task::spawn_blocking(move || members.modes()).await;
+                if let Ok(modes) = modes {
+                    recorder.record(None, EventKind::ServerModes { modes });
+                }
             }
         }
         // A restart under way ends with its server serving, before the tree is read or the

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::local::{Ensemble, HarnessError, Mode, Settings, Standalone};
+use crate::local::{Ensemble, HarnessError, ServerMode, Settings, Standalone};
 use crate::peers::PeerCuts;
 use crate::server_stops::ServerStops;
 
@@ -173,7 +173,7 @@ pub(crate) struct Members {
 impl Members {
     /// Each server's mode now (`srvr` on its client port), `None` for one that does not
     /// serve. Blocks for up to a second per server that does not answer.
-    pub fn modes(&self) -> Vec<Option<Mode>> {
+    pub fn modes(&self) -> Vec<Option<ServerMode>> {
         (self.client_addrs.iter())
             .map(|&addr| crate::local::mode(addr))
             .collect()

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use real::local::{self, Ensemble, Mode, Settings, Standalone};
+use real::local::{self, Ensemble, ServerMode, Settings, Standalone};
 
 /// True while a process (or its process group, created by the harness) exists.
 fn alive(pid: u32) -> bool {
@@ -39,7 +39,7 @@ fn standalone_serves_on_loopback_restarts_and_stops() {
     let mut server = started(Standalone::start());
     eprintln!("standalone serving after {:?}", began.elapsed());
     assert!(server.client_addr().ip().is_loopback());
-    assert_eq!(server.mode(), Some(Mode::Standalone));
+    assert_eq!(server.mode(), Some(ServerMode::Standalone));
     let answer = local::four_letter_word(server.client_addr(), "ruok").unwrap();
     assert_eq!(answer, "imok");
     let dir = server.dir().to_path_buf();
@@ -75,7 +75,10 @@ fn ensemble_elects_a_leader_survives_its_kill_and_stops() {
     let leader = ensemble.leader().expect("a leader");
     let modes: Vec<_> = (0..3).map(|s| ensemble.mode(s)).collect();
     assert_eq!(
-        modes.iter().filter(|m| **m == Some(Mode::Follower)).count(),
+        modes
+            .iter()
+            .filter(|m| **m == Some(ServerMode::Follower))
+            .count(),
         2,
         "{modes:?}"
     );
@@ -89,7 +92,7 @@ fn ensemble_elects_a_leader_survives_its_kill_and_stops() {
     let began = Instant::now();
     started(ensemble.restart(leader, Duration::ZERO));
     eprintln!("old leader rejoined after {:?}", began.elapsed());
-    assert_eq!(ensemble.mode(leader), Some(Mode::Follower));
+    assert_eq!(ensemble.mode(leader), Some(ServerMode::Follower));
     let mut all = pids.clone();
     all.extend(ensemble.pids());
     drop(ensemble);
@@ -126,10 +129,10 @@ fn servers_cut_off_from_their_peers_stop_serving_and_rejoin_at_the_heal() {
     wait_until("the cut follower stops serving", within, || {
         ensemble.mode(follower).is_none()
     });
-    assert_eq!(ensemble.mode(leader), Some(Mode::Leader));
+    assert_eq!(ensemble.mode(leader), Some(ServerMode::Leader));
     assert!(cuts.heal(0));
     wait_until("the follower rejoins", within, || {
-        ensemble.mode(follower) == Some(Mode::Follower)
+        ensemble.mode(follower) == Some(ServerMode::Follower)
     });
 
     // The leader cut off loses its quorum, and the two others elect one of themselves: each
@@ -140,7 +143,7 @@ fn servers_cut_off_from_their_peers_stop_serving_and_rejoin_at_the_heal() {
     });
     assert!(cuts.heal(1));
     wait_until("the old leader rejoins as a follower", within, || {
-        ensemble.mode(leader) == Some(Mode::Follower)
+        ensemble.mode(leader) == Some(ServerMode::Follower)
     });
     assert!(!cuts.heal(1), "healed already");
 }

@@ -16,7 +16,7 @@ use std::fs;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use real::local::{Mode, Settings};
+use real::local::{ServerMode, Settings};
 use real::target::Target;
 use recipe_table::property::{Expectation, Property};
 use scenarios::catalog::Catalog;
@@ -33,7 +33,7 @@ fn scenario(name: &str) -> Scenario {
 /// each server's log says it took first (read before the servers are stopped).
 struct Ran {
     trace: Trace,
-    first_roles: Vec<Option<Mode>>,
+    first_roles: Vec<Option<ServerMode>>,
 }
 
 /// Runs `scenario` (seed 0) on a fresh local 3-server ensemble with its tick and syncLimit,
@@ -71,10 +71,10 @@ fn on_an_ensemble(scenario: &Scenario) -> Ran {
 
 /// The role a server's log says it took first: `LEADING` or `FOLLOWING` (ZooKeeper's
 /// `QuorumPeer` logs it as it takes it).
-fn first_role(log: &str) -> Option<Mode> {
+fn first_role(log: &str) -> Option<ServerMode> {
     log.lines().find_map(|line| match line.split(' ').nth(2)? {
-        "LEADING" => Some(Mode::Leader),
-        "FOLLOWING" => Some(Mode::Follower),
+        "LEADING" => Some(ServerMode::Leader),
+        "FOLLOWING" => Some(ServerMode::Follower),
         _ => None,
     })
 }
@@ -112,7 +112,7 @@ fn on_the_leader(name: &str, kind: &str) {
     let named = usize::from(fault.resolved_server().expect("a leader was named"));
     assert_eq!(
         ran.first_roles[named],
-        Some(Mode::Leader),
+        Some(ServerMode::Leader),
         "{fault:?}: {:?}",
         ran.first_roles
     );
@@ -154,7 +154,11 @@ fn a_follower_s_crash_leaves_the_run_undisturbed_on_a_real_ensemble() {
     let ran = on_an_ensemble(&follower);
     let fault = the_fault(&ran.trace, "crash_server");
     let named = usize::from(fault.resolved_server().expect("a follower was named"));
-    assert_eq!(ran.first_roles[named], Some(Mode::Follower), "{fault:?}");
+    assert_eq!(
+        ran.first_roles[named],
+        Some(ServerMode::Follower),
+        "{fault:?}"
+    );
 }
 
 #[test]

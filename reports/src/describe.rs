@@ -6,7 +6,7 @@ use coordination::recipes::{Call, Mode, Notice};
 use coordination::session::RawState;
 use coordination::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, Stat};
 use scenarios::fault::{Fault, Node, ServerSelector};
-use trace::{Event, EventKind, ServerSession};
+use trace::{Event, EventKind, ServerMode, ServerSession};
 
 use crate::analysis::Run;
 use crate::clock::millis;
@@ -33,6 +33,7 @@ pub(crate) fn kind_name(kind: &EventKind) -> &'static str {
         EventKind::ResourceWrite { .. } => "resource_write",
         EventKind::TreeSnapshot { .. } => "tree_snapshot",
         EventKind::WatchSnapshot { .. } => "watch_snapshot",
+        EventKind::ServerModes { .. } => "server_modes",
         EventKind::DeadlinePassed { .. } => "deadline_passed",
         EventKind::ProgramFailed { .. } => "program_failed",
     }
@@ -269,6 +270,7 @@ pub(crate) fn event(run: &Run, event: &Event) -> String {
                 some(&listed)
             )
         }
+        EventKind::ServerModes { modes } => server_modes(modes),
         EventKind::DeadlinePassed { owner } => {
             format!("the timeout of owner {}'s acquire is up", owner.0)
         }
@@ -442,6 +444,34 @@ pub(crate) fn result(result: &OpResult) -> String {
     }
 }
 
+/// Each server's mode at the horizon, by number (`server 0 leader, server 1 not serving`), and,
+/// when none leads, what that means for the run.
+fn server_modes(modes: &[Option<ServerMode>]) -> String {
+    let each: Vec<String> = (modes.iter().enumerate())
+        .map(|(server, mode)| {
+            let mode = match mode {
+                Some(ServerMode::Leader) => "leader",
+                Some(ServerMode::Follower) => "follower",
+                Some(ServerMode::Observer) => "observer",
+                Some(ServerMode::Standalone) => "standalone",
+                None => "not serving",
+            };
+            format!("server {server} {mode}")
+        })
+        .collect();
+    let leaderless =
+        !(modes.iter()).any(|m| matches!(m, Some(ServerMode::Leader | ServerMode::Standalone)));
+    format!(
+        "the servers at the horizon: {}{}",
+        each.join(", "),
+        if leaderless {
+            " — NO LEADER: no session expires and no write is applied"
+        } else {
+            ""
+        }
+    )
+}
+
 /// The first few items in brackets: `[a, b, … 7 more]`.
 fn some(items: &[String]) -> String {
     let shown = SHOWN / 8;
@@ -492,6 +522,17 @@ mod tests {
             for_ms: None,
         };
         assert_eq!(fault(&cut), "partition c1 → server");
+    }
+
+    #[test]
+    fn server_modes_read_by_number_and_a_leaderless_ensemble_is_said_so() {
+        let led = [Some(ServerMode::Follower), Some(ServerMode::Leader), None];
+        assert_eq!(
+            server_modes(&led),
+            "the servers at the horizon: server 0 follower, server 1 leader, server 2 not serving"
+        );
+        let leaderless = server_modes(&[Some(ServerMode::Follower), None, None]);
+        assert!(leaderless.ends_with("NO LEADER: no session expires and no write is applied"));
     }
 
     #[test]

@@ -227,6 +227,15 @@ pub enum EventKind {
         /// Every watch listed, in session then path order.
         watches: Vec<ServerWatch>,
     },
+    /// Server side, in a real run on a local ensemble: each server's mode at the horizon as
+    /// its `srvr` answer tells it, in server order (the order a fault's resolved server counts
+    /// in); `None` for a server that did not answer or does not serve (down, or looking for a
+    /// leader). An ensemble without a leader expires no session and applies no write, which
+    /// reads a hang that no client's wait explains.
+    ServerModes {
+        /// One per server.
+        modes: Vec<Option<ServerMode>>,
+    },
     /// Client side: the client's program (a user's code on a client library, run in the place
     /// of a recipe) returned an error or panicked, which ended that client's run.
     ProgramFailed {
@@ -246,6 +255,34 @@ impl EventKind {
             })
             .collect();
         EventKind::TreeSnapshot { nodes }
+    }
+}
+
+/// What a ZooKeeper server says it is (`srvr`'s `Mode:` line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerMode {
+    /// A standalone server.
+    Standalone,
+    /// The ensemble's leader.
+    Leader,
+    /// A follower.
+    Follower,
+    /// An observer.
+    Observer,
+}
+
+impl ServerMode {
+    /// The mode a `srvr` answer's `Mode:` line names, if it has one it knows.
+    pub fn of_srvr(answer: &str) -> Option<ServerMode> {
+        let line = answer.lines().find_map(|l| l.strip_prefix("Mode:"))?;
+        match line.trim() {
+            "standalone" => Some(ServerMode::Standalone),
+            "leader" => Some(ServerMode::Leader),
+            "follower" => Some(ServerMode::Follower),
+            "observer" => Some(ServerMode::Observer),
+            _ => None,
+        }
     }
 }
 
@@ -333,6 +370,19 @@ impl Trace {
 mod tests {
     use super::*;
     use crate::build::Build;
+
+    #[test]
+    fn a_srvr_answer_names_its_mode_and_one_not_serving_none() {
+        let answer = "Zookeeper version: 3.8.0\nZxid: 0x0\nMode: follower\nNode count: 5\n";
+        assert_eq!(ServerMode::of_srvr(answer), Some(ServerMode::Follower));
+        let standalone = "Mode: standalone\n";
+        assert_eq!(
+            ServerMode::of_srvr(standalone),
+            Some(ServerMode::Standalone)
+        );
+        let not_serving = "This ZooKeeper instance is not currently serving requests\n";
+        assert_eq!(ServerMode::of_srvr(not_serving), None);
+    }
 
     #[test]
     fn a_trace_whose_time_goes_backwards_is_rejected_naming_the_event() {

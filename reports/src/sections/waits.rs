@@ -10,6 +10,8 @@ use std::fmt::{self, Write};
 use coordination::zk::Path;
 use recipe_table::property::{Class, Violation};
 
+use trace::{EventKind, ServerMode};
+
 use crate::analysis::{ClientView, Doing, NodeEnd, NodeRef, Run, Target, WaitOn, WatchKind};
 use crate::describe;
 use crate::escape::Esc;
@@ -28,6 +30,7 @@ pub(crate) fn write(out: &mut String, run: &Run, violations: &[Violation]) -> fm
         return Ok(());
     }
     out.push_str("<section id=\"waits\"><h2>Who waits for whom</h2>");
+    leaderless(out, run)?;
     let waiting = run.waiting_at_end();
     if waiting.is_empty() {
         write!(
@@ -64,6 +67,29 @@ pub(crate) fn write(out: &mut String, run: &Run, violations: &[Violation]) -> fm
     }
     out.push_str("</section>");
     Ok(())
+}
+
+/// Says so when the servers' modes read at the horizon (a real run on an ensemble) show no
+/// leader: such an ensemble expires no session and applies no write, so no wait can end.
+fn leaderless(out: &mut String, run: &Run) -> fmt::Result {
+    let modes = (run.trace.events.iter().rev()).find_map(|e| match &e.kind {
+        EventKind::ServerModes { modes } => Some(modes),
+        _ => None,
+    });
+    let Some(modes) = modes else {
+        return Ok(());
+    };
+    if modes.contains(&Some(ServerMode::Leader)) {
+        return Ok(());
+    }
+    let serving = modes.iter().flatten().count();
+    let text = format!(
+        "No server of the ensemble leads at the horizon ({serving} of {} serving): it expires no \
+         session and applies no write, so none of these waits can end until one is elected. \
+         The hang is the ensemble's before it is the recipe's.",
+        modes.len()
+    );
+    write!(out, "<p class=\"caption\">{}</p>", Esc(&text))
 }
 
 /// Says which waits of `waiting` clients are the server's view at the horizon (the watches it
@@ -356,8 +382,8 @@ fn whose(node: &NodeRef) -> String {
 mod tests {
     use coordination::zk::Request;
     use recipe_table::property::Property;
+    use trace::Trace;
     use trace::build::Build;
-    use trace::{EventKind, Trace};
 
     use super::*;
     use crate::analysis::tests::violation;
@@ -410,6 +436,30 @@ mod tests {
         assert!(
             text.contains("c1 waits"),
             "one chain per waiting client: {text}"
+        );
+    }
+
+    #[test]
+    fn waits_on_an_ensemble_without_a_leader_at_the_horizon_are_said_to_be_its() {
+        let modes = |modes| EventKind::ServerModes { modes };
+        let leaderless = asking()
+            .push(None, modes(vec![Some(ServerMode::Follower), None, None]))
+            .trace();
+        assert!(
+            told(&leaderless).contains(
+                "No server of the ensemble leads at the horizon (1 of 3 serving): it expires no \
+                 session"
+            ),
+            "{}",
+            told(&leaderless)
+        );
+        let led = (asking())
+            .push(None, modes(vec![Some(ServerMode::Leader), None, None]))
+            .trace();
+        assert!(
+            !told(&led).contains("leads at the horizon"),
+            "{}",
+            told(&led)
         );
     }
 
