@@ -34,6 +34,7 @@ pub(crate) fn kind_name(kind: &EventKind) -> &'static str {
         EventKind::TreeSnapshot { .. } => "tree_snapshot",
         EventKind::WatchSnapshot { .. } => "watch_snapshot",
         EventKind::ServerModes { .. } => "server_modes",
+        EventKind::LibraryError { .. } => "library_error",
         EventKind::DeadlinePassed { .. } => "deadline_passed",
         EventKind::ProgramFailed { .. } => "program_failed",
     }
@@ -271,6 +272,7 @@ pub(crate) fn event(run: &Run, event: &Event) -> String {
             )
         }
         EventKind::ServerModes { modes } => server_modes(modes),
+        EventKind::LibraryError { message } => format!("the library's error: {message}"),
         EventKind::DeadlinePassed { owner } => {
             format!("the timeout of owner {}'s acquire is up", owner.0)
         }

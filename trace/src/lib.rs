@@ -227,6 +227,13 @@ pub enum EventKind {
         /// Every watch listed, in session then path order.
         watches: Vec<ServerWatch>,
     },
+    /// Client side, from a library's contender: the library's own text for the failure of the
+    /// `failed` notice just before it (its exception's or error's message), kept for the
+    /// reader; the checkers read the notice's reason.
+    LibraryError {
+        /// The text, as the contender reported it.
+        message: String,
+    },
     /// Server side, in a real run on a local ensemble: each server's mode at the horizon as
     /// its `srvr` answer tells it, in server order (the order a fault's resolved server counts
     /// in); `None` for a server that did not answer or does not serve (down, or looking for a

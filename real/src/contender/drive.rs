@@ -305,11 +305,8 @@ impl Driver {
     /// for the workload.
     fn heard(&mut self, t: u64, meaning: Meaning) -> Result<Heard, String> {
         match meaning {
-            Meaning::Notice(notice) => {
-                self.push(t, EventKind::Notice { notice });
-                self.held.push_back(notice);
-                Ok(Heard::Nothing)
-            }
+            Meaning::Notice(notice) => Ok(self.noticed(t, notice, String::new())),
+            Meaning::Failed(notice, message) => Ok(self.noticed(t, notice, message)),
             Meaning::Read(token) => Ok(Heard::Read(self.resource.read(self.slot, OWNER, token))),
             Meaning::Write(token, value) => {
                 self.resource.write(self.slot, OWNER, token, value);
@@ -326,6 +323,17 @@ impl Driver {
                 Err(format!("{}: `ready` again", self.process.name()))
             }
         }
+    }
+
+    /// Records `notice`, and the library's text for it when it gave one, and holds the notice
+    /// for the workload.
+    fn noticed(&mut self, t: u64, notice: Notice, message: String) -> Heard {
+        self.push(t, EventKind::Notice { notice });
+        if !message.is_empty() {
+            self.push(t, EventKind::LibraryError { message });
+        }
+        self.held.push_back(notice);
+        Heard::Nothing
     }
 
     /// Keeps session `session_id` (its password `hex`), which the contender reported at `t`

@@ -245,6 +245,8 @@ pub enum Meaning {
     },
     /// A notice of the contender's recipe, for the trace and the workload.
     Notice(Notice),
+    /// A `failed` notice, with the library's text for the failure (empty when it gave none).
+    Failed(Notice, String),
     /// A read of the resource with this token.
     Read(Token),
     /// A write of the value with the token.
@@ -289,9 +291,8 @@ impl Report {
                 mode,
             },
             Report::TimedOut => Notice::TimedOut { owner },
-            Report::Failed { error, message } => Notice::Failed {
-                owner,
-                reason: fail_reason(&error).ok_or_else(|| {
+            Report::Failed { error, message } => {
+                let reason = fail_reason(&error).ok_or_else(|| {
                     format!(
                         "a failure splitbrain has no name for: `{error}` ({message}); expected \
                          a ZooKeeper error (`connection_loss`, `session_expired`, `no_node`, \
@@ -299,8 +300,9 @@ impl Report {
                          `upgrade_would_deadlock`, `already_started`, `not_started`, \
                          `library`"
                     )
-                })?,
-            },
+                })?;
+                return Ok(Meaning::Failed(Notice::Failed { owner, reason }, message));
+            }
             Report::Suspended => Notice::Suspended { owner },
             Report::Reconnected => Notice::Reconnected { owner },
             Report::Lost => Notice::Lost { owner },
@@ -403,15 +405,22 @@ mod tests {
             owner: OWNER,
             reason,
         };
-        assert_eq!(parse(failed).unwrap().1, Meaning::Notice(failed_notice));
+        let message = "KeeperErrorCode = ConnectionLoss".to_owned();
+        assert_eq!(
+            parse(failed).unwrap().1,
+            Meaning::Failed(failed_notice, message)
+        );
         let not_held = r#"{"type":"failed","t":7,"error":"not_held"}"#;
         let not_held_reason = FailReason::NotHeld;
         assert_eq!(
             parse(not_held).unwrap().1,
-            Meaning::Notice(Notice::Failed {
-                owner: OWNER,
-                reason: not_held_reason
-            })
+            Meaning::Failed(
+                Notice::Failed {
+                    owner: OWNER,
+                    reason: not_held_reason
+                },
+                String::new()
+            )
         );
         let ready = r#"{"type":"ready","t":1,"session_id":72057594037927937,"password":"0a1b"}"#;
         assert!(matches!(

@@ -143,6 +143,28 @@ fn a_malformed_report_ends_the_run_naming_the_contender_and_the_line() {
 
 #[test]
 #[ignore = "needs python3: scripts/test installs it"]
+fn a_failure_is_recorded_with_the_library_s_own_words() {
+    let refused = r#"say("failed", error="connection_loss", message="no response in 400ms")"#;
+    let events = run(&fake(refused)).unwrap_or_else(|e| panic!("{e}"));
+    let failed = (events.iter())
+        .position(|e| {
+            matches!(
+                e.kind,
+                EventKind::Notice {
+                    notice: Notice::Failed { .. }
+                }
+            )
+        })
+        .expect("a failed notice");
+    let said = EventKind::LibraryError {
+        message: "no response in 400ms".into(),
+    };
+    assert_eq!(events[failed + 1].kind, said, "{events:#?}");
+    assert_eq!(events[failed + 1].client, events[failed].client);
+}
+
+#[test]
+#[ignore = "needs python3: scripts/test installs it"]
 fn a_contender_that_dies_or_cannot_start_is_one_clear_error() {
     let why = run("import sys; sys.exit(3)").unwrap_err();
     assert!(
