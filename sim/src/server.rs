@@ -195,6 +195,12 @@ impl ServerHandle {
         self.lock().sessions.keys().copied().collect()
     }
 
+    /// Whether `session` is attached to a connection of this server (its client is connected
+    /// here, not to another server of the ensemble).
+    pub fn serves(&self, session: SessionId) -> bool {
+        (self.lock().sessions.get(&session)).is_some_and(|s| s.conn.is_some())
+    }
+
     /// Sends a command to the running server (dropped while it is down).
     pub fn control(&self, command: Control) {
         if let Some(control) = &self.lock().control {
@@ -378,7 +384,13 @@ impl State {
         resume: Option<Resume>,
         out: &mut Vec<Out>,
     ) {
-        if self.refuses() {
+        // A client that has seen a later zxid than this server has applied is refused, as
+        // ZooKeeper's `processConnectRequest` refuses it ("client must try another server"): a
+        // follower behind the client would answer it with older state than it has read.
+        let ahead = resume
+            .as_ref()
+            .is_some_and(|r| r.last_zxid > self.tree().zxid());
+        if self.refuses() || ahead {
             self.retired.insert(conn);
             out.push((client, peer, Datagram::<ToClient>::Reset { conn }.into()));
             return;

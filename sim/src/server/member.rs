@@ -24,7 +24,8 @@
 //!   answers with the sessions its clients touched since its last answer, and the leader's
 //!   session tracker expires a session nobody touched for its timeout, through the log. A
 //!   reconnecting client is re-attached by any serving server whose applied state still
-//!   holds its session, and told it expired by one that applied its end.
+//!   holds its session, and told it expired by one that applied its end; a server that has
+//!   applied less than the client has seen refuses it (`sim/src/server.rs`).
 //!
 //! Peer messages travel in order on each link; a cut link holds them until it is torn down
 //! (syncLimit ticks without hearing the peer), which loses them: a follower that rejoins

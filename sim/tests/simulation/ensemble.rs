@@ -73,12 +73,23 @@ impl World {
 
     /// A session of client `client` whose host list is server `server` alone, connected.
     pub(crate) async fn session(&self, client: u16, server: u16) -> (SimSession, SessionId) {
+        self.session_on(client, &[server]).await
+    }
+
+    /// A session of client `client` whose host list is `servers` (shuffled from the seed when
+    /// more than one), connected.
+    pub(crate) async fn session_on(&self, client: u16, servers: &[u16]) -> (SimSession, SessionId) {
         let connector = SimConnector::new(
             Node::Client(client),
             Duration::from_millis(SETTINGS.session_timeout_ms),
             self.network.clone(),
         )
-        .servers(vec![member_addr(server, SERVER_PORT)]);
+        .servers(
+            servers
+                .iter()
+                .map(|&s| member_addr(s, SERVER_PORT))
+                .collect(),
+        );
         let session = connector.connect().await;
         match event(&session).await {
             RawEvent::State {

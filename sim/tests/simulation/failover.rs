@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use coordination::ids::OpId;
-use coordination::session::{Coordination, RawEvent};
+use coordination::session::{Coordination, RawEvent, RawState};
 use coordination::zk::{CreateMode, OpOk, Request, SessionId, ZkError};
 use madsim::runtime::Handle;
 use madsim::time::{Instant, sleep};
@@ -14,11 +14,16 @@ use recipe_table::property::Property;
 use scenarios::fault::ServerSelector;
 use trace::EventKind;
 
-use crate::ensemble::{FOLLOWER, LEADER, SETTINGS, SYNC_LIMIT, World, call, event, path, simulate};
+use crate::ensemble::{
+    FOLLOWER, LEADER, SETTINGS, SYNC_LIMIT, World, call, event, event_within, path, simulate,
+};
 use crate::query::{catalog_scenario, run_scenario, violations};
 
 /// The other follower.
 const OTHER: u16 = 1;
+
+/// A seed whose shuffle of the host list `[LEADER, FOLLOWER]` puts the leader first.
+const SHUFFLED_LEADER_FIRST: u64 = 3;
 
 fn create(at: &str) -> Request {
     Request::Create {
@@ -148,6 +153,70 @@ fn what_no_quorum_logged_is_discarded_by_the_next_leader() {
             assert!(!world.holds(server, "/y"), "server {server}");
             assert!(world.holds(server, "/z"), "server {server}");
         }
+    });
+}
+
+/// ZooKeeper's refusal of a client that has seen a later zxid than the server it connects to
+/// (`processConnectRequest`): the client's create is applied by the leader and a follower
+/// while the other follower is cut off from its peers; the leader crashes, and the client's
+/// next server is the cut follower, still serving (for syncLimit) but without the create.
+/// Re-attached there, the client would read that its own node does not exist; refused, it
+/// connects only once the healed follower has caught up in a new quorum, and reads its node.
+#[test]
+fn a_server_behind_what_the_client_has_seen_refuses_it() {
+    simulate(SHUFFLED_LEADER_FIRST, || async {
+        let world = World::start().await;
+        let (a, session) = world.session_on(0, &[LEADER, FOLLOWER]).await;
+        assert!(
+            world.servers[usize::from(LEADER)].serves(session),
+            "the seed's shuffle puts the leader first"
+        );
+        world.cut(FOLLOWER);
+        assert!(created(&call(&a, 1, create("/x")).await));
+        world.crash(LEADER);
+        let crashed = Instant::now();
+        assert!(
+            !world.holds(FOLLOWER, "/x"),
+            "the cut follower has not applied it"
+        );
+        while crashed.elapsed() < SYNC_LIMIT {
+            let Some(heard) = event_within(&a, SYNC_LIMIT - crashed.elapsed()).await else {
+                break;
+            };
+            assert!(
+                !matches!(
+                    heard,
+                    RawEvent::State {
+                        state: RawState::Connected { .. }
+                    }
+                ),
+                "connected to a server behind its last zxid at {:?}",
+                crashed.elapsed()
+            );
+        }
+        world.heal();
+        loop {
+            if let RawEvent::State {
+                state: RawState::Connected { .. },
+            } = event(&a).await
+            {
+                break;
+            }
+        }
+        let exists = Request::Exists {
+            path: path("/x"),
+            watch: false,
+        };
+        assert!(
+            matches!(
+                call(&a, 2, exists).await,
+                RawEvent::Reply {
+                    result: Ok(OpOk::Exists { stat: Some(_) }),
+                    ..
+                }
+            ),
+            "the client reads its own node"
+        );
     });
 }
 
