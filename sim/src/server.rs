@@ -195,12 +195,6 @@ impl ServerHandle {
         self.lock().sessions.keys().copied().collect()
     }
 
-    /// Whether `session` is attached to a connection of this server (its client is connected
-    /// here, not to another server of the ensemble).
-    pub fn serves(&self, session: SessionId) -> bool {
-        (self.lock().sessions.get(&session)).is_some_and(|s| s.conn.is_some())
-    }
-
     /// Sends a command to the running server (dropped while it is down).
     pub fn control(&self, command: Control) {
         if let Some(control) = &self.lock().control {
