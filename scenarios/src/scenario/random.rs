@@ -12,6 +12,10 @@
 //!     { "kind": "restart_server" } ] }
 //! ```
 //!
+//! In an ensemble, a template may address one server by its selector (resolved when the drawn
+//! fault starts): `{ "kind": "crash_server", "server": "leader", "down_ms": {...} }`,
+//! `pause_server` (`pause_ms`) and `isolate_from_peers` (`for_ms`).
+//!
 //! A generator whose templates all cut one client's links can draw faults that start at that
 //! client's request: `"on_request": { "ops": ["create", "get_children"], "path_contains": "" }`
 //! draws one request kind per fault (after its other parts, so generators without it draw
@@ -25,6 +29,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::span::Span;
 use crate::fault::{
     DEFAULT_RESTART_DOWN_MS, Fault, Node, RequestOp, RequestTrigger, ScheduledFault,
+    ServerSelector,
 };
 use crate::rng::SplitMix64;
 
@@ -138,6 +143,29 @@ pub enum FaultTemplate {
         #[serde(default)]
         down_ms: Option<Span>,
     },
+    /// [`Fault::IsolateFromPeers`]: the server its selector names when the fault starts.
+    IsolateFromPeers {
+        /// Which server.
+        server: ServerSelector,
+        /// Heal by itself after this long.
+        #[serde(default)]
+        for_ms: Option<Span>,
+    },
+    /// [`Fault::CrashServer`].
+    CrashServer {
+        /// Which server.
+        server: ServerSelector,
+        /// How long it is down ([`crate::fault::DEFAULT_RESTART_DOWN_MS`] unless given).
+        #[serde(default)]
+        down_ms: Option<Span>,
+    },
+    /// [`Fault::PauseServer`].
+    PauseServer {
+        /// Which server.
+        server: ServerSelector,
+        /// How long it is paused.
+        pause_ms: Span,
+    },
     /// [`Fault::Delay`].
     Delay {
         /// Sender.
@@ -202,6 +230,21 @@ impl FaultTemplate {
             FaultTemplate::RestartServer { down_ms } => Fault::RestartServer {
                 down_ms: down_ms.map_or(DEFAULT_RESTART_DOWN_MS, |d| d.draw(rng)),
             },
+            FaultTemplate::IsolateFromPeers { server, for_ms } => Fault::IsolateFromPeers {
+                server,
+                resolved: None,
+                for_ms: for_ms.map(|d| d.draw(rng)),
+            },
+            FaultTemplate::CrashServer { server, down_ms } => Fault::CrashServer {
+                server,
+                resolved: None,
+                down_ms: down_ms.map_or(DEFAULT_RESTART_DOWN_MS, |d| d.draw(rng)),
+            },
+            FaultTemplate::PauseServer { server, pause_ms } => Fault::PauseServer {
+                server,
+                resolved: None,
+                pause_ms: pause_ms.draw(rng),
+            },
             FaultTemplate::Partition {
                 a,
                 b,
@@ -262,7 +305,10 @@ impl FaultTemplate {
                 (vec![*client], vec![], vec![])
             }
             FaultTemplate::Heal => (vec![], vec![], vec![]),
-            FaultTemplate::RestartServer { down_ms } => (vec![], vec![], spans(down_ms)),
+            FaultTemplate::RestartServer { down_ms }
+            | FaultTemplate::CrashServer { down_ms, .. } => (vec![], vec![], spans(down_ms)),
+            FaultTemplate::IsolateFromPeers { for_ms, .. } => (vec![], vec![], spans(for_ms)),
+            FaultTemplate::PauseServer { pause_ms, .. } => (vec![], vec![], vec![*pause_ms]),
             FaultTemplate::Partition { a, b, for_ms, .. } => (vec![], vec![*a, *b], spans(for_ms)),
             FaultTemplate::Isolate { node, for_ms } => (vec![], vec![*node], spans(for_ms)),
             FaultTemplate::Delay {

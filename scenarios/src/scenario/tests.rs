@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::fault::{Fault, RequestOp};
+use crate::fault::{Fault, RequestOp, ServerSelector};
 
 fn base() -> Value {
     json!({
@@ -542,5 +542,69 @@ fn random_cuts_can_start_at_drawn_requests_and_other_generators_draw_as_before()
         no_ops,
         "unit.json: /random_faults/0/on_request/ops: expected at least one request kind, found \
          an empty list"
+    );
+}
+
+#[test]
+fn random_server_faults_draw_in_an_ensemble_and_are_refused_outside_one() {
+    let templates = json!([
+        {"kind": "crash_server", "server": "leader", "down_ms": {"min": 500, "max": 3000}},
+        {"kind": "pause_server", "server": {"follower": 1}, "pause_ms": {"min": 100, "max": 900}},
+        {"kind": "isolate_from_peers", "server": {"server_of": 0}, "for_ms": 700}
+    ]);
+    let mut value = base();
+    value["server"]["ensemble"] = json!(3);
+    value["random_faults"][0]["pick"] = templates.clone();
+    let scenario = parse(&value).expect("server templates parse in an ensemble");
+    let mut drawn = std::collections::BTreeSet::new();
+    for seed in 0..50 {
+        for scheduled in scenario.fault_schedule(seed) {
+            match scheduled.fault {
+                Fault::CrashServer {
+                    server, down_ms, ..
+                } => {
+                    assert_eq!(server, ServerSelector::Leader);
+                    assert!((500..=3000).contains(&down_ms), "{down_ms}");
+                }
+                Fault::PauseServer {
+                    server, pause_ms, ..
+                } => {
+                    assert_eq!(server, ServerSelector::Follower(1));
+                    assert!((100..=900).contains(&pause_ms), "{pause_ms}");
+                }
+                Fault::IsolateFromPeers { server, for_ms, .. } => {
+                    assert_eq!((server, for_ms), (ServerSelector::ServerOf(0), Some(700)));
+                }
+                Fault::Pause { .. } => continue,
+                other => panic!("{other:?}"),
+            }
+            drawn.insert(scheduled.fault.kind());
+        }
+    }
+    assert_eq!(drawn.len(), 3, "each template drawn: {drawn:?}");
+
+    let standalone = error_after("/random_faults/0", |random| {
+        random["pick"] = templates.clone();
+    });
+    assert_eq!(
+        standalone,
+        "unit.json: /random_faults/0/pick/0/server: expected a fault on one server in an \
+         ensemble (server.ensemble at least 2), found Leader with 1 server(s)"
+    );
+    let in_ensemble = |template: Value| {
+        let mut value = base();
+        value["server"]["ensemble"] = json!(3);
+        value["random_faults"][0]["pick"] = json!([template]);
+        parse(&value).expect_err("must be rejected").to_string()
+    };
+    assert_eq!(
+        in_ensemble(json!({"kind": "pause_server", "server": {"follower": 2}, "pause_ms": 5})),
+        "unit.json: /random_faults/0/pick/0/server/follower: expected a follower index below 2, \
+         found 2"
+    );
+    assert_eq!(
+        in_ensemble(json!({"kind": "pause_server", "server": "leader", "pause_ms": 0})),
+        "unit.json: /random_faults/0/pick/0/pause_ms: expected a positive number of \
+         milliseconds, found 0"
     );
 }

@@ -114,6 +114,10 @@ pub(super) fn validate(s: &Scenario) -> Check {
             if let Fault::RestartServer { .. } = drawn {
                 not_in_ensemble(s, "restart_server", &format!("{at}/pick/{j}"))?;
             }
+            if let Some(server) = drawn.server_selector() {
+                let pointer = format!("{at}/pick/{j}/server");
+                check_server_selector(s, server, (&pointer, "one server"))?;
+            }
             require(
                 random.on_request.is_none() || drawn.requesting_client().is_some(),
                 &format!("{at}/pick/{j}"),
@@ -481,7 +485,8 @@ fn check_template(clients: u16, template: &FaultTemplate, at: &str) -> Check {
         )?;
     }
     let field = match template {
-        FaultTemplate::RestartServer { .. } => "down_ms",
+        FaultTemplate::RestartServer { .. } | FaultTemplate::CrashServer { .. } => "down_ms",
+        FaultTemplate::PauseServer { .. } => "pause_ms",
         _ => "for_ms",
     };
     for span in spans {
