@@ -20,6 +20,9 @@ pub type Recorder = trace::record::Recorder<RealClock>;
 #[derive(Clone, Copy, Debug)]
 pub struct RealClock {
     start: Instant,
+    /// Time zero on `CLOCK_MONOTONIC`, read once: two reports stamped alike by another
+    /// process keep one time (and their order), which a reading per conversion would not.
+    origin_ns: u64,
 }
 
 impl RealClock {
@@ -27,6 +30,7 @@ impl RealClock {
     pub fn start() -> RealClock {
         RealClock {
             start: Instant::now(),
+            origin_ns: monotonic_ns(),
         }
     }
 
@@ -34,8 +38,7 @@ impl RealClock {
     /// the machine reads alike: what a client process is given to share this clock
     /// ([`RealClock::from_monotonic_ns`]).
     pub fn origin_monotonic_ns(&self) -> u64 {
-        let since = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        monotonic_ns().saturating_sub(since)
+        self.origin_ns
     }
 
     /// Time zero in nanoseconds since the Unix epoch, on the wall clock (for a server's log,
@@ -61,6 +64,7 @@ impl RealClock {
         let now = Instant::now();
         RealClock {
             start: now.checked_sub(since).unwrap_or(now),
+            origin_ns: origin,
         }
     }
 }
@@ -127,5 +131,20 @@ impl Executor for RealExecutor {
     fn draw_ms(&self, span: Span) -> Duration {
         let ms = (self.rng.lock().expect("rng lock")).in_range(span.min, span.max);
         Duration::from_millis(ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stamp_converts_to_one_time_however_often_it_is_read() {
+        let clock = RealClock::start();
+        let stamp = Duration::from_nanos(monotonic_ns());
+        let first = clock.since_start(stamp);
+        assert!((0..1_000).all(|_| clock.since_start(stamp) == first));
+        let shared = RealClock::from_monotonic_ns(clock.origin_monotonic_ns());
+        assert_eq!(shared.since_start(stamp), first, "a client process's clock agrees");
     }
 }
