@@ -93,10 +93,15 @@ impl State {
     }
 
     /// A LOOKING peer's vote: counted while looking, answered with the epoch while leading.
+    /// A vote from the leader this server follows is not its leader's word (that server is
+    /// back from a crash, looking): it does not keep this server following, which only
+    /// syncLimit of the leader's silence ends.
     pub(super) fn on_looking(&mut self, from: u16, vote: Vote) {
         let now = self.time.now();
         let member = self.member();
-        member.heard.insert(from, now);
+        if member.leader() != Some(from) {
+            member.heard.insert(from, now);
+        }
         let (me, epoch) = (member.id, member.epoch);
         match &mut member.role {
             Role::Looking { votes, .. } => {

@@ -299,7 +299,7 @@ impl Member {
     }
 
     /// The leader it follows (or leads).
-    fn leader(&self) -> Option<u16> {
+    pub(super) fn leader(&self) -> Option<u16> {
         match self.role {
             Role::Following { leader, .. } => Some(leader),
             Role::Leading { .. } => Some(self.id),

@@ -220,6 +220,28 @@ fn a_server_behind_what_the_client_has_seen_refuses_it() {
     });
 }
 
+/// A leader whose machine is back within syncLimit is LOOKING, not leading: its votes must
+/// not pass for the word of the leader its old followers still follow, or they follow it for
+/// ever while it waits for their votes, and the ensemble never elects (found by a random
+/// server-fault hunt: every client waited from the crash to the horizon).
+#[test]
+fn a_leader_back_within_sync_limit_is_not_followed_for_ever() {
+    simulate(15, || async {
+        let world = World::start().await;
+        sleep(Duration::from_millis(300)).await;
+        world.crash(LEADER);
+        sleep(SYNC_LIMIT / 4).await;
+        world.ensemble.recover(LEADER, &Handle::current());
+        // Its node restarts, LOOKING.
+        sleep(Duration::from_millis(SETTINGS.tick_ms)).await;
+        assert_eq!(world.servers[usize::from(LEADER)].leader(), None);
+        let elected = madsim::time::timeout(SYNC_LIMIT * 3, world.elected()).await;
+        assert!(elected.is_ok(), "a leader again within 3 x syncLimit");
+        let (b, _) = world.session(1, elected.unwrap()).await;
+        assert!(created(&call(&b, 1, create("/after")).await));
+    });
+}
+
 #[test]
 fn a_restarted_follower_rejoins_the_leader_and_catches_up() {
     simulate(14, || async {
