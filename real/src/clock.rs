@@ -145,6 +145,10 @@ mod tests {
         let first = clock.since_start(stamp);
         assert!((0..1_000).all(|_| clock.since_start(stamp) == first));
         let shared = RealClock::from_monotonic_ns(clock.origin_monotonic_ns());
-        assert_eq!(shared.since_start(stamp), first, "a client process's clock agrees");
+        assert_eq!(
+            shared.since_start(stamp),
+            first,
+            "a client process's clock agrees"
+        );
     }
 }

@@ -177,7 +177,7 @@ impl Injector {
                 Fault::PauseServer {
                     resolved: Some(server),
                     ..
-                } => self.servers.pause(server, &self.handle),
+                } => self.servers.pause(server, index, &self.handle),
                 _ => return self.record(EventKind::FaultEnd { fault }),
             }
             resolved.insert(index, fault);
@@ -279,7 +279,7 @@ impl Injector {
             }
             Fault::PauseServer { resolved, .. } => {
                 if let Some(server) = resolved {
-                    self.servers.resume(server, &self.handle);
+                    self.servers.resume(server, index, &self.handle);
                 }
                 resolved.is_some()
             }

@@ -154,20 +154,27 @@ impl Servers {
         crashed
     }
 
-    /// Pauses the process of server `n` of the ensemble on `handle` (a GC pause): its node
-    /// runs nothing until [`Servers::resume`], and what is sent to it waits. A crash of the
-    /// server meanwhile ends the pause (its restarted node runs).
-    pub fn pause(&self, n: u16, handle: &madsim::runtime::Handle) {
+    /// Pause fault `fault` stops the process of server `n` of the ensemble on `handle` (a GC
+    /// pause): its node runs nothing until every pause on it has ended ([`Servers::resume`]),
+    /// and what is sent to it waits. A crash of the server meanwhile ends its pauses (its
+    /// restarted node runs).
+    pub fn pause(&self, n: u16, fault: usize, handle: &madsim::runtime::Handle) {
         if let Servers::Ensemble { members } = self {
-            handle.pause(members[usize::from(n)].1);
+            let (server, node) = &members[usize::from(n)];
+            if server.pause(fault) {
+                handle.pause(*node);
+            }
         }
     }
 
-    /// Resumes the process of server `n` of the ensemble on `handle`: it processes what
-    /// waited, in order of arrival.
-    pub fn resume(&self, n: u16, handle: &madsim::runtime::Handle) {
+    /// Pause fault `fault` on server `n` of the ensemble ends on `handle`: when no other
+    /// keeps it stopped, it processes what waited, in order of arrival.
+    pub fn resume(&self, n: u16, fault: usize, handle: &madsim::runtime::Handle) {
         if let Servers::Ensemble { members } = self {
-            handle.resume(members[usize::from(n)].1);
+            let (server, node) = &members[usize::from(n)];
+            if server.unpause(fault) {
+                handle.resume(*node);
+            }
         }
     }
 

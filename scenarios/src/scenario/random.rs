@@ -28,8 +28,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::span::Span;
 use crate::fault::{
-    DEFAULT_RESTART_DOWN_MS, Fault, Node, RequestOp, RequestTrigger, ScheduledFault,
-    ServerSelector,
+    DEFAULT_RESTART_DOWN_MS, Fault, Node, RequestOp, RequestTrigger, ScheduledFault, ServerSelector,
 };
 use crate::rng::SplitMix64;
 

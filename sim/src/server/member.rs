@@ -217,6 +217,9 @@ pub(super) struct Member {
     last: BTreeMap<u16, Instant>,
     /// How many crashes keep this server's machine down now.
     down: usize,
+    /// The pause faults (by index in the schedule) that keep its process stopped now; a
+    /// crash ends them all (the restarted process is a new one).
+    pauses: BTreeSet<usize>,
     /// Whether its node has started once (a later start is a restart after a crash).
     started: bool,
 }
@@ -367,6 +370,7 @@ impl ServerHandle {
             outbox: BTreeMap::new(),
             last: BTreeMap::new(),
             down: 0,
+            pauses: BTreeSet::new(),
             started: false,
         };
         handle.lock().member = Some(member);
@@ -420,12 +424,30 @@ impl ServerHandle {
     pub fn crash(&self) -> bool {
         let mut state = self.lock();
         let member = state.member();
+        member.pauses.clear();
         member.down += 1;
         if member.down > 1 {
             return false;
         }
         state.lose_connections();
         true
+    }
+
+    /// Pause fault `fault` stops this server's process: true when it ran (then pause its
+    /// node).
+    pub fn pause(&self, fault: usize) -> bool {
+        let mut state = self.lock();
+        let pauses = &mut state.member().pauses;
+        pauses.insert(fault);
+        pauses.len() == 1
+    }
+
+    /// Pause fault `fault` ends: true when it was one of those stopping the process and no
+    /// other is (then resume its node).
+    pub fn unpause(&self, fault: usize) -> bool {
+        let mut state = self.lock();
+        let pauses = &mut state.member().pauses;
+        pauses.remove(&fault) && pauses.is_empty()
     }
 
     /// One crash fewer keeps this server's machine down: true when it is up again (then

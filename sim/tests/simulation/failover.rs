@@ -279,11 +279,40 @@ fn a_restarted_follower_rejoins_the_leader_and_catches_up() {
     });
 }
 
+/// Two overlapping pauses of one server (a random generator draws them) stop it until the
+/// later ends: the first's end resumed it while the second still ran.
+#[test]
+fn a_server_paused_twice_runs_again_only_when_both_pauses_end() {
+    simulate(16, || async {
+        let world = World::start().await;
+        let handle = Handle::current();
+        world.ensemble.pause(LEADER, 0, &handle);
+        world.ensemble.pause(LEADER, 1, &handle);
+        sleep(Duration::from_millis(SETTINGS.tick_ms)).await;
+        world.ensemble.resume(LEADER, 0, &handle);
+        sleep(SYNC_LIMIT * 2).await;
+        let leader = world.elected().await;
+        assert_ne!(leader, LEADER, "the followers elected one of their own");
+        assert_eq!(
+            world.servers[usize::from(LEADER)].leading(),
+            Some(1),
+            "still paused by the second fault: it has run nothing since"
+        );
+        world.ensemble.resume(LEADER, 1, &handle);
+        sleep(SYNC_LIMIT * 2).await;
+        assert_eq!(
+            world.servers[usize::from(LEADER)].leader(),
+            Some(leader),
+            "running again, it follows the new leader"
+        );
+    });
+}
+
 #[test]
 fn a_paused_leader_is_replaced_and_follows_the_new_leader_on_resume() {
     simulate(15, || async {
         let world = World::start().await;
-        world.ensemble.pause(LEADER, &Handle::current());
+        world.ensemble.pause(LEADER, 0, &Handle::current());
         let paused = Instant::now();
         // The paused leader still leads epoch 1 until a follower leads epoch 2.
         let leader = loop {
@@ -310,7 +339,7 @@ fn a_paused_leader_is_replaced_and_follows_the_new_leader_on_resume() {
             created(&call(&a, 1, create("/p")).await),
             "the new leader commits with the other follower"
         );
-        world.ensemble.resume(LEADER, &Handle::current());
+        world.ensemble.resume(LEADER, 0, &Handle::current());
         sleep(SYNC_LIMIT / 2).await;
         assert_eq!(
             world.servers[usize::from(LEADER)].leading(),
