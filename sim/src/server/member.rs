@@ -29,7 +29,8 @@
 //!
 //! Peer messages travel in order on each link; a cut link holds them until it is torn down
 //! (syncLimit ticks without hearing the peer), which loses them: a follower that rejoins
-//! takes the leader's whole log again. Not modelled: replication lag beyond the network's
+//! takes the leader's whole log again, and one that finds a gap in the numbered proposals
+//! goes LOOKING to rejoin. Not modelled: replication lag beyond the network's
 //! latency, re-validation of a moved session through the leader, snapshots (the log is
 //! never trimmed) and the byte-stream clients of programs.
 
@@ -151,8 +152,8 @@ pub(super) enum Peer {
         log: Vec<Entry>,
         committed: usize,
     },
-    /// Leader to follower: one more entry to log (`PROPOSAL`).
-    Propose { epoch: u32, entry: Entry },
+    /// Leader to follower: one more entry to log (`PROPOSAL`), at position `at` of the log.
+    Propose { epoch: u32, at: usize, entry: Entry },
     /// Follower to leader: how long its log is (`ACK`).
     Ack {
         from: u16,
@@ -705,9 +706,16 @@ impl State {
                 epoch,
                 logged,
             } => self.on_ack(from, epoch, logged, &mut out),
-            Peer::Propose { epoch, entry } => {
+            Peer::Propose { epoch, at, entry } => {
                 if self.follows_in(epoch) {
                     let member = self.member();
+                    if at != member.log.len() {
+                        // Proposals were lost with a torn-down link, and the log would have
+                        // a gap: its connection to the leader is broken, so it goes LOOKING
+                        // (dropping its clients) and joins again, taking the leader's log.
+                        out.extend(self.look());
+                        return out;
+                    }
                     member.log.push(entry);
                     let (from, logged) = (member.id, member.log.len());
                     self.post_to_leader(Peer::Ack {
@@ -857,14 +865,14 @@ impl State {
             origin,
         };
         member.log.push(entry.clone());
-        let epoch = member.epoch;
+        let (epoch, at) = (member.epoch, member.log.len() - 1);
         let followers: Vec<u16> = match &member.role {
             Role::Leading { followers, .. } => followers.keys().copied().collect(),
             _ => Vec::new(),
         };
         for follower in followers {
             let entry = entry.clone();
-            member.post(follower, Peer::Propose { epoch, entry });
+            member.post(follower, Peer::Propose { epoch, at, entry });
         }
         self.advance(out);
     }
