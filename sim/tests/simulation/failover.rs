@@ -394,3 +394,66 @@ fn a_leader_crash_alone_leaves_two_lease_takers_waiting_for_ever() {
         "a lease taken without the internal lock: {nodes:?}"
     );
 }
+
+/// The catalog's `random-server-faults-mutex`, seed 62 (book/src/findings/protected-create-twice.md):
+/// server pauses alone. A waiter's create, forwarded to the paused leader, waits there; the
+/// waiter's connection is lost, and Curator's protected-create recovery lists the children,
+/// finds no node of its prefix and creates again. When the leader runs again both creates are
+/// applied: two lock nodes of one prefix on one live session, one of which nobody will ever
+/// delete while that session lives, and the waiters behind it wait to the horizon.
+#[test]
+fn a_create_held_by_a_paused_leader_and_its_protected_retry_both_land_and_the_queue_stalls() {
+    let scenario = catalog_scenario("random-server-faults-mutex");
+    let trace = (sim::Sim::from_scenario(&scenario, 62, scenario.fault_schedule(62)).run())
+        .expect("valid settings");
+    assert!(violations(&scenario, &trace, Property::Progress) > 0);
+    assert_eq!(
+        violations(&scenario, &trace, Property::MutualExclusionFenced),
+        0
+    );
+    assert!(
+        (trace.events.iter()).all(|e| match &e.kind {
+            EventKind::FaultStart { fault } => fault.kind() == "pause_server",
+            _ => true,
+        }),
+        "server pauses alone"
+    );
+    let nodes = (trace.events.iter().rev())
+        .find_map(|e| match &e.kind {
+            EventKind::TreeSnapshot { nodes } => Some(nodes),
+            _ => None,
+        })
+        .expect("the final tree");
+    let mut by_prefix: std::collections::BTreeMap<(&str, Option<SessionId>), usize> =
+        std::collections::BTreeMap::new();
+    for node in nodes {
+        if let Some((prefix, _)) = node.path.as_str().rsplit_once("-lock-") {
+            *by_prefix.entry((prefix, node.ephemeral_owner)).or_default() += 1;
+        }
+    }
+    assert!(
+        by_prefix.values().any(|&count| count == 2),
+        "two lock nodes of one protection prefix on one session: {nodes:?}"
+    );
+}
+
+/// The catalog's `random-server-faults-mutex`, seed 118: a follower paused past syncLimit
+/// while the leader went on proposing, one of whose links to it was torn down meanwhile (its
+/// held proposals lost). The leader's next proposal came on a new link, and the follower
+/// appended it after a gap, applying later entries with outcomes other than the leader's
+/// (the debug build's check of every applied outcome against the leader's failed). A gap
+/// now breaks its connection to the leader: it goes LOOKING and takes the leader's log.
+#[test]
+fn a_follower_that_missed_proposals_takes_the_leaders_log_again() {
+    let scenario = catalog_scenario("random-server-faults-mutex");
+    let faults = scenario.fault_schedule(118);
+    assert!(
+        (faults.iter()).any(|f| f.fault.kind() == "pause_server"),
+        "{faults:?}"
+    );
+    let trace = (sim::Sim::from_scenario(&scenario, 118, faults).run()).expect("valid settings");
+    assert_eq!(
+        violations(&scenario, &trace, Property::MutualExclusionFenced),
+        0
+    );
+}
