@@ -12,6 +12,7 @@ use madsim::runtime::Handle;
 use madsim::time::{Instant, sleep};
 use recipe_table::property::Property;
 use scenarios::fault::ServerSelector;
+use sim::client::SimSession;
 use trace::EventKind;
 
 use crate::ensemble::{
@@ -38,6 +39,21 @@ fn created(event: &RawEvent) -> bool {
         event,
         RawEvent::Reply {
             result: Ok(OpOk::Created { .. }),
+            ..
+        }
+    )
+}
+
+/// Whether `session` finds `at` with an `exists` (op `op`).
+async fn finds(session: &SimSession, op: u32, at: &str) -> bool {
+    let exists = Request::Exists {
+        path: path(at),
+        watch: false,
+    };
+    matches!(
+        call(session, op, exists).await,
+        RawEvent::Reply {
+            result: Ok(OpOk::Exists { stat: Some(_) }),
             ..
         }
     )
@@ -203,20 +219,7 @@ fn a_server_behind_what_the_client_has_seen_refuses_it() {
                 break;
             }
         }
-        let exists = Request::Exists {
-            path: path("/x"),
-            watch: false,
-        };
-        assert!(
-            matches!(
-                call(&a, 2, exists).await,
-                RawEvent::Reply {
-                    result: Ok(OpOk::Exists { stat: Some(_) }),
-                    ..
-                }
-            ),
-            "the client reads its own node"
-        );
+        assert!(finds(&a, 2, "/x").await, "the client reads its own node");
     });
 }
 
@@ -262,20 +265,7 @@ fn a_restarted_follower_rejoins_the_leader_and_catches_up() {
             "no election"
         );
         let (a, _) = world.session(0, FOLLOWER).await;
-        let exists = Request::Exists {
-            path: path("/w"),
-            watch: false,
-        };
-        assert!(
-            matches!(
-                call(&a, 1, exists).await,
-                RawEvent::Reply {
-                    result: Ok(OpOk::Exists { stat: Some(_) }),
-                    ..
-                }
-            ),
-            "it serves the write it missed"
-        );
+        assert!(finds(&a, 1, "/w").await, "it serves the write it missed");
     });
 }
 
