@@ -143,7 +143,19 @@ pub fn four_letter_word(addr: SocketAddr, word: &str) -> Result<String, HarnessE
 pub fn mode(addr: SocketAddr) -> Option<ServerMode> {
     four_letter_word(addr, "srvr")
         .ok()
-        .and_then(|a| ServerMode::of_srvr(&a))
+        .and_then(|a| mode_of_srvr(&a))
+}
+
+/// The mode a `srvr` answer's `Mode:` line names, if it has one it knows.
+fn mode_of_srvr(answer: &str) -> Option<ServerMode> {
+    let line = answer.lines().find_map(|l| l.strip_prefix("Mode:"))?;
+    match line.trim() {
+        "standalone" => Some(ServerMode::Standalone),
+        "leader" => Some(ServerMode::Leader),
+        "follower" => Some(ServerMode::Follower),
+        "observer" => Some(ServerMode::Observer),
+        _ => None,
+    }
 }
 
 /// True when Debian's `zookeeper` package (and a `java`) are installed.
@@ -802,6 +814,18 @@ impl Ensemble {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn srvr_modes_parse() {
+        let answer = "Zookeeper version: 3.8.0\nZxid: 0x0\nMode: follower\nNode count: 5\n";
+        assert_eq!(mode_of_srvr(answer), Some(ServerMode::Follower));
+        assert_eq!(
+            mode_of_srvr("Mode: standalone\n"),
+            Some(ServerMode::Standalone)
+        );
+        let not_serving = "This ZooKeeper instance is not currently serving requests\n";
+        assert_eq!(mode_of_srvr(not_serving), None);
+    }
 
     #[test]
     fn free_ports_are_on_loopback_and_nonzero() {

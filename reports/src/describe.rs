@@ -461,8 +461,7 @@ fn server_modes(modes: &[Option<ServerMode>]) -> String {
             format!("server {server} {mode}")
         })
         .collect();
-    let leaderless =
-        !(modes.iter()).any(|m| matches!(m, Some(ServerMode::Leader | ServerMode::Standalone)));
+    let leaderless = !modes.iter().flatten().any(|m| m.leads());
     format!(
         "the servers at the horizon: {}{}",
         each.join(", "),

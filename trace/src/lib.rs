@@ -280,16 +280,10 @@ pub enum ServerMode {
 }
 
 impl ServerMode {
-    /// The mode a `srvr` answer's `Mode:` line names, if it has one it knows.
-    pub fn of_srvr(answer: &str) -> Option<ServerMode> {
-        let line = answer.lines().find_map(|l| l.strip_prefix("Mode:"))?;
-        match line.trim() {
-            "standalone" => Some(ServerMode::Standalone),
-            "leader" => Some(ServerMode::Leader),
-            "follower" => Some(ServerMode::Follower),
-            "observer" => Some(ServerMode::Observer),
-            _ => None,
-        }
+    /// Whether a server in this mode orders the writes and expires the sessions: a leader, or
+    /// a standalone server.
+    pub fn leads(self) -> bool {
+        matches!(self, ServerMode::Leader | ServerMode::Standalone)
     }
 }
 
@@ -377,19 +371,6 @@ impl Trace {
 mod tests {
     use super::*;
     use crate::build::Build;
-
-    #[test]
-    fn a_srvr_answer_names_its_mode_and_one_not_serving_none() {
-        let answer = "Zookeeper version: 3.8.0\nZxid: 0x0\nMode: follower\nNode count: 5\n";
-        assert_eq!(ServerMode::of_srvr(answer), Some(ServerMode::Follower));
-        let standalone = "Mode: standalone\n";
-        assert_eq!(
-            ServerMode::of_srvr(standalone),
-            Some(ServerMode::Standalone)
-        );
-        let not_serving = "This ZooKeeper instance is not currently serving requests\n";
-        assert_eq!(ServerMode::of_srvr(not_serving), None);
-    }
 
     #[test]
     fn a_trace_whose_time_goes_backwards_is_rejected_naming_the_event() {

@@ -10,7 +10,7 @@ use std::fmt::{self, Write};
 use coordination::zk::Path;
 use recipe_table::property::{Class, Violation};
 
-use trace::{EventKind, ServerMode};
+use trace::EventKind;
 
 use crate::analysis::{ClientView, Doing, NodeEnd, NodeRef, Run, Target, WaitOn, WatchKind};
 use crate::describe;
@@ -79,7 +79,7 @@ fn leaderless(out: &mut String, run: &Run) -> fmt::Result {
     let Some(modes) = modes else {
         return Ok(());
     };
-    if modes.contains(&Some(ServerMode::Leader)) {
+    if modes.iter().flatten().any(|m| m.leads()) {
         return Ok(());
     }
     let serving = modes.iter().flatten().count();
@@ -382,8 +382,8 @@ fn whose(node: &NodeRef) -> String {
 mod tests {
     use coordination::zk::Request;
     use recipe_table::property::Property;
-    use trace::Trace;
     use trace::build::Build;
+    use trace::{ServerMode, Trace};
 
     use super::*;
     use crate::analysis::tests::violation;
