@@ -773,33 +773,56 @@ const OLD_SESSION: &str = "leader-latch-downtime-old-session";
 /// `leader-latch-downtime-old-session` leads through its old session's node after the server's
 /// downtime, and the other participant leads beside it once the server expires that session,
 /// in every run: `leader_unique_belief` and `live_session_exclusion` violated, the fence
-/// holding (the stale leader's token, its old node's czxid, is the older one). Two runs.
+/// holding (the stale leader's token, its old node's czxid, is the older one). Two runs; a
+/// failure shows the run's timeline, since its trace stays on the machine that ran it.
 #[test]
 #[ignore = "needs zookeeper and curator: scripts/test installs Debian's zookeeper and \
             libcurator-{recipes,framework,client}-java"]
 fn curator_5_4s_latch_leads_through_its_old_sessions_node_beside_the_next_leader() {
     let _serial = real::testing::one_server_at_a_time();
     for run in &curators_two_unmet_runs(OLD_SESSION) {
-        assert!(violated(run, "leader_unique_belief"), "{run}");
-        assert!(violated(run, "live_session_exclusion"), "{run}");
-        assert!(!violated(run, "leader_unique_fenced"), "{run}");
         let trace = trace_of(run);
         let events = trace["events"].as_array().unwrap();
-        let leads = (events.iter())
-            .filter(|e| e["kind"] == "notice" && e["notice"]["notice"] == "is_leader")
+        let shown = format!("{run}\n{}", timeline(events));
+        assert!(violated(run, "leader_unique_belief"), "{shown}");
+        assert!(violated(run, "live_session_exclusion"), "{shown}");
+        assert!(!violated(run, "leader_unique_fenced"), "{shown}");
+        let leads = (events.iter().filter(|e| is_leader(e)))
             .map(|e| (e["client"].as_u64().unwrap(), e["notice"]["token"].as_u64()))
             .collect::<Vec<_>>();
+        assert!(leads.len() >= 3, "three leaderships: {shown}");
         let (first, again) = (leads[0], leads[1]);
         assert_eq!(
             first, again,
-            "the first leader leads again with its old node's token: {leads:?}"
+            "the first leader leads again with its old node's token: {shown}"
         );
         let other = leads[2];
         assert!(
             other.0 != first.0 && other.1 > first.1,
-            "then the other leads on a newer node: {leads:?}"
+            "then the other leads on a newer node: {shown}"
         );
     }
+}
+
+/// A real run's faults, sessions and notices, a line each with its time from the run's start
+/// in ms: what a failure message shows of the run.
+fn timeline(events: &[Value]) -> String {
+    let shown = [
+        "fault_start",
+        "fault_end",
+        "raw_session",
+        "server_session",
+        "notice",
+        "library_error",
+    ];
+    let lines = (events.iter())
+        .filter(|e| shown.iter().any(|kind| e["kind"] == *kind))
+        .map(|e| {
+            let mut rest = e.as_object().expect("an event is an object").clone();
+            let ns = rest.remove("t").and_then(|t| t.as_u64()).unwrap_or(0);
+            format!("{:>7} ms  {}", ns / 1_000_000, Value::Object(rest))
+        });
+    lines.collect::<Vec<_>>().join("\n")
 }
 
 /// The same page's second command: splitbrain's latch on the same scenario and server meets
@@ -813,7 +836,9 @@ fn splitbrains_latch_resets_its_old_sessions_node_and_one_leads_after_the_downti
     let (code, out) = real("latch-old-session", &args);
     assert_eq!(code, 0, "every expectation met: {out}");
     for run in out.as_array().expect("one summary per run") {
-        assert_eq!(run["violations"], json!([]), "{run}");
+        let trace = trace_of(run);
+        let events = trace["events"].as_array().unwrap();
+        assert_eq!(run["violations"], json!([]), "{run}\n{}", timeline(events));
     }
 }
 
@@ -851,11 +876,12 @@ fn curators_two_stalled_runs(name: &str) -> Vec<(Value, Vec<Value>)> {
     let runs = curators_two_unmet_runs(name);
     (runs.into_iter())
         .map(|run| {
+            let events = trace_of(&run)["events"].as_array().unwrap().clone();
             assert!(
                 violated(&run, "progress") && violated(&run, "answered"),
-                "{run}"
+                "{run}\n{}",
+                timeline(&events)
             );
-            let events = trace_of(&run)["events"].as_array().unwrap().clone();
             (run, events)
         })
         .collect()
