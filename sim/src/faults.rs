@@ -2,7 +2,8 @@
 //! start and end in the trace.
 //!
 //! - `pause`: madsim's pause/resume of the client node (it runs nothing and sends nothing;
-//!   what arrives meanwhile waits in its mailbox).
+//!   what arrives meanwhile waits in its mailbox). Overlapping pauses of one client keep it
+//!   paused until the last of them ends.
 //! - `partition`, `isolate`, `delay`, `drop`: rules in the wire's link table (a lost datagram
 //!   is retransmitted as TCP does, see [`crate::wire`]). `heal` removes them all and ends
 //!   each one.
@@ -60,6 +61,16 @@ pub struct Injector {
     pub recorder: Recorder,
 }
 
+/// What the injector keeps of the faults under way.
+#[derive(Default)]
+struct UnderWay {
+    /// The faults whose selectors were resolved when they started, as recorded.
+    resolved: BTreeMap<usize, Fault>,
+    /// Each client's pauses under way, by fault index: a client runs again when the last of
+    /// its overlapping pauses ends, not the first.
+    pauses: BTreeMap<u16, BTreeSet<usize>>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Step {
     /// Ends come first at a tie, so that back-to-back faults do not overlap.
@@ -73,8 +84,7 @@ impl Injector {
     /// Runs `schedule` (times from `start`) to its last step, and on until every fault armed
     /// to start at a request has started and ended.
     pub async fn run(self, start: Instant, schedule: Vec<ScheduledFault>) {
-        // The faults whose selectors were resolved when they started, as recorded.
-        let mut resolved = BTreeMap::new();
+        let mut under_way = UnderWay::default();
         let mut timeline: BTreeSet<(Instant, Step, usize)> = BTreeSet::new();
         for (index, scheduled) in schedule.iter().enumerate() {
             let at = start + Duration::from_millis(scheduled.at_ms);
@@ -113,10 +123,10 @@ impl Injector {
                     let (_, step, index) = timeline.pop_first().expect("a step was due");
                     let fault = &schedule[index].fault;
                     match step {
-                        Step::Start => self.start(index, fault, &schedule, &mut resolved),
+                        Step::Start => self.start(index, fault, &schedule, &mut under_way),
                         Step::End => {
-                            let fault = resolved.get(&index).unwrap_or(fault);
-                            self.end(index, fault);
+                            let fault = under_way.resolved.get(&index).unwrap_or(fault).clone();
+                            self.end(index, &fault, &mut under_way);
                         }
                         Step::Arm => {
                             self.arm(index, &schedule[index], started_tx.clone());
@@ -157,7 +167,7 @@ impl Injector {
         index: usize,
         fault: &Fault,
         schedule: &[ScheduledFault],
-        resolved: &mut BTreeMap<usize, Fault>,
+        under_way: &mut UnderWay,
     ) {
         if let Some(fault) = self.resolved(fault) {
             self.record(EventKind::FaultStart {
@@ -180,7 +190,7 @@ impl Injector {
                 } => self.servers.pause(server, index, &self.handle),
                 _ => return self.record(EventKind::FaultEnd { fault }),
             }
-            resolved.insert(index, fault);
+            under_way.resolved.insert(index, fault);
             return;
         }
         self.record(EventKind::FaultStart {
@@ -188,7 +198,11 @@ impl Injector {
         });
         let rules = match *fault {
             Fault::Pause { client, .. } => {
-                self.handle.pause(self.client_nodes[client as usize]);
+                let pauses = under_way.pauses.entry(client).or_default();
+                pauses.insert(index);
+                if pauses.len() == 1 {
+                    self.handle.pause(self.client_nodes[client as usize]);
+                }
                 Vec::new()
             }
             Fault::Partition { .. }
@@ -198,14 +212,16 @@ impl Injector {
             Fault::Heal => {
                 let healed = self.links().clear();
                 for healed in healed {
-                    let fault = (resolved.get(&healed).unwrap_or(&schedule[healed].fault)).clone();
+                    let fault = (under_way.resolved.get(&healed))
+                        .unwrap_or(&schedule[healed].fault)
+                        .clone();
                     self.record(EventKind::FaultEnd { fault });
                 }
-                return self.end(index, fault);
+                return self.end(index, fault, under_way);
             }
             Fault::ExpireSession { client } => {
                 self.servers.control(Control::ExpireClient(client));
-                return self.end(index, fault);
+                return self.end(index, fault, under_way);
             }
             Fault::IsolateFromPeers { .. }
             | Fault::CrashServer { .. }
@@ -214,7 +230,7 @@ impl Injector {
             }
             Fault::Crash { client } => {
                 self.restart(self.client_nodes[client as usize]);
-                return self.end(index, fault);
+                return self.end(index, fault, under_way);
             }
             Fault::RestartServer { .. } => {
                 if self.links().take_down(Node::Server) {
@@ -247,10 +263,14 @@ impl Injector {
         self.handle.restart(node);
     }
 
-    fn end(&self, index: usize, fault: &Fault) {
+    fn end(&self, index: usize, fault: &Fault, under_way: &mut UnderWay) {
         let ended = match *fault {
             Fault::Pause { client, .. } => {
-                self.handle.resume(self.client_nodes[client as usize]);
+                let pauses = under_way.pauses.entry(client).or_default();
+                pauses.remove(&index);
+                if pauses.is_empty() {
+                    self.handle.resume(self.client_nodes[client as usize]);
+                }
                 true
             }
             Fault::Partition { .. }

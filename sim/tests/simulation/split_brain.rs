@@ -110,3 +110,25 @@ fn fenced_the_paused_holder_is_rejected_and_nothing_is_lost() {
         .expect("A writes");
     assert_eq!(a_write, a_token, "with its stale token");
 }
+
+/// Two overlapping pauses of one client are one pause until the later one ends: A, paused from
+/// 300 ms for 1 s and again from 800 ms for 2 s, runs nothing from 300 ms to 2800 ms (it
+/// resumed at the first pause's end before), and runs again after.
+#[test]
+fn a_client_paused_twice_runs_again_only_when_both_pauses_end() {
+    let pause = |at_ms, for_ms| at(at_ms, Fault::Pause { client: 0, for_ms });
+    let faults = vec![pause(300, 1_000), pause(800, 2_000)];
+    let trace = run(sim("paused-twice", 2, workload(20, 50)), SEED, faults);
+    let ms = 1_000_000;
+    // Strictly inside (from, to): what A does at a pause's first instant may precede it.
+    let a_runs = |from_ms: u64, to_ms: u64| {
+        let inside = from_ms * ms + 1..to_ms * ms;
+        (trace.events.iter()).any(|e| on(e, 0) && inside.contains(&e.t))
+    };
+    assert!(a_runs(0, 300), "A runs before its pauses");
+    assert!(
+        !a_runs(300, 2_800),
+        "A runs nothing while either pause lasts"
+    );
+    assert!(a_runs(2_800, 60_000), "A runs again when both have ended");
+}
