@@ -421,15 +421,23 @@ impl ServerHandle {
 
     /// One more crash takes this server's machine down: true when it was up (then stop its
     /// node). Its connections are gone without a word to its clients; its log, its applied
-    /// tree and its sessions stay (on disk).
+    /// tree and its sessions stay (on disk). It neither leads nor follows from then on: back
+    /// up, it looks for a leader, also in the instant before its restarted node runs (where a
+    /// fault starting as the crash ends resolves its selector), and that node draws when it
+    /// decides.
     pub fn crash(&self) -> bool {
         let mut state = self.lock();
+        let now = state.time.now();
         let member = state.member();
         member.pauses.clear();
         member.down += 1;
         if member.down > 1 {
             return false;
         }
+        member.role = Role::Looking {
+            decide: now,
+            votes: BTreeMap::new(),
+        };
         state.lose_connections();
         true
     }

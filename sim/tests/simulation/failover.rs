@@ -447,3 +447,21 @@ fn a_follower_that_missed_proposals_takes_the_leaders_log_again() {
         0
     );
 }
+
+/// A leader back from a crash looks for a leader from its first instant: before its restarted
+/// node has run, it no longer reads as leading the epoch it led, so a fault that starts as the
+/// crash ends does not resolve `"leader"` to it. The followers, which have not yet noticed its
+/// silence, still follow it: no server leads.
+#[test]
+fn a_leader_back_from_a_crash_is_not_named_leader_before_its_node_runs() {
+    simulate(17, || async {
+        let world = World::start().await;
+        let handle = Handle::current();
+        assert_eq!(world.ensemble.resolve(ServerSelector::Leader), Some(LEADER));
+        world.ensemble.crash(LEADER, &handle);
+        sleep(Duration::from_millis(SETTINGS.tick_ms)).await;
+        world.ensemble.recover(LEADER, &handle);
+        assert_eq!(world.servers[usize::from(LEADER)].leading(), None);
+        assert_eq!(world.ensemble.resolve(ServerSelector::Leader), None);
+    });
+}
