@@ -5,8 +5,10 @@
 //!   syncLimit ticks (`Learner`'s read timeout on the leader's socket), and a leader that it
 //!   heard a quorum of followers (`Leader.lead()`'s check of its synced followers); one that
 //!   does not goes LOOKING: it drops its clients and serves none until it follows or leads
-//!   again. A crashed server is a machine that went down (no reset closes its peers' links),
-//!   so its peers notice it by that silence too; a restarted one starts LOOKING.
+//!   again. A follower's LOOKING vote tells its leader that it left (ZooKeeper's follower
+//!   closes its socket to the leader), so a leader resumed from a pause steps down at its
+//!   next check. A crashed server is a machine that went down (no reset closes its peers'
+//!   links), so its peers notice it by that silence too; a restarted one starts LOOKING.
 //! - **The vote.** A LOOKING server sends its vote — its epoch, its last logged entry's epoch
 //!   and its log's length (ZooKeeper's last zxid), its id — to every peer every tick/2. Once
 //!   it has heard fresh votes (within a tick) from a quorum including itself and
@@ -93,9 +95,11 @@ impl State {
     }
 
     /// A LOOKING peer's vote: counted while looking, answered with the epoch while leading.
-    /// A vote from the leader this server follows is not its leader's word (that server is
-    /// back from a crash, looking): it does not keep this server following, which only
-    /// syncLimit of the leader's silence ends.
+    /// A leader's follower that looks has left it (ZooKeeper's follower closes its socket to
+    /// the leader, whose `LearnerHandler` ends): it counts toward the leader's quorum again
+    /// once it joins. A vote from the leader this server follows is not its leader's word
+    /// (that server is back from a crash, looking): it does not keep this server following,
+    /// which only syncLimit of the leader's silence ends.
     pub(super) fn on_looking(&mut self, from: u16, vote: Vote) {
         let now = self.time.now();
         let member = self.member();
@@ -108,7 +112,10 @@ impl State {
                 votes.insert(from, (vote, now));
                 self.elect();
             }
-            Role::Leading { .. } => member.post(from, Peer::Leading { from: me, epoch }),
+            Role::Leading { followers, .. } => {
+                followers.remove(&from);
+                member.post(from, Peer::Leading { from: me, epoch });
+            }
             Role::Following { .. } => {}
         }
     }

@@ -330,11 +330,12 @@ fn a_paused_leader_is_replaced_and_follows_the_new_leader_on_resume() {
             "the new leader commits with the other follower"
         );
         world.ensemble.resume(LEADER, 0, &Handle::current());
-        sleep(SYNC_LIMIT / 2).await;
+        sleep(Duration::from_millis(SETTINGS.tick_ms)).await;
         assert_eq!(
             world.servers[usize::from(LEADER)].leading(),
-            Some(1),
-            "what waited in its mailbox counts as heard: it leads its old epoch a while"
+            None,
+            "its followers' votes waiting in its mailbox say they left it: it steps down at \
+             its next check, within a tick, not syncLimit after its resume"
         );
         sleep(SYNC_LIMIT).await;
         assert_eq!(
