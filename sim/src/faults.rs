@@ -42,6 +42,7 @@ use trace::EventKind;
 
 use crate::links::{Effect, End, Links, Rule};
 use crate::net::Network;
+use crate::pauses::Pauses;
 use crate::recorder::Recorder;
 use crate::server::Control;
 use crate::servers::Servers;
@@ -66,9 +67,8 @@ pub struct Injector {
 struct UnderWay {
     /// The faults whose selectors were resolved when they started, as recorded.
     resolved: BTreeMap<usize, Fault>,
-    /// Each client's pauses under way, by fault index: a client runs again when the last of
-    /// its overlapping pauses ends, not the first.
-    pauses: BTreeMap<u16, BTreeSet<usize>>,
+    /// Each client's pauses under way.
+    pauses: BTreeMap<u16, Pauses>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -198,9 +198,7 @@ impl Injector {
         });
         let rules = match *fault {
             Fault::Pause { client, .. } => {
-                let pauses = under_way.pauses.entry(client).or_default();
-                pauses.insert(index);
-                if pauses.len() == 1 {
+                if under_way.pauses.entry(client).or_default().start(index) {
                     self.handle.pause(self.client_nodes[client as usize]);
                 }
                 Vec::new()
@@ -266,9 +264,7 @@ impl Injector {
     fn end(&self, index: usize, fault: &Fault, under_way: &mut UnderWay) {
         let ended = match *fault {
             Fault::Pause { client, .. } => {
-                let pauses = under_way.pauses.entry(client).or_default();
-                pauses.remove(&index);
-                if pauses.is_empty() {
+                if under_way.pauses.entry(client).or_default().end(index) {
                     self.handle.resume(self.client_nodes[client as usize]);
                 }
                 true

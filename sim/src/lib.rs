@@ -20,6 +20,7 @@ pub mod client;
 pub mod faults;
 pub mod links;
 pub mod net;
+mod pauses;
 mod recipe_code;
 pub mod recorder;
 mod run;

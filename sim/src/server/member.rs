@@ -55,6 +55,7 @@ use trace::ServerSession;
 use super::election::{Role, Vote};
 use super::{Control, Out, ServerHandle, Session, State, millis, send_all, yield_now};
 use crate::net::Network;
+use crate::pauses::Pauses;
 use crate::recorder::Recorder;
 use crate::settings::{negotiate, tick};
 use crate::stream::Segment;
@@ -220,7 +221,7 @@ pub(super) struct Member {
     down: usize,
     /// The pause faults (by index in the schedule) that keep its process stopped now; a
     /// crash ends them all (the restarted process is a new one).
-    pauses: BTreeSet<usize>,
+    pauses: Pauses,
     /// Whether its node has started once (a later start is a restart after a crash).
     started: bool,
 }
@@ -371,7 +372,7 @@ impl ServerHandle {
             outbox: BTreeMap::new(),
             last: BTreeMap::new(),
             down: 0,
-            pauses: BTreeSet::new(),
+            pauses: Pauses::default(),
             started: false,
         };
         handle.lock().member = Some(member);
@@ -446,17 +447,14 @@ impl ServerHandle {
     /// node).
     pub fn pause(&self, fault: usize) -> bool {
         let mut state = self.lock();
-        let pauses = &mut state.member().pauses;
-        pauses.insert(fault);
-        pauses.len() == 1
+        state.member().pauses.start(fault)
     }
 
     /// Pause fault `fault` ends: true when it was one of those stopping the process and no
     /// other is (then resume its node).
     pub fn unpause(&self, fault: usize) -> bool {
         let mut state = self.lock();
-        let pauses = &mut state.member().pauses;
-        pauses.remove(&fault) && pauses.is_empty()
+        state.member().pauses.end(fault)
     }
 
     /// One crash fewer keeps this server's machine down: true when it is up again (then
