@@ -5,8 +5,8 @@
 //! The catalog's `mutex-leader-crash` and `mutex-leader-paused` run on three servers: the
 //! server named is the one that led when the fault fired (read from the roles its log records
 //! with their wall-clock times: on a loaded machine the first leader can be replaced before the
-//! fault, seen in CI), the fence holds, and so does what holds in every real run; a follower's crash leaves the run undisturbed; a run that ends
-//! during a pause leaves no server stopped. Whether the split brain shows is left to the
+//! fault, seen in CI), the fence holds, and so does what holds in every real run; a follower's
+//! crash leaves the run undisturbed; a run that ends during a pause leaves no server stopped. Whether the split brain shows is left to the
 //! sweeps (the book's ensemble page has the counts): it depends on how long the servers and
 //! clients take to notice and elect against the 1 s session timeout, which a real clock on a
 //! loaded machine does not fix.
