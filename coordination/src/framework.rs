@@ -16,7 +16,9 @@
 //!   to the old session, and re-sending a watch-setting read on the new one would leave a
 //!   watch nobody waits for; the recipes re-issue what they need after `Reconnected`.
 //! - Protected creates: each gets a fresh [`ProtectionId`], reused by its retries, and one
-//!   retry count for all its steps. After an interruption the framework sleeps, lists the
+//!   retry count for all its steps. A create answered `NoNode` makes its parent and the
+//!   parent's ancestors as containers and is sent again under the same id, once per attempt
+//!   (Curator's `creatingParentContainersIfNeeded`). After an interruption the framework sleeps, lists the
 //!   parent, and adopts a node carrying the id only if its `ephemeral_owner` is the current
 //!   session; a node of another session gets a guaranteed delete and the create is redone
 //!   (the outcome of Curator 5's `ProtectedMode.validateFoundNode`, which deletes a found
@@ -238,6 +240,10 @@ struct Pending {
 enum Step {
     /// The create request is pending.
     Creating,
+    /// The create request again, after its `NoNode` had the parent made as containers
+    /// (Curator's `creatingParentContainersIfNeeded`, once per attempt): a second `NoNode`
+    /// fails the create.
+    CreatingAfterParents,
     /// An attempt was interrupted; the retry policy's sleep ends when this timer fires.
     Backoff(TimerId),
     /// Listing the parent for a node with our protection id.
@@ -622,7 +628,13 @@ impl Framework {
             return Vec::new();
         }
         let next = match (&protected.step, result) {
-            (Step::Creating, result) => {
+            (Step::Creating, Err(ZkError::NoNode)) => {
+                for request in Request::make_containers(&protected.parent) {
+                    self.submit_detached(request, out);
+                }
+                Step::CreatingAfterParents
+            }
+            (Step::Creating | Step::CreatingAfterParents, result) => {
                 self.protected.remove(&handle);
                 return vec![Delivery::Reply { op: handle, result }];
             }
@@ -694,7 +706,7 @@ impl Framework {
             .get_mut(&handle)
             .expect("live protected create");
         let request = match &step {
-            Step::Creating => protected.create_request(),
+            Step::Creating | Step::CreatingAfterParents => protected.create_request(),
             Step::Finding => Request::GetChildren {
                 path: protected.parent.clone(),
                 watch: false,

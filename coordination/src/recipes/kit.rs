@@ -133,22 +133,20 @@ pub fn update_holds<'a>(
     true
 }
 
-/// Creates the lock path and its ancestors as containers (a reaped container leaves the next
-/// create with NoNode); replies are dropped, NodeExists being the usual one. Every built-in
-/// that creates nodes calls it when its create fails with `NoNode`.
+/// Creates `path` and its ancestors as containers (a reaped container leaves the next create
+/// with NoNode); replies are dropped, NodeExists being the usual one. A plain create's answer
+/// to `NoNode`; a protected create ([`create_sequential`]) makes its parents itself.
 pub fn create_parents(path: &Path, cx: &mut Ctx<'_, Notice>) {
-    for dir in path.ancestors().into_iter().chain([path.clone()]) {
-        cx.submit_detached(Request::Create {
-            path: dir,
-            data: Vec::new(),
-            mode: CreateMode::Container,
-        });
+    for request in Request::make_containers(path) {
+        cx.submit_detached(request);
     }
 }
 
 /// Creates a protected ephemeral-sequential node named `name` (after the protection prefix,
 /// before the sequence number) under `dir`: a lock's, a lease's or a latch's node. Its op
-/// id is the recipe's; the reply is `Created` with the node's full path.
+/// id is the recipe's; the reply is `Created` with the node's full path. A missing `dir` is
+/// made as Curator's `creatingParentContainersIfNeeded` makes it, within the create and under
+/// the same protection id; `NoNode` reaches the recipe only when `dir` is gone again.
 pub fn create_sequential(dir: &Path, name: &str, cx: &mut Ctx<'_, Notice>) -> OpId {
     cx.create_protected(dir, name, Vec::new(), CreateMode::EphemeralSequential)
 }

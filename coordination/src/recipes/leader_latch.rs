@@ -69,8 +69,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::kit::{
-    Place, answer_abandoned, cancel_timeout, create_parents, create_sequential, failed, list,
-    place, refuse,
+    Place, answer_abandoned, cancel_timeout, create_sequential, failed, list, place, refuse,
 };
 use super::{Call, FailReason, Notice};
 use crate::fencing::Token;
@@ -228,9 +227,9 @@ impl LeaderLatch {
                 let step = Step::Listing(list(path, false, cx));
                 latch.stage = Stage::Joined { node, step };
             }
-            // The latch path is missing (Curator's creatingParentContainersIfNeeded).
+            // The create failed (the latch path vanished again after the create made it, or
+            // retries ran out): create again.
             (Stage::Creating(pending), Err(_)) => {
-                create_parents(path, cx);
                 *pending = create_sequential(path, LATCH_NAME, cx);
             }
             (

@@ -16,8 +16,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::kit::{
-    Acquisition, Hold, Place, Standing, answer_abandoned, cancel_timeout, create_parents,
-    create_sequential, failed, list, refuse, regrant, release_hold, timed_out, update_hold,
+    Acquisition, Hold, Place, Standing, answer_abandoned, cancel_timeout, create_sequential,
+    failed, list, refuse, regrant, release_hold, timed_out, update_hold,
 };
 use super::queue::Queue;
 use super::revocation::Revocation;
@@ -233,8 +233,8 @@ impl Mutex {
                     step,
                 };
             }
+            // The lock path vanished again after the create made it: start over.
             (Stage::Creating(pending), Err(ZkError::NoNode)) => {
-                create_parents(&self.path, cx);
                 *pending = create_sequential(&self.path, self.queue.name(), cx);
             }
             (Stage::Waiting { node, step, .. }, Ok(OpOk::Children { names, .. })) => {

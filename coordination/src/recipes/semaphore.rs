@@ -63,8 +63,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::kit::{
-    Acquisition, OverMutex, Standing, answer_abandoned, cancel_timeout, create_parents,
-    create_sequential, failed, list, timed_out, update_holds,
+    Acquisition, OverMutex, Standing, answer_abandoned, cancel_timeout, create_sequential, failed,
+    list, timed_out, update_holds,
 };
 use super::{Call, Cx, Event, FailReason, Lock, Mode, Mutex, Notice};
 use crate::fencing::Token;
@@ -195,8 +195,8 @@ impl Semaphore {
                     op,
                 };
             }
+            // The leases path vanished again after the create made it: start over.
             (Stage::Creating(pending), Err(ZkError::NoNode)) => {
-                create_parents(&self.leases, cx);
                 *pending = create_sequential(&self.leases, LEASE_NAME, cx);
             }
             (Stage::Listing { node, token, .. }, Ok(OpOk::Children { names, .. })) => {

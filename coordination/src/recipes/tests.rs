@@ -781,12 +781,31 @@ fn a_reaped_lock_path_is_created_again() {
     h.settle();
     h.server.tree.reap_containers();
     assert!(h.server.tree.get(&Path::new("/locks/m").unwrap()).is_none());
+    let before = h.peers[0].sent.len();
     h.call(0, acquire(A));
     h.settle();
     assert_eq!(
         acquired(&h, 0).map(|_| h.children("/locks/m").len()),
         Some(1)
     );
+    // Within the one create, as Curator's creatingParentContainersIfNeeded: the node's
+    // create, answered NoNode; the path made as containers; the same create again, under
+    // the same protection id.
+    let creates: Vec<(&str, CreateMode)> = (h.peers[0].sent[before..].iter())
+        .filter_map(|request| match request {
+            Request::Create { path, mode, .. } => Some((path.as_str(), *mode)),
+            _ => None,
+        })
+        .collect();
+    let node = creates[0].0;
+    assert!(node.starts_with("/locks/m/_c_"), "{creates:?}");
+    let expected = [
+        (node, CreateMode::EphemeralSequential),
+        ("/locks", CreateMode::Container),
+        ("/locks/m", CreateMode::Container),
+        (node, CreateMode::EphemeralSequential),
+    ];
+    assert_eq!(creates, expected);
 }
 
 fn naive(n: u16) -> Harness<NaiveHerdMutex> {

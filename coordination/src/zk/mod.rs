@@ -236,6 +236,17 @@ pub enum Request {
 }
 
 impl Request {
+    /// Creates of `dir` and each of its ancestors below the root as containers, the root's
+    /// child first: Curator's `ZKPaths.mkdirs` for `creatingParentContainersIfNeeded`. The
+    /// usual answer is `NodeExists`; callers drop the replies.
+    pub fn make_containers(dir: &Path) -> impl Iterator<Item = Request> + use<> {
+        (dir.ancestors().into_iter().chain([dir.clone()])).map(|path| Request::Create {
+            path,
+            data: Vec::new(),
+            mode: CreateMode::Container,
+        })
+    }
+
     /// The path the request is about.
     pub fn path(&self) -> &Path {
         match self {

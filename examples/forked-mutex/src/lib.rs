@@ -155,7 +155,6 @@ impl ForkedMutex {
                 };
             }
             (Stage::Creating(pending), Err(ZkError::NoNode)) => {
-                create_parents(&self.path, cx);
                 *pending = create_sequential(&self.path, QUEUE.name(), cx);
             }
             (Stage::Waiting { node, step, .. }, Ok(OpOk::Children { names, .. })) => {
