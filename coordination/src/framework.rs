@@ -539,7 +539,11 @@ impl Framework {
         result: OpResult,
         out: &mut Vec<Effect<N>>,
     ) -> Vec<Delivery> {
-        if let Err(error @ (ZkError::ConnectionLoss | ZkError::SessionExpired)) = result {
+        // Curator's `RetryLoop.shouldRetry`: these three are retried.
+        if let Err(
+            error @ (ZkError::ConnectionLoss | ZkError::SessionExpired | ZkError::SessionMoved),
+        ) = result
+        {
             return self.failed_attempt(op, error, out);
         }
         let Some(pending) = self.pending.remove(&op) else {

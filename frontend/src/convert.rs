@@ -59,6 +59,7 @@ pub fn error(error: ZkError) -> ErrorCode {
         ZkError::NoWatcher => ErrorCode::NoWatcher,
         ZkError::ConnectionLoss => ErrorCode::ConnectionLoss,
         ZkError::SessionExpired => ErrorCode::SessionExpired,
+        ZkError::SessionMoved => ErrorCode::SessionMoved,
     }
 }
 

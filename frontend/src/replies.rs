@@ -60,6 +60,7 @@ fn zk_error(code: ErrorCode) -> Option<ZkError> {
         ErrorCode::NoWatcher => ZkError::NoWatcher,
         ErrorCode::ConnectionLoss => ZkError::ConnectionLoss,
         ErrorCode::SessionExpired => ZkError::SessionExpired,
+        ErrorCode::SessionMoved => ZkError::SessionMoved,
         _ => return None,
     })
 }

@@ -277,6 +277,7 @@ pub fn zookeeper_error(error: &zk::Error) -> Option<ZkError> {
         zk::Error::NoWatcher => ZkError::NoWatcher,
         zk::Error::ConnectionLoss => ZkError::ConnectionLoss,
         zk::Error::SessionExpired => ZkError::SessionExpired,
+        zk::Error::SessionMoved => ZkError::SessionMoved,
         _ => return None,
     })
 }

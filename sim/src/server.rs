@@ -385,49 +385,73 @@ impl State {
             .as_ref()
             .is_some_and(|r| r.last_zxid > self.tree().zxid());
         if self.refuses() || ahead {
-            self.retired.insert(conn);
-            out.push((client, peer, Datagram::<ToClient>::Reset { conn }.into()));
-            return;
+            return self.refuse(conn, (client, peer), out);
         }
-        let now = self.time.now();
-        let (session, fired) = match resume {
+        match resume {
             None if self.member.is_some() => {
-                return self.open_in_ensemble(conn, (client, peer), asked, out);
+                self.open_in_ensemble(conn, (client, peer), asked, out);
             }
             None => {
                 let timeout = negotiate(&self.settings, asked);
                 let session = self.front.open(millis(timeout));
-                let deadline = now + timeout;
+                let deadline = self.time.now() + timeout;
                 self.sessions
                     .insert(session, Session::on(client, conn, timeout, deadline));
                 self.record_session(session, ServerSession::Created);
-                (session, Vec::new())
+                self.attach_conn(conn, session, (client, peer));
+                self.send(conn, ToClient::Accepted { session, timeout }, out);
             }
-            Some(resume) => {
-                let Some(entry) = self.sessions.get_mut(&resume.session) else {
-                    self.retired.insert(conn);
-                    let body = ToClient::Expired;
-                    out.push((client, peer, Datagram::Seq { conn, seq: 0, body }.into()));
-                    return;
-                };
-                entry.deadline = now + entry.timeout;
-                if let Some(old) = entry.conn.replace(conn) {
-                    self.detach(old);
-                }
-                self.tree_mut().drop_watches(resume.session);
-                let fired = (self.tree_mut()).set_watches(
-                    resume.session,
-                    resume.last_zxid,
-                    &resume.watches,
-                );
-                self.record_session(resume.session, ServerSession::Reattached);
-                (resume.session, fired)
+            Some(resume) if self.member.is_some() => {
+                self.revalidate_in_ensemble(conn, (client, peer), resume, out);
             }
+            Some(resume) => self.reattach(conn, (client, peer), resume, out),
+        }
+    }
+
+    /// Resumes the session `resume` names on the new connection `conn`, with the watches the
+    /// client still expects (those whose change it missed fire now); a session this server
+    /// no longer holds is told it expired.
+    fn reattach(
+        &mut self,
+        conn: ConnId,
+        (client, peer): (u16, SocketAddr),
+        resume: Resume,
+        out: &mut Vec<Out>,
+    ) {
+        let now = self.time.now();
+        let session = resume.session;
+        let Some(entry) = self.sessions.get_mut(&session) else {
+            return self.refuse_expired(conn, (client, peer), out);
         };
-        let timeout = self.sessions[&session].timeout;
+        entry.deadline = now + entry.timeout;
+        let timeout = entry.timeout;
+        if let Some(old) = entry.conn.replace(conn) {
+            self.detach(old);
+        }
+        self.tree_mut().drop_watches(session);
+        let fired = (self.tree_mut()).set_watches(session, resume.last_zxid, &resume.watches);
+        self.record_session(session, ServerSession::Reattached);
         self.attach_conn(conn, session, (client, peer));
         self.send(conn, ToClient::Accepted { session, timeout }, out);
         self.deliver(fired, None, out);
+    }
+
+    /// Resets the new connection `conn`: the client tries another server.
+    fn refuse(&mut self, conn: ConnId, (client, peer): (u16, SocketAddr), out: &mut Vec<Out>) {
+        self.retired.insert(conn);
+        out.push((client, peer, Datagram::<ToClient>::Reset { conn }.into()));
+    }
+
+    /// Tells the client on connection `conn` that the session it resumes has expired.
+    fn refuse_expired(
+        &mut self,
+        conn: ConnId,
+        (client, peer): (u16, SocketAddr),
+        out: &mut Vec<Out>,
+    ) {
+        self.retired.insert(conn);
+        let body = ToClient::Expired;
+        out.push((client, peer, Datagram::Seq { conn, seq: 0, body }.into()));
     }
 
     /// Serves `session` on the new connection `conn` of `client` at `peer`.
@@ -579,6 +603,27 @@ impl State {
         } else {
             self.close_stream(conn, out);
         }
+    }
+
+    /// Closes the client connection `conn` from the server's side: the client hears a reset
+    /// (end of stream); the session stays, without the watches set over this connection if it
+    /// was the session's current one.
+    fn close_conn(&mut self, conn: ConnId, out: &mut Vec<Out>) {
+        let Some(c) = self.conns.remove(&conn) else {
+            return;
+        };
+        self.retired.insert(conn);
+        if let Some(session) = self.sessions.get_mut(&c.session)
+            && session.conn == Some(conn)
+        {
+            session.conn = None;
+            self.tree_mut().drop_watches(c.session);
+        }
+        out.push((
+            c.client,
+            c.peer,
+            Datagram::<ToClient>::Reset { conn }.into(),
+        ));
     }
 
     /// A session's connection `conn` (of either kind) is replaced by a new one: it ends, and

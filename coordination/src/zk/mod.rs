@@ -120,6 +120,9 @@ pub enum ZkError {
     ConnectionLoss,
     /// The session has expired (or was closed).
     SessionExpired,
+    /// The session has moved to another server since the request was sent: the leader
+    /// refused a write its old server forwarded (ZooKeeper's `SESSIONMOVED`).
+    SessionMoved,
 }
 
 impl fmt::Display for ZkError {
@@ -133,6 +136,7 @@ impl fmt::Display for ZkError {
             ZkError::NoWatcher => "no watcher",
             ZkError::ConnectionLoss => "connection loss",
             ZkError::SessionExpired => "session expired",
+            ZkError::SessionMoved => "session moved",
         };
         f.write_str(text)
     }

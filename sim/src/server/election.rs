@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
+use coordination::zk::SessionId;
 use frontend::FrontEnd;
 use madsim::rand::Rng;
 use madsim::time::Instant;
@@ -73,11 +74,13 @@ pub(super) enum Role {
     Following { leader: u16, synced: bool },
     /// Leading since `since`, deciding on `prep` (its committed state with every change it
     /// proposed since), with per follower how much of its log it acknowledged (`None`: sent
-    /// the log, not acknowledged yet).
+    /// the log, not acknowledged yet), and per session the server that owns it (where the
+    /// session was opened or last revalidated).
     Leading {
         since: Instant,
         prep: Box<FrontEnd>,
         followers: BTreeMap<u16, Option<usize>>,
+        owners: BTreeMap<SessionId, u16>,
     },
 }
 
@@ -292,6 +295,7 @@ impl State {
             since: now,
             prep,
             followers: BTreeMap::new(),
+            owners: BTreeMap::new(),
         };
         let (me, epoch) = (member.id, member.epoch);
         for peer in member.peers() {

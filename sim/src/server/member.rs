@@ -23,15 +23,18 @@
 //!   leader pings every follower each tick/2 (with how far it has committed); a follower
 //!   answers with the sessions its clients touched since its last answer, and the leader's
 //!   session tracker expires a session nobody touched for its timeout, through the log. A
-//!   reconnecting client is re-attached by any serving server whose applied state still
-//!   holds its session, and told it expired by one that applied its end; a server that has
-//!   applied less than the client has seen refuses it (`sim/src/server.rs`).
+//!   server that has applied less than the client has seen refuses it (`sim/src/server.rs`).
+//! - **A session moves through the leader.** A reconnecting client is re-attached once the
+//!   leader has revalidated its session (`REVALIDATE`), and told it expired if the leader
+//!   says it has ended. The leader keeps each session's owner (the server it was opened or
+//!   last revalidated on) and refuses a write another server forwards (`SESSIONMOVED`); the
+//!   server that forwarded it closes that client connection.
 //!
 //! Peer messages travel in order on each link; a cut link holds them until it is torn down
 //! (syncLimit ticks without hearing the peer), which loses them: a follower that rejoins
 //! takes the leader's whole log again, and one that finds a gap in the numbered proposals
 //! goes LOOKING to rejoin. Not modelled: replication lag beyond the network's
-//! latency, re-validation of a moved session through the leader, snapshots (the log is
+//! latency, a session's requests ordered across its connections, snapshots (the log is
 //! never trimmed) and the byte-stream clients of programs.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -60,7 +63,7 @@ use crate::recorder::Recorder;
 use crate::settings::{negotiate, tick};
 use crate::stream::Segment;
 use crate::wire::{
-    ConnId, Datagram, QUORUM_PORT, SERVER_PORT, ToClient, ToServer, Wire, member_addr,
+    ConnId, Datagram, QUORUM_PORT, Resume, SERVER_PORT, ToClient, ToServer, Wire, member_addr,
 };
 
 /// How many entries of the ensemble's committed log the trace has recorded, shared by its
@@ -99,8 +102,10 @@ enum Txn {
         request: Request,
         result: OpResult,
     },
-    /// A write of a session the leader no longer holds: answered `SessionExpired`.
-    Reject { op: OpId },
+    /// A write refused at prepare, answered `error`: `SessionExpired` for a session the
+    /// leader no longer holds, `SessionMoved` for one forwarded by a server that no longer
+    /// owns the session (ZooKeeper's error txn).
+    Reject { op: OpId, error: ZkError },
     /// `closeSession`, or the session tracker's expiry.
     End {
         session: SessionId,
@@ -180,6 +185,16 @@ pub(super) enum Peer {
         session: SessionId,
         op: Option<(OpId, Request)>,
     },
+    /// Follower to leader: a client of connection `conn` asks to resume `session` on this
+    /// follower (`REVALIDATE`).
+    Revalidate {
+        from: u16,
+        conn: ConnId,
+        session: SessionId,
+    },
+    /// Leader to follower: whether the session connection `conn` asked to resume lives (the
+    /// answer to `REVALIDATE`); if it does, the follower owns it now.
+    Validated { conn: ConnId, valid: bool },
 }
 
 /// What a server of an ensemble keeps beside what every server keeps.
@@ -212,6 +227,9 @@ pub(super) struct Member {
     queues: BTreeMap<ConnId, VecDeque<Option<(OpId, Request)>>>,
     /// Connections waiting for the session they asked the leader for: client and address.
     pending: BTreeMap<ConnId, (u16, SocketAddr)>,
+    /// Connections waiting for the leader to revalidate the session they resume: client,
+    /// address and what they resume.
+    revalidating: BTreeMap<ConnId, (u16, SocketAddr, Resume)>,
     /// Per peer, the messages not sent yet, in order: the new ones, and those held while the
     /// link is cut (a TCP connection's unacknowledged data, until the link is torn down).
     outbox: BTreeMap<u16, VecDeque<Peer>>,
@@ -282,6 +300,7 @@ impl Member {
     /// stops serving, or its machine went down.
     pub(super) fn forget_in_flight(&mut self) {
         self.pending.clear();
+        self.revalidating.clear();
         self.queues.clear();
         self.outbox.clear();
         self.touched.clear();
@@ -343,6 +362,7 @@ impl ServerHandle {
                 since: now,
                 prep,
                 followers,
+                owners: BTreeMap::new(),
             }
         } else {
             Role::Following {
@@ -369,6 +389,7 @@ impl ServerHandle {
             touched: BTreeSet::new(),
             queues: BTreeMap::new(),
             pending: BTreeMap::new(),
+            revalidating: BTreeMap::new(),
             outbox: BTreeMap::new(),
             last: BTreeMap::new(),
             down: 0,
@@ -745,12 +766,11 @@ impl State {
                 if self.leads_follower(from) {
                     self.member().heard.insert(from, now);
                     for session in sessions {
-                        if let Some(entry) = self.sessions.get_mut(&session) {
-                            entry.deadline = now + entry.timeout;
-                        }
+                        self.touch(session);
                     }
                 }
             }
+            Peer::Validated { conn, valid } => self.validated(conn, valid, &mut out),
             _ if !leading => {}
             Peer::Open {
                 from,
@@ -764,8 +784,83 @@ impl State {
                 session,
                 op,
             } => self.take_forwarded(from, conn, session, op, &mut out),
+            Peer::Revalidate {
+                from,
+                conn,
+                session,
+            } => {
+                if self.leads_follower(from) {
+                    self.take_revalidate(from, conn, session, &mut out);
+                }
+            }
         }
         out
+    }
+
+    /// The leader's session tracker heard of `session` now: its timeout starts again.
+    fn touch(&mut self, session: SessionId) {
+        let now = self.time.now();
+        if let Some(entry) = self.sessions.get_mut(&session) {
+            entry.deadline = now + entry.timeout;
+        }
+    }
+
+    /// A client on connection `conn` asks to resume a session: the leader revalidates it at
+    /// once, a follower asks the leader (ZooKeeper's `revalidateSession`), and the connection
+    /// waits for the answer.
+    pub(super) fn revalidate_in_ensemble(
+        &mut self,
+        conn: ConnId,
+        (client, peer): (u16, SocketAddr),
+        resume: Resume,
+        out: &mut Vec<Out>,
+    ) {
+        let (me, session) = (self.member().id, resume.session);
+        (self.member().revalidating).insert(conn, (client, peer, resume));
+        match self.member().leader() {
+            Some(leader) if leader == me => self.take_revalidate(me, conn, session, out),
+            Some(leader) => {
+                let revalidate = Peer::Revalidate {
+                    from: me,
+                    conn,
+                    session,
+                };
+                self.member().post(leader, revalidate);
+            }
+            None => {}
+        }
+    }
+
+    /// The leader revalidates `session` for server `from`'s connection `conn`: a live session
+    /// is touched and owned by `from` from now on, so that a write its earlier server still
+    /// forwards is refused (`Leader.revalidateSession` and `setOwner`).
+    fn take_revalidate(&mut self, from: u16, conn: ConnId, session: SessionId, out: &mut Vec<Out>) {
+        let valid = self.prep().sessions().is_live(session);
+        if valid {
+            self.touch(session);
+            self.owners().insert(session, from);
+        }
+        if from == self.member().id {
+            self.validated(conn, valid, out);
+        } else {
+            self.member().post(from, Peer::Validated { conn, valid });
+        }
+    }
+
+    /// The leader's answer for connection `conn`: it resumes its session here if the session
+    /// lives, and is told it expired if not. A live session this server has not applied the
+    /// opening of yet is refused (the client tries another server).
+    fn validated(&mut self, conn: ConnId, valid: bool, out: &mut Vec<Out>) {
+        let Some((client, peer, resume)) = self.member().revalidating.remove(&conn) else {
+            return;
+        };
+        if !valid {
+            self.refuse_expired(conn, (client, peer), out);
+        } else if self.sessions.contains_key(&resume.session) {
+            self.reattach(conn, (client, peer), resume, out);
+        } else {
+            self.refuse(conn, (client, peer), out);
+        }
     }
 
     /// Whether this server follows, synced, the leader of `epoch` (and so takes its
@@ -805,6 +900,14 @@ impl State {
         }
     }
 
+    /// The leader's session owners: which server each session's writes must come from.
+    fn owners(&mut self) -> &mut BTreeMap<SessionId, u16> {
+        match &mut self.member().role {
+            Role::Leading { owners, .. } => owners,
+            _ => unreachable!("only a leader tracks owners"),
+        }
+    }
+
     /// The leader takes a session open asked for on server `from`'s connection `conn`: it
     /// decides the session's id and timeout.
     fn take_open(
@@ -817,6 +920,7 @@ impl State {
     ) {
         let timeout = negotiate(&self.settings, asked);
         let session = self.prep().open(millis(timeout));
+        self.owners().insert(session, from);
         let txn = Txn::Open {
             session,
             client,
@@ -827,6 +931,9 @@ impl State {
 
     /// The leader takes a write (or, with `None`, a close-session) asked for on server
     /// `from`'s connection `conn`: applying a write to its prepared state decides its outcome.
+    /// A write is refused with `SessionMoved` unless `from` owns the session; a session no
+    /// server owns yet (one a new leader inherited) is owned by the first to forward a write
+    /// (`SessionTrackerImpl.checkSession`). A close is not checked, as ZooKeeper does not.
     fn take_forwarded(
         &mut self,
         from: u16,
@@ -847,7 +954,14 @@ impl State {
             }
             // A close of a session that has ended already has nothing left to do.
             None => return,
-            Some((op, _)) if !live => Txn::Reject { op },
+            Some((op, _)) if !live => Txn::Reject {
+                op,
+                error: ZkError::SessionExpired,
+            },
+            Some((op, _)) if *self.owners().entry(session).or_insert(from) != from => Txn::Reject {
+                op,
+                error: ZkError::SessionMoved,
+            },
             Some((op, request)) => {
                 let result = self.prep().tree_mut().apply(session, &request).result;
                 Txn::Write {
@@ -964,9 +1078,18 @@ impl State {
                 debug_assert_eq!(applied.result, result, "the leader's outcome");
                 self.written(session, (op, request), applied, origin, out);
             }
-            Txn::Reject { op } => {
-                if let Some(conn) = self.mine(origin) {
-                    let result = Err(ZkError::SessionExpired);
+            Txn::Reject { op, error } => {
+                let Some(conn) = self.mine(origin) else {
+                    return;
+                };
+                if error == ZkError::SessionMoved {
+                    // A connection-level error: the server closes the connection instead of
+                    // answering, so that a client still on it reconnects, and the server it
+                    // reaches owns the session again (`FinalRequestProcessor`, ZOOKEEPER-710).
+                    self.member().queues.remove(&conn);
+                    self.close_conn(conn, out);
+                } else {
+                    let result = Err(error);
                     let zxid = self.tree().zxid();
                     self.send(conn, ToClient::Reply { op, result, zxid }, out);
                     self.answered(conn, out);

@@ -52,14 +52,22 @@ pub(crate) struct World {
     pub(crate) ensemble: Servers,
     /// Server `n` is `servers[n]`.
     pub(crate) servers: Vec<ServerHandle>,
+    /// The session timeout its sessions ask for.
+    session_timeout: Duration,
 }
 
 impl World {
+    /// The ensemble of [`SETTINGS`].
     pub(crate) async fn start() -> World {
+        World::start_with(SETTINGS).await
+    }
+
+    /// An ensemble of `settings`.
+    pub(crate) async fn start_with(settings: ServerSettings) -> World {
         let time = SimTime::current();
         let recorder = Recorder::new(SimClock::start(time.clone()));
         let network = Network::new(time);
-        let ensemble = Servers::start(SETTINGS, &recorder, &network).await;
+        let ensemble = Servers::start(settings, &recorder, &network).await;
         let Servers::Ensemble { members } = &ensemble else {
             unreachable!("three servers make an ensemble");
         };
@@ -68,6 +76,7 @@ impl World {
             network,
             ensemble,
             servers,
+            session_timeout: Duration::from_millis(settings.session_timeout_ms),
         }
     }
 
@@ -81,7 +90,7 @@ impl World {
     pub(crate) async fn session_on(&self, client: u16, servers: &[u16]) -> (SimSession, SessionId) {
         let connector = SimConnector::new(
             Node::Client(client),
-            Duration::from_millis(SETTINGS.session_timeout_ms),
+            self.session_timeout,
             self.network.clone(),
         )
         .servers(

@@ -12,6 +12,7 @@ mod herd;
 mod leader_latch;
 mod leader_selector;
 mod live_sessions;
+mod moved;
 mod multi_lock;
 mod query;
 mod read_write_lock;
