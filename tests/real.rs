@@ -179,7 +179,7 @@ fn curator_in_place_runs_curators_own_semaphore_mutex_as_the_clients_through_the
 /// `InterProcessSemaphoreMutex` in place of the clients of
 /// `semaphore-mutex-cut-at-lease-create-busy` deadlocks in every run — each run's `progress`
 /// and `answered` violated, and its final tree holding more lease nodes than the one lease,
-/// all of them waiters'. Two runs (a deadlocked run lasts its 30 s horizon).
+/// all of them waiters'. [`RUNS`] run (a deadlocked run lasts its 30 s horizon).
 /// herd_free, which the scenario expects violated, cannot be judged without the contenders'
 /// watches, so the command exits 1.
 #[test]
@@ -192,11 +192,11 @@ fn curators_semaphore_mutex_deadlocks_in_every_run_after_a_cut_at_its_lease_crea
         "--start-local",
         "--curator-in-place",
         "--runs",
-        "2",
+        &RUNS.to_string(),
     ];
     let (code, out) = real("curator-semaphore-deadlock", &args);
     assert_eq!(code, 1, "only herd_free unmet: {out}");
-    for run in runs_of(&out, 2) {
+    for run in &runs_of(&out) {
         assert!(
             violated(run, "progress") && violated(run, "answered"),
             "{run}"
@@ -260,10 +260,19 @@ fn assert_waits_drawn_from_the_servers_view(summary: &Value) {
     assert!(dom.contains("data-tip=\""), "the page's script ran");
 }
 
-/// The summaries of a `real --runs <runs> --json` output, checked to be that many.
-fn runs_of(out: &Value, runs: usize) -> &[Value] {
-    let all = out.as_array().expect("one summary per run");
-    assert_eq!(all.len(), runs, "{out}");
+/// How many runs each test of a real race makes: one. Each lasts 30 to 65 s of real time; the
+/// findings pages give the rates measured over ten runs and more, and these tests check that a
+/// run behaves as the page says.
+const RUNS: usize = 1;
+
+/// The summaries of a `real --runs <RUNS> --json` output, checked to be that many (one run's
+/// output is its summary, more runs' an array of them).
+fn runs_of(out: &Value) -> Vec<Value> {
+    let all = match out.as_array() {
+        Some(all) => all.clone(),
+        None => vec![out.clone()],
+    };
+    assert_eq!(all.len(), RUNS, "{out}");
     all
 }
 
@@ -273,21 +282,22 @@ fn violated(run: &Value, property: &str) -> bool {
     violations.iter().any(|v| v["property"] == property)
 }
 
-/// `splitbrain real <scenario> --start-local --curator-in-place --runs 2`: Curator's own recipe
-/// in place of the clients, twice; each run's summary, every one checked to violate nothing
+/// `splitbrain real <scenario> --start-local --curator-in-place --runs <RUNS>`: Curator's own
+/// recipe in place of the clients; each run's summary, every one checked to violate nothing
 /// but `allowed`. The command exits 1 when no run showed a property the scenario expects
 /// violated: the window is a real race (see below), so that is not asserted.
-fn curator_in_place_twice(test: &str, scenario: &str, allowed: &[&str]) -> Vec<Value> {
+fn curator_in_place_runs(test: &str, scenario: &str, allowed: &[&str]) -> Vec<Value> {
+    let runs = RUNS.to_string();
     let args = [
         scenario,
         "--start-local",
         "--curator-in-place",
         "--runs",
-        "2",
+        &runs,
     ];
     let (code, out) = real(test, &args);
     assert!(code == 0 || code == 1, "{out}");
-    let runs = runs_of(&out, 2).to_vec();
+    let runs = runs_of(&out);
     for run in &runs {
         let violations = run["violations"].as_array().unwrap();
         let only_allowed =
@@ -314,7 +324,7 @@ fn curators_mutex_split_brain_among_live_sessions_is_all_a_downtime_breaks_and_t
     let _serial = real::testing::one_server_at_a_time();
     let scenario = "server-downtime-old-session-outlives-reconnect";
     let allowed = ["mutual_exclusion_belief", "live_session_exclusion"];
-    for run in curator_in_place_twice("curator-old-session-mutex", scenario, &allowed) {
+    for run in curator_in_place_runs("curator-old-session-mutex", scenario, &allowed) {
         if violated(&run, "live_session_exclusion") {
             let trace = trace_of(&run);
             let events = trace["events"].as_array().unwrap();
@@ -338,7 +348,7 @@ fn curators_mutex_split_brain_among_live_sessions_is_all_a_downtime_breaks_and_t
 fn curators_semaphore_breaks_nothing_but_its_lease_bound_across_a_downtime_past_its_sessions() {
     let _serial = real::testing::one_server_at_a_time();
     let scenario = "semaphore-server-downtime-old-session-outlives-reconnect";
-    curator_in_place_twice("curator-old-session-semaphore", scenario, &["lease_bound"]);
+    curator_in_place_runs("curator-old-session-semaphore", scenario, &["lease_bound"]);
 }
 
 /// Beside them, splitbrain's mutex giving up at LOST (`framework.on_lost = release`) on the same
@@ -755,14 +765,15 @@ fn a_scenario_passes_on_an_ensemble_whose_leader_is_killed_mid_run() {
     assert_eq!((recorded("fault_start"), recorded("fault_end")), (1, 1));
 }
 
-/// Two runs of the catalog scenario `name` with Curator's own recipe in place of its clients,
-/// on a server the command starts, which must leave an expectation unmet (exit 1): the runs'
-/// summaries.
-fn curators_two_unmet_runs(name: &str) -> Vec<Value> {
-    let args = [name, "--start-local", "--curator-in-place", "--runs", "2"];
+/// [`RUNS`] runs of the catalog scenario `name` with Curator's own recipe in place of its
+/// clients, on a server the command starts, which must leave an expectation unmet (exit 1):
+/// the runs' summaries.
+fn curators_unmet_runs(name: &str) -> Vec<Value> {
+    let runs = RUNS.to_string();
+    let args = [name, "--start-local", "--curator-in-place", "--runs", &runs];
     let (code, out) = real(&format!("curator-{name}"), &args);
     assert_eq!(code, 1, "an expectation unmet: {out}");
-    runs_of(&out, 2).to_vec()
+    runs_of(&out)
 }
 
 /// The catalog scenario of `book/src/findings/curator-696-latch-old-session.md`.
@@ -773,14 +784,14 @@ const OLD_SESSION: &str = "leader-latch-downtime-old-session";
 /// `leader-latch-downtime-old-session` leads through its old session's node after the server's
 /// downtime, and the other participant leads beside it once the server expires that session,
 /// in every run: `leader_unique_belief` and `live_session_exclusion` violated, the fence
-/// holding (the stale leader's token, its old node's czxid, is the older one). Two runs; a
+/// holding (the stale leader's token, its old node's czxid, is the older one). [`RUNS`] run; a
 /// failure shows the run's timeline, since its trace stays on the machine that ran it.
 #[test]
 #[ignore = "needs zookeeper and curator: scripts/test installs Debian's zookeeper and \
             libcurator-{recipes,framework,client}-java"]
 fn curator_5_4s_latch_leads_through_its_old_sessions_node_beside_the_next_leader() {
     let _serial = real::testing::one_server_at_a_time();
-    for run in &curators_two_unmet_runs(OLD_SESSION) {
+    for run in &curators_unmet_runs(OLD_SESSION) {
         let trace = trace_of(run);
         let events = trace["events"].as_array().unwrap();
         let shown = format!("{run}\n{}", timeline(events));
@@ -827,15 +838,16 @@ fn timeline(events: &[Value]) -> String {
 
 /// The same page's second command: splitbrain's latch on the same scenario and server meets
 /// every expectation in every run, one leader throughout: its ownership check resets the old
-/// session's node instead of leading through it. Two runs.
+/// session's node instead of leading through it. [`RUNS`] run.
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn splitbrains_latch_resets_its_old_sessions_node_and_one_leads_after_the_downtime() {
     let _serial = real::testing::one_server_at_a_time();
-    let args = [OLD_SESSION, "--start-local", "--runs", "2"];
+    let runs = RUNS.to_string();
+    let args = [OLD_SESSION, "--start-local", "--runs", &runs];
     let (code, out) = real("latch-old-session", &args);
     assert_eq!(code, 0, "every expectation met: {out}");
-    for run in out.as_array().expect("one summary per run") {
+    for run in &runs_of(&out) {
         let trace = trace_of(run);
         let events = trace["events"].as_array().unwrap();
         assert_eq!(run["violations"], json!([]), "{run}\n{}", timeline(events));
@@ -848,14 +860,14 @@ fn splitbrains_latch_resets_its_old_sessions_node_and_one_leads_after_the_downti
 /// unannounced in every run: the paused leader gives its leadership back when it wakes and
 /// requeues, Curator's adapter then hears its session's end and cancels the queued attempt, and
 /// its workload waits for a leadership that never comes (`progress` and `answered` violated,
-/// no `is_leader` after its requeue). Two runs; splitbrain's selector, which keeps a queued
+/// no `is_leader` after its requeue). [`RUNS`] run; splitbrain's selector, which keeps a queued
 /// attempt at a connection change, is the matrix's (progress holds).
 #[test]
 #[ignore = "needs zookeeper and curator: scripts/test installs Debian's zookeeper and \
             libcurator-{recipes,framework,client}-java"]
 fn curator_5_4s_selector_requeued_after_a_pause_is_cancelled_and_never_leads_again() {
     let _serial = real::testing::one_server_at_a_time();
-    for (run, events) in &curators_two_stalled_runs("leader-selector-gc-pause") {
+    for (run, events) in &curators_stalled_runs("leader-selector-gc-pause") {
         let paused = (events.iter())
             .find(|e| e["kind"] == "fault_start" && e["fault"]["kind"] == "pause")
             .and_then(|e| e["fault"]["client"].as_u64())
@@ -870,10 +882,10 @@ fn curator_5_4s_selector_requeued_after_a_pause_is_cancelled_and_never_leads_aga
     }
 }
 
-/// [`curators_two_unmet_runs`] of a scenario whose every run stalls (`progress` and `answered`
+/// [`curators_unmet_runs`] of a scenario whose every run stalls (`progress` and `answered`
 /// violated): each run's summary with its trace's events.
-fn curators_two_stalled_runs(name: &str) -> Vec<(Value, Vec<Value>)> {
-    let runs = curators_two_unmet_runs(name);
+fn curators_stalled_runs(name: &str) -> Vec<(Value, Vec<Value>)> {
+    let runs = curators_unmet_runs(name);
     (runs.into_iter())
         .map(|run| {
             let events = trace_of(&run)["events"].as_array().unwrap().clone();
@@ -896,13 +908,13 @@ fn is_leader(event: &Value) -> bool {
 /// is enough"): in `leader-selector-create-reply-lost` the server's replies to client 1 are
 /// lost for 7 s from its first create, its session lives on (T = 10 s), and Curator 5.4's
 /// adapter cancels its first, queued attempt at `SUSPENDED`: client 1 never leads, on the
-/// one session it had, in every run. Two runs.
+/// one session it had, in every run. [`RUNS`] run.
 #[test]
 #[ignore = "needs zookeeper and curator: scripts/test installs Debian's zookeeper and \
             libcurator-{recipes,framework,client}-java"]
 fn curator_5_4s_selector_whose_create_reply_is_lost_is_cancelled_and_never_leads() {
     let _serial = real::testing::one_server_at_a_time();
-    for (run, events) in &curators_two_stalled_runs("leader-selector-create-reply-lost") {
+    for (run, events) in &curators_stalled_runs("leader-selector-create-reply-lost") {
         assert!(!violated(run, "leader_unique_fenced"), "{run}");
         let cut = |e: &&Value| e["client"].as_u64() == Some(1);
         assert!(!events.iter().filter(cut).any(is_leader), "{run}");
