@@ -436,7 +436,8 @@ impl State {
         self.deliver(fired, None, out);
     }
 
-    /// Resets the new connection `conn`: the client tries another server.
+    /// Resets connection `conn` and retires it: a client on a new connection tries another
+    /// server, one on an established connection hears end of stream.
     fn refuse(&mut self, conn: ConnId, (client, peer): (u16, SocketAddr), out: &mut Vec<Out>) {
         self.retired.insert(conn);
         out.push((client, peer, Datagram::<ToClient>::Reset { conn }.into()));
@@ -612,18 +613,13 @@ impl State {
         let Some(c) = self.conns.remove(&conn) else {
             return;
         };
-        self.retired.insert(conn);
         if let Some(session) = self.sessions.get_mut(&c.session)
             && session.conn == Some(conn)
         {
             session.conn = None;
             self.tree_mut().drop_watches(c.session);
         }
-        out.push((
-            c.client,
-            c.peer,
-            Datagram::<ToClient>::Reset { conn }.into(),
-        ));
+        self.refuse(conn, (c.client, c.peer), out);
     }
 
     /// A session's connection `conn` (of either kind) is replaced by a new one: it ends, and

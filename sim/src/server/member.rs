@@ -626,21 +626,15 @@ impl State {
         asked: Duration,
         out: &mut Vec<Out>,
     ) {
-        let me = self.member().id;
+        let from = self.member().id;
         self.member().pending.insert(conn, (client, peer));
-        match self.member().leader() {
-            Some(leader) if leader == me => self.take_open(me, conn, client, asked, out),
-            Some(leader) => {
-                let open = Peer::Open {
-                    from: me,
-                    conn,
-                    client,
-                    asked,
-                };
-                self.member().post(leader, open);
-            }
-            None => {}
-        }
+        let open = Peer::Open {
+            from,
+            conn,
+            client,
+            asked,
+        };
+        self.ask_leader(open, out);
     }
 
     /// A client's request: a write goes through the leader, a read is answered from this
@@ -693,24 +687,54 @@ impl State {
         op: Option<(OpId, Request)>,
         out: &mut Vec<Out>,
     ) {
-        let me = self.member().id;
+        let from = self.member().id;
         self.member()
             .queues
             .entry(conn)
             .or_default()
             .push_back(None);
+        let forward = Peer::Forward {
+            from,
+            conn,
+            session,
+            op,
+        };
+        self.ask_leader(forward, out);
+    }
+
+    /// Hands a client's ask (an `Open`, `Forward` or `Revalidate` from this server) to the
+    /// leader: taken at once when this server leads, posted to the leader otherwise, and
+    /// dropped while none leads (the connection waits, until the client gives up on it or a
+    /// leader's election drops it).
+    fn ask_leader(&mut self, ask: Peer, out: &mut Vec<Out>) {
         match self.member().leader() {
-            Some(leader) if leader == me => self.take_forwarded(me, conn, session, op, out),
-            Some(leader) => {
-                let forward = Peer::Forward {
-                    from: me,
-                    conn,
-                    session,
-                    op,
-                };
-                self.member().post(leader, forward);
-            }
+            Some(leader) if leader == self.member().id => self.take(ask, out),
+            Some(leader) => self.member().post(leader, ask),
             None => {}
+        }
+    }
+
+    /// The leader takes a client's ask that a server handed it (itself, or a follower).
+    fn take(&mut self, ask: Peer, out: &mut Vec<Out>) {
+        match ask {
+            Peer::Open {
+                from,
+                conn,
+                client,
+                asked,
+            } => self.take_open(from, conn, client, asked, out),
+            Peer::Forward {
+                from,
+                conn,
+                session,
+                op,
+            } => self.take_forwarded(from, conn, session, op, out),
+            Peer::Revalidate {
+                from,
+                conn,
+                session,
+            } => self.take_revalidate(from, conn, session, out),
+            _ => unreachable!("only a client's ask is taken by the leader"),
         }
     }
 
@@ -772,26 +796,9 @@ impl State {
             }
             Peer::Validated { conn, valid } => self.validated(conn, valid, &mut out),
             _ if !leading => {}
-            Peer::Open {
-                from,
-                conn,
-                client,
-                asked,
-            } => self.take_open(from, conn, client, asked, &mut out),
-            Peer::Forward {
-                from,
-                conn,
-                session,
-                op,
-            } => self.take_forwarded(from, conn, session, op, &mut out),
-            Peer::Revalidate {
-                from,
-                conn,
-                session,
-            } => {
-                if self.leads_follower(from) {
-                    self.take_revalidate(from, conn, session, &mut out);
-                }
+            Peer::Revalidate { from, .. } if !self.leads_follower(from) => {}
+            ask @ (Peer::Open { .. } | Peer::Forward { .. } | Peer::Revalidate { .. }) => {
+                self.take(ask, &mut out);
             }
         }
         out
@@ -815,20 +822,14 @@ impl State {
         resume: Resume,
         out: &mut Vec<Out>,
     ) {
-        let (me, session) = (self.member().id, resume.session);
+        let (from, session) = (self.member().id, resume.session);
         (self.member().revalidating).insert(conn, (client, peer, resume));
-        match self.member().leader() {
-            Some(leader) if leader == me => self.take_revalidate(me, conn, session, out),
-            Some(leader) => {
-                let revalidate = Peer::Revalidate {
-                    from: me,
-                    conn,
-                    session,
-                };
-                self.member().post(leader, revalidate);
-            }
-            None => {}
-        }
+        let revalidate = Peer::Revalidate {
+            from,
+            conn,
+            session,
+        };
+        self.ask_leader(revalidate, out);
     }
 
     /// The leader revalidates `session` for server `from`'s connection `conn`: a live session
@@ -900,6 +901,13 @@ impl State {
         }
     }
 
+    /// Whether server `from` owns `session`, the leader's check of a write it forwards; a
+    /// session no server owns yet (one a new leader inherited) becomes `from`'s
+    /// (`SessionTrackerImpl.checkSession`).
+    fn owned_by(&mut self, session: SessionId, from: u16) -> bool {
+        *self.owners().entry(session).or_insert(from) == from
+    }
+
     /// The leader's session owners: which server each session's writes must come from.
     fn owners(&mut self) -> &mut BTreeMap<SessionId, u16> {
         match &mut self.member().role {
@@ -931,9 +939,8 @@ impl State {
 
     /// The leader takes a write (or, with `None`, a close-session) asked for on server
     /// `from`'s connection `conn`: applying a write to its prepared state decides its outcome.
-    /// A write is refused with `SessionMoved` unless `from` owns the session; a session no
-    /// server owns yet (one a new leader inherited) is owned by the first to forward a write
-    /// (`SessionTrackerImpl.checkSession`). A close is not checked, as ZooKeeper does not.
+    /// A write is refused with `SessionMoved` unless `from` owns the session
+    /// ([`State::owned_by`]). A close is not checked, as ZooKeeper does not.
     fn take_forwarded(
         &mut self,
         from: u16,
@@ -958,7 +965,7 @@ impl State {
                 op,
                 error: ZkError::SessionExpired,
             },
-            Some((op, _)) if *self.owners().entry(session).or_insert(from) != from => Txn::Reject {
+            Some((op, _)) if !self.owned_by(session, from) => Txn::Reject {
                 op,
                 error: ZkError::SessionMoved,
             },

@@ -140,6 +140,15 @@ pub(crate) fn path(text: &str) -> Path {
     Path::new(text).expect("a valid path")
 }
 
+/// A persistent create of `at`, with no data.
+pub(crate) fn create(at: &str) -> Request {
+    Request::Create {
+        path: path(at),
+        data: Vec::new(),
+        mode: CreateMode::Persistent,
+    }
+}
+
 pub(crate) async fn call(session: &SimSession, op: u32, request: Request) -> RawEvent {
     session.submit(OpId(op), request).await;
     event(session).await
@@ -242,13 +251,8 @@ fn a_client_on_a_cut_follower_reads_stale_state() {
         let (a, _) = world.session(0, FOLLOWER).await;
         let (b, _) = world.session(1, LEADER).await;
         world.cut(FOLLOWER);
-        let create = Request::Create {
-            path: path("/x"),
-            data: Vec::new(),
-            mode: CreateMode::Persistent,
-        };
         assert!(matches!(
-            call(&b, 1, create).await,
+            call(&b, 1, create("/x")).await,
             RawEvent::Reply {
                 result: Ok(OpOk::Created { .. }),
                 ..

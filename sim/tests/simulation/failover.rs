@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use coordination::ids::OpId;
 use coordination::session::{Coordination, RawEvent, RawState};
-use coordination::zk::{CreateMode, OpOk, Request, SessionId, ZkError};
+use coordination::zk::{OpOk, Request, SessionId, ZkError};
 use madsim::runtime::Handle;
 use madsim::time::{Instant, sleep};
 use recipe_table::property::Property;
@@ -16,7 +16,8 @@ use sim::client::SimSession;
 use trace::EventKind;
 
 use crate::ensemble::{
-    FOLLOWER, LEADER, SETTINGS, SYNC_LIMIT, World, call, event, event_within, path, simulate,
+    FOLLOWER, LEADER, SETTINGS, SYNC_LIMIT, World, call, create, event, event_within, path,
+    simulate,
 };
 use crate::query::{catalog_scenario, run_scenario, violations};
 
@@ -25,14 +26,6 @@ const OTHER: u16 = 1;
 
 /// A seed whose shuffle of the host list `[LEADER, FOLLOWER]` puts the leader first.
 const SHUFFLED_LEADER_FIRST: u64 = 3;
-
-fn create(at: &str) -> Request {
-    Request::Create {
-        path: path(at),
-        data: Vec::new(),
-        mode: CreateMode::Persistent,
-    }
-}
 
 fn created(event: &RawEvent) -> bool {
     matches!(

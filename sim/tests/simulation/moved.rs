@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use coordination::recipes::Notice;
 use coordination::session::{RawEvent, RawState};
-use coordination::zk::{CreateMode, Request, ZkError};
+use coordination::zk::ZkError;
 use madsim::runtime::Handle;
 use madsim::time::{sleep, timeout};
 use recipe_table::property::Property;
 use scenarios::scenario::ServerSettings;
 use sim::client::SimSession;
 
-use crate::ensemble::{FOLLOWER, LEADER, World, call, event, path, simulate};
+use crate::ensemble::{FOLLOWER, LEADER, World, call, create, event, path, simulate};
 use crate::query::{catalog_scenario, notice, violations};
 
 /// The other follower.
@@ -67,15 +67,10 @@ fn a_write_its_old_server_still_holds_is_refused_once_the_session_moved() {
         let (world, a) = on_the_follower().await;
         let handle = Handle::current();
         world.ensemble.pause(FOLLOWER, 0, &handle);
-        let create = Request::Create {
-            path: path("/late"),
-            data: Vec::new(),
-            mode: CreateMode::Persistent,
-        };
         // Held in the paused follower's mailbox; the client gives up on the connection and
         // moves to the other follower.
         assert!(matches!(
-            call(&a, 1, create).await,
+            call(&a, 1, create("/late")).await,
             RawEvent::Reply {
                 result: Err(ZkError::ConnectionLoss),
                 ..
