@@ -191,12 +191,10 @@ fn curators_semaphore_mutex_deadlocks_in_every_run_after_a_cut_at_its_lease_crea
         "semaphore-mutex-cut-at-lease-create-busy",
         "--start-local",
         "--curator-in-place",
-        "--runs",
-        &RUNS.to_string(),
     ];
-    let (code, out) = real("curator-semaphore-deadlock", &args);
+    let (code, out, runs) = real_runs("curator-semaphore-deadlock", &args);
     assert_eq!(code, 1, "only herd_free unmet: {out}");
-    for run in &runs_of(&out) {
+    for run in &runs {
         assert!(
             violated(run, "progress") && violated(run, "answered"),
             "{run}"
@@ -265,15 +263,19 @@ fn assert_waits_drawn_from_the_servers_view(summary: &Value) {
 /// run behaves as the page says.
 const RUNS: usize = 1;
 
-/// The summaries of a `real --runs <RUNS> --json` output, checked to be that many (one run's
-/// output is its summary, more runs' an array of them).
-fn runs_of(out: &Value) -> Vec<Value> {
+/// `splitbrain real <args> --runs <RUNS> --json` ([`real`]): exit code, the JSON, and each
+/// run's summary, checked to be [`RUNS`] of them (one run's output is its summary, more runs'
+/// an array of them).
+fn real_runs(test: &str, args: &[&str]) -> (i32, Value, Vec<Value>) {
+    let runs = RUNS.to_string();
+    let args: Vec<&str> = (args.iter().copied()).chain(["--runs", &runs]).collect();
+    let (code, out) = real(test, &args);
     let all = match out.as_array() {
         Some(all) => all.clone(),
         None => vec![out.clone()],
     };
     assert_eq!(all.len(), RUNS, "{out}");
-    all
+    (code, out, all)
 }
 
 /// Whether a run's summary lists `property` among its violations.
@@ -282,22 +284,14 @@ fn violated(run: &Value, property: &str) -> bool {
     violations.iter().any(|v| v["property"] == property)
 }
 
-/// `splitbrain real <scenario> --start-local --curator-in-place --runs <RUNS>`: Curator's own
+/// `splitbrain real <scenario> --start-local --curator-in-place --runs <RUNS>` ([`real_runs`]): Curator's own
 /// recipe in place of the clients; each run's summary, every one checked to violate nothing
 /// but `allowed`. The command exits 1 when no run showed a property the scenario expects
 /// violated: the window is a real race (see below), so that is not asserted.
 fn curator_in_place_runs(test: &str, scenario: &str, allowed: &[&str]) -> Vec<Value> {
-    let runs = RUNS.to_string();
-    let args = [
-        scenario,
-        "--start-local",
-        "--curator-in-place",
-        "--runs",
-        &runs,
-    ];
-    let (code, out) = real(test, &args);
+    let args = [scenario, "--start-local", "--curator-in-place"];
+    let (code, out, runs) = real_runs(test, &args);
     assert!(code == 0 || code == 1, "{out}");
-    let runs = runs_of(&out);
     for run in &runs {
         let violations = run["violations"].as_array().unwrap();
         let only_allowed =
@@ -769,11 +763,10 @@ fn a_scenario_passes_on_an_ensemble_whose_leader_is_killed_mid_run() {
 /// clients, on a server the command starts, which must leave an expectation unmet (exit 1):
 /// the runs' summaries.
 fn curators_unmet_runs(name: &str) -> Vec<Value> {
-    let runs = RUNS.to_string();
-    let args = [name, "--start-local", "--curator-in-place", "--runs", &runs];
-    let (code, out) = real(&format!("curator-{name}"), &args);
+    let args = [name, "--start-local", "--curator-in-place"];
+    let (code, out, runs) = real_runs(&format!("curator-{name}"), &args);
     assert_eq!(code, 1, "an expectation unmet: {out}");
-    runs_of(&out)
+    runs
 }
 
 /// The catalog scenario of `book/src/findings/curator-696-latch-old-session.md`.
@@ -843,11 +836,9 @@ fn timeline(events: &[Value]) -> String {
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn splitbrains_latch_resets_its_old_sessions_node_and_one_leads_after_the_downtime() {
     let _serial = real::testing::one_server_at_a_time();
-    let runs = RUNS.to_string();
-    let args = [OLD_SESSION, "--start-local", "--runs", &runs];
-    let (code, out) = real("latch-old-session", &args);
+    let (code, out, runs) = real_runs("latch-old-session", &[OLD_SESSION, "--start-local"]);
     assert_eq!(code, 0, "every expectation met: {out}");
-    for run in &runs_of(&out) {
+    for run in &runs {
         let trace = trace_of(run);
         let events = trace["events"].as_array().unwrap();
         assert_eq!(run["violations"], json!([]), "{run}\n{}", timeline(events));
