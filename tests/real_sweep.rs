@@ -300,7 +300,9 @@ fn a_sweep_on_an_ensemble_keeps_the_first_violating_run_whose_schedule_a_rerun_r
     let tally = &summary["scenarios"][0];
     assert_eq!(
         (&tally["seeds_run"], &tally["runs_failed"]),
-        (&json!(2), &json!(0))
+        (&json!(2), &json!(0)),
+        "failed runs: {}",
+        tally["failures"]
     );
     let belief = (tally["properties"].as_array().unwrap().iter())
         .find(|p| p["name"] == "mutual_exclusion_belief")

@@ -86,7 +86,8 @@ pub fn ten_run_page_sweep(name: &str, scenario: &str, flags: &[&str]) -> serde_j
     assert_eq!(
         (swept["seeds_run"].as_u64(), swept["runs_failed"].as_u64()),
         (Some(10), Some(0)),
-        "{}",
+        "failed runs: {}\nstderr: {}",
+        swept["failures"],
         stderr(&output)
     );
     swept
