@@ -142,6 +142,9 @@ fn missing_counterpart(fault: &Fault, local: Option<u16>) -> Option<&'static str
             Some("the proxy holds bytes but does not delay them per message as the simulator does")
         }
         Fault::Drop { .. } => Some("TCP retransmits what a link loses: a loss is only a delay"),
+        Fault::LagServer { .. } => {
+            Some("the proxies between servers hold bytes but do not delay them")
+        }
         Fault::IsolateFromPeers { .. } | Fault::CrashServer { .. } | Fault::PauseServer { .. } => {
             local.is_none_or(|servers| servers <= 1).then_some(
                 "needs an ensemble the harness started, with proxies between its servers: use \
@@ -506,7 +509,7 @@ impl<'a> Injector<'a> {
             | Fault::PauseServer { .. } => {
                 return self.on_a_server(index, fault).await;
             }
-            Fault::Delay { .. } | Fault::Drop { .. } => {
+            Fault::Delay { .. } | Fault::Drop { .. } | Fault::LagServer { .. } => {
                 return Err("no real counterpart (refused before the run)".into());
             }
         };

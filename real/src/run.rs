@@ -204,9 +204,10 @@ fn may_end_session(fault: &Fault, client: u16) -> bool {
         | Fault::ExpireSession { client: c }
         | Fault::Crash { client: c } => c == client,
         Fault::Partition { .. } | Fault::Isolate { .. } | Fault::RestartServer { .. } => true,
-        Fault::IsolateFromPeers { .. } | Fault::CrashServer { .. } | Fault::PauseServer { .. } => {
-            true
-        }
+        Fault::IsolateFromPeers { .. }
+        | Fault::LagServer { .. }
+        | Fault::CrashServer { .. }
+        | Fault::PauseServer { .. } => true,
         Fault::Heal | Fault::Delay { .. } | Fault::Drop { .. } => false,
     }
 }

@@ -10,7 +10,7 @@ use real::local::Settings;
 use real::target::Target;
 use recipe_table::property::{Expectation, Property};
 use scenarios::catalog::Catalog;
-use scenarios::fault::{Fault, Node, ScheduledFault};
+use scenarios::fault::{Fault, Node, ScheduledFault, ServerSelector};
 use scenarios::scenario::Scenario;
 use support::launcher;
 use trace::{Event, EventKind, ServerSession, Source, Trace};
@@ -130,6 +130,17 @@ fn a_fault_with_no_real_counterpart_is_refused_before_the_run() {
         lossy.message,
         "faults[0]: drop has no real counterpart yet (TCP retransmits what a link loses: a \
          loss is only a delay)"
+    );
+    let lagging = refused(Fault::LagServer {
+        server: ServerSelector::Leader,
+        resolved: None,
+        lag_ms: 500,
+        for_ms: None,
+    });
+    assert_eq!(
+        lagging.message,
+        "faults[0]: lag_server has no real counterpart yet (the proxies between servers hold \
+         bytes but do not delay them)"
     );
     let restart = real::run(&scenario("server-restart"), 0, &target, &launcher()).unwrap_err();
     assert_eq!(

@@ -63,6 +63,13 @@ pub(crate) fn node_name(path: &Path) -> &str {
     rest.splitn(4, '-').nth(3).unwrap_or(name)
 }
 
+/// A server a fault names by its selector, with the server it resolved to: `the leader
+/// (server 2)`.
+fn named(server: ServerSelector, resolved: Option<u16>) -> String {
+    let resolved = resolved.map(|n| format!(" (server {n})"));
+    format!("{}{}", selector(server), resolved.unwrap_or_default())
+}
+
 /// A fault as a phrase: `c0 paused (GC) for 8.000s`.
 pub(crate) fn fault(fault: &Fault) -> String {
     let lasting = |for_ms: Option<u64>| for_ms.map(|ms| format!(" for {}", millis(ms)));
@@ -94,35 +101,30 @@ pub(crate) fn fault(fault: &Fault) -> String {
             resolved,
             for_ms,
         } => format!(
-            "{}{} cut off from its peers{}",
-            selector(*server),
-            resolved
-                .map(|n| format!(" (server {n})"))
-                .unwrap_or_default(),
+            "{} cut off from its peers{}",
+            named(*server, *resolved),
+            lasting(*for_ms).unwrap_or_default()
+        ),
+        Fault::LagServer {
+            server,
+            resolved,
+            lag_ms,
+            for_ms,
+        } => format!(
+            "{} hears its peers {lag_ms} ms late{}",
+            named(*server, *resolved),
             lasting(*for_ms).unwrap_or_default()
         ),
         Fault::CrashServer {
             server,
             resolved,
             down_ms,
-        } => format!(
-            "{}{} crashed, down {down_ms} ms",
-            selector(*server),
-            resolved
-                .map(|n| format!(" (server {n})"))
-                .unwrap_or_default(),
-        ),
+        } => format!("{} crashed, down {down_ms} ms", named(*server, *resolved),),
         Fault::PauseServer {
             server,
             resolved,
             pause_ms,
-        } => format!(
-            "{}{} paused {pause_ms} ms",
-            selector(*server),
-            resolved
-                .map(|n| format!(" (server {n})"))
-                .unwrap_or_default(),
-        ),
+        } => format!("{} paused {pause_ms} ms", named(*server, *resolved),),
         Fault::Heal => "network healed".to_owned(),
         Fault::ExpireSession { client } => format!("server expires c{client}'s session"),
         Fault::Crash { client } => format!("c{client} crashed"),

@@ -62,6 +62,27 @@ pub enum Fault {
         #[serde(default)]
         for_ms: Option<u64>,
     },
+    /// One server of an ensemble hears its peers `lag_ms` late, in order (a congested link
+    /// into it, or a machine too loaded to keep up): the leader's proposals, commits and pings
+    /// reach it late, so it acknowledges and applies each write `lag_ms` after the others,
+    /// answers its clients' reads from state that old (their pings at once), and tells the
+    /// leader of its clients' sessions that much later. What it sends leaves on time. Below
+    /// syncLimit × tick, as validation requires: ZooKeeper's leader drops a follower whose
+    /// acknowledgements lag longer (`LearnerHandler`'s `SyncLimitCheck`), which is not
+    /// modelled.
+    LagServer {
+        /// Which server, resolved when the fault starts.
+        server: ServerSelector,
+        /// The server `server` named when the fault started: recorded in traces, left out
+        /// of scenario files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resolved: Option<u16>,
+        /// How late its peers' messages reach it, in ms.
+        lag_ms: u64,
+        /// Heal by itself after this long.
+        #[serde(default)]
+        for_ms: Option<u64>,
+    },
     /// The machine of one server of an ensemble crashes: its connections and whatever is
     /// sent to it are lost, and `down_ms` later it starts again with its log (what it had
     /// logged and applied survives), rejoining the leader it finds or triggering an election.
@@ -222,6 +243,7 @@ impl Fault {
             Fault::Partition { .. } => "partition",
             Fault::Isolate { .. } => "isolate",
             Fault::IsolateFromPeers { .. } => "isolate_from_peers",
+            Fault::LagServer { .. } => "lag_server",
             Fault::CrashServer { .. } => "crash_server",
             Fault::PauseServer { .. } => "pause_server",
             Fault::Heal => "heal",
@@ -241,6 +263,7 @@ impl Fault {
             Fault::Partition { for_ms, .. }
             | Fault::Isolate { for_ms, .. }
             | Fault::IsolateFromPeers { for_ms, .. }
+            | Fault::LagServer { for_ms, .. }
             | Fault::Delay { for_ms, .. }
             | Fault::Drop { for_ms, .. } => for_ms,
             Fault::RestartServer { down_ms } | Fault::CrashServer { down_ms, .. } => Some(down_ms),
@@ -273,10 +296,11 @@ impl Fault {
     }
 
     /// The selector of a fault addressed to one server of an ensemble (`isolate_from_peers`,
-    /// `crash_server`, `pause_server`); `None` for any other fault.
+    /// `lag_server`, `crash_server`, `pause_server`); `None` for any other fault.
     pub fn server_selector(&self) -> Option<ServerSelector> {
         match *self {
             Fault::IsolateFromPeers { server, .. }
+            | Fault::LagServer { server, .. }
             | Fault::CrashServer { server, .. }
             | Fault::PauseServer { server, .. } => Some(server),
             _ => None,
@@ -289,6 +313,7 @@ impl Fault {
         let mut fault = self.clone();
         match &mut fault {
             Fault::IsolateFromPeers { resolved, .. }
+            | Fault::LagServer { resolved, .. }
             | Fault::CrashServer { resolved, .. }
             | Fault::PauseServer { resolved, .. } => *resolved = named,
             _ => {}
@@ -300,6 +325,7 @@ impl Fault {
     pub fn resolved_server(&self) -> Option<u16> {
         match *self {
             Fault::IsolateFromPeers { resolved, .. }
+            | Fault::LagServer { resolved, .. }
             | Fault::CrashServer { resolved, .. }
             | Fault::PauseServer { resolved, .. } => resolved,
             _ => None,

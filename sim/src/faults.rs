@@ -178,6 +178,11 @@ impl Injector {
                     resolved: Some(server),
                     ..
                 } => self.links().cut_from_peers(index, server),
+                Fault::LagServer {
+                    resolved: Some(server),
+                    lag_ms,
+                    ..
+                } => (self.links()).lag_from_peers(index, server, Duration::from_millis(lag_ms)),
                 Fault::CrashServer {
                     resolved: Some(server),
                     ..
@@ -222,6 +227,7 @@ impl Injector {
                 return self.end(index, fault, under_way);
             }
             Fault::IsolateFromPeers { .. }
+            | Fault::LagServer { .. }
             | Fault::CrashServer { .. }
             | Fault::PauseServer { .. } => {
                 unreachable!("started above")
@@ -272,6 +278,7 @@ impl Injector {
             Fault::Partition { .. }
             | Fault::Isolate { .. }
             | Fault::IsolateFromPeers { .. }
+            | Fault::LagServer { .. }
             | Fault::Delay { .. }
             | Fault::Drop { .. } => {
                 // False when a heal ended it already.

@@ -76,6 +76,9 @@ pub struct Links {
     rules: Vec<(usize, Rule)>,
     /// The servers of an ensemble cut off from their peers, each with its fault's id.
     peer_cuts: Vec<(usize, u16)>,
+    /// The servers of an ensemble that hear their peers late, each with its lag and its
+    /// fault's id.
+    peer_lags: Vec<(usize, u16, Duration)>,
     down: BTreeMap<Node, usize>,
     rng: GlobalRng,
 }
@@ -86,6 +89,7 @@ impl Links {
         Links {
             rules: Vec::new(),
             peer_cuts: Vec::new(),
+            peer_lags: Vec::new(),
             down: BTreeMap::new(),
             rng,
         }
@@ -107,20 +111,42 @@ impl Links {
         !(self.peer_cuts.iter()).any(|&(_, cut)| cut == a || cut == b)
     }
 
-    /// Removes the rules and peer cuts of fault `fault`; true when it had any.
-    pub fn remove(&mut self, fault: usize) -> bool {
-        let before = self.rules.len() + self.peer_cuts.len();
-        self.rules.retain(|(id, _)| *id != fault);
-        self.peer_cuts.retain(|(id, _)| *id != fault);
-        self.rules.len() + self.peer_cuts.len() != before
+    /// Makes what server `server` of an ensemble hears from its peers reach it `lag` late,
+    /// on behalf of fault `fault`.
+    pub fn lag_from_peers(&mut self, fault: usize, server: u16, lag: Duration) {
+        self.peer_lags.push((fault, server, lag));
     }
 
-    /// Removes every rule and peer cut; returns the ids of the faults that had some, in
-    /// order (the rules' faults first).
+    /// How late what its peers send reaches server `server` of an ensemble now: the longest
+    /// lag in force on it, zero when none is.
+    pub fn peer_lag(&self, server: u16) -> Duration {
+        (self.peer_lags.iter())
+            .filter(|&&(_, lagging, _)| lagging == server)
+            .map(|&(_, _, lag)| lag)
+            .max()
+            .unwrap_or_default()
+    }
+
+    fn len(&self) -> usize {
+        self.rules.len() + self.peer_cuts.len() + self.peer_lags.len()
+    }
+
+    /// Removes the rules, peer cuts and peer lags of fault `fault`; true when it had any.
+    pub fn remove(&mut self, fault: usize) -> bool {
+        let before = self.len();
+        self.rules.retain(|(id, _)| *id != fault);
+        self.peer_cuts.retain(|(id, _)| *id != fault);
+        self.peer_lags.retain(|(id, ..)| *id != fault);
+        self.len() != before
+    }
+
+    /// Removes every rule, peer cut and peer lag; returns the ids of the faults that had
+    /// some, in order (the rules' faults first, then the cuts', then the lags').
     pub fn clear(&mut self) -> Vec<usize> {
         let rules = self.rules.drain(..).map(|(id, _)| id);
         let mut ids: Vec<usize> = rules
             .chain(self.peer_cuts.drain(..).map(|(id, _)| id))
+            .chain(self.peer_lags.drain(..).map(|(id, ..)| id))
             .collect();
         ids.dedup();
         ids

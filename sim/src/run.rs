@@ -303,6 +303,7 @@ impl Sim {
                     );
                 }
                 Fault::IsolateFromPeers { server, .. }
+                | Fault::LagServer { server, .. }
                 | Fault::CrashServer { server, .. }
                 | Fault::PauseServer { server, .. }
                     if !self.selects(server) =>

@@ -306,9 +306,9 @@ impl Wire {
 
     /// Sends `datagram` from server `from` of an ensemble to server `to` at `dst`, delivered
     /// no earlier than `earliest` (the link's previous datagram: the servers' links keep their
-    /// order, as TCP does); returns when it is delivered (`None`: nobody listens there), or
-    /// gives the datagram back when either server is cut off from its peers, for its sender to
-    /// hold (see `sim/src/server/member.rs`).
+    /// order, as TCP does) nor before `to`'s lag from its peers has passed; returns when it is
+    /// delivered (`None`: nobody listens there), or gives the datagram back when either server
+    /// is cut off from its peers, for its sender to hold (see `sim/src/server/member.rs`).
     pub fn post<M: Send + Sync + 'static>(
         &self,
         (from, to): (u16, u16),
@@ -316,9 +316,18 @@ impl Wire {
         datagram: Datagram<M>,
         earliest: Option<Instant>,
     ) -> Result<Option<Instant>, Datagram<M>> {
-        if !self.network.links().peers_linked(from, to) {
-            return Err(datagram);
-        }
+        let lag = {
+            let links = self.network.links();
+            if !links.peers_linked(from, to) {
+                return Err(datagram);
+            }
+            links.peer_lag(to)
+        };
+        let earliest = match earliest {
+            _ if lag.is_zero() => earliest,
+            Some(earliest) => Some(earliest.max(self.now() + lag)),
+            None => Some(self.now() + lag),
+        };
         Ok(self
             .socket
             .send_no_earlier(dst, Box::new(datagram), earliest))

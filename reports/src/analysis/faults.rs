@@ -41,6 +41,7 @@ impl FaultSpan {
             Fault::Heal
             | Fault::RestartServer { .. }
             | Fault::IsolateFromPeers { .. }
+            | Fault::LagServer { .. }
             | Fault::CrashServer { .. }
             | Fault::PauseServer { .. } => {
                 vec![Lane::Server]

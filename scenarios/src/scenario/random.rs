@@ -14,7 +14,8 @@
 //!
 //! In an ensemble, a template may address one server by its selector (resolved when the drawn
 //! fault starts): `{ "kind": "crash_server", "server": "leader", "down_ms": {...} }`,
-//! `pause_server` (`pause_ms`) and `isolate_from_peers` (`for_ms`).
+//! `pause_server` (`pause_ms`), `isolate_from_peers` (`for_ms`) and `lag_server` (`lag_ms`,
+//! `for_ms`).
 //!
 //! A generator whose templates all cut one client's links can draw faults that start at that
 //! client's request: `"on_request": { "ops": ["create", "get_children"], "path_contains": "" }`
@@ -150,6 +151,16 @@ pub enum FaultTemplate {
         #[serde(default)]
         for_ms: Option<Span>,
     },
+    /// [`Fault::LagServer`].
+    LagServer {
+        /// Which server.
+        server: ServerSelector,
+        /// How late its peers' messages reach it.
+        lag_ms: Span,
+        /// Heal by itself after this long.
+        #[serde(default)]
+        for_ms: Option<Span>,
+    },
     /// [`Fault::CrashServer`].
     CrashServer {
         /// Which server.
@@ -234,6 +245,16 @@ impl FaultTemplate {
                 resolved: None,
                 for_ms: for_ms.map(|d| d.draw(rng)),
             },
+            FaultTemplate::LagServer {
+                server,
+                lag_ms,
+                for_ms,
+            } => Fault::LagServer {
+                server,
+                resolved: None,
+                lag_ms: lag_ms.draw(rng),
+                for_ms: for_ms.map(|d| d.draw(rng)),
+            },
             FaultTemplate::CrashServer { server, down_ms } => Fault::CrashServer {
                 server,
                 resolved: None,
@@ -306,7 +327,8 @@ impl FaultTemplate {
             FaultTemplate::Heal => (vec![], vec![], vec![]),
             FaultTemplate::RestartServer { down_ms }
             | FaultTemplate::CrashServer { down_ms, .. } => (vec![], vec![], spans(down_ms)),
-            FaultTemplate::IsolateFromPeers { for_ms, .. } => (vec![], vec![], spans(for_ms)),
+            FaultTemplate::IsolateFromPeers { for_ms, .. }
+            | FaultTemplate::LagServer { for_ms, .. } => (vec![], vec![], spans(for_ms)),
             FaultTemplate::PauseServer { pause_ms, .. } => (vec![], vec![], vec![*pause_ms]),
             FaultTemplate::Partition { a, b, for_ms, .. } => (vec![], vec![*a, *b], spans(for_ms)),
             FaultTemplate::Isolate { node, for_ms } => (vec![], vec![*node], spans(for_ms)),

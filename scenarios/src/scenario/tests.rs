@@ -223,8 +223,9 @@ fn malformed_files_give_one_line_errors() {
         (
             set("/faults/0/fault/kind", json!("explode")),
             "unit.json: /faults/0/fault/kind: expected one of `pause`, `partition`, `isolate`, \
-             `isolate_from_peers`, `crash_server`, `pause_server`, `heal`, `expire_session`, \
-             `crash`, `restart_server`, `delay`, `drop`, found unknown variant `explode`",
+             `isolate_from_peers`, `lag_server`, `crash_server`, `pause_server`, `heal`, \
+             `expire_session`, `crash`, `restart_server`, `delay`, `drop`, found unknown variant \
+             `explode`",
         ),
         (
             set(
@@ -233,6 +234,14 @@ fn malformed_files_give_one_line_errors() {
             ),
             "unit.json: /faults/0/fault/server: expected a fault on a server's peers only in an \
              ensemble (server.ensemble at least 2), found Follower(0) with 1 server(s)",
+        ),
+        (
+            set(
+                "/faults/0/fault",
+                json!({"kind": "lag_server", "server": "leader", "lag_ms": 100}),
+            ),
+            "unit.json: /faults/0/fault/server: expected a fault on one server's links from its \
+             peers in an ensemble (server.ensemble at least 2), found Leader with 1 server(s)",
         ),
         (
             set(
@@ -550,7 +559,8 @@ fn random_server_faults_draw_in_an_ensemble_and_are_refused_outside_one() {
     let templates = json!([
         {"kind": "crash_server", "server": "leader", "down_ms": {"min": 500, "max": 3000}},
         {"kind": "pause_server", "server": {"follower": 1}, "pause_ms": {"min": 100, "max": 900}},
-        {"kind": "isolate_from_peers", "server": {"server_of": 0}, "for_ms": 700}
+        {"kind": "isolate_from_peers", "server": {"server_of": 0}, "for_ms": 700},
+        {"kind": "lag_server", "server": {"server_of": 1}, "lag_ms": {"min": 100, "max": 400}}
     ]);
     let mut value = base();
     value["server"]["ensemble"] = json!(3);
@@ -575,13 +585,22 @@ fn random_server_faults_draw_in_an_ensemble_and_are_refused_outside_one() {
                 Fault::IsolateFromPeers { server, for_ms, .. } => {
                     assert_eq!((server, for_ms), (ServerSelector::ServerOf(0), Some(700)));
                 }
+                Fault::LagServer {
+                    server,
+                    lag_ms,
+                    for_ms,
+                    ..
+                } => {
+                    assert_eq!((server, for_ms), (ServerSelector::ServerOf(1), None));
+                    assert!((100..=400).contains(&lag_ms), "{lag_ms}");
+                }
                 Fault::Pause { .. } => continue,
                 other => panic!("{other:?}"),
             }
             drawn.insert(scheduled.fault.kind());
         }
     }
-    assert_eq!(drawn.len(), 3, "each template drawn: {drawn:?}");
+    assert_eq!(drawn.len(), 4, "each template drawn: {drawn:?}");
 
     let standalone = error_after("/random_faults/0", |random| {
         random["pick"] = templates.clone();
@@ -606,5 +625,12 @@ fn random_server_faults_draw_in_an_ensemble_and_are_refused_outside_one() {
         in_ensemble(json!({"kind": "pause_server", "server": "leader", "pause_ms": 0})),
         "unit.json: /random_faults/0/pick/0/pause_ms: expected a positive number of \
          milliseconds, found 0"
+    );
+    assert_eq!(
+        in_ensemble(
+            json!({"kind": "lag_server", "server": "leader", "lag_ms": {"min": 100, "max": 500}})
+        ),
+        "unit.json: /random_faults/0/pick/0/lag_ms: expected a lag of 1 ms up to below \
+         server.sync_limit × server.tick_ms (500 ms), found 500"
     );
 }

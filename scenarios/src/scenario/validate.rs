@@ -107,7 +107,7 @@ pub(super) fn validate(s: &Scenario) -> Check {
             found,
         )?;
         for (j, template) in random.pick.iter().enumerate() {
-            check_template(s.clients, template, &format!("{at}/pick/{j}"))?;
+            check_template(s, template, &format!("{at}/pick/{j}"))?;
             // Every draw of a valid template has its kind and the same ends (client or
             // server), so one draw tells whether a client's request can start its faults.
             let drawn = template.draw(s.clients, &mut SplitMix64::new(0));
@@ -332,6 +332,18 @@ fn check_server_selector(
     }
 }
 
+/// A server's lag is positive and below syncLimit × tick, past which ZooKeeper's leader would
+/// drop the follower (not modelled: see [`Fault::LagServer`]).
+fn check_lag(s: &Scenario, lag_ms: u64, pointer: &str) -> Check {
+    let limit = s.server.sync_limit.saturating_mul(s.server.tick_ms);
+    require(
+        lag_ms > 0 && lag_ms < limit,
+        pointer,
+        &format!("a lag of 1 ms up to below server.sync_limit × server.tick_ms ({limit} ms)"),
+        lag_ms,
+    )
+}
+
 fn check_duration(for_ms: Option<u64>, pointer: &str) -> Check {
     for_ms.map_or(Ok(()), |d| positive(d, &format!("{pointer}/for_ms")))
 }
@@ -369,6 +381,17 @@ fn check_scheduled(s: &Scenario, scheduled: &ScheduledFault, at: &str) -> Check 
         Fault::IsolateFromPeers { server, for_ms, .. } => {
             let pointer = format!("{at}/server");
             check_server_selector(s, server, (&pointer, "a server's peers only"))?;
+            check_duration(for_ms, &at)
+        }
+        Fault::LagServer {
+            server,
+            lag_ms,
+            for_ms,
+            ..
+        } => {
+            let pointer = format!("{at}/server");
+            check_server_selector(s, server, (&pointer, "one server's links from its peers"))?;
+            check_lag(s, lag_ms, &format!("{at}/lag_ms"))?;
             check_duration(for_ms, &at)
         }
         Fault::CrashServer {
@@ -458,7 +481,8 @@ fn check_link(clients: u16, (a, b): (Node, Node), names: (&str, &str), at: &str)
     )
 }
 
-fn check_template(clients: u16, template: &FaultTemplate, at: &str) -> Check {
+fn check_template(s: &Scenario, template: &FaultTemplate, at: &str) -> Check {
+    let clients = s.clients;
     let (client_picks, node_picks, spans) = template.parts();
     for pick in client_picks {
         if let ClientPick::Client(client) = pick {
@@ -508,6 +532,11 @@ fn check_template(clients: u16, template: &FaultTemplate, at: &str) -> Check {
             )
         }
         FaultTemplate::Drop { percent, .. } => check_percent(percent, at),
+        FaultTemplate::LagServer { lag_ms, .. } => {
+            let pointer = format!("{at}/lag_ms");
+            check_lag(s, lag_ms.min, &pointer)?;
+            check_lag(s, lag_ms.max, &pointer)
+        }
         _ => Ok(()),
     }
 }

@@ -33,8 +33,10 @@
 //! Peer messages travel in order on each link; a cut link holds them until it is torn down
 //! (syncLimit ticks without hearing the peer), which loses them: a follower that rejoins
 //! takes the leader's whole log again, and one that finds a gap in the numbered proposals
-//! goes LOOKING to rejoin. Not modelled: replication lag beyond the network's
-//! latency, a session's requests ordered across its connections, snapshots (the log is
+//! goes LOOKING to rejoin. A lagging server (`lag_server`) hears its peers late on
+//! these links (`Wire::post`). Not modelled: a leader dropping a follower whose
+//! acknowledgements lag past syncLimit (ZooKeeper's `SyncLimitCheck`; validation keeps a lag
+//! below it), a session's requests ordered across its connections, snapshots (the log is
 //! never trimmed) and the byte-stream clients of programs.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};

@@ -44,6 +44,8 @@ pub(crate) const FOLLOWER: u16 = 0;
 
 /// The fault id the tests' cut is installed under.
 const CUT: usize = 0;
+/// The fault id the tests' lag is installed under.
+const LAG: usize = 1;
 
 /// Three servers started on the run's network.
 pub(crate) struct World {
@@ -115,6 +117,16 @@ impl World {
     pub(crate) fn heal(&self) {
         assert!(self.network.links().remove(CUT));
     }
+
+    /// What its peers send `server` reaches it `lag` late from now on.
+    pub(crate) fn lag(&self, server: u16, lag: Duration) {
+        self.network.links().lag_from_peers(LAG, server, lag);
+    }
+
+    /// Ends the lag.
+    pub(crate) fn end_lag(&self) {
+        assert!(self.network.links().remove(LAG));
+    }
 }
 
 /// Runs `test` in a fresh runtime seeded with `seed`, on a thread of its own.
@@ -152,6 +164,21 @@ pub(crate) fn create(at: &str) -> Request {
 pub(crate) async fn call(session: &SimSession, op: u32, request: Request) -> RawEvent {
     session.submit(OpId(op), request).await;
     event(session).await
+}
+
+/// Creates `at` (persistent, no data) through `session` as its request `op`, which succeeds.
+pub(crate) async fn created(session: &SimSession, op: u32, at: &str) {
+    let reply = call(session, op, create(at)).await;
+    assert!(
+        matches!(
+            reply,
+            RawEvent::Reply {
+                result: Ok(OpOk::Created { .. }),
+                ..
+            }
+        ),
+        "{reply:?}"
+    );
 }
 
 #[test]
@@ -251,13 +278,7 @@ fn a_client_on_a_cut_follower_reads_stale_state() {
         let (a, _) = world.session(0, FOLLOWER).await;
         let (b, _) = world.session(1, LEADER).await;
         world.cut(FOLLOWER);
-        assert!(matches!(
-            call(&b, 1, create("/x")).await,
-            RawEvent::Reply {
-                result: Ok(OpOk::Created { .. }),
-                ..
-            }
-        ));
+        created(&b, 1, "/x").await;
         let exists = || Request::Exists {
             path: path("/x"),
             watch: false,

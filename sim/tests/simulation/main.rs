@@ -9,6 +9,7 @@ mod elections;
 mod ensemble;
 mod failover;
 mod herd;
+mod lag;
 mod leader_latch;
 mod leader_selector;
 mod live_sessions;

@@ -1,0 +1,145 @@
+//! A follower that hears its peers late (`lag_server`, `Links::lag_from_peers`): it applies
+//! each write its lag after the leader, so its clients read older state and wait that much
+//! longer for their own writes; and the leader, hearing of the follower's sessions that much
+//! later, expires a session whose client is connected and answered all along.
+
+use std::time::Duration;
+
+use coordination::session::{RawEvent, RawState};
+use coordination::zk::{OpOk, Request};
+use madsim::time::{Instant, sleep};
+
+use crate::ensemble::{
+    FOLLOWER, LEADER, SYNC_LIMIT, World, call, created, event, event_within, path, simulate,
+};
+
+/// Below syncLimit (2 s), above a round trip and a tick.
+const LAG: Duration = Duration::from_millis(800);
+
+fn exists() -> Request {
+    Request::Exists {
+        path: path("/x"),
+        watch: false,
+    }
+}
+
+/// Whether `reply` is an `exists` that found the node.
+fn found(reply: RawEvent) -> bool {
+    match reply {
+        RawEvent::Reply {
+            result: Ok(OpOk::Exists { stat }),
+            ..
+        } => stat.is_some(),
+        other => panic!("an exists reply, got {other:?}"),
+    }
+}
+
+/// `/x` created through the leader, then read on the follower 100 ms later and again after
+/// `lag` more, while the follower lags by `lag` (none: the control): what each read found.
+async fn reads_after_a_create(lag: Option<Duration>) -> (bool, bool) {
+    let world = World::start().await;
+    let (a, _) = world.session(0, FOLLOWER).await;
+    let (b, _) = world.session(1, LEADER).await;
+    if let Some(lag) = lag {
+        world.lag(FOLLOWER, lag);
+    }
+    created(&b, 1, "/x").await;
+    sleep(Duration::from_millis(100)).await;
+    let soon = found(call(&a, 1, exists()).await);
+    sleep(LAG).await;
+    let later = found(call(&a, 2, exists()).await);
+    (soon, later)
+}
+
+#[test]
+fn a_lagging_follower_answers_reads_from_state_its_lag_old() {
+    simulate(11, || async {
+        assert_eq!(
+            reads_after_a_create(Some(LAG)).await,
+            (false, true),
+            "stale 100 ms after the create, caught up after the lag"
+        );
+    });
+    simulate(11, || async {
+        assert_eq!(
+            reads_after_a_create(None).await,
+            (true, true),
+            "without the lag the follower applied the create within a round trip"
+        );
+    });
+}
+
+#[test]
+fn a_lagging_followers_client_waits_the_lag_for_its_own_write() {
+    simulate(12, || async {
+        let world = World::start().await;
+        let (a, _) = world.session(0, FOLLOWER).await;
+        world.lag(FOLLOWER, LAG);
+        let asked = Instant::now();
+        created(&a, 1, "/x").await;
+        let waited = asked.elapsed();
+        // Forwarded at once, committed by the leader and the other follower, answered when
+        // the commit reaches the lagging follower.
+        assert!(
+            LAG <= waited && waited <= LAG + Duration::from_millis(100),
+            "answered {waited:?} after it was asked"
+        );
+        // What the leader sent during the lag still arrives in order, behind it: once that
+        // has drained, the follower is as quick as the others.
+        world.end_lag();
+        sleep(LAG).await;
+        let asked = Instant::now();
+        created(&a, 2, "/y").await;
+        assert!(
+            asked.elapsed() < Duration::from_millis(50),
+            "no lag once it ends"
+        );
+    });
+}
+
+#[test]
+fn the_leader_expires_a_session_a_lagging_follower_keeps_serving() {
+    simulate(13, || async {
+        let world = World::start().await;
+        let (a, session) = world.session(0, FOLLOWER).await;
+        // Longer than the 1 s session: the leader's pings, which the follower answers with
+        // its clients' session touches, reach it that late, so the leader hears no touch
+        // for 1.5 s once the lag starts.
+        let lag = Duration::from_millis(1_500);
+        assert!(lag < SYNC_LIMIT);
+        world.lag(FOLLOWER, lag);
+        let quiet = event_within(&a, Duration::from_millis(1_300)).await;
+        assert_eq!(quiet, None, "the client's connection stays healthy");
+        let leader = &world.servers[usize::from(LEADER)];
+        assert!(
+            !leader.sessions().contains(&session),
+            "the leader expired the session it heard nothing of for its timeout"
+        );
+        assert!(
+            world.servers[usize::from(FOLLOWER)]
+                .sessions()
+                .contains(&session),
+            "the lagging follower has not applied the expiry"
+        );
+        // The expiry reaches the follower its lag after the leader decided it, and the
+        // follower closes the connection.
+        let expiring = Instant::now();
+        let disconnected = RawEvent::State {
+            state: RawState::Disconnected,
+        };
+        assert_eq!(event(&a).await, disconnected);
+        assert!(expiring.elapsed() < lag, "closed within the lag");
+        // While the lag lasts, the leader's answer to the follower's revalidation of the
+        // session comes later than the client's connect timeout (1 s, one host); once it
+        // ends, the client is told its session expired.
+        world.end_lag();
+        let told = loop {
+            match event(&a).await {
+                event if event == disconnected => {}
+                RawEvent::State { state } => break state,
+                other => panic!("a state, got {other:?}"),
+            }
+        };
+        assert_eq!(told, RawState::Expired);
+    });
+}
