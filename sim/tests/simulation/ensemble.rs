@@ -166,19 +166,31 @@ pub(crate) async fn call(session: &SimSession, op: u32, request: Request) -> Raw
     event(session).await
 }
 
-/// Creates `at` (persistent, no data) through `session` as its request `op`, which succeeds.
-pub(crate) async fn created(session: &SimSession, op: u32, at: &str) {
-    let reply = call(session, op, create(at)).await;
-    assert!(
-        matches!(
-            reply,
-            RawEvent::Reply {
-                result: Ok(OpOk::Created { .. }),
-                ..
-            }
-        ),
-        "{reply:?}"
-    );
+/// Whether `event` is a create's success.
+pub(crate) fn created(event: &RawEvent) -> bool {
+    matches!(
+        event,
+        RawEvent::Reply {
+            result: Ok(OpOk::Created { .. }),
+            ..
+        }
+    )
+}
+
+/// Whether `session` finds `at` with an `exists` (op `op`); any other answer than an
+/// `exists` reply fails the test.
+pub(crate) async fn finds(session: &SimSession, op: u32, at: &str) -> bool {
+    let exists = Request::Exists {
+        path: path(at),
+        watch: false,
+    };
+    match call(session, op, exists).await {
+        RawEvent::Reply {
+            result: Ok(OpOk::Exists { stat }),
+            ..
+        } => stat.is_some(),
+        other => panic!("an exists reply, got {other:?}"),
+    }
 }
 
 #[test]
@@ -278,31 +290,15 @@ fn a_client_on_a_cut_follower_reads_stale_state() {
         let (a, _) = world.session(0, FOLLOWER).await;
         let (b, _) = world.session(1, LEADER).await;
         world.cut(FOLLOWER);
-        created(&b, 1, "/x").await;
-        let exists = || Request::Exists {
-            path: path("/x"),
-            watch: false,
-        };
+        assert!(created(&call(&b, 1, create("/x")).await));
         assert!(
-            matches!(
-                call(&a, 1, exists()).await,
-                RawEvent::Reply {
-                    result: Ok(OpOk::Exists { stat: None }),
-                    ..
-                }
-            ),
+            !finds(&a, 1, "/x").await,
             "the cut follower answers from the state before the create"
         );
         world.heal();
         sleep(Duration::from_millis(200)).await;
         assert!(
-            matches!(
-                call(&a, 2, exists()).await,
-                RawEvent::Reply {
-                    result: Ok(OpOk::Exists { stat: Some(_) }),
-                    ..
-                }
-            ),
+            finds(&a, 2, "/x").await,
             "caught up once it hears the leader"
         );
     });

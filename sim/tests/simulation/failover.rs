@@ -12,12 +12,11 @@ use madsim::runtime::Handle;
 use madsim::time::{Instant, sleep};
 use recipe_table::property::Property;
 use scenarios::fault::ServerSelector;
-use sim::client::SimSession;
 use trace::EventKind;
 
 use crate::ensemble::{
-    FOLLOWER, LEADER, SETTINGS, SYNC_LIMIT, World, call, create, event, event_within, path,
-    simulate,
+    FOLLOWER, LEADER, SETTINGS, SYNC_LIMIT, World, call, create, created, event, event_within,
+    finds, path, simulate,
 };
 use crate::query::{catalog_scenario, run_scenario, violations};
 
@@ -26,31 +25,6 @@ const OTHER: u16 = 1;
 
 /// A seed whose shuffle of the host list `[LEADER, FOLLOWER]` puts the leader first.
 const SHUFFLED_LEADER_FIRST: u64 = 3;
-
-fn created(event: &RawEvent) -> bool {
-    matches!(
-        event,
-        RawEvent::Reply {
-            result: Ok(OpOk::Created { .. }),
-            ..
-        }
-    )
-}
-
-/// Whether `session` finds `at` with an `exists` (op `op`).
-async fn finds(session: &SimSession, op: u32, at: &str) -> bool {
-    let exists = Request::Exists {
-        path: path(at),
-        watch: false,
-    };
-    matches!(
-        call(session, op, exists).await,
-        RawEvent::Reply {
-            result: Ok(OpOk::Exists { stat: Some(_) }),
-            ..
-        }
-    )
-}
 
 impl World {
     /// Whether server `server`'s applied tree holds `at`.

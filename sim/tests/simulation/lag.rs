@@ -6,33 +6,15 @@
 use std::time::Duration;
 
 use coordination::session::{RawEvent, RawState};
-use coordination::zk::{OpOk, Request};
 use madsim::time::{Instant, sleep};
 
 use crate::ensemble::{
-    FOLLOWER, LEADER, SYNC_LIMIT, World, call, created, event, event_within, path, simulate,
+    FOLLOWER, LEADER, SYNC_LIMIT, World, call, create, created, event, event_within, finds,
+    simulate,
 };
 
 /// Below syncLimit (2 s), above a round trip and a tick.
 const LAG: Duration = Duration::from_millis(800);
-
-fn exists() -> Request {
-    Request::Exists {
-        path: path("/x"),
-        watch: false,
-    }
-}
-
-/// Whether `reply` is an `exists` that found the node.
-fn found(reply: RawEvent) -> bool {
-    match reply {
-        RawEvent::Reply {
-            result: Ok(OpOk::Exists { stat }),
-            ..
-        } => stat.is_some(),
-        other => panic!("an exists reply, got {other:?}"),
-    }
-}
 
 /// `/x` created through the leader, then read on the follower 100 ms later and again after
 /// `lag` more, while the follower lags by `lag` (none: the control): what each read found.
@@ -43,11 +25,11 @@ async fn reads_after_a_create(lag: Option<Duration>) -> (bool, bool) {
     if let Some(lag) = lag {
         world.lag(FOLLOWER, lag);
     }
-    created(&b, 1, "/x").await;
+    assert!(created(&call(&b, 1, create("/x")).await));
     sleep(Duration::from_millis(100)).await;
-    let soon = found(call(&a, 1, exists()).await);
+    let soon = finds(&a, 1, "/x").await;
     sleep(LAG).await;
-    let later = found(call(&a, 2, exists()).await);
+    let later = finds(&a, 2, "/x").await;
     (soon, later)
 }
 
@@ -76,7 +58,7 @@ fn a_lagging_followers_client_waits_the_lag_for_its_own_write() {
         let (a, _) = world.session(0, FOLLOWER).await;
         world.lag(FOLLOWER, LAG);
         let asked = Instant::now();
-        created(&a, 1, "/x").await;
+        assert!(created(&call(&a, 1, create("/x")).await));
         let waited = asked.elapsed();
         // Forwarded at once, committed by the leader and the other follower, answered when
         // the commit reaches the lagging follower.
@@ -89,7 +71,7 @@ fn a_lagging_followers_client_waits_the_lag_for_its_own_write() {
         world.end_lag();
         sleep(LAG).await;
         let asked = Instant::now();
-        created(&a, 2, "/y").await;
+        assert!(created(&call(&a, 2, create("/y")).await));
         assert!(
             asked.elapsed() < Duration::from_millis(50),
             "no lag once it ends"
