@@ -99,13 +99,36 @@ fn ensemble_elects_a_leader_survives_its_kill_and_stops() {
     assert_gone(&all);
 }
 
-/// Waits (bounded by `within`) until `holds`, else fails saying what was awaited.
-fn wait_until(what: &str, within: Duration, mut holds: impl FnMut() -> bool) {
+/// Waits (bounded by `within`) until `holds`, else fails saying what was awaited, with each
+/// server's mode and the end of its log.
+fn wait_until(ensemble: &Ensemble, what: &str, within: Duration, mut holds: impl FnMut() -> bool) {
     let deadline = Instant::now() + within;
     while !holds() {
-        assert!(Instant::now() < deadline, "not within {within:?}: {what}");
+        if Instant::now() >= deadline {
+            panic!(
+                "not within {within:?}: {what}\n{}",
+                ensemble_state(ensemble)
+            );
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Each server's mode and the last lines of its log, for a failure message.
+fn ensemble_state(ensemble: &Ensemble) -> String {
+    const LINES: usize = 40;
+    let mut state = String::new();
+    for (server, log) in ensemble.log_paths().iter().enumerate() {
+        let text = std::fs::read_to_string(log).unwrap_or_else(|e| format!("(unreadable: {e})"));
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(LINES)..].join("\n");
+        let mode = ensemble.mode(server);
+        state += &format!(
+            "--- server {server}: {mode:?}; {}:\n{tail}\n",
+            log.display()
+        );
+    }
+    state
 }
 
 #[test]
@@ -126,25 +149,28 @@ fn servers_cut_off_from_their_peers_stop_serving_and_rejoin_at_the_heal() {
 
     // A follower cut off stops serving; the leader keeps its quorum with the other one.
     cuts.cut_off(0, index(follower));
-    wait_until("the cut follower stops serving", within, || {
+    wait_until(&ensemble, "the cut follower stops serving", within, || {
         ensemble.mode(follower).is_none()
     });
     assert_eq!(ensemble.mode(leader), Some(ServerMode::Leader));
     assert!(cuts.heal(0));
-    wait_until("the follower rejoins", within, || {
+    wait_until(&ensemble, "the follower rejoins", within, || {
         ensemble.mode(follower) == Some(ServerMode::Follower)
     });
 
     // The leader cut off loses its quorum, and the two others elect one of themselves: each
     // knows the other only at the proxies, so the election went through them.
     cuts.cut_off(1, index(leader));
-    wait_until("another server leads", within, || {
+    wait_until(&ensemble, "another server leads", within, || {
         ensemble.mode(leader).is_none() && ensemble.leader().is_some_and(|l| l != leader)
     });
     assert!(cuts.heal(1));
-    wait_until("the old leader rejoins as a follower", within, || {
-        ensemble.mode(leader) == Some(ServerMode::Follower)
-    });
+    wait_until(
+        &ensemble,
+        "the old leader rejoins as a follower",
+        within,
+        || ensemble.mode(leader) == Some(ServerMode::Follower),
+    );
     assert!(!cuts.heal(1), "healed already");
 }
 
