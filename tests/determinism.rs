@@ -42,6 +42,7 @@ fn a_rerun_from_the_trace_is_identical() {
         "random-faults-mutex",
         "mutex-follower-cut-split-brain",
         "mutex-lagging-follower-split-brain",
+        "leader-selector-lagging-follower-split-brain",
         "mutex-leader-crash",
     ] {
         let scenario = catalog.get(name).unwrap();
