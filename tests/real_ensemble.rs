@@ -7,9 +7,10 @@
 //! does not fix.
 //!
 //! And the follower cut (`mutex-follower-cut-split-brain`, `isolate_from_peers` of the
-//! holder's server): the trace records the cut with the server it named, and the fence holds.
-//! Whether the split brain shows depends on which server the holder's client library chose
-//! (its own shuffle, not the seed's): only on a follower, about two runs of three.
+//! holder's server) and the lagging follower (`mutex-lagging-follower-split-brain`,
+//! `lag_server` of it): the trace records the fault with the server it named, and the fence
+//! holds. Whether the split brain shows depends on which server the holder's client library
+//! chose (its own shuffle, not the seed's): only on a follower, about two runs of three.
 
 mod support;
 
@@ -75,14 +76,18 @@ fn run_through_a_leader_kill(test: &str, scenario: &str, library: &[&str], fence
     assert_eq!(modes[0]["modes"].as_array().map(Vec::len), Some(3));
 }
 
-/// `mutex-follower-cut-split-brain`, run as the module says: its one cut starts and ends,
-/// recorded with the server its selector named.
-fn run_through_a_follower_cut(test: &str, library: &[&str]) {
-    let scenario = "mutex-follower-cut-split-brain";
+/// `scenario`, whose one fault of kind `fault` acts on the server of client 0, run as the
+/// module says: the fault starts and ends, recorded with the server its selector named.
+fn run_through_a_fault_on_the_holder_s_server(
+    test: &str,
+    scenario: &str,
+    fault: &str,
+    library: &[&str],
+) {
     let (_, trace) = on_an_ensemble(test, scenario, library, "mutual_exclusion_fenced");
     let (started, ended) = (
-        faults(&trace, "fault_start", "isolate_from_peers"),
-        faults(&trace, "fault_end", "isolate_from_peers"),
+        faults(&trace, "fault_start", fault),
+        faults(&trace, "fault_end", fault),
     );
     assert_eq!(
         (started.len(), ended.len()),
@@ -119,10 +124,35 @@ fn kazoos_own_election_runs_through_a_leader_kill_and_the_fence_holds() {
     );
 }
 
+/// `mutex-follower-cut-split-brain`, run as the module says.
+fn run_through_a_follower_cut(test: &str, library: &[&str]) {
+    let scenario = "mutex-follower-cut-split-brain";
+    run_through_a_fault_on_the_holder_s_server(test, scenario, "isolate_from_peers", library);
+}
+
+/// `mutex-lagging-follower-split-brain`, run as the module says.
+fn run_through_a_lagging_follower(test: &str, library: &[&str]) {
+    let scenario = "mutex-lagging-follower-split-brain";
+    run_through_a_fault_on_the_holder_s_server(test, scenario, "lag_server", library);
+}
+
 #[test]
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn the_holder_s_server_is_cut_off_from_its_peers_and_the_fence_holds() {
     run_through_a_follower_cut("follower-cut", &[]);
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn the_holder_s_server_lags_behind_its_peers_and_the_fence_holds() {
+    run_through_a_lagging_follower("lagging-follower", &[]);
+}
+
+#[test]
+#[ignore = "needs zookeeper and curator: scripts/test installs Debian's zookeeper and \
+            libcurator-{recipes,framework,client}-java"]
+fn curators_own_mutex_s_server_lags_behind_its_peers_and_the_fence_holds() {
+    run_through_a_lagging_follower("lagging-follower-curator", &["--curator-in-place"]);
 }
 
 #[test]

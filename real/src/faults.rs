@@ -16,7 +16,8 @@
 //!   exchange nothing). A cut with an `on_request` is armed at its time and starts (and is
 //!   recorded) when the client's matching request reaches the proxy, which holds it; one
 //!   whose request has not come when every workload is done never starts.
-//! - `isolate_from_peers`, `crash_server`, `pause_server` (on a local ensemble): the selector
+//! - `isolate_from_peers`, `lag_server`, `crash_server`, `pause_server` (on a local
+//!   ensemble): the selector
 //!   is resolved when the fault fires, from the servers' `srvr` modes and the server of the
 //!   client's newest connection through its proxies, and the fault is recorded with the
 //!   server it named; a selector that names no server starts and ends at once, as in the
@@ -25,6 +26,10 @@
 //!   - `isolate_from_peers`: the proxies between the servers (`real::peers`) hold every byte
 //!     of that server's pairs until the fault's `for_ms` ends the cut or a `heal` ends every
 //!     cut.
+//!   - `lag_server`: the same proxies pass on what that server's peers send it (their
+//!     proposals, commits and pings, and the answers to its own messages) `lag_ms` after they
+//!     read it, in order, until `for_ms` or a `heal` ends the lag; what was held then drains
+//!     first, as in the simulator.
 //!   - `crash_server`: a machine's crash, as the simulator's: the fault starts when that
 //!     server's JVM is stopped (SIGSTOP), so for `down_ms` its peers and clients hear nothing
 //!     on connections that stay open, as from a dead host, and notice by their own timeouts
@@ -124,6 +129,7 @@ use crate::clock::Recorder;
 use crate::contender::Handle;
 use crate::local::ServerMode;
 use crate::pause::Paused;
+use crate::peers::PeerCuts;
 use crate::processes::ClientProcess;
 use crate::proxy::Proxies;
 use crate::target::{Members, Restarter};
@@ -142,15 +148,13 @@ fn missing_counterpart(fault: &Fault, local: Option<u16>) -> Option<&'static str
             Some("the proxy holds bytes but does not delay them per message as the simulator does")
         }
         Fault::Drop { .. } => Some("TCP retransmits what a link loses: a loss is only a delay"),
-        Fault::LagServer { .. } => {
-            Some("the proxies between servers hold bytes but do not delay them")
-        }
-        Fault::IsolateFromPeers { .. } | Fault::CrashServer { .. } | Fault::PauseServer { .. } => {
-            local.is_none_or(|servers| servers <= 1).then_some(
-                "needs an ensemble the harness started, with proxies between its servers: use \
+        Fault::IsolateFromPeers { .. }
+        | Fault::LagServer { .. }
+        | Fault::CrashServer { .. }
+        | Fault::PauseServer { .. } => local.is_none_or(|servers| servers <= 1).then_some(
+            "needs an ensemble the harness started, with proxies between its servers: use \
                  --start-local --ensemble N",
-            )
-        }
+        ),
     }
 }
 
@@ -505,11 +509,12 @@ impl<'a> Injector<'a> {
                 ))
             }
             Fault::IsolateFromPeers { .. }
+            | Fault::LagServer { .. }
             | Fault::CrashServer { .. }
             | Fault::PauseServer { .. } => {
                 return self.on_a_server(index, fault).await;
             }
-            Fault::Delay { .. } | Fault::Drop { .. } | Fault::LagServer { .. } => {
+            Fault::Delay { .. } | Fault::Drop { .. } => {
                 return Err("no real counterpart (refused before the run)".into());
             }
         };
@@ -595,22 +600,30 @@ impl<'a> Injector<'a> {
                     members.stops().resume(server, paused)
                 })))
             }
-            _ => Ok(self.isolate_from_peers(index, &members, fault, server)),
+            Fault::LagServer { lag_ms, .. } => {
+                let lag = Duration::from_millis(lag_ms);
+                Ok(self.on_peer_links(index, &members, fault, |cuts| {
+                    cuts.lag_from_peers(index, server, lag);
+                }))
+            }
+            _ => Ok(self.on_peer_links(index, &members, fault, |cuts| {
+                cuts.cut_off(index, server);
+            })),
         }
     }
 
-    /// Cuts `server` off from its peers as fault `index` (an `isolate_from_peers`, recorded
-    /// with that server); the part that lasts heals it after the fault's `for_ms` (without
-    /// one, a `heal` ends it).
-    fn isolate_from_peers(
+    /// Starts fault `index` on the links between the servers by `start` (an
+    /// `isolate_from_peers`' cut or a `lag_server`'s lag, recorded with the server it names);
+    /// the part that lasts heals it after the fault's `for_ms` (without one, a `heal` ends it).
+    fn on_peer_links(
         &self,
         index: usize,
         members: &Members,
         fault: Fault,
-        server: u16,
+        start: impl FnOnce(&PeerCuts),
     ) -> Option<Lasting<'a>> {
         self.record(fault_start(&fault));
-        members.cuts().cut_off(index, server);
+        start(members.cuts());
         (self.resolved.lock().expect("resolved faults")).insert(index, fault.clone());
         let for_ms = fault.duration_ms()?;
         let (recorder, cuts) = (self.recorder.clone(), members.cuts().clone());

@@ -1,5 +1,6 @@
 //! Proxies between the servers of a local ensemble, so that a server can be cut off from its
-//! peers while its clients still reach it (a scenario's `isolate_from_peers`).
+//! peers while its clients still reach it (a scenario's `isolate_from_peers`), or hear them
+//! late (`lag_server`).
 //!
 //! Each server's configuration lists itself at its real quorum and election ports and each
 //! peer at two listeners of these proxies: one proxy per ordered pair of servers and port
@@ -20,6 +21,7 @@
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
@@ -79,12 +81,27 @@ impl PeerCuts {
         self.links.cut(index, cuts);
     }
 
-    /// Ends the cut of fault `index`; false when a heal had ended it already.
+    /// Makes what server `server`'s peers send it (on their connections and its own) arrive
+    /// `lag` late, in order, as the lag of fault `index` (ended as a cut is).
+    pub fn lag_from_peers(&self, index: usize, server: u16, lag: Duration) {
+        let arriving = (0..self.servers)
+            .filter(|&peer| peer != server)
+            .flat_map(|peer| {
+                [
+                    (self.link(peer, server), Direction::Up),
+                    (self.link(server, peer), Direction::Down),
+                ]
+            })
+            .collect::<Vec<Cut>>();
+        self.links.lag(index, arriving, lag);
+    }
+
+    /// Ends the cut or lag of fault `index`; false when a heal had ended it already.
     pub fn heal(&self, index: usize) -> bool {
         self.links.heal(index)
     }
 
-    /// Ends every cut; the indices of the faults that made them.
+    /// Ends every cut and lag; the indices of the faults that made them.
     pub fn heal_all(&self) -> Vec<usize> {
         self.links.heal_all()
     }

@@ -12,12 +12,18 @@
 //! (its handshake gets no answer until the heal). Cuts are keyed by the index of the fault
 //! that made them, so overlapping faults heal one by one, or all at once (`heal`).
 //!
+//! A direction can also lag ([`Links::lag`], a server's `lag_server`): each piece it reads is
+//! passed on the lag after it was read, in order, so a lag that ends leaves what it held to
+//! drain first, as TCP would. A pump reads into a queue that its writer drains, so reading
+//! goes on while a cut or a lag holds what was read.
+//!
 //! A cut can also be armed to start at a client's request ([`Proxies::arm`], a fault's
 //! `on_request`): the client's stream is read as ZooKeeper's frames ([`crate::frames`]), and
 //! the frame carrying the first matching request starts the cut before it is passed on, so
 //! the cut holds that request and everything after it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -25,7 +31,8 @@ use scenarios::fault::{Fault, Node, RequestTrigger};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
+use tokio::time::{Duration, Instant};
 
 use crate::frames::{FoundRequest, Frames};
 
@@ -58,6 +65,9 @@ struct ArmedCut {
 /// through the links, so that a fault can find where a link's newest one goes.
 pub(crate) struct Links {
     cuts: Mutex<BTreeMap<usize, Vec<Cut>>>,
+    /// The lags in force, by the index of the fault that made them: the directions and by
+    /// how much.
+    lags: Mutex<BTreeMap<usize, (Vec<Cut>, Duration)>>,
     armed: Mutex<Vec<ArmedCut>>,
     changed: watch::Sender<()>,
     /// The open connections by the order they were accepted in: their link and target.
@@ -71,6 +81,7 @@ impl Links {
     pub fn new() -> Arc<Links> {
         Arc::new(Links {
             cuts: Mutex::default(),
+            lags: Mutex::default(),
             armed: Mutex::default(),
             changed: watch::Sender::new(()),
             open: Mutex::default(),
@@ -84,18 +95,37 @@ impl Links {
         self.changed.send_replace(());
     }
 
-    /// Ends the cuts of fault `index`; false when a heal had ended them already.
-    pub fn heal(&self, index: usize) -> bool {
-        let removed = self.cuts.lock().expect("cuts").remove(&index);
-        self.changed.send_replace(());
-        removed.is_some()
+    /// Puts `lag` in force on `cuts` as the lag of fault `index`: what they read from now on
+    /// is passed on `lag` later.
+    pub fn lag(&self, index: usize, cuts: Vec<Cut>, lag: Duration) {
+        self.lags.lock().expect("lags").insert(index, (cuts, lag));
     }
 
-    /// Ends every cut; the indices of the faults that made them.
+    /// Ends the cuts or the lag of fault `index`; false when a heal had ended them already.
+    pub fn heal(&self, index: usize) -> bool {
+        let cut = self.cuts.lock().expect("cuts").remove(&index);
+        let lag = self.lags.lock().expect("lags").remove(&index);
+        self.changed.send_replace(());
+        cut.is_some() || lag.is_some()
+    }
+
+    /// Ends every cut and lag; the indices of the faults that made them, in order.
     pub fn heal_all(&self) -> Vec<usize> {
         let cuts = std::mem::take(&mut *self.cuts.lock().expect("cuts"));
+        let lags = std::mem::take(&mut *self.lags.lock().expect("lags"));
         self.changed.send_replace(());
-        cuts.into_keys().collect()
+        let healed: BTreeSet<usize> = cuts.into_keys().chain(lags.into_keys()).collect();
+        healed.into_iter().collect()
+    }
+
+    /// How late `cut`'s direction passes on what it reads now: the longest lag on it.
+    fn lag_of(&self, cut: Cut) -> Duration {
+        let lags = self.lags.lock().expect("lags");
+        (lags.values())
+            .filter(|(cuts, _)| cuts.contains(&cut))
+            .map(|&(_, lag)| lag)
+            .max()
+            .unwrap_or(Duration::ZERO)
     }
 
     /// The target (its index among the link's targets) of `link`'s newest open connection.
@@ -341,31 +371,61 @@ async fn connect(route: &Route) -> Option<TcpStream> {
     None
 }
 
-/// Copies `from` to `to`, holding each piece (and the end of stream) while `cut` is in force.
-/// As `reads` says: from a client, the pieces are ZooKeeper's frames, and a request in one
-/// starts the cuts armed for it before it is passed on (so that they hold it); an election
-/// connection's first message is rewritten ([`Reads::Election`]); else whatever each read
-/// returns.
-async fn pump(
-    mut from: OwnedReadHalf,
-    mut to: OwnedWriteHalf,
-    cut: Cut,
-    links: Arc<Links>,
-    reads: Reads,
-) {
-    let mut link = Link {
-        to: &mut to,
+/// Copies `from` to `to`, holding each piece (and the end of stream) while `cut` is in force
+/// and passing it on no earlier than the lag in force on `cut` when it was read. As `reads`
+/// says: from a client, the pieces are ZooKeeper's frames, and a request in one starts the
+/// cuts armed for it before it is passed on (so that they hold it); an election connection's
+/// first message is rewritten ([`Reads::Election`]); else whatever each read returns. Ends
+/// once the end of stream is passed on, or when `to` fails or the proxies are gone (then
+/// nothing more is read).
+async fn pump(from: OwnedReadHalf, to: OwnedWriteHalf, cut: Cut, links: Arc<Links>, reads: Reads) {
+    let (queue, pieces) = mpsc::unbounded_channel();
+    let link = Link {
+        to,
         cut,
-        links: &links,
         changes: links.changed.subscribe(),
+        links: &links,
+    };
+    let mut written = pin!(write_pieces(pieces, link));
+    tokio::select! {
+        biased;
+        () = &mut written => return,
+        () = read_pieces(from, cut, &links, reads, queue) => {}
+    }
+    written.await;
+}
+
+/// A piece of a stream on its way, to be passed on no earlier than `due`; no bytes: the end
+/// of the stream. A frame carrying a client's request starts the cuts armed for it as it is
+/// passed on, after the pieces before it.
+struct Piece {
+    due: Instant,
+    bytes: Option<Vec<u8>>,
+    request: Option<FoundRequest>,
+}
+
+/// Reads `from` into `queue` as [`pump`] says, each piece stamped with its due time, until
+/// the end of the stream (queued too) or until the writer is gone.
+async fn read_pieces(
+    mut from: OwnedReadHalf,
+    cut: Cut,
+    links: &Links,
+    reads: Reads,
+    queue: mpsc::UnboundedSender<Piece>,
+) {
+    let queued = |bytes: Option<Vec<u8>>, request: Option<FoundRequest>| {
+        let due = Instant::now() + links.lag_of(cut);
+        let piece = Piece {
+            due,
+            bytes,
+            request,
+        };
+        queue.send(piece).is_ok()
     };
     if let Reads::Election { reply_at } = &reads {
-        let passed = match crate::peers::initial_message(&mut from, reply_at).await {
-            Some(first) => link.pass(&first).await,
-            None => false,
-        };
-        if !passed {
-            let _ = link.to.shutdown().await;
+        let first = crate::peers::initial_message(&mut from, reply_at).await;
+        let ended = first.is_none();
+        if !queued(first, None) || ended {
             return;
         }
     }
@@ -374,30 +434,51 @@ async fn pump(
     loop {
         let read = from.read(&mut chunk).await.unwrap_or(0);
         let passed = match frames.as_mut() {
-            Some(frames) if read == 0 => link.pass(&frames.rest()).await,
-            None => link.pass(&chunk[..read]).await,
+            Some(frames) if read == 0 => queued(Some(frames.rest()), None),
+            None => queued(Some(chunk[..read].to_vec()), None),
             Some(frames) => {
                 frames.push(&chunk[..read]);
                 let mut passed = true;
                 while passed && let Some((frame, request)) = frames.next() {
-                    if let Some(request) = request {
-                        links.fire(cut.0, &request);
-                    }
-                    passed = link.pass(&frame).await;
+                    passed = queued(Some(frame), request);
                 }
                 passed
             }
         };
         if !passed || read == 0 {
-            let _ = link.to.shutdown().await;
+            queued(None, None);
             return;
         }
     }
 }
 
+/// Passes each piece of `pieces` on through `link` once it is due and not cut (a request in
+/// it starting the cuts armed for it first, so that they hold it), then shuts `link`'s side
+/// down at the end of the stream, a failed write or the proxies' end.
+async fn write_pieces(mut pieces: mpsc::UnboundedReceiver<Piece>, mut link: Link<'_>) {
+    while let Some(Piece {
+        due,
+        bytes,
+        request,
+    }) = pieces.recv().await
+    {
+        if due > Instant::now() {
+            tokio::time::sleep_until(due).await;
+        }
+        if let Some(request) = request {
+            link.links.fire(link.cut.0, &request);
+        }
+        let end = bytes.is_none();
+        if !link.pass(bytes.as_deref().unwrap_or_default()).await || end {
+            break;
+        }
+    }
+    let _ = link.to.shutdown().await;
+}
+
 /// One direction of a client's link, as a pump writes it.
 struct Link<'a> {
-    to: &'a mut OwnedWriteHalf,
+    to: OwnedWriteHalf,
     cut: Cut,
     links: &'a Links,
     changes: watch::Receiver<()>,
@@ -497,24 +578,67 @@ mod tests {
             .unwrap();
         let mut client = TcpStream::connect(proxies.connect_string(0)).await.unwrap();
         let (mut inbound, _) = server.accept().await.unwrap();
-        // The connect request, then a listing and a create elsewhere: none starts the cut.
+        // The connect request, then a listing and a create elsewhere: none starts the cut,
+        // and the matching create, written with them at once, holds only itself.
         let before = [
             frame(&[0; 12]),
             request(12, "/l/leases"),
             request(15, "/l/locks/_c_1-lock-"),
         ]
         .concat();
-        client.write_all(&before).await.unwrap();
-        let mut received = vec![0; before.len()];
-        inbound.read_exact(&mut received).await.unwrap();
-        assert_eq!(received, before);
         let create = request(1, "/l/leases/_c_1-lease-");
-        client.write_all(&create).await.unwrap();
+        client
+            .write_all(&[&before[..], &create].concat())
+            .await
+            .unwrap();
+        let mut received = vec![0; before.len()];
+        let passed =
+            tokio::time::timeout(Duration::from_secs(30), inbound.read_exact(&mut received));
+        passed
+            .await
+            .expect("what came before the create passed")
+            .unwrap();
+        assert_eq!(received, before);
         started.await.expect("the create started the cut");
         assert!(proxies.links.is_cut(0, Direction::Up), "the create is held");
         assert!(proxies.heal(3));
         let mut received = vec![0; create.len()];
         inbound.read_exact(&mut received).await.unwrap();
         assert_eq!(received, create, "passed on at the heal");
+    }
+
+    #[tokio::test]
+    async fn a_lagging_direction_passes_what_it_reads_the_lag_late_in_order() {
+        let server = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = server.local_addr().unwrap().to_string();
+        let proxies = Proxies::start(&address, 1).await.unwrap();
+        let lag = Duration::from_millis(300);
+        proxies.links.lag(5, vec![(0, Direction::Up)], lag);
+        let mut client = TcpStream::connect(proxies.connect_string(0)).await.unwrap();
+        let (mut inbound, _) = server.accept().await.unwrap();
+        let (first, second) = (frame(b"first"), frame(b"second"));
+        let sent = Instant::now();
+        client.write_all(&first).await.unwrap();
+        client.write_all(&second).await.unwrap();
+        let mut received = vec![0; first.len() + second.len()];
+        inbound.read_exact(&mut received).await.unwrap();
+        assert!(
+            sent.elapsed() >= lag,
+            "passed on after {:?}",
+            sent.elapsed()
+        );
+        assert_eq!(received, [first, second].concat(), "in order");
+        // The other direction does not lag: an hour's lag on it would hold this reply.
+        proxies
+            .links
+            .lag(6, vec![(0, Direction::Down)], Duration::from_secs(3600));
+        assert!(proxies.heal(6), "healed before anything was read under it");
+        assert!(!proxies.heal(6), "healed already");
+        inbound.write_all(b"reply").await.unwrap();
+        let mut reply = [0; 5];
+        let waited = tokio::time::timeout(Duration::from_secs(30), client.read_exact(&mut reply));
+        waited.await.expect("not held").unwrap();
+        assert_eq!(&reply, b"reply");
+        assert_eq!(proxies.heal_all(), vec![5]);
     }
 }

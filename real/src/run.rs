@@ -662,6 +662,7 @@ fn is_network(fault: &Fault) -> bool {
             | Fault::Isolate { .. }
             | Fault::Heal
             | Fault::IsolateFromPeers { .. }
+            | Fault::LagServer { .. }
             | Fault::CrashServer {
                 server: ServerSelector::ServerOf(_),
                 ..

@@ -139,8 +139,8 @@ fn a_fault_with_no_real_counterpart_is_refused_before_the_run() {
     });
     assert_eq!(
         lagging.message,
-        "faults[0]: lag_server has no real counterpart yet (the proxies between servers hold \
-         bytes but do not delay them)"
+        "faults[0]: lag_server has no real counterpart yet (needs an ensemble the harness \
+         started, with proxies between its servers: use --start-local --ensemble N)"
     );
     let restart = real::run(&scenario("server-restart"), 0, &target, &launcher()).unwrap_err();
     assert_eq!(
