@@ -41,9 +41,11 @@ fn a_rerun_from_the_trace_is_identical() {
     for name in [
         "random-faults-mutex",
         "mutex-follower-cut-split-brain",
+        "mutex-follower-cut-split-brain-realistic",
         "mutex-lagging-follower-split-brain",
         "leader-selector-lagging-follower-split-brain",
         "mutex-leader-crash",
+        "mutex-leader-crash-realistic",
     ] {
         let scenario = catalog.get(name).unwrap();
         for seed in 0..4 {
