@@ -602,21 +602,29 @@ impl State {
         let conns = std::mem::take(&mut self.conns).into_keys();
         let streams = std::mem::take(&mut self.streams).into_keys();
         self.retired.extend(conns.chain(streams));
-        let sessions: Vec<SessionId> = self.sessions.keys().copied().collect();
-        for session in sessions {
-            self.tree_mut().drop_watches(session);
-        }
+        self.drop_every_watch();
         self.member().forget_in_flight();
         self.member().serving = false;
     }
 
-    /// Stops serving: every connection dropped (the returned resets), every request in
+    /// Stops serving: every connection dropped (the returned resets) with the watches set
+    /// over it, as ZooKeeper removes a closed connection's watches, and every request in
     /// flight forgotten.
     pub(super) fn stop_serving(&mut self) -> Vec<Out> {
         let member = self.member();
         member.serving = false;
         member.forget_in_flight();
+        self.drop_every_watch();
         self.drop_clients()
+    }
+
+    /// Drops every watch this server holds: the connections they were set over are gone (a
+    /// client that resumes its session re-registers the ones it still wants).
+    fn drop_every_watch(&mut self) {
+        let sessions: Vec<SessionId> = self.sessions.keys().copied().collect();
+        for session in sessions {
+            self.tree_mut().drop_watches(session);
+        }
     }
 
     /// A client on connection `conn` asks for a new session: the leader takes it at once, a

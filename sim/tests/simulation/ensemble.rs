@@ -56,6 +56,8 @@ pub(crate) struct World {
     pub(crate) servers: Vec<ServerHandle>,
     /// The session timeout its sessions ask for.
     session_timeout: Duration,
+    /// What the servers recorded.
+    recorder: Recorder,
 }
 
 impl World {
@@ -79,7 +81,23 @@ impl World {
             ensemble,
             servers,
             session_timeout: Duration::from_millis(settings.session_timeout_ms),
+            recorder,
         }
+    }
+
+    /// The zxids of the changes that fired a watch of `session` on a server so far (`None`:
+    /// fired by a reconnect's SetWatches).
+    pub(crate) fn watches_fired_for(&self, session: SessionId) -> Vec<Option<u64>> {
+        (self.recorder.events().into_iter())
+            .filter_map(|e| match e.kind {
+                EventKind::WatchFired {
+                    session: fired,
+                    zxid,
+                    ..
+                } if fired == session => Some(zxid.map(|z| z.0)),
+                _ => None,
+            })
+            .collect()
     }
 
     /// A session of client `client` whose host list is server `server` alone, connected.
@@ -301,6 +319,53 @@ fn a_client_on_a_cut_follower_reads_stale_state() {
             finds(&a, 2, "/x").await,
             "caught up once it hears the leader"
         );
+    });
+}
+
+#[test]
+fn a_server_that_stops_serving_drops_the_watches_of_the_clients_it_drops() {
+    simulate(5, || async {
+        // Sessions of 2 s above syncLimit (0.5 s): the dropped client's session lives on.
+        let world = World::start_with(ServerSettings {
+            ensemble: 3,
+            sync_limit: 5,
+            ..ServerSettings::standalone(100, 2_000, 60_000)
+        })
+        .await;
+        let (a, session) = world.session(0, FOLLOWER).await;
+        let (b, _) = world.session(1, LEADER).await;
+        let watch = Request::Exists {
+            path: path("/x"),
+            watch: true,
+        };
+        assert!(matches!(call(&a, 1, watch).await, RawEvent::Reply { .. }));
+        world.cut(FOLLOWER);
+        let dropped = RawEvent::State {
+            state: RawState::Disconnected,
+        };
+        assert_eq!(
+            event(&a).await,
+            dropped,
+            "the follower gave up on the leader"
+        );
+        assert!(created(&call(&b, 1, create("/x")).await));
+        world.heal();
+        // The follower rejoins and applies the create: no watch of the dropped connection is
+        // left to fire. The client, back on its session, re-registers its watch, and that
+        // fires it (a reconnect's SetWatches: no zxid).
+        let mut heard = None;
+        while heard.is_none() {
+            match event(&a).await {
+                RawEvent::Watch { event } => heard = Some(event.kind),
+                RawEvent::State { state } => assert!(
+                    matches!(state, RawState::Disconnected | RawState::Connected { .. }),
+                    "{state:?}"
+                ),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(heard, Some(coordination::zk::EventKind::NodeCreated));
+        assert_eq!(world.watches_fired_for(session), vec![None]);
     });
 }
 
