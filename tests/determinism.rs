@@ -46,6 +46,7 @@ fn a_rerun_from_the_trace_is_identical() {
         "leader-selector-lagging-follower-split-brain",
         "mutex-leader-crash",
         "mutex-leader-crash-realistic",
+        "random-lagging-servers-mutex",
     ] {
         let scenario = catalog.get(name).unwrap();
         for seed in 0..4 {
