@@ -15,6 +15,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::fencing::Token;
@@ -380,6 +381,14 @@ macro_rules! tuple {
 
 tuple!(A.0, B.1);
 tuple!(A.0, B.1, C.2);
+
+/// A shared value relabels into a value of its own (the model's snapshot of a cut-off
+/// follower's tree, [`Handle::cut`](crate::world::Handle::cut)).
+impl<T: Relabel> Relabel for Arc<T> {
+    fn relabel(&self, map: &ClientMap) -> Self {
+        Arc::new((**self).relabel(map))
+    }
+}
 
 impl<T: Relabel> Relabel for Vec<T> {
     fn relabel(&self, map: &ClientMap) -> Self {

@@ -11,6 +11,7 @@
 //! the `Disconnected` that explains it).
 
 use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::ids::OpId;
@@ -59,20 +60,27 @@ impl Server {
         self.live.insert(session);
     }
 
-    /// Applies `handle`'s oldest request, if its connection is up. The caller then routes
+    /// Applies `handle`'s oldest request, if it can be applied now
+    /// ([`Handle::applicable`]): on this server's tree, or, on a follower cut off from the
+    /// leader ([`Handle::cut`]), a read on the follower's own tree, which nothing else changes
+    /// (it fires no watch, and a watch it leaves never fires). The caller then routes
     /// the watches it fired and only then answers it with [`Handle::answer`]: ZooKeeper sends
     /// the watch events a request triggers before its response, so a client sees its own
     /// request's watch events before the reply.
     pub fn apply_next(&mut self, handle: &mut Handle) -> Option<AppliedRequest> {
-        if handle.link != Link::Up {
+        if !handle.applicable() {
             return None;
         }
         let (op, request) = handle.requests.pop_front()?;
+        let tree = match &mut handle.cut {
+            Some(follower) => Arc::make_mut(follower),
+            None => &mut self.tree,
+        };
         let Applied {
             result,
             fired,
             zxid,
-        } = self.tree.apply(handle.session, &request);
+        } = tree.apply(handle.session, &request);
         Some(AppliedRequest {
             op,
             request,
@@ -118,6 +126,13 @@ pub struct Handle {
     pub requests: VecDeque<(OpId, Request)>,
     /// Replies, watch events and raw states not yet handled: one ordered stream.
     pub events: VecDeque<RawEvent>,
+    /// While the client's server is a follower cut off from the leader ([`Handle::cut_off`]):
+    /// that server's tree, as it was when the cut began. The follower keeps the connection
+    /// (it answers the client's pings), answers its reads from this tree and holds its writes,
+    /// forwarded to a leader it cannot reach, until it gives up on the leader and drops the
+    /// connection ([`Handle::drop_connection`]). `None` on a server that hears the leader.
+    /// Shared, so that copies of the handle share one tree until a read leaves a watch in it.
+    pub cut: Option<Arc<Tree>>,
 }
 
 impl Handle {
@@ -128,7 +143,25 @@ impl Handle {
             link: Link::Up,
             requests: VecDeque::new(),
             events: [connected(session, timeout)].into(),
+            cut: None,
         }
+    }
+
+    /// Whether the server can apply the oldest request now: the connection is up, and on a
+    /// cut-off follower ([`Handle::cut`]) it is not a write. A write waits there for the
+    /// leader, and every request behind it with it, as a server takes a session's requests in
+    /// order.
+    pub fn applicable(&self) -> bool {
+        let front = self.requests.front();
+        self.link == Link::Up
+            && front.is_some_and(|(_, request)| self.cut.is_none() || !request.is_write())
+    }
+
+    /// The client's server, a follower, is cut off from the leader, its tree `tree` as the
+    /// cut finds it: the connection stays up, and the server answers reads from `tree` and
+    /// holds writes ([`Handle::cut`]) until the connection drops.
+    pub fn cut_off(&mut self, tree: Arc<Tree>) {
+        self.cut = Some(tree);
     }
 
     /// Queues the reply to `applied` (routed already) on the stream: its outcome, or
@@ -172,8 +205,10 @@ impl Handle {
     }
 
     /// The connection drops: every request not yet applied gets `ConnectionLoss`, then the
-    /// stream says `Disconnected` (the order the `Coordination` contract promises).
+    /// stream says `Disconnected` (the order the `Coordination` contract promises). A cut-off
+    /// follower's hold on the client ends with it ([`Handle::cut`]).
     pub fn drop_connection(&mut self) {
+        self.cut = None;
         let lost = self.requests.drain(..).map(|(op, _)| RawEvent::Reply {
             op,
             result: Err(ZkError::ConnectionLoss),
@@ -236,6 +271,14 @@ impl Handle {
         self.events.push_back(RawEvent::State {
             state: RawState::Expired,
         });
+    }
+
+    /// The client's server drops it after the session has ended on the leader, and the next
+    /// server it reaches says the session expired: [`Handle::drop_connection`] (`ConnectionLoss`
+    /// for what was in flight, `Disconnected`), then [`Handle::expire`].
+    pub fn lose_session(&mut self) {
+        self.drop_connection();
+        self.expire();
     }
 }
 
@@ -349,6 +392,58 @@ mod tests {
                 &connected(SessionId(1), T)
             ]
         );
+    }
+
+    #[test]
+    fn a_cut_off_follower_answers_reads_from_its_tree_and_holds_writes_until_it_lets_go() {
+        let mut server = Server::default();
+        server.open(SessionId(1));
+        let mut handle = Handle::open(SessionId(1), T);
+        handle.next_event();
+        handle.send(OpId(1), create("/a"));
+        let created = server.apply_next(&mut handle).unwrap();
+        handle.answer(&created, false);
+        handle.cut_off(Arc::new(server.tree.clone()));
+        server.end(SessionId(1));
+        let exists = |op| {
+            let path = Path::new("/a").unwrap();
+            (op, Request::Exists { path, watch: true })
+        };
+        handle
+            .requests
+            .extend([exists(OpId(2)), (OpId(3), create("/b")), exists(OpId(4))]);
+        let read = server.apply_next(&mut handle).unwrap();
+        assert!(
+            matches!(read.result, Ok(crate::zk::OpOk::Exists { stat: Some(_) })),
+            "the follower still has the node the leader deleted: {:?}",
+            read.result
+        );
+        assert!(
+            !handle.applicable(),
+            "the write waits, the read behind it too"
+        );
+        assert!(server.apply_next(&mut handle).is_none());
+        assert!(server.tree.get(&Path::new("/b").unwrap()).is_none());
+        handle.lose_session();
+        let lost = |op| RawEvent::Reply {
+            op,
+            result: Err(ZkError::ConnectionLoss),
+        };
+        let tail: Vec<_> = handle.events.iter().skip(1).collect();
+        assert_eq!(
+            tail,
+            [
+                &lost(OpId(3)),
+                &lost(OpId(4)),
+                &RawEvent::State {
+                    state: RawState::Disconnected
+                },
+                &RawEvent::State {
+                    state: RawState::Expired
+                }
+            ]
+        );
+        assert_eq!((handle.link, handle.cut.is_none()), (Link::Dead, true));
     }
 
     #[test]

@@ -27,7 +27,12 @@
 //! - [`Action::ReapContainers`], within its budget: the server's periodic sweep deletes the
 //!   empty containers (`Tree::reap_containers`, as the simulated server's sweep does), so a
 //!   recipe may find its lock directory gone and create it anew, its sequence numbers
-//!   starting over.
+//!   starting over;
+//! - [`Action::CutFollower`], within its budget: the client's server is a follower of an
+//!   ensemble cut off from the leader. The follower keeps the connection (no `Disconnected`)
+//!   and answers the client's reads from its tree as the cut found it, its writes held, while
+//!   the leader expires the session; until [`Action::FollowerGivesUp`] the client hears
+//!   nothing of it.
 //!
 //! After any action, a client whose workload is done and whose requests have all been applied
 //! closes its session and stops, as the simulator's clients do.
@@ -100,6 +105,16 @@ pub enum Action {
     /// The server's sweep deletes every container that has had children and has none left,
     /// firing the watches a delete fires.
     ReapContainers,
+    /// The client's server, a follower, is cut off from the leader, and the leader expires
+    /// the session (one step: between the two only reads by a session still alive would be
+    /// served). The follower keeps the client connected, answers its reads from its tree as
+    /// it was (the client's own nodes still there; no watch fires any more) and holds its
+    /// writes.
+    CutFollower(ClientSlot),
+    /// The cut-off follower gives up on the leader (syncLimit × tick later) and drops the
+    /// client: what it held fails with `ConnectionLoss`, the stream says `Disconnected`, and
+    /// the next server the client reaches says `Expired`.
+    FollowerGivesUp(ClientSlot),
 }
 
 /// Receives the trace events of a step as they happen.
@@ -306,8 +321,9 @@ impl<R: Testable> LockModel<R> {
                 out.push(Action::Deliver(slot));
             }
             out.extend(fire_each(slot, peer));
-            let up = handle.link == Link::Up;
-            if up && !handle.requests.is_empty() {
+            // Up, on a server that hears the leader.
+            let up = handle.link == Link::Up && handle.cut.is_none();
+            if handle.applicable() {
                 out.push(Action::Apply(slot));
             }
             if up && state.used.expiries < budgets.expiries {
@@ -330,6 +346,12 @@ impl<R: Testable> LockModel<R> {
             }
             if handle.reconnecting() && state.used.failed_attempts < budgets.failed_attempts {
                 out.push(Action::FailAttempt(slot));
+            }
+            if up && state.used.follower_cuts < budgets.follower_cuts {
+                out.push(Action::CutFollower(slot));
+            }
+            if handle.cut.is_some() {
+                out.push(Action::FollowerGivesUp(slot));
             }
         }
         for &session in &state.server.live {
@@ -370,6 +392,8 @@ impl<R: Testable> LockModel<R> {
             Action::FailAttempt(slot) => step.fail_attempt(slot),
             Action::ExpireOrphan(session) => step.expire_orphan(session),
             Action::ReapContainers => step.reap_containers(),
+            Action::CutFollower(slot) => step.cut_follower(slot),
+            Action::FollowerGivesUp(slot) => step.follower_gives_up(slot),
         };
         step.close_finished();
         done.map(|()| next)
@@ -420,7 +444,9 @@ impl Action {
             | Action::Expire(slot)
             | Action::Crash(slot)
             | Action::LoseConnection { client: slot, .. }
-            | Action::FailAttempt(slot) => Some(slot),
+            | Action::FailAttempt(slot)
+            | Action::CutFollower(slot)
+            | Action::FollowerGivesUp(slot) => Some(slot),
             Action::ExpireOrphan(_) | Action::ReapContainers => None,
         }
     }

@@ -176,6 +176,8 @@ fn stuck<R: Testable>(model: &LockModel<R>, state: &State<R>, asking_only: bool)
 /// Nothing but a fault can happen any more in `state`: the run has come to its end. A sweep
 /// of the empty containers counts as a fault here: the server's sweep comes every few
 /// seconds, and a run may end before the next one (the state after the sweep is judged too).
+/// A cut-off follower's giving up does not: it comes syncLimit × tick after the cut, before
+/// the run can end.
 pub fn quiescent<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
     let mut actions = Vec::new();
     model.enabled(state, &mut actions);
@@ -187,6 +189,7 @@ pub fn quiescent<R: Testable>(model: &LockModel<R>, state: &State<R>) -> bool {
                 | Action::LoseConnection { .. }
                 | Action::FailAttempt(_)
                 | Action::ReapContainers
+                | Action::CutFollower(_)
         )
     })
 }

@@ -16,10 +16,13 @@
 //!
 //! - **Persistence.** The chosen step `d` of client `c` is independent of every step that can
 //!   happen before it: another client's own steps touch other clients' state; the server's
-//!   application of a request, the close of another client's session when its workload is
+//!   application of a request (of `c`'s on a cut-off follower, a read answered from the
+//!   follower's tree in `c`'s handle, which `d` leaves alone), the close of another client's session when its workload is
 //!   done, an orphan's expiry, a sweep of the empty containers (a write to the tree that
 //!   fires watches: dependent with every step that touches the tree, which `d` does not)
-//!   and another client's faults only append to `c`'s event stream (`d` takes from its
+//!   and another client's faults (a follower cut among them: it ends that client's session
+//!   and fires the watches an expiry fires; its follower's giving up touches that client's
+//!   handle alone) only append to `c`'s event stream (`d` takes from its
 //!   front, which is not empty) or take `c`'s requests from the front (`d` only appends),
 //!   and they read of `c` only its session and what the monitors hold of it, which `d`
 //!   leaves alone. (`c`'s own workload is not done: the application of a done client's last
@@ -95,6 +98,10 @@ impl<R: Testable> LockModel<R> {
 
 /// Whether, of `slot`'s own actions in `enabled`, there is a delivery and nothing else but the
 /// server's application of its requests: no timer of its own, no workload step, no fault.
+/// A cut of the client's follower and the follower's giving up count as the client's own
+/// faults, conservatively: a client that may still be cut, or whose follower may still give
+/// up, is never reduced, so the soundness argument needs nothing of what these steps do to the
+/// client itself (of another client, they commute with the delivery as its expiry does).
 fn only_delivers(enabled: &[Action], slot: ClientSlot) -> bool {
     let mut delivers = false;
     for action in enabled {
@@ -106,6 +113,8 @@ fn only_delivers(enabled: &[Action], slot: ClientSlot) -> bool {
             | Action::Crash(client)
             | Action::LoseConnection { client, .. }
             | Action::FailAttempt(client)
+            | Action::CutFollower(client)
+            | Action::FollowerGivesUp(client)
                 if client == slot =>
             {
                 return false;
@@ -144,10 +153,12 @@ fn own_queues_moved<R>(before: &Peer<R>, after: &Peer<R>) -> bool {
     same_role && queues
 }
 
-/// The same session and link; the stream without its first event; the requests extended.
+/// The same session, link and follower; the stream without its first event; the requests
+/// extended.
 fn one_taken_some_sent(before: &Handle, after: &Handle) -> bool {
     before.session == after.session
         && before.link == after.link
+        && before.cut == after.cut
         && before.events.iter().skip(1).eq(after.events.iter())
         && after.requests.len() >= before.requests.len()
         && before
@@ -186,8 +197,8 @@ mod tests {
 
     /// The configurations a row is checked under: the defaults, timeouts and a sweep of the
     /// empty containers for every row; for the mutexes, which the faults reach most, a crash,
-    /// a second cycle, revocation and an unfenced resource too, and a connection loss for the
-    /// smallest of them (a connection loss multiplies most rows' spaces past what a test
+    /// a second cycle, revocation and an unfenced resource too, a follower cut for the mutex,
+    /// and a connection loss for the smallest of them (a connection loss multiplies most rows' spaces past what a test
     /// affords without the reduction).
     fn configs(kind: RecipeKind, clients: u16) -> Vec<ModelSpec> {
         let base = ModelSpec::new(clients);
@@ -211,6 +222,12 @@ mod tests {
             let mut revocable = base;
             revocable.settings.revocable = kind == RecipeKind::Mutex;
             configs.extend([crashes, cycles, unfenced, revocable]);
+        }
+        if clients == 2 && kind == RecipeKind::Mutex {
+            let mut cut = base;
+            cut.budgets.expiries = 0;
+            cut.budgets.follower_cuts = 1;
+            configs.push(cut);
         }
         if clients == 2 && kind == RecipeKind::NaiveHerdMutex {
             let mut losses = base;

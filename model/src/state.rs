@@ -71,6 +71,8 @@ pub struct Used {
     pub failed_attempts: u8,
     /// Sweeps of the empty containers.
     pub reaps: u8,
+    /// Cuts of a client's follower off from the leader.
+    pub follower_cuts: u8,
 }
 
 /// One client: the recipe with its framework layer, its connection and its workload.

@@ -1,7 +1,8 @@
 //! Symmetry reduction: clients are interchangeable, so a state and the same state with the
 //! clients permuted are explored once. The representative sorts the clients and rewrites
 //! every client identity accordingly — slots, session ids, protection ids inside node
-//! names, node owners, watch tables, queued requests and events — through
+//! names, node owners, watch tables (a cut-off follower's tree's too), queued requests and
+//! events — through
 //! [`coordination::relabel::Relabel`]; when the sorted order is the clients' own, it is the state.
 //!
 //! Clients are sorted by a cheap summary, and clients whose summaries tie by a key that does
@@ -68,7 +69,7 @@ impl<R: Recipe + Relabel> Representative for State<R> {
                     let peer = &self.peers[old];
                     peer.image.get_or_make(&position, incarnations, || Peer {
                         sort_key: SortKeyMemo::carried(&peer.sort_key),
-                        ..peer.relabel(&map)
+                        ..Peer::relabel(peer, &map)
                     })
                 })
                 .collect(),
@@ -127,7 +128,7 @@ impl<R: Recipe + Relabel> State<R> {
                 PLACEHOLDER
             }
         });
-        self.peers[focus].relabel(&map)
+        Peer::relabel(&self.peers[focus], &map)
     }
 
     fn max_incarnation(&self) -> u8 {
@@ -151,7 +152,7 @@ type Summary = (
     u8,
     u8,
     usize,
-    Option<(Link, usize, usize)>,
+    Option<(Link, bool, usize, usize)>,
     usize,
 );
 
@@ -168,7 +169,7 @@ fn summary<R: Recipe>(peer: &Peer<R>, state: &State<R>, slot: ClientSlot) -> Sum
         peer.timers.len(),
         peer.handle
             .as_ref()
-            .map(|h| (h.link, h.requests.len(), h.events.len())),
+            .map(|h| (h.link, h.cut.is_some(), h.requests.len(), h.events.len())),
         peer.client.framework().pending_requests(),
     )
 }
@@ -233,8 +234,8 @@ mod tests {
             .collect()
     }
 
-    /// Explores a row's representatives (2 clients, timeouts, a connection loss, a crash,
-    /// revocable where the recipe has it; at most 20,000 states) and checks, in every one,
+    /// Explores a row's representatives (2 clients, timeouts, a connection loss, a crash, a
+    /// follower cut, revocable where the recipe has it; at most 20,000 states) and checks, in every one,
     /// that each client's op and timer ids are exactly the ones the renumbering met (a
     /// `Relabel` impl that copied an id instead of mapping it would leave one behind), that
     /// they are 1, 2, 3 … (they were renumbered), and that no id lives outside the clients.
@@ -248,6 +249,7 @@ mod tests {
             config.timeouts = true;
             config.budgets.connection_losses = 1;
             config.budgets.crashes = 1;
+            config.budgets.follower_cuts = 1;
             config.settings.revocable = def.name == "mutex";
             let model = LockModel::new(def, config);
             let states = reachable(&model, 20_000);

@@ -2,6 +2,8 @@
 //! effects, the server's application of requests and the faults. Every trace event is
 //! reported to the [`Recorder`] as it happens.
 
+use std::sync::Arc;
+
 use coordination::client::ClientInput;
 use coordination::driver::Observed;
 use coordination::fencing::Token;
@@ -13,7 +15,7 @@ use coordination::zk::tree::Fired;
 use coordination::zk::{SessionId, Zxid};
 use properties::monitor::{Access, Observation, Wait, changes};
 use runtime::workload::{Phase, WorkEffect, WorkInput, WorkTimer};
-use scenarios::fault::{Fault, Node};
+use scenarios::fault::{Fault, Node, ServerSelector};
 use trace::{EventKind, ServerSession, client_event};
 
 use crate::model::{LockModel, Recorder, SESSION_TIMEOUT};
@@ -36,9 +38,11 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         self.state.peer_mut(slot).handle.as_mut()
     }
 
+    /// `slot`'s handle, if its connection is up on a server that hears the leader (not on a
+    /// cut-off follower).
     fn up_handle(&mut self, slot: ClientSlot) -> Option<&mut Handle> {
         self.handle_mut(slot)
-            .filter(|handle| handle.link == Link::Up)
+            .filter(|handle| handle.link == Link::Up && handle.cut.is_none())
     }
 
     /// Fires `slot`'s pending workload timer.
@@ -324,14 +328,48 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
         self.budget_left(self.state.used.expiries, budgets.expiries)?;
         let handle = self.up_handle(slot)?;
         let session = handle.session;
-        handle.drop_connection();
-        handle.expire();
+        handle.lose_session();
         self.state.used.expiries += 1;
         self.state.observe(Observation::Expire(slot));
         self.rec.record(None, || EventKind::FaultStart {
             fault: Fault::ExpireSession { client: slot.0 },
         });
         self.end_session(session, ServerSession::Expired)
+    }
+
+    /// `slot`'s server, a follower, is cut off from the leader, and the leader expires the
+    /// session: the server ends it as [`Transition::expire`] does (its ephemerals deleted, the
+    /// other sessions' watches fired), but the client's connection stays up and nothing is
+    /// queued for it. Its follower answers its reads from the tree as it is before the expiry
+    /// ([`Handle::cut`]) and holds its writes until it gives up
+    /// ([`Transition::follower_gives_up`]).
+    pub(crate) fn cut_follower(&mut self, slot: ClientSlot) -> Option<()> {
+        let budgets = self.model.config().budgets;
+        self.budget_left(self.state.used.follower_cuts, budgets.follower_cuts)?;
+        self.up_handle(slot)?;
+        let follower = Arc::new(self.state.server.tree.clone());
+        let handle = self.up_handle(slot)?;
+        let session = handle.session;
+        handle.cut_off(follower);
+        self.state.used.follower_cuts += 1;
+        self.rec.record(None, || EventKind::FaultStart {
+            fault: follower_cut(slot),
+        });
+        self.end_session(session, ServerSession::Expired)
+    }
+
+    /// `slot`'s cut-off follower gives up on the leader and drops the client, which hears
+    /// what [`Transition::expire`] queues: `ConnectionLoss` for the writes it held (and the
+    /// reads behind them), `Disconnected`, and `Expired` from the next server it reaches.
+    pub(crate) fn follower_gives_up(&mut self, slot: ClientSlot) -> Option<()> {
+        let handle = self
+            .handle_mut(slot)
+            .filter(|handle| handle.cut.is_some())?;
+        handle.lose_session();
+        self.rec.record(None, || EventKind::FaultEnd {
+            fault: follower_cut(slot),
+        });
+        Some(())
     }
 
     pub(crate) fn crash(&mut self, slot: ClientSlot) -> Option<()> {
@@ -405,5 +443,16 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
             return None;
         }
         self.end_session(session, ServerSession::Expired)
+    }
+}
+
+/// The fault a trace records for a cut of `slot`'s follower off from the leader: the server
+/// of `slot` isolated from its peers (the model's one server stands for every server; which
+/// one it was is not resolved).
+fn follower_cut(slot: ClientSlot) -> Fault {
+    Fault::IsolateFromPeers {
+        server: ServerSelector::ServerOf(slot.0),
+        resolved: None,
+        for_ms: None,
     }
 }

@@ -39,6 +39,12 @@ pub struct Budgets {
     /// the whole run. A trace without the field had none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reaps: u8,
+    /// Cuts of a client's server, a follower, off from the leader, over the whole run: the
+    /// follower keeps the client connected and serves its reads from its own tree while the
+    /// leader expires the session, until it gives up on the leader and drops the client (an
+    /// ensemble's split brain without a client fault). A trace without the field had none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub follower_cuts: u8,
 }
 
 fn is_zero(n: &u8) -> bool {
@@ -47,7 +53,7 @@ fn is_zero(n: &u8) -> bool {
 
 impl Default for Budgets {
     /// One cycle per client and one session expiry; no crash, no connection loss, no sweep of
-    /// the empty containers.
+    /// the empty containers, no follower cut.
     fn default() -> Self {
         Budgets {
             cycles: 1,
@@ -56,7 +62,17 @@ impl Default for Budgets {
             connection_losses: 0,
             failed_attempts: 0,
             reaps: 0,
+            follower_cuts: 0,
         }
+    }
+}
+
+impl Budgets {
+    /// The faults that end a session at the server while its client goes on acting on it:
+    /// expiries, and follower cuts (the leader expires the session of a client that its
+    /// cut-off follower still serves). The recipe table's expectations count them alike.
+    pub fn session_expiries(&self) -> u8 {
+        self.expiries.saturating_add(self.follower_cuts)
     }
 }
 
@@ -72,6 +88,9 @@ impl fmt::Display for Budgets {
         }
         if self.reaps > 0 {
             write!(f, " --reaps {}", self.reaps)?;
+        }
+        if self.follower_cuts > 0 {
+            write!(f, " --follower-cuts {}", self.follower_cuts)?;
         }
         Ok(())
     }

@@ -105,13 +105,15 @@ pub fn violated_if(violated: bool) -> Expectation {
 }
 
 /// What every exclusive lock (and election) shares: beliefs overlap (and an unfenced resource
-/// loses an update) once a paused holder's session can expire; a lock loop that gives its
+/// loses an update) once a paused holder's session can expire, or the leader expire it while
+/// the holder's cut-off follower still serves it (every expectation counts expiries and
+/// follower cuts alike: [`Budgets::session_expiries`](crate::model_spec::Budgets::session_expiries)); a lock loop that gives its
 /// waiter up at LOST (`on_lost = release`) leaves it unserved (see `waiter_gives_up`), and
 /// so does a retry policy that runs out (`retries_run_out`), but every ask is answered;
 /// everything else holds.
 pub fn exclusive_lock(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
-    let overlap = spec.clients >= 2 && budgets.expiries >= 1 && budgets.cycles >= 1;
+    let overlap = spec.clients >= 2 && budgets.session_expiries() >= 1 && budgets.cycles >= 1;
     match property {
         Property::MutualExclusionBelief | Property::LeaderUniqueBelief => violated_if(overlap),
         Property::MutualExclusionFenced | Property::LeaderUniqueFenced => {
@@ -130,7 +132,8 @@ pub fn exclusive_lock(property: Property, spec: &ModelSpec) -> Expectation {
 /// --connection-losses 1`, 21 steps, under `ExponentialBackoffRetry(1000, 3)`).
 fn retries_run_out(spec: &ModelSpec) -> bool {
     let budgets = &spec.budgets;
-    let failures = 2 * (u32::from(budgets.expiries) + u32::from(budgets.connection_losses));
+    let failures =
+        2 * (u32::from(budgets.session_expiries()) + u32::from(budgets.connection_losses));
     spec.clients >= 1
         && budgets.cycles >= 1
         && failures >= 1
@@ -157,7 +160,7 @@ fn latch(property: Property, spec: &ModelSpec) -> Expectation {
 /// that against the recipe.
 fn waiter_gives_up(spec: &ModelSpec) -> bool {
     let budgets = &spec.budgets;
-    let lost = budgets.expiries >= 1 || budgets.connection_losses >= 1;
+    let lost = budgets.session_expiries() >= 1 || budgets.connection_losses >= 1;
     spec.clients >= 1 && budgets.cycles >= 1 && lost
 }
 
@@ -176,7 +179,7 @@ fn released_at_lost(spec: &ModelSpec) -> bool {
 /// `internalAcquire1Lease` does the same; an acquire timeout ends it.
 fn lease_loop_deadlocks(spec: &ModelSpec, max_leases: u32) -> bool {
     let budgets = &spec.budgets;
-    let breaks = u32::from(budgets.expiries) + u32::from(budgets.connection_losses);
+    let breaks = u32::from(budgets.session_expiries()) + u32::from(budgets.connection_losses);
     spec.framework.on_lost == OnLost::Curator
         && max_leases >= 1
         && u32::from(spec.clients) > max_leases
@@ -199,7 +202,7 @@ fn lease_loop_herd(spec: &ModelSpec) -> bool {
     let budgets = &spec.budgets;
     spec.framework.on_lost == OnLost::Curator
         && spec.clients >= 3
-        && u32::from(budgets.expiries) + u32::from(budgets.connection_losses) >= 1
+        && u32::from(budgets.session_expiries()) + u32::from(budgets.connection_losses) >= 1
         && budgets.cycles >= 1
 }
 
@@ -229,7 +232,7 @@ fn lease_directory_reaped(spec: &ModelSpec) -> bool {
     spec.clients >= 1
         && budgets.cycles >= 1
         && budgets.reaps >= 1
-        && u32::from(budgets.expiries) + u32::from(budgets.connection_losses) >= 1
+        && u32::from(budgets.session_expiries()) + u32::from(budgets.connection_losses) >= 1
 }
 
 /// As any exclusive lock, with the progress of a semaphore of one lease
@@ -254,7 +257,7 @@ fn one_lease_lock(property: Property, spec: &ModelSpec) -> Expectation {
 fn naive_herd(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
     let third = spec.clients >= 3 || (spec.clients >= 2 && budgets.cycles >= 2);
-    let stale_delete = budgets.expiries >= 1 || budgets.connection_losses >= 1;
+    let stale_delete = budgets.session_expiries() >= 1 || budgets.connection_losses >= 1;
     match property {
         Property::HerdFree if spec.clients >= 3 && budgets.cycles >= 1 => Expectation::Violated,
         Property::Progress => violated_if(waiter_gives_up(spec)),
@@ -327,7 +330,7 @@ pub fn curator_lock_loop(property: Property, spec: &ModelSpec) -> Expectation {
 /// beside the holder, both sessions alive, and an unfenced resource can lose an update.
 fn trusting_wakeup(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
-    let leaves = budgets.expiries >= 1
+    let leaves = budgets.session_expiries() >= 1
         || budgets.crashes >= 1
         || budgets.connection_losses >= 1
         || spec.timeouts;
@@ -346,7 +349,7 @@ fn state_blind(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
     let kept = spec.clients >= 1
         && budgets.cycles >= 1
-        && (budgets.connection_losses >= 1 || budgets.expiries >= 1);
+        && (budgets.connection_losses >= 1 || budgets.session_expiries() >= 1);
     let overlap = kept && spec.clients >= 2;
     match property {
         Property::LiveSessionExclusion => violated_if(kept || stale_node_grant(spec)),
@@ -366,9 +369,9 @@ fn semaphore(property: Property, spec: &ModelSpec) -> Expectation {
     let max = spec.settings.max_leases;
     let acquires = spec.clients >= 1 && budgets.cycles >= 1 && max >= 1;
     match property {
-        Property::LeaseBound => {
-            violated_if(acquires && budgets.expiries >= 1 && u32::from(spec.clients) > max)
-        }
+        Property::LeaseBound => violated_if(
+            acquires && budgets.session_expiries() >= 1 && u32::from(spec.clients) > max,
+        ),
         Property::Progress => lease_progress(spec, max),
         Property::Answered => violated_if(lease_loop_deadlocks(spec, max)),
         Property::HerdFree => violated_if(lease_loop_herd(spec)),
@@ -391,7 +394,7 @@ fn read_write(property: Property, spec: &ModelSpec) -> Expectation {
     let overlap = writers >= 1
         && spec.clients >= 2
         && budgets.cycles >= 1
-        && (budgets.expiries >= 1 || stale_node_grant(spec));
+        && (budgets.session_expiries() >= 1 || stale_node_grant(spec));
     match property {
         Property::RwExclusion => violated_if(overlap),
         Property::MutualExclusionFenced => violated_if(overlap && writers >= 2 && !spec.fenced),
@@ -410,7 +413,8 @@ fn read_write(property: Property, spec: &ModelSpec) -> Expectation {
         Property::HerdFree => violated_if(
             (readers >= 2
                 && budgets.cycles >= 1
-                && ((writers >= 2 && budgets.expiries >= 1) || (writers >= 1 && spec.timeouts)))
+                && ((writers >= 2 && budgets.session_expiries() >= 1)
+                    || (writers >= 1 && spec.timeouts)))
                 || (writers >= 2 && stale_node_grant(spec) && herd_behind_a_kept_node(spec)),
         ),
         _ => curator_lock_loop(property, spec),

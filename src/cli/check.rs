@@ -55,6 +55,11 @@ pub struct Args {
     /// the whole run; a recipe then meets a lock directory created anew.
     #[arg(long, default_value_t = Budgets::default().reaps)]
     reaps: u8,
+    /// Cuts of a client's server, a follower, off from the leader, over the whole run: the
+    /// follower keeps the client connected and answers its reads from the tree it had (its
+    /// writes held) while the leader expires its session, until it gives up on the leader.
+    #[arg(long, default_value_t = Budgets::default().follower_cuts)]
+    follower_cuts: u8,
     /// The resource accepts stale tokens (shows lost updates).
     #[arg(long)]
     unfenced: bool,
@@ -152,6 +157,7 @@ impl Args {
                 connection_losses: self.connection_losses,
                 failed_attempts: self.failed_attempts,
                 reaps: self.reaps,
+                follower_cuts: self.follower_cuts,
             },
             fenced: !self.unfenced,
             settings: RecipeSettings {
@@ -493,6 +499,7 @@ mod tests {
             connection_losses: 2,
             failed_attempts: 1,
             reaps: 2,
+            follower_cuts: 1,
             unfenced: true,
             revocable: true,
             awaits: true,
@@ -520,7 +527,7 @@ mod tests {
         assert_eq!(
             args.command(),
             "splitbrain check mutex --clients 3 --cycles 1 --expiries 1 --crashes 0 \
-             --connection-losses 2 --failed-attempts 1 --reaps 2 --unfenced --max-leases 3 --revocable --awaits --timeout-scope whole \
+             --connection-losses 2 --failed-attempts 1 --reaps 2 --follower-cuts 1 --unfenced --max-leases 3 --revocable --awaits --timeout-scope whole \
              --timeouts --error-policy session-based --on-lost release --session-expiration-percent 80 \
              --retry-policy n-times --max-retries 1 --retry-sleep-ms 500 --connection-timeout-ms 5000"
         );
