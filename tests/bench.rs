@@ -28,7 +28,7 @@ fn bench_writes_every_figure_as_json_and_markdown() {
     ]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("bench [8/8]"), "progress: {stderr}");
+    assert!(stderr.contains("bench [9/9]"), "progress: {stderr}");
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("bench.json")).unwrap()).unwrap();
     assert!(json["one_core"]["seeds_per_s"].as_f64().unwrap() > 0.0);
@@ -47,13 +47,25 @@ fn bench_writes_every_figure_as_json_and_markdown() {
     assert!(json["memory"][1]["peak_rss_mb"].as_f64().unwrap() > 1.0);
     assert!(json["first_split_brain"]["seed"].is_u64(), "{json}");
     let model = json["model"].as_array().unwrap();
-    assert_eq!(model.len(), 2);
-    // Two clients finish in well under a second: the symmetric check is complete and smaller.
-    assert_eq!(model[0]["complete"], true);
-    assert_eq!(model[1]["complete"], true);
+    assert_eq!(model.len(), 3);
+    // Two clients finish in well under a second: the symmetric check is complete and smaller;
+    // the follower cut in place of the expiry is measured beside them.
+    for row in model {
+        assert_eq!(row["complete"], true, "{row}");
+    }
     assert!(model[0]["unique_states"].as_u64() < model[1]["unique_states"].as_u64());
+    let faults: Vec<&Value> = model.iter().map(|row| &row["faults"]).collect();
+    assert_eq!(
+        faults,
+        [&json!("expiry"), &json!("expiry"), &json!("follower_cut")]
+    );
+    assert_ne!(model[2]["unique_states"], model[0]["unique_states"]);
     let markdown = std::fs::read_to_string(out.join("bench.md")).unwrap();
-    assert!(markdown.contains("| 2 | yes |"), "{markdown}");
+    assert!(markdown.contains("| 2 | yes | one expiry |"), "{markdown}");
+    assert!(
+        markdown.contains("| 2 | yes | one follower cut |"),
+        "{markdown}"
+    );
     assert!(markdown.contains("3-server ensemble"), "{markdown}");
     assert!(
         markdown.contains("first GC-pause split brain"),

@@ -13,11 +13,20 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use figures::{Sizes, Workspace};
+use figures::{ModelFaults, Sizes, Workspace};
 use results::{Machine, Results};
 use splitbrain::files::{write_atomic, write_json};
 
 use super::{Failure, Outcome};
+
+/// The model checks made at each client count (symmetry, faults): with and without symmetry
+/// under one expiry, then with symmetry under one follower cut in its place (what the
+/// ensemble behaviour costs).
+const MODEL_CHECKS: [(bool, ModelFaults); 3] = [
+    (true, ModelFaults::Expiry),
+    (false, ModelFaults::Expiry),
+    (true, ModelFaults::FollowerCut),
+];
 
 /// Arguments of `bench`.
 #[derive(clap::Args, Debug)]
@@ -155,7 +164,7 @@ pub fn run(args: Args) -> Outcome {
     }
     let sizes = args.sizes()?;
     let work = Workspace::new(&args.out.join("runs"))?;
-    let steps = 6 + 2 * sizes.model_clients.len();
+    let steps = 6 + MODEL_CHECKS.len() * sizes.model_clients.len();
     let mut step = 0;
     let mut progress = |what: &str| {
         step += 1;
@@ -192,13 +201,14 @@ pub fn run(args: Args) -> Outcome {
     let first_split_brain = work.first_split_brain(&sizes)?;
     let mut model = Vec::new();
     for &clients in &sizes.model_clients {
-        for symmetry in [true, false] {
+        for (symmetry, faults) in MODEL_CHECKS {
             progress(&format!(
-                "check mutex --clients {clients}{} (cap {} s)",
+                "check mutex --clients {clients}{}, {} (cap {} s)",
                 if symmetry { "" } else { " --no-symmetry" },
+                faults.label(),
                 sizes.model_cap_s
             ));
-            model.push(work.model(&sizes, clients, symmetry)?);
+            model.push(work.model(&sizes, clients, symmetry, faults)?);
         }
     }
     let results = Results {

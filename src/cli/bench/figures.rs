@@ -91,6 +91,35 @@ pub struct FirstSplitBrain {
     pub seconds: f64,
 }
 
+/// The faults a bench model check explores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelFaults {
+    /// The default budgets: one session expiry.
+    Expiry,
+    /// One follower cut in its place (`--expiries 0 --follower-cuts 1`): the ensemble
+    /// behaviour the model has.
+    FollowerCut,
+}
+
+impl ModelFaults {
+    /// The `check` arguments that choose these faults.
+    fn args(self) -> &'static [&'static str] {
+        match self {
+            ModelFaults::Expiry => &[],
+            ModelFaults::FollowerCut => &["--expiries", "0", "--follower-cuts", "1"],
+        }
+    }
+
+    /// How the bench's table and progress name them.
+    pub fn label(self) -> &'static str {
+        match self {
+            ModelFaults::Expiry => "one expiry",
+            ModelFaults::FollowerCut => "one follower cut",
+        }
+    }
+}
+
 /// One model check of `mutex`.
 #[derive(Clone, Debug, Serialize)]
 pub struct ModelRow {
@@ -98,6 +127,8 @@ pub struct ModelRow {
     pub clients: u16,
     /// Whether symmetry reduction was on.
     pub symmetry: bool,
+    /// The faults it explored.
+    pub faults: ModelFaults,
     /// Unique states explored (median run).
     pub unique_states: u64,
     /// States per second.
@@ -256,17 +287,29 @@ impl Workspace {
         })
     }
 
-    /// `check mutex --clients N` (with or without symmetry), the median of
+    /// `check mutex --clients N` (with or without symmetry) under `faults`, the median of
     /// `sizes.model_runs` runs by wall time, stopped after `sizes.model_cap_s` seconds.
-    pub fn model(&self, sizes: &Sizes, clients: u16, symmetry: bool) -> Result<ModelRow, Failure> {
+    pub fn model(
+        &self,
+        sizes: &Sizes,
+        clients: u16,
+        symmetry: bool,
+        faults: ModelFaults,
+    ) -> Result<ModelRow, Failure> {
         let mut rows = (0..sizes.model_runs.max(1))
-            .map(|_| self.model_once(sizes, clients, symmetry))
+            .map(|_| self.model_once(sizes, clients, symmetry, faults))
             .collect::<Result<Vec<ModelRow>, Failure>>()?;
         rows.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
         Ok(rows.swap_remove(rows.len() / 2))
     }
 
-    fn model_once(&self, sizes: &Sizes, clients: u16, symmetry: bool) -> Result<ModelRow, Failure> {
+    fn model_once(
+        &self,
+        sizes: &Sizes,
+        clients: u16,
+        symmetry: bool,
+        faults: ModelFaults,
+    ) -> Result<ModelRow, Failure> {
         let threads = splitbrain::sweep::default_workers();
         let mut args = vec![
             "check".to_string(),
@@ -284,6 +327,7 @@ impl Workspace {
         if !symmetry {
             args.push("--no-symmetry".into());
         }
+        args.extend(faults.args().iter().map(|a| a.to_string()));
         let measured = succeeded(run_self(&args)?, &args)?;
         let json: serde_json::Value = serde_json::from_str(&measured.stdout).map_err(|e| {
             Failure(format!(
@@ -302,6 +346,7 @@ impl Workspace {
         Ok(ModelRow {
             clients,
             symmetry,
+            faults,
             unique_states: field("unique_states")?.as_u64().unwrap_or(0),
             states_per_s: field("states_per_second")?.as_f64().unwrap_or(0.0),
             seconds: field("seconds")?.as_f64().unwrap_or(0.0),

@@ -166,17 +166,19 @@ impl Results {
         }
         let _ = write!(
             text,
-            "\n`check mutex` (default budgets), capped at {} s:\n\n\
-             | clients | symmetry | unique states | states/s | seconds | peak memory | complete |\n\
-             | --- | --- | --- | --- | --- | --- | --- |\n",
+            "\n`check mutex` (default budgets, or one follower cut in place of the expiry), \
+             capped at {} s:\n\n\
+             | clients | symmetry | faults | unique states | states/s | seconds | peak memory | complete |\n\
+             | --- | --- | --- | --- | --- | --- | --- | --- |\n",
             self.sizes.model_cap_s
         );
         for row in &self.model {
             let _ = writeln!(
                 text,
-                "| {} | {} | {} | {:.0} | {:.1} | {:.0} MB | {} |",
+                "| {} | {} | {} | {} | {:.0} | {:.1} | {:.0} MB | {} |",
                 row.clients,
                 if row.symmetry { "yes" } else { "no" },
+                row.faults.label(),
                 row.unique_states,
                 row.states_per_s,
                 row.seconds,
