@@ -147,6 +147,12 @@ impl Handle {
         }
     }
 
+    /// Whether the connection is up on a server that hears the leader (not on a cut-off
+    /// follower, [`Handle::cut`]).
+    pub fn served(&self) -> bool {
+        self.link == Link::Up && self.cut.is_none()
+    }
+
     /// Whether the server can apply the oldest request now: the connection is up, and on a
     /// cut-off follower ([`Handle::cut`]) it is not a write. A write waits there for the
     /// leader, and every request behind it with it, as a server takes a session's requests in

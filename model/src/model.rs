@@ -44,7 +44,7 @@ use std::time::Duration;
 use coordination::client::Client;
 use coordination::framework::Framework;
 use coordination::ids::{ClientSlot, Owner};
-use coordination::world::{Link, Server};
+use coordination::world::Server;
 use coordination::zk::tree::Tree;
 use coordination::zk::{CreateMode, Path, Request, SessionId};
 use properties::monitor::Beliefs;
@@ -321,8 +321,7 @@ impl<R: Testable> LockModel<R> {
                 out.push(Action::Deliver(slot));
             }
             out.extend(fire_each(slot, peer));
-            // Up, on a server that hears the leader.
-            let up = handle.link == Link::Up && handle.cut.is_none();
+            let up = handle.served();
             if handle.applicable() {
                 out.push(Action::Apply(slot));
             }

@@ -10,7 +10,7 @@ use coordination::fencing::Token;
 use coordination::ids::{ClientSlot, Owner, TimerId};
 use coordination::recipe::Effect;
 use coordination::recipes::{Call, Notice};
-use coordination::world::{Handle, Link};
+use coordination::world::Handle;
 use coordination::zk::tree::Fired;
 use coordination::zk::{SessionId, Zxid};
 use properties::monitor::{Access, Observation, Wait, changes};
@@ -41,8 +41,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
     /// `slot`'s handle, if its connection is up on a server that hears the leader (not on a
     /// cut-off follower).
     fn up_handle(&mut self, slot: ClientSlot) -> Option<&mut Handle> {
-        self.handle_mut(slot)
-            .filter(|handle| handle.link == Link::Up && handle.cut.is_none())
+        self.handle_mut(slot).filter(|handle| handle.served())
     }
 
     /// Fires `slot`'s pending workload timer.
