@@ -74,6 +74,12 @@ impl Budgets {
     pub fn session_expiries(&self) -> u8 {
         self.expiries.saturating_add(self.follower_cuts)
     }
+
+    /// The faults that break a client's hold on its session: the session expiries above and
+    /// the connection losses.
+    pub fn session_breaks(&self) -> u32 {
+        u32::from(self.session_expiries()) + u32::from(self.connection_losses)
+    }
 }
 
 impl fmt::Display for Budgets {

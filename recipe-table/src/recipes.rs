@@ -132,8 +132,7 @@ pub fn exclusive_lock(property: Property, spec: &ModelSpec) -> Expectation {
 /// --connection-losses 1`, 21 steps, under `ExponentialBackoffRetry(1000, 3)`).
 fn retries_run_out(spec: &ModelSpec) -> bool {
     let budgets = &spec.budgets;
-    let failures =
-        2 * (u32::from(budgets.session_expiries()) + u32::from(budgets.connection_losses));
+    let failures = 2 * budgets.session_breaks();
     spec.clients >= 1
         && budgets.cycles >= 1
         && failures >= 1
@@ -160,7 +159,7 @@ fn latch(property: Property, spec: &ModelSpec) -> Expectation {
 /// that against the recipe.
 fn waiter_gives_up(spec: &ModelSpec) -> bool {
     let budgets = &spec.budgets;
-    let lost = budgets.session_expiries() >= 1 || budgets.connection_losses >= 1;
+    let lost = budgets.session_breaks() >= 1;
     spec.clients >= 1 && budgets.cycles >= 1 && lost
 }
 
@@ -179,7 +178,7 @@ fn released_at_lost(spec: &ModelSpec) -> bool {
 /// `internalAcquire1Lease` does the same; an acquire timeout ends it.
 fn lease_loop_deadlocks(spec: &ModelSpec, max_leases: u32) -> bool {
     let budgets = &spec.budgets;
-    let breaks = u32::from(budgets.session_expiries()) + u32::from(budgets.connection_losses);
+    let breaks = budgets.session_breaks();
     spec.framework.on_lost == OnLost::Curator
         && max_leases >= 1
         && u32::from(spec.clients) > max_leases
@@ -202,7 +201,7 @@ fn lease_loop_herd(spec: &ModelSpec) -> bool {
     let budgets = &spec.budgets;
     spec.framework.on_lost == OnLost::Curator
         && spec.clients >= 3
-        && u32::from(budgets.session_expiries()) + u32::from(budgets.connection_losses) >= 1
+        && budgets.session_breaks() >= 1
         && budgets.cycles >= 1
 }
 
@@ -229,10 +228,7 @@ fn lease_progress(spec: &ModelSpec, max_leases: u32) -> Expectation {
 /// `check semaphore --clients 1 --reaps 1`, 16 steps.
 fn lease_directory_reaped(spec: &ModelSpec) -> bool {
     let budgets = &spec.budgets;
-    spec.clients >= 1
-        && budgets.cycles >= 1
-        && budgets.reaps >= 1
-        && u32::from(budgets.session_expiries()) + u32::from(budgets.connection_losses) >= 1
+    spec.clients >= 1 && budgets.cycles >= 1 && budgets.reaps >= 1 && budgets.session_breaks() >= 1
 }
 
 /// As any exclusive lock, with the progress of a semaphore of one lease
@@ -257,7 +253,7 @@ fn one_lease_lock(property: Property, spec: &ModelSpec) -> Expectation {
 fn naive_herd(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
     let third = spec.clients >= 3 || (spec.clients >= 2 && budgets.cycles >= 2);
-    let stale_delete = budgets.session_expiries() >= 1 || budgets.connection_losses >= 1;
+    let stale_delete = budgets.session_breaks() >= 1;
     match property {
         Property::HerdFree if spec.clients >= 3 && budgets.cycles >= 1 => Expectation::Violated,
         Property::Progress => violated_if(waiter_gives_up(spec)),
@@ -347,9 +343,7 @@ fn trusting_wakeup(property: Property, spec: &ModelSpec) -> Expectation {
 /// believes, and an unfenced resource can lose an update.
 fn state_blind(property: Property, spec: &ModelSpec) -> Expectation {
     let budgets = &spec.budgets;
-    let kept = spec.clients >= 1
-        && budgets.cycles >= 1
-        && (budgets.connection_losses >= 1 || budgets.session_expiries() >= 1);
+    let kept = spec.clients >= 1 && budgets.cycles >= 1 && budgets.session_breaks() >= 1;
     let overlap = kept && spec.clients >= 2;
     match property {
         Property::LiveSessionExclusion => violated_if(kept || stale_node_grant(spec)),
