@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use figures::{ModelFaults, Sizes, Workspace};
+use figures::{ModelCheck, ModelFaults, Sizes, Workspace};
 use results::{Machine, Results};
 use splitbrain::files::{write_atomic, write_json};
 
@@ -208,7 +208,12 @@ pub fn run(args: Args) -> Outcome {
                 faults.label(),
                 sizes.model_cap_s
             ));
-            model.push(work.model(&sizes, clients, symmetry, faults)?);
+            let check = ModelCheck {
+                clients,
+                symmetry,
+                faults,
+            };
+            model.push(work.model(&sizes, check)?);
         }
     }
     let results = Results {

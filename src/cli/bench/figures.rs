@@ -120,15 +120,23 @@ impl ModelFaults {
     }
 }
 
-/// One model check of `mutex`.
-#[derive(Clone, Debug, Serialize)]
-pub struct ModelRow {
+/// Which model check of `mutex` the bench makes.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ModelCheck {
     /// Clients.
     pub clients: u16,
-    /// Whether symmetry reduction was on.
+    /// Whether symmetry reduction is on.
     pub symmetry: bool,
-    /// The faults it explored.
+    /// The faults it explores.
     pub faults: ModelFaults,
+}
+
+/// One model check of `mutex`, measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModelRow {
+    /// What was checked.
+    #[serde(flatten)]
+    pub check: ModelCheck,
     /// Unique states explored (median run).
     pub unique_states: u64,
     /// States per second.
@@ -287,29 +295,22 @@ impl Workspace {
         })
     }
 
-    /// `check mutex --clients N` (with or without symmetry) under `faults`, the median of
-    /// `sizes.model_runs` runs by wall time, stopped after `sizes.model_cap_s` seconds.
-    pub fn model(
-        &self,
-        sizes: &Sizes,
-        clients: u16,
-        symmetry: bool,
-        faults: ModelFaults,
-    ) -> Result<ModelRow, Failure> {
+    /// `check mutex` as `check` says, the median of `sizes.model_runs` runs by wall time,
+    /// stopped after `sizes.model_cap_s` seconds.
+    pub fn model(&self, sizes: &Sizes, check: ModelCheck) -> Result<ModelRow, Failure> {
         let mut rows = (0..sizes.model_runs.max(1))
-            .map(|_| self.model_once(sizes, clients, symmetry, faults))
+            .map(|_| self.model_once(sizes, check))
             .collect::<Result<Vec<ModelRow>, Failure>>()?;
         rows.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
         Ok(rows.swap_remove(rows.len() / 2))
     }
 
-    fn model_once(
-        &self,
-        sizes: &Sizes,
-        clients: u16,
-        symmetry: bool,
-        faults: ModelFaults,
-    ) -> Result<ModelRow, Failure> {
+    fn model_once(&self, sizes: &Sizes, check: ModelCheck) -> Result<ModelRow, Failure> {
+        let ModelCheck {
+            clients,
+            symmetry,
+            faults,
+        } = check;
         let threads = splitbrain::sweep::default_workers();
         let mut args = vec![
             "check".to_string(),
@@ -344,9 +345,7 @@ impl Workspace {
             })
         };
         Ok(ModelRow {
-            clients,
-            symmetry,
-            faults,
+            check,
             unique_states: field("unique_states")?.as_u64().unwrap_or(0),
             states_per_s: field("states_per_second")?.as_f64().unwrap_or(0.0),
             seconds: field("seconds")?.as_f64().unwrap_or(0.0),

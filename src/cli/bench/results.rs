@@ -176,9 +176,9 @@ impl Results {
             let _ = writeln!(
                 text,
                 "| {} | {} | {} | {} | {:.0} | {:.1} | {:.0} MB | {} |",
-                row.clients,
-                if row.symmetry { "yes" } else { "no" },
-                row.faults.label(),
+                row.check.clients,
+                if row.check.symmetry { "yes" } else { "no" },
+                row.check.faults.label(),
                 row.unique_states,
                 row.states_per_s,
                 row.seconds,
