@@ -153,7 +153,7 @@ fn missing_counterpart(fault: &Fault, local: Option<u16>) -> Option<&'static str
         | Fault::CrashServer { .. }
         | Fault::PauseServer { .. } => local.is_none_or(|servers| servers <= 1).then_some(
             "needs an ensemble the harness started, with proxies between its servers: use \
-                 --start-local --ensemble N",
+             --start-local --ensemble N",
         ),
     }
 }
