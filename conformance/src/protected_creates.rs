@@ -157,6 +157,7 @@ mod tests {
                 stat: Stat::default(),
             }),
             zxid: None,
+            read_from: None,
         };
         let delete = Request::Delete {
             path: path(NODE),

@@ -275,6 +275,7 @@ impl<R: Testable, Rec: Recorder> Transition<'_, R, Rec> {
             request: applied.request.clone(),
             result: applied.result.clone(),
             zxid: applied.zxid,
+            read_from: None,
         });
         self.route(std::mem::take(&mut applied.fired), applied.zxid, false);
         self.handle_mut(slot)?.answer(&applied, lost);

@@ -935,6 +935,7 @@ fn model_and_trace_checker_agree_on_orphans() {
                 request,
                 result: applied.result,
                 zxid: applied.zxid,
+                read_from: None,
             });
         }
         // The run ends here: its trace ends with the tree, as a quiescent path's does.

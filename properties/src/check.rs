@@ -4,14 +4,17 @@
 //! events involved, with one readable sentence.
 
 mod belief;
+mod client_sessions;
 mod deadline;
 mod healed;
 mod herd_free;
 mod lease_bound;
 mod mutual_exclusion_fenced;
 mod no_orphans;
+mod no_time_travel;
 mod owners;
 mod progress;
+mod received;
 mod revocation;
 pub mod timeline;
 mod tokens;
@@ -78,6 +81,7 @@ pub fn check(trace: &Trace, property: Property, cx: &Context) -> Vec<Violation> 
         Property::LeaseBound => lease_bound::check(trace, cx.max_leases, cx.error_policy),
         Property::AnsweredByDeadline => deadline::check(trace),
         Property::RevocationAnswered => revocation::check(trace, cx),
+        Property::NoTimeTravel => no_time_travel::check(trace),
     }
 }
 

@@ -154,6 +154,7 @@ impl Family {
                 Property::AnsweredByDeadline,
                 Property::RevocationAnswered,
                 Property::NoOrphans,
+                Property::NoTimeTravel,
             ],
             Family::ReadWrite => &[
                 Property::RwExclusion,
@@ -164,6 +165,7 @@ impl Family {
                 Property::Answered,
                 Property::AnsweredByDeadline,
                 Property::NoOrphans,
+                Property::NoTimeTravel,
             ],
             Family::Semaphore => &[
                 Property::LeaseBound,
@@ -172,6 +174,7 @@ impl Family {
                 Property::Answered,
                 Property::AnsweredByDeadline,
                 Property::NoOrphans,
+                Property::NoTimeTravel,
             ],
             Family::Latch | Family::Selector => &[
                 Property::LeaderUniqueBelief,
@@ -181,6 +184,7 @@ impl Family {
                 Property::Progress,
                 Property::Answered,
                 Property::NoOrphans,
+                Property::NoTimeTravel,
             ],
         }
     }

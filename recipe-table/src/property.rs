@@ -49,11 +49,15 @@ pub enum Property {
     /// grace `progress` allows has passed. Holds trivially where nobody attempts one (a lock
     /// that is not revocable).
     RevocationAnswered,
+    /// A session never reads state older than what it has already been told of (by a reply
+    /// or a watch event), whichever server of an ensemble answers it: ZooKeeper's single
+    /// system image.
+    NoTimeTravel,
 }
 
 impl Property {
     /// Every property, in declaration order.
-    pub const ALL: [Property; 13] = [
+    pub const ALL: [Property; 14] = [
         Property::MutualExclusionBelief,
         Property::MutualExclusionFenced,
         Property::HerdFree,
@@ -67,6 +71,7 @@ impl Property {
         Property::LiveSessionExclusion,
         Property::AnsweredByDeadline,
         Property::RevocationAnswered,
+        Property::NoTimeTravel,
     ];
 
     /// The property's name as it appears in files and output.
@@ -85,6 +90,7 @@ impl Property {
             Property::LiveSessionExclusion => "live_session_exclusion",
             Property::AnsweredByDeadline => "answered_by_deadline",
             Property::RevocationAnswered => "revocation_answered",
+            Property::NoTimeTravel => "no_time_travel",
         }
     }
 
@@ -99,7 +105,8 @@ impl Property {
             | Property::LeaderUniqueFenced
             | Property::RwExclusion
             | Property::LeaseBound
-            | Property::LiveSessionExclusion => Class::Safety,
+            | Property::LiveSessionExclusion
+            | Property::NoTimeTravel => Class::Safety,
             Property::Progress
             | Property::Answered
             | Property::AnsweredByDeadline

@@ -185,10 +185,14 @@ pub(crate) fn event(run: &Run, event: &Event) -> String {
             request: r,
             result: res,
             zxid,
+            read_from,
         } => {
             let zxid = zxid.map(|z| format!(", zxid {}", z.0)).unwrap_or_default();
+            let read = (read_from.as_ref())
+                .map(|read| format!(", read on server {} at zxid {}", read.server, read.zxid.0))
+                .unwrap_or_default();
             format!(
-                "{} op {} {} ⇒ {}{zxid}",
+                "{} op {} {} ⇒ {}{zxid}{read}",
                 session(run, *s),
                 op.0,
                 request_name(r),

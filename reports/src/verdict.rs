@@ -90,6 +90,9 @@ pub(crate) fn headline(violation: &Violation, clock: Clock) -> String {
         Property::RevocationAnswered => {
             format!("Revocation dropped: {who} had no answer to its attempt to revoke the lock")
         }
+        Property::NoTimeTravel => {
+            format!("Time travel: {who} read an older view of the tree than it had been told of")
+        }
     }
 }
 
@@ -116,6 +119,7 @@ pub(crate) fn label(violation: &Violation, clock: Clock) -> String {
             Property::AnsweredByDeadline => "missed deadline",
             Property::RevocationAnswered => "revocation unanswered",
             Property::LiveSessionExclusion => "hold kept",
+            Property::NoTimeTravel => "time travel",
             overlap => overlap.name(),
         };
         format!("⚠ {what}{lasting}")

@@ -42,7 +42,7 @@ use madsim::runtime::{Handle, NodeHandle};
 use madsim::time::Instant;
 
 use scenarios::fault::Node;
-use trace::{EventKind, ServerSession};
+use trace::{EventKind, ReadFrom, ServerSession};
 
 use crate::net::Network;
 use crate::recorder::Recorder;
@@ -508,16 +508,24 @@ impl State {
             shuffle(names);
             *pzxid = (self.tree().get(request.path())).map(|parent| parent.stat.pzxid);
         }
-        self.applied(session, (op, request), applied, (true, Some(conn)), out);
+        // In an ensemble only reads are applied here (writes go through the leader's log).
+        let read_from = (self.member.as_ref()).map(|member| ReadFrom {
+            server: member.id,
+            zxid: self.tree().zxid(),
+        });
+        let reply = (true, Some(conn));
+        self.applied(session, (op, request), applied, read_from, reply, out);
     }
 
-    /// What follows a request's application to the tree: recorded (when `record`), its
-    /// watch events delivered, then the reply sent on `reply_to`, if any.
+    /// What follows a request's application to the tree: recorded (when `record`, with where
+    /// a read was answered in an ensemble), its watch events delivered, then the reply sent on
+    /// `reply_to`, if any.
     fn applied(
         &mut self,
         session: SessionId,
         (op, request): (OpId, Request),
         applied: Applied,
+        read_from: Option<ReadFrom>,
         (record, reply_to): (bool, Option<ConnId>),
         out: &mut Vec<Out>,
     ) {
@@ -529,6 +537,7 @@ impl State {
                 request,
                 result: applied.result,
                 zxid: applied.zxid,
+                read_from,
             });
         }
         // Watch events before the reply that reflects their change.

@@ -11,7 +11,7 @@ use coordination::zk::{
 };
 use serde_json::Value;
 
-use crate::{Event, EventKind, Meta, ServerSession, Source, Trace};
+use crate::{Event, EventKind, Meta, ReadFrom, ServerSession, Source, Trace};
 use scenarios::fault::Fault;
 
 /// Builds a trace event by event; `t` advances by 1 ms per event unless set.
@@ -279,6 +279,37 @@ impl Build {
         self.answered(client, OpId(op), request, result)
     }
 
+    /// `client`, on `session`, lists `node`'s children (its op `op`), which `server` of an
+    /// ensemble answers from its tree as applied up to `zxid`.
+    pub fn read_from(
+        self,
+        (client, session, op): (u16, u64, u32),
+        node: &str,
+        server: u16,
+        zxid: u64,
+    ) -> Build {
+        let (op, zxid) = (OpId(op), Zxid(zxid));
+        let request = Request::GetChildren {
+            path: path(node),
+            watch: false,
+        };
+        let result = Ok(OpOk::Children {
+            names: Vec::new(),
+            pzxid: Some(zxid),
+        });
+        let applied = EventKind::OpApplied {
+            session: SessionId(session),
+            op,
+            request: request.clone(),
+            result: result.clone(),
+            zxid: None,
+            read_from: Some(ReadFrom { server, zxid }),
+        };
+        self.push(Some(client), EventKind::OpSent { op, request })
+            .push(None, applied)
+            .push(Some(client), EventKind::Reply { op, result })
+    }
+
     /// `client` sends `request` as `op` and is answered with `result`.
     fn answered(self, client: u16, op: OpId, request: Request, result: OpResult) -> Build {
         self.push(Some(client), EventKind::OpSent { op, request })
@@ -407,6 +438,7 @@ impl Build {
             request,
             result,
             zxid: zxid.map(Zxid),
+            read_from: None,
         };
         self.push(None, kind)
     }

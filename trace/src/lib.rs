@@ -82,6 +82,16 @@ pub struct Event {
     pub kind: EventKind,
 }
 
+/// Where a read was answered in an ensemble, whose servers apply the log at their own pace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadFrom {
+    /// The server that answered (0-based).
+    pub server: u16,
+    /// The zxid of the last change it had applied: the state the read saw, and the zxid
+    /// ZooKeeper's reply header carries to the client.
+    pub zxid: Zxid,
+}
+
 /// A server-side change to a session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -120,6 +130,11 @@ pub enum EventKind {
         /// The zxid it got, if it changed the tree.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         zxid: Option<Zxid>,
+        /// A read answered by a server of an ensemble: which server, and how far it had
+        /// applied the log. Absent for writes, and on a standalone server, whose reads all see
+        /// its latest state.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        read_from: Option<ReadFrom>,
     },
     /// Client side: a reply arrived.
     Reply {

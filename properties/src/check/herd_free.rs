@@ -15,21 +15,18 @@
 //! ([`delivered`]).
 
 mod delivered;
-mod sessions;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use coordination::ids::ClientSlot;
-use coordination::recipe::SessionEvent;
-use coordination::session::RawState;
 use coordination::zk::{EventKind as ZkEventKind, Path, SessionId, Zxid};
 
 use crate::monitor::{Herd, Herds, Observation, Waits, changes};
 use recipe_table::property::{Property, Violation};
-use sessions::Sessions;
-use trace::{EventKind, ServerSession, Source, Trace};
+use trace::{EventKind, Source, Trace};
 
+use super::received::received;
 use super::{list, when};
 
 /// Every change that woke more waiting clients than could then acquire (and more than one).
@@ -94,7 +91,7 @@ impl fmt::Display for What {
 /// watches of one zxid, recorded together, split per node when no request has that zxid (an
 /// expiry's). With `received`, only the watches whose event reached its client count (a change
 /// none reached is left out).
-fn fired(trace: &Trace, received: Option<&BTreeSet<usize>>) -> Vec<(usize, Change)> {
+fn fired(trace: &Trace, received: Option<&BTreeMap<usize, usize>>) -> Vec<(usize, Change)> {
     let requests: BTreeSet<Zxid> = (trace.events.iter())
         .filter_map(|event| match &event.kind {
             EventKind::OpApplied { zxid, .. } => *zxid,
@@ -108,7 +105,7 @@ fn fired(trace: &Trace, received: Option<&BTreeSet<usize>>) -> Vec<(usize, Chang
             return;
         };
         let watches = (run.drain(..))
-            .filter(|(.., (_, _, index))| received.is_none_or(|r| r.contains(index)))
+            .filter(|(.., (_, _, index))| received.is_none_or(|r| r.contains_key(index)))
             .map(|(_, node, watch)| (node, watch));
         for watches in changes(watches, !requests.contains(&zxid)) {
             let what = What::Zxid(zxid);
@@ -132,72 +129,6 @@ fn fired(trace: &Trace, received: Option<&BTreeSet<usize>>) -> Vec<(usize, Chang
     }
     flush(&mut run);
     found
-}
-
-/// The indices of the fired watches (those with a zxid) whose event reached the client of
-/// their session. Each connection delivers in order, so a client's watch event is the first
-/// fired for its session, of the same kind on the same node, not yet received. One still
-/// unreceived when the client's connection drops, when the server takes a new connection to
-/// the session, or when the client gives the session up, was sent on a connection that is gone
-/// and never arrives. (One fired after the server took the new connection arrives after the
-/// client records it connected: a `Connected` of the client's own forgets nothing.)
-fn received(trace: &Trace) -> BTreeSet<usize> {
-    let mut sessions = Sessions::default();
-    let mut pending: BTreeMap<ClientSlot, Vec<(ZkEventKind, &Path, usize)>> = BTreeMap::new();
-    let mut received = BTreeSet::new();
-    for (index, event) in trace.events.iter().enumerate() {
-        if let Some(client) = event.client {
-            sessions.observe(client, &event.kind);
-        }
-        match (&event.kind, event.client) {
-            (
-                EventKind::WatchFired {
-                    session,
-                    event: watched,
-                    zxid: Some(_),
-                },
-                _,
-            ) => {
-                if let Some(client) = sessions.client_on(*session) {
-                    let fired = (watched.kind, &watched.path, index);
-                    pending.entry(client).or_default().push(fired);
-                }
-            }
-            (EventKind::WatchDelivered { event: watched }, Some(client)) => {
-                let queue = pending.entry(client).or_default();
-                let first = (queue.iter())
-                    .position(|(kind, node, _)| *kind == watched.kind && **node == watched.path);
-                if let Some(at) = first {
-                    received.insert(queue[at].2);
-                    queue.drain(..=at);
-                }
-            }
-            (
-                EventKind::RawSession {
-                    state: RawState::Disconnected | RawState::Expired,
-                }
-                | EventKind::Session {
-                    event: SessionEvent::Lost { .. },
-                },
-                Some(client),
-            ) => {
-                pending.remove(&client);
-            }
-            (
-                EventKind::ServerSession {
-                    session,
-                    change: ServerSession::Reattached,
-                },
-                _,
-            ) => {
-                if let Some(client) = sessions.client_on(*session) {
-                    pending.remove(&client);
-                }
-            }
-            _ => {}
-        }
-    }
-    received
 }
 
 /// The monitors folded over a trace so far.
@@ -267,6 +198,8 @@ fn herd(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use coordination::session::RawState;
+    use trace::ServerSession;
     use trace::build::Build;
 
     fn waiting_three() -> Build {

@@ -132,6 +132,7 @@ impl Builder {
             request,
             result: result.clone(),
             zxid,
+            read_from: None,
         };
         self.push(t + 1, None, applied);
         self.push(t + 2, Some(c), EventKind::Reply { op, result });

@@ -289,8 +289,8 @@ fn malformed_files_give_one_line_errors() {
             "unit.json: /properties/liveness: expected one of `mutual_exclusion_belief`, \
              `mutual_exclusion_fenced`, `herd_free`, `progress`, `answered`, `no_orphans`, \
              `leader_unique_belief`, `leader_unique_fenced`, `rw_exclusion`, `lease_bound`, \
-             `live_session_exclusion`, `answered_by_deadline`, `revocation_answered`, found \
-             unknown variant `liveness`",
+             `live_session_exclusion`, `answered_by_deadline`, `revocation_answered`, \
+             `no_time_travel`, found unknown variant `liveness`",
         ),
         (
             insert("/properties", "herd_free", json!("sometimes")),
@@ -338,7 +338,7 @@ fn malformed_files_give_one_line_errors() {
             "unit.json: /properties/lease_bound: expected a property of recipe `mutex` \
              (mutual_exclusion_belief, live_session_exclusion, mutual_exclusion_fenced, \
              herd_free, progress, answered, answered_by_deadline, revocation_answered, \
-             no_orphans), found `lease_bound`",
+             no_orphans, no_time_travel), found `lease_bound`",
         ),
         (
             error_after("", |v| {

@@ -1165,7 +1165,7 @@ impl State {
     ) {
         let record = self.records_sessions();
         let mine = self.mine(origin);
-        self.applied(session, (op, request), applied, (record, mine), out);
+        self.applied(session, (op, request), applied, None, (record, mine), out);
         if let Some(conn) = mine {
             self.answered(conn, out);
         }

@@ -24,7 +24,7 @@ use sim::servers::Servers;
 use sim::time::SimTime;
 use sim::wire::{SERVER_PORT, member_addr};
 use sim::{Sim, in_fresh_runtime};
-use trace::{EventKind, Source, Trace};
+use trace::{EventKind, ReadFrom, Source, Trace};
 
 use crate::query::notice;
 
@@ -95,6 +95,20 @@ impl World {
                     zxid,
                     ..
                 } if fired == session => Some(zxid.map(|z| z.0)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Where each read of `session` was answered so far, in order.
+    pub(crate) fn reads_of(&self, session: SessionId) -> Vec<ReadFrom> {
+        (self.recorder.events().into_iter())
+            .filter_map(|e| match e.kind {
+                EventKind::OpApplied {
+                    session: reader,
+                    read_from,
+                    ..
+                } if reader == session => read_from,
                 _ => None,
             })
             .collect()

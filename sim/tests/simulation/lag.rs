@@ -52,6 +52,30 @@ fn a_lagging_follower_answers_reads_from_state_its_lag_old() {
 }
 
 #[test]
+fn each_read_records_the_server_that_answered_it_and_how_far_that_server_had_applied() {
+    simulate(13, || async {
+        let world = World::start().await;
+        let (a, on_follower) = world.session(0, FOLLOWER).await;
+        let (b, on_leader) = world.session(1, LEADER).await;
+        world.lag(FOLLOWER, LAG);
+        assert!(created(&call(&b, 1, create("/x")).await));
+        assert!(finds(&b, 2, "/x").await);
+        assert!(!finds(&a, 1, "/x").await);
+        let (leader_reads, follower_reads) =
+            (world.reads_of(on_leader), world.reads_of(on_follower));
+        let ([on_leader], [on_follower]) = (&leader_reads[..], &follower_reads[..]) else {
+            panic!("one read each: {leader_reads:?}, {follower_reads:?}");
+        };
+        assert_eq!((on_leader.server, on_follower.server), (LEADER, FOLLOWER));
+        assert!(
+            on_follower.zxid < on_leader.zxid,
+            "the lagging follower read before the create the leader had applied: \
+             {on_follower:?}, {on_leader:?}"
+        );
+    });
+}
+
+#[test]
 fn a_lagging_followers_client_waits_the_lag_for_its_own_write() {
     simulate(12, || async {
         let world = World::start().await;

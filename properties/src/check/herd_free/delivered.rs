@@ -24,8 +24,8 @@ use std::collections::BTreeMap;
 use coordination::ids::{ClientSlot, OpId};
 use coordination::zk::{EventKind as ZkEventKind, OpOk, Path, Request, Zxid};
 
-use super::sessions::Sessions;
 use super::{Change, What};
+use crate::check::client_sessions::Sessions;
 use crate::monitor::wakes_waiters;
 use trace::{EventKind, Trace};
 

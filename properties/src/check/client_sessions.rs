@@ -1,8 +1,9 @@
 //! Which session each client is on, as its own events tell: the session of its last raw
 //! `Connected`, until its framework gives that session up at `Lost`. Both readings of a
 //! trace's wake-ups follow it: the server's record ([`super::received`]) to tell whose
-//! session a fired watch belongs to, the clients' side ([`super::delivered`]) to tell which
-//! session a received event came on.
+//! session a fired watch belongs to, the clients' side (`herd_free`'s real-trace reading) to
+//! tell which session a received event came on; `no_time_travel` to tell whose reply a
+//! client's is.
 
 use std::collections::BTreeMap;
 
