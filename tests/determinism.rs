@@ -47,6 +47,7 @@ fn a_rerun_from_the_trace_is_identical() {
         "mutex-leader-crash",
         "mutex-leader-crash-realistic",
         "random-lagging-servers-mutex",
+        "random-lagging-servers-leader-latch",
     ] {
         let scenario = catalog.get(name).unwrap();
         for seed in 0..4 {
