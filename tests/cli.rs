@@ -421,7 +421,7 @@ fn hunt_over_the_catalog_meets_every_expectation() {
     let table = stdout(&output);
     assert!(output.status.success(), "{table}{}", stderr(&output));
     assert!(
-        table.contains("every expectation met: 97 scenario(s), 16650 runs"),
+        table.contains("every expectation met: 100 scenario(s), 17250 runs"),
         "{table}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

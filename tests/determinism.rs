@@ -47,6 +47,8 @@ fn a_rerun_from_the_trace_is_identical() {
         "mutex-leader-crash",
         "mutex-leader-crash-realistic",
         "random-lagging-servers-mutex",
+        "mutex-random-halves",
+        "mutex-slow-lossy-server-links",
     ] {
         let scenario = catalog.get(name).unwrap();
         for seed in 0..4 {
