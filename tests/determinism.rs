@@ -48,6 +48,8 @@ fn a_rerun_from_the_trace_is_identical() {
         "mutex-leader-crash-realistic",
         "random-lagging-servers-mutex",
         "random-lagging-servers-leader-latch",
+        "mutex-random-halves",
+        "mutex-slow-lossy-server-links",
     ] {
         let scenario = catalog.get(name).unwrap();
         for seed in 0..4 {

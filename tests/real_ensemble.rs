@@ -11,6 +11,11 @@
 //! `lag_server` of it): the trace records the fault with the server it named, and the fence
 //! holds. Whether the split brain shows depends on which server the holder's client library
 //! chose (its own shuffle, not the seed's): only on a follower, about two runs of three.
+//!
+//! And the faults on every link between servers: a split with the leader alone
+//! (`mutex-split-leader-in-minority`), random halves drawn from the seed, the same in a rerun
+//! (`mutex-random-halves`), and slow, lossy links (`mutex-slow-lossy-server-links`): each is
+//! recorded as it was carried out (a split with its groups), and the fence holds.
 
 mod support;
 
@@ -160,6 +165,60 @@ fn curators_own_mutex_s_server_lags_behind_its_peers_and_the_fence_holds() {
             libcurator-{recipes,framework,client}-java"]
 fn curators_own_mutex_s_server_is_cut_off_from_its_peers_and_the_fence_holds() {
     run_through_a_follower_cut("follower-cut-curator", &["--curator-in-place"]);
+}
+
+/// The groups each `split_servers` of `trace` cut, as recorded at its start.
+fn split_groups(trace: &Value) -> Vec<Value> {
+    let started = faults(trace, "fault_start", "split_servers");
+    let ended = faults(trace, "fault_end", "split_servers");
+    assert_eq!(started, ended, "each split starts and ends, recorded alike");
+    started.iter().map(|f| f["resolved"].clone()).collect()
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn the_leader_split_into_a_minority_is_recorded_and_the_fence_holds() {
+    let scenario = "mutex-split-leader-in-minority";
+    let (_, trace) = on_an_ensemble("split", scenario, &[], "mutual_exclusion_fenced");
+    assert_eq!(split_groups(&trace), [json!([[2], [0, 1]])]);
+}
+
+/// A seed of `mutex-random-halves` whose schedule draws two splits.
+const TWO_SPLITS: &str = "0";
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn random_halves_are_drawn_from_the_seed_and_a_rerun_splits_alike() {
+    let run = |test| {
+        let extra = ["--seed", TWO_SPLITS];
+        let (_, trace) = on_an_ensemble(
+            test,
+            "mutex-random-halves",
+            &extra,
+            "mutual_exclusion_fenced",
+        );
+        split_groups(&trace)
+    };
+    let first = run("random-halves");
+    assert_eq!(first.len(), 2, "{first:?}");
+    for groups in &first {
+        let sizes: Vec<usize> = (groups.as_array().unwrap().iter())
+            .map(|g| g.as_array().unwrap().len())
+            .collect();
+        assert_eq!(sizes, [1, 2], "a minority and a majority: {groups}");
+    }
+    assert_eq!(run("random-halves-again"), first, "the seed's halves again");
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn slow_lossy_server_links_are_recorded_and_the_fence_holds() {
+    let scenario = "mutex-slow-lossy-server-links";
+    let (_, trace) = on_an_ensemble("slow-links", scenario, &[], "mutual_exclusion_fenced");
+    let started = faults(&trace, "fault_start", "slow_server_links");
+    let ended = faults(&trace, "fault_end", "slow_server_links");
+    assert_eq!((started.len(), ended.len()), (1, 1), "{started:?}");
+    assert_eq!(started[0]["loss_percent"], 10);
 }
 
 /// The findings page's command (`book/src/findings/semaphore-deadlock.md`, "A leader's crash

@@ -30,6 +30,10 @@
 //!     proposals, commits and pings, and the answers to its own messages) `lag_ms` after they
 //!     read it, in order, until `for_ms` or a `heal` ends the lag; what was held then drains
 //!     first, as in the simulator.
+//!   - `slow_server_links` (with a `server`; without one, on every link): the same proxies
+//!     hold each piece on that server's links, both ways, a delay drawn for it (its
+//!     `min_ms`..=`max_ms`, plus a retransmission timeout per loss) from the fault's own
+//!     stream of the run's seed, in order, until `for_ms` or a `heal` ends it.
 //!   - `crash_server`: a machine's crash, as the simulator's: the fault starts when that
 //!     server's JVM is stopped (SIGSTOP), so for `down_ms` its peers and clients hear nothing
 //!     on connections that stay open, as from a dead host, and notice by their own timeouts
@@ -42,6 +46,11 @@
 //!   - `pause_server`: that server's JVM (its process group) is stopped (SIGSTOP) for
 //!     `pause_ms`, then continued (SIGCONT); its clients and peers hear nothing meanwhile, and
 //!     what they sent waits in its sockets, as in the simulator.
+//! - `split_servers` (on a local ensemble): the groups are resolved when the fault fires —
+//!   random halves drawn from the fault's own stream of the run's seed, so a rerun of the
+//!   seed splits the same way (not the simulator's draw: that comes from madsim's source) —
+//!   and the trace records them; the proxies between the servers hold every byte between
+//!   servers of different groups, both ways, as `isolate_from_peers` holds one server's.
 //! - `crash`: the client's process is SIGKILLed (its sessions stay on the server until the
 //!   server expires them) and a new process for the client carries on with the cycles the
 //!   dead one had not begun (`ClientProcess::kill`, then `ClientProcess::restart`). The
@@ -121,6 +130,7 @@ use futures::stream::FuturesUnordered;
 use std::collections::BTreeMap;
 
 use scenarios::fault::{Fault, RequestTrigger, ScheduledFault, ServerSelector};
+use scenarios::rng::SplitMix64;
 use scenarios::scenario::Scenario;
 use tokio::task::JoinHandle;
 use trace::EventKind;
@@ -150,6 +160,8 @@ fn missing_counterpart(fault: &Fault, local: Option<u16>) -> Option<&'static str
         Fault::Drop { .. } => Some("TCP retransmits what a link loses: a loss is only a delay"),
         Fault::IsolateFromPeers { .. }
         | Fault::LagServer { .. }
+        | Fault::SplitServers { .. }
+        | Fault::SlowServerLinks { .. }
         | Fault::CrashServer { .. }
         | Fault::PauseServer { .. } => local.is_none_or(|servers| servers <= 1).then_some(
             "needs an ensemble the harness started, with proxies between its servers: use \
@@ -271,6 +283,10 @@ fn origin(scenario: &Scenario, seed: u64, scheduled: &ScheduledFault) -> String 
     }
 }
 
+/// The stream of a run's seed the faults draw from when they fire (then one per fault, by
+/// its index): apart from the schedule's (1, `scenarios`) and the clients' (2, `real::clock`).
+const FAULT_DRAWS: u64 = 3;
+
 /// The part of a fault that lasts after its start: it records the fault's end when it ends.
 type Lasting<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + 'a>>;
 
@@ -344,6 +360,9 @@ pub(crate) struct Injector<'a> {
     /// The cuts of a server from its peers that have started, by index, with the server
     /// their selector named (as recorded), for a `heal` to record their ends.
     resolved: Mutex<BTreeMap<usize, Fault>>,
+    /// The run's seed: the faults that draw (a split's random halves, a slow link's delays)
+    /// draw from streams of it.
+    seed: u64,
 }
 
 impl<'a> Injector<'a> {
@@ -364,7 +383,18 @@ impl<'a> Injector<'a> {
             restarts: Mutex::default(),
             members,
             resolved: Mutex::default(),
+            seed: 0,
         }
+    }
+
+    /// This injector with the faults' draws taken from streams of `seed`, the run's.
+    pub fn seeded(self, seed: u64) -> Injector<'a> {
+        Injector { seed, ..self }
+    }
+
+    /// Fault `index`'s own stream of the run's seed.
+    fn draws(&self, index: usize) -> SplitMix64 {
+        SplitMix64::for_stream(self.seed, &[FAULT_DRAWS, index as u64])
     }
 
     /// Starts each fault of `schedule` (in time order) at its time from `start`, even while
@@ -508,8 +538,12 @@ impl<'a> Injector<'a> {
                     end,
                 ))
             }
+            Fault::SplitServers { .. } | Fault::SlowServerLinks { server: None, .. } => {
+                return self.on_every_server(index, fault);
+            }
             Fault::IsolateFromPeers { .. }
             | Fault::LagServer { .. }
+            | Fault::SlowServerLinks { .. }
             | Fault::CrashServer { .. }
             | Fault::PauseServer { .. } => {
                 return self.on_a_server(index, fault).await;
@@ -606,10 +640,46 @@ impl<'a> Injector<'a> {
                     cuts.lag_from_peers(index, server, lag);
                 }))
             }
+            Fault::SlowServerLinks { .. } => {
+                let (slow, draws) = (fault.slowness(), self.draws(index));
+                Ok(self.on_peer_links(index, &members, fault, |cuts| {
+                    if let Some(slow) = slow {
+                        cuts.slow(index, Some(server), slow, draws);
+                    }
+                }))
+            }
             _ => Ok(self.on_peer_links(index, &members, fault, |cuts| {
                 cuts.cut_off(index, server);
             })),
         }
+    }
+
+    /// Carries out fault `index` on the links between every server of the local ensemble: a
+    /// split into its groups (random halves drawn from the fault's stream of the run's seed),
+    /// recorded with them, or slow links between every server.
+    fn on_every_server(&self, index: usize, fault: &Fault) -> Result<Option<Lasting<'a>>, String> {
+        let members = (self.members.clone()).ok_or("no local ensemble to act on the servers of")?;
+        let mut draws = self.draws(index);
+        let servers = u16::try_from(members.count()).map_err(|_| "too many servers")?;
+        let fault = fault.split_resolved(servers, |min, max| draws.in_range(min, max));
+        Ok(match fault {
+            Fault::SplitServers {
+                resolved: Some(ref groups),
+                ..
+            } => {
+                let groups = groups.clone();
+                self.on_peer_links(index, &members, fault, |cuts| cuts.split(index, &groups))
+            }
+            Fault::SlowServerLinks { .. } => {
+                let slow = fault.slowness();
+                self.on_peer_links(index, &members, fault, |cuts| {
+                    if let Some(slow) = slow {
+                        cuts.slow(index, None, slow, draws);
+                    }
+                })
+            }
+            _ => return Err("not a fault on every server's links".into()),
+        })
     }
 
     /// Starts fault `index` on the links between the servers by `start` (an

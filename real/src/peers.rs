@@ -1,6 +1,7 @@
 //! Proxies between the servers of a local ensemble, so that a server can be cut off from its
-//! peers while its clients still reach it (a scenario's `isolate_from_peers`), or hear them
-//! late (`lag_server`).
+//! peers while its clients still reach it (a scenario's `isolate_from_peers`), the servers
+//! split into groups (`split_servers`), a server hear its peers late (`lag_server`), or the
+//! links between servers be slow and lossy (`slow_server_links`).
 //!
 //! Each server's configuration lists itself at its real quorum and election ports and each
 //! peer at two listeners of these proxies: one proxy per ordered pair of servers and port
@@ -29,7 +30,10 @@ use tokio::net::tcp::OwnedReadHalf;
 use tokio::sync::oneshot;
 
 use crate::local::{HarnessError, io_error};
-use crate::proxy::{Cut, Direction, Links, Reads, Route, accept};
+use scenarios::fault::grouped_together;
+use scenarios::rng::SplitMix64;
+
+use crate::proxy::{Cut, Direction, Late, Links, Reads, Route, accept};
 
 /// The longest election address an initial message may carry (ZooKeeper's own bound is
 /// larger; ours are `127.0.0.1:PORT`).
@@ -73,12 +77,16 @@ impl PeerCuts {
     /// Cuts server `server` off from every peer, as the cut of fault `index` (held until
     /// [`PeerCuts::heal`] of that index or [`PeerCuts::heal_all`]).
     pub fn cut_off(&self, index: usize, server: u16) {
-        let pairs = (0..self.servers).filter(|&peer| peer != server);
-        let cuts = pairs
-            .flat_map(|peer| [self.link(server, peer), self.link(peer, server)])
-            .flat_map(|link| [(link, Direction::Up), (link, Direction::Down)])
-            .collect::<Vec<Cut>>();
-        self.links.cut(index, cuts);
+        let peers = (0..self.servers).filter(|&peer| peer != server).collect();
+        self.split(index, &[vec![server], peers]);
+    }
+
+    /// Splits the servers into `groups`, as the cut of fault `index` (held as
+    /// [`PeerCuts::cut_off`]'s is): every pair of servers in different groups is cut, both
+    /// ways.
+    pub fn split(&self, index: usize, groups: &[Vec<u16>]) {
+        let apart = pairs(self.servers).filter(|&(i, j)| !grouped_together(groups, i, j));
+        self.links.cut(index, self.both_ways(apart));
     }
 
     /// Makes what server `server`'s peers send it (on their connections and its own) arrive
@@ -93,7 +101,16 @@ impl PeerCuts {
                 ]
             })
             .collect::<Vec<Cut>>();
-        self.links.lag(index, arriving, lag);
+        self.links.lag(index, arriving, Late::By(lag));
+    }
+
+    /// Slows the links of server `server` (every link between servers when `None`), both
+    /// ways, as fault `index` (ended as a cut is): each piece is held a delay drawn from
+    /// `rng` as `slow` (`min_ms`, `max_ms`, `loss_percent`) says, in order.
+    pub fn slow(&self, index: usize, server: Option<u16>, slow: (u64, u64, u8), rng: SplitMix64) {
+        let slowed = pairs(self.servers)
+            .filter(|&(i, j)| server.is_none_or(|server| server == i || server == j));
+        (self.links).lag(index, self.both_ways(slowed), Late::Drawn { slow, rng });
     }
 
     /// Ends the cut or lag of fault `index`; false when a heal had ended it already.
@@ -104,6 +121,14 @@ impl PeerCuts {
     /// Ends every cut and lag; the indices of the faults that made them.
     pub fn heal_all(&self) -> Vec<usize> {
         self.links.heal_all()
+    }
+
+    /// Both directions of the links of `pairs` (ordered pairs of servers).
+    fn both_ways(&self, pairs: impl Iterator<Item = (u16, u16)>) -> Vec<Cut> {
+        pairs
+            .map(|(from, to)| self.link(from, to))
+            .flat_map(|link| [(link, Direction::Up), (link, Direction::Down)])
+            .collect()
     }
 
     /// The link of server `from`'s connections to server `to`.
@@ -268,15 +293,95 @@ mod tests {
         assert_eq!(&rest, b"rest", "only the initial message is read");
     }
 
-    #[tokio::test]
-    async fn a_cut_server_s_peers_hear_nothing_from_it_until_the_heal() {
+    /// Writes `byte` to server `to` through server `from`'s proxy and reads it at `target`:
+    /// how long it took, or `None` when nothing arrived within 200 ms.
+    async fn passes(
+        proxies: &PeerProxies,
+        target: &TcpListener,
+        (from, to): (usize, usize),
+        byte: u8,
+    ) -> (TcpStream, TcpStream, Option<std::time::Duration>) {
+        let mut sender = TcpStream::connect(proxies.view(from, to).unwrap().quorum)
+            .await
+            .unwrap();
+        let (mut receiver, _) = target.accept().await.unwrap();
+        let sent = tokio::time::Instant::now();
+        sender.write_all(&[byte]).await.unwrap();
+        let mut read = [0; 1];
+        let wait = std::time::Duration::from_millis(200);
+        let took = match tokio::time::timeout(wait, receiver.read_exact(&mut read)).await {
+            Ok(read_ok) => {
+                read_ok.unwrap();
+                assert_eq!(read, [byte]);
+                Some(sent.elapsed())
+            }
+            Err(_) => None,
+        };
+        (sender, receiver, took)
+    }
+
+    /// Three servers that all listen at one address, and their proxies.
+    async fn three_servers() -> (TcpListener, PeerProxies) {
         let target = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let real = target.local_addr().unwrap();
         let ports = [PeerPorts {
             quorum: real,
             election: real,
         }; 3];
-        let proxies = PeerProxies::start(&ports).unwrap();
+        (target, PeerProxies::start(&ports).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_split_holds_what_crosses_between_groups_both_ways_until_the_heal() {
+        let (target, proxies) = three_servers().await;
+        let cuts = proxies.cuts();
+        cuts.split(4, &[vec![0], vec![1, 2]]);
+        let (_, _, within) = passes(&proxies, &target, (1, 2), b'a').await;
+        assert!(within.is_some(), "one group's servers reach each other");
+        let (_, _, out) = passes(&proxies, &target, (0, 2), b'b').await;
+        assert_eq!(out, None, "held from the minority");
+        let (_, mut held, into) = passes(&proxies, &target, (1, 0), b'c').await;
+        assert_eq!(into, None, "held into the minority");
+        assert!(cuts.heal(4));
+        let mut byte = [0; 1];
+        held.read_exact(&mut byte).await.unwrap();
+        assert_eq!(&byte, b"c", "passed on at the heal");
+    }
+
+    #[tokio::test]
+    async fn slow_links_pass_each_piece_a_drawn_delay_late_in_order() {
+        let (target, proxies) = three_servers().await;
+        let cuts = proxies.cuts();
+        let late = std::time::Duration::from_millis(100);
+        cuts.slow(5, Some(2), (100, 100, 0), SplitMix64::new(1));
+        let (_, _, to_slow) = passes(&proxies, &target, (0, 2), b'a').await;
+        assert!(to_slow.is_some_and(|took| took >= late), "{to_slow:?}");
+        let (_, _, from_slow) = passes(&proxies, &target, (2, 1), b'b').await;
+        assert!(from_slow.is_some_and(|took| took >= late), "{from_slow:?}");
+        let (_, _, elsewhere) = passes(&proxies, &target, (0, 1), b'c').await;
+        assert!(elsewhere.is_some_and(|took| took < late), "{elsewhere:?}");
+        assert!(cuts.heal(5));
+        // Lossy links: a lost piece waits a retransmission timeout (200 ms), and those
+        // behind it wait for it.
+        cuts.slow(6, None, (0, 10, 30), SplitMix64::new(2));
+        let mut sender = TcpStream::connect(proxies.view(0, 1).unwrap().quorum)
+            .await
+            .unwrap();
+        let (mut receiver, _) = target.accept().await.unwrap();
+        let sent = tokio::time::Instant::now();
+        for byte in 0..20u8 {
+            sender.write_all(&[byte]).await.unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let mut read = [0; 20];
+        receiver.read_exact(&mut read).await.unwrap();
+        assert_eq!(read.to_vec(), (0..20).collect::<Vec<u8>>(), "in order");
+        assert!(sent.elapsed() >= std::time::Duration::from_millis(200));
+    }
+
+    #[tokio::test]
+    async fn a_cut_server_s_peers_hear_nothing_from_it_until_the_heal() {
+        let (target, proxies) = three_servers().await;
         let cuts = proxies.cuts();
         cuts.cut_off(4, 2);
         let view = |from, to| proxies.view(from, to).unwrap().quorum;

@@ -14,7 +14,9 @@
 //!
 //! A direction can also lag ([`Links::lag`], a server's `lag_server`): each piece it reads is
 //! passed on the lag after it was read, in order, so a lag that ends leaves what it held to
-//! drain first, as TCP would. A pump reads into a queue that its writer drains, so reading
+//! drain first, as TCP would. A slow link (`slow_server_links`) holds each piece a delay drawn
+//! for it instead ([`Late::Drawn`]), in order too: a piece due before the one ahead of it
+//! waits for it, as a TCP stream's bytes do behind a retransmitted segment. A pump reads into a queue that its writer drains, so reading
 //! goes on while a cut or a lag holds what was read.
 //!
 //! A cut can also be armed to start at a client's request ([`Proxies::arm`], a fault's
@@ -27,7 +29,8 @@ use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use scenarios::fault::{Fault, Node, RequestTrigger};
+use scenarios::fault::{Fault, Node, RequestTrigger, slow_link_delay_ms};
+use scenarios::rng::SplitMix64;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
@@ -60,6 +63,22 @@ struct ArmedCut {
     started: Box<dyn FnOnce() + Send>,
 }
 
+/// How late a lagging direction passes on each piece it reads.
+#[derive(Clone, Debug)]
+pub(crate) enum Late {
+    /// Every piece this late (`lag_server`).
+    By(Duration),
+    /// Each piece a delay drawn for it from `rng`: a slow link's delay in `[min_ms, max_ms]`
+    /// and its losses' retransmission timeouts (`slow_server_links`, drawn as
+    /// [`slow_link_delay_ms`] says).
+    Drawn {
+        /// `min_ms`, `max_ms` and `loss_percent`.
+        slow: (u64, u64, u8),
+        /// The fault's own stream of the run's seed.
+        rng: SplitMix64,
+    },
+}
+
 /// The cuts in force, by the index of the fault that made them, and the cuts armed to start
 /// at a request; a change of the cuts is announced on `changed`. Also the connections open
 /// through the links, so that a fault can find where a link's newest one goes.
@@ -67,7 +86,7 @@ pub(crate) struct Links {
     cuts: Mutex<BTreeMap<usize, Vec<Cut>>>,
     /// The lags in force, by the index of the fault that made them: the directions and by
     /// how much.
-    lags: Mutex<BTreeMap<usize, (Vec<Cut>, Duration)>>,
+    lags: Mutex<BTreeMap<usize, (Vec<Cut>, Late)>>,
     armed: Mutex<Vec<ArmedCut>>,
     changed: watch::Sender<()>,
     /// The open connections by the order they were accepted in: their link and target.
@@ -96,8 +115,8 @@ impl Links {
     }
 
     /// Puts `lag` in force on `cuts` as the lag of fault `index`: what they read from now on
-    /// is passed on `lag` later.
-    pub fn lag(&self, index: usize, cuts: Vec<Cut>, lag: Duration) {
+    /// is passed on as late as `lag` says.
+    pub fn lag(&self, index: usize, cuts: Vec<Cut>, lag: Late) {
         self.lags.lock().expect("lags").insert(index, (cuts, lag));
     }
 
@@ -118,14 +137,21 @@ impl Links {
         healed.into_iter().collect()
     }
 
-    /// How late `cut`'s direction passes on what it reads now: the longest lag on it.
+    /// How late `cut`'s direction passes on the piece it reads now: the longest fixed lag on
+    /// it, plus a delay drawn for each slow link on it (as the simulator adds them).
     fn lag_of(&self, cut: Cut) -> Duration {
-        let lags = self.lags.lock().expect("lags");
-        (lags.values())
-            .filter(|(cuts, _)| cuts.contains(&cut))
-            .map(|&(_, lag)| lag)
-            .max()
-            .unwrap_or(Duration::ZERO)
+        let mut lags = self.lags.lock().expect("lags");
+        let (mut longest, mut drawn) = (Duration::ZERO, Duration::ZERO);
+        for (_, late) in lags.values_mut().filter(|(cuts, _)| cuts.contains(&cut)) {
+            match late {
+                Late::By(lag) => longest = longest.max(*lag),
+                Late::Drawn { slow, rng } => {
+                    let ms = slow_link_delay_ms(*slow, |min, max| rng.in_range(min, max));
+                    drawn += Duration::from_millis(ms);
+                }
+            }
+        }
+        longest + drawn
     }
 
     /// The target (its index among the link's targets) of `link`'s newest open connection.
@@ -613,7 +639,9 @@ mod tests {
         let address = server.local_addr().unwrap().to_string();
         let proxies = Proxies::start(&address, 1).await.unwrap();
         let lag = Duration::from_millis(300);
-        proxies.links.lag(5, vec![(0, Direction::Up)], lag);
+        proxies
+            .links
+            .lag(5, vec![(0, Direction::Up)], Late::By(lag));
         let mut client = TcpStream::connect(proxies.connect_string(0)).await.unwrap();
         let (mut inbound, _) = server.accept().await.unwrap();
         let (first, second) = (frame(b"first"), frame(b"second"));
@@ -629,9 +657,11 @@ mod tests {
         );
         assert_eq!(received, [first, second].concat(), "in order");
         // The other direction does not lag: an hour's lag on it would hold this reply.
-        proxies
-            .links
-            .lag(6, vec![(0, Direction::Down)], Duration::from_secs(3600));
+        proxies.links.lag(
+            6,
+            vec![(0, Direction::Down)],
+            Late::By(Duration::from_secs(3600)),
+        );
         assert!(proxies.heal(6), "healed before anything was read under it");
         assert!(!proxies.heal(6), "healed already");
         inbound.write_all(b"reply").await.unwrap();

@@ -206,6 +206,8 @@ fn may_end_session(fault: &Fault, client: u16) -> bool {
         Fault::Partition { .. } | Fault::Isolate { .. } | Fault::RestartServer { .. } => true,
         Fault::IsolateFromPeers { .. }
         | Fault::LagServer { .. }
+        | Fault::SplitServers { .. }
+        | Fault::SlowServerLinks { .. }
         | Fault::CrashServer { .. }
         | Fault::PauseServer { .. } => true,
         Fault::Heal | Fault::Delay { .. } | Fault::Drop { .. } => false,
@@ -474,7 +476,8 @@ impl RealRun<'_> {
             .chain(handles.iter().map(|handle| Client::Contender(handle)))
             .collect();
         let (restarter, members) = (self.target.restarter(), self.target.members());
-        let injector = Injector::new(slots, restarter, members, recorder.clone(), proxies);
+        let injector =
+            Injector::new(slots, restarter, members, recorder.clone(), proxies).seeded(self.seed);
         let faults = injector.run(start, &self.schedule, done.map(drop));
         let horizon = start + Duration::from_millis(self.scenario.horizon_ms);
         // Ctrl-C ends the run as a failure does: the partial trace is kept, the client
@@ -669,6 +672,10 @@ fn is_network(fault: &Fault) -> bool {
             }
             | Fault::PauseServer {
                 server: ServerSelector::ServerOf(_),
+                ..
+            }
+            | Fault::SlowServerLinks {
+                server: Some(ServerSelector::ServerOf(_)),
                 ..
             }
     )

@@ -179,6 +179,11 @@ impl Members {
             .collect()
     }
 
+    /// How many servers there are.
+    pub fn count(&self) -> usize {
+        self.client_addrs.len()
+    }
+
     /// What cuts the servers off from their peers.
     pub fn cuts(&self) -> &PeerCuts {
         &self.cuts

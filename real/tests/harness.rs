@@ -131,16 +131,21 @@ fn ensemble_state(ensemble: &Ensemble) -> String {
     state
 }
 
-#[test]
-#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
-fn servers_cut_off_from_their_peers_stop_serving_and_rejoin_at_the_heal() {
-    let _serial = real::testing::one_server_at_a_time();
-    // syncLimit 5 ticks of 200 ms: a server that hears no peer gives up after a second.
+/// Three servers with syncLimit 5 ticks of 200 ms: a server that hears no peer gives up after
+/// a second.
+fn giving_up_after_a_second() -> Ensemble {
     let settings = Settings {
         sync_limit: 5,
         ..Settings::default()
     };
-    let ensemble = started(Ensemble::start_with(3, settings));
+    started(Ensemble::start_with(3, settings))
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn servers_cut_off_from_their_peers_stop_serving_and_rejoin_at_the_heal() {
+    let _serial = real::testing::one_server_at_a_time();
+    let ensemble = giving_up_after_a_second();
     let cuts = ensemble.peer_cuts();
     let within = Duration::from_secs(30);
     let leader = ensemble.leader().expect("a leader");
@@ -172,6 +177,56 @@ fn servers_cut_off_from_their_peers_stop_serving_and_rejoin_at_the_heal() {
         || ensemble.mode(leader) == Some(ServerMode::Follower),
     );
     assert!(!cuts.heal(1), "healed already");
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_leader_split_into_a_minority_stops_serving_and_the_majority_elects() {
+    let _serial = real::testing::one_server_at_a_time();
+    let ensemble = giving_up_after_a_second();
+    let cuts = ensemble.peer_cuts();
+    let within = Duration::from_secs(30);
+    let leader = ensemble.leader().expect("a leader");
+    let index = |server: usize| u16::try_from(server).unwrap();
+    let others: Vec<u16> = (0..3).filter(|&s| s != leader).map(index).collect();
+    cuts.split(0, &[vec![index(leader)], others]);
+    wait_until(
+        &ensemble,
+        "the majority elects one of its own",
+        within,
+        || ensemble.mode(leader).is_none() && ensemble.leader().is_some_and(|l| l != leader),
+    );
+    assert!(cuts.heal(0));
+    wait_until(
+        &ensemble,
+        "the old leader rejoins as a follower",
+        within,
+        || ensemble.mode(leader) == Some(ServerMode::Follower),
+    );
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn peer_links_slower_than_sync_limit_lose_the_leader_its_quorum_until_they_heal() {
+    let _serial = real::testing::one_server_at_a_time();
+    // Giving up after a second, below the links' 1.5 s each way.
+    let ensemble = giving_up_after_a_second();
+    let cuts = ensemble.peer_cuts();
+    let within = Duration::from_secs(30);
+    let leader = ensemble.leader().expect("a leader");
+    cuts.slow(
+        0,
+        None,
+        (1_500, 1_500, 0),
+        scenarios::rng::SplitMix64::new(7),
+    );
+    wait_until(&ensemble, "the leader stops leading", within, || {
+        ensemble.mode(leader) != Some(ServerMode::Leader)
+    });
+    assert!(cuts.heal(0));
+    wait_until(&ensemble, "a server leads again", within, || {
+        ensemble.leader().is_some() && (0..3).all(|s| ensemble.mode(s).is_some())
+    });
 }
 
 #[test]

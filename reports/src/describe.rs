@@ -5,7 +5,7 @@ use coordination::recipe::SessionEvent;
 use coordination::recipes::{Call, Mode, Notice};
 use coordination::session::RawState;
 use coordination::zk::{CreateMode, OpOk, OpResult, Path, Request, SessionId, Stat};
-use scenarios::fault::{Fault, Node, ServerSelector};
+use scenarios::fault::{Fault, Node, ServerGroups, ServerSelector};
 use trace::{Event, EventKind, ServerMode, ServerSession};
 
 use crate::analysis::Run;
@@ -125,6 +125,39 @@ pub(crate) fn fault(fault: &Fault) -> String {
             resolved,
             pause_ms,
         } => format!("{} paused {pause_ms} ms", named(*server, *resolved)),
+        Fault::SplitServers {
+            groups,
+            resolved,
+            for_ms,
+        } => {
+            let split = match (resolved, groups) {
+                (Some(groups), _) | (None, ServerGroups::Given(groups)) => (groups.iter())
+                    .map(|group| format!("{group:?}"))
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+                (None, ServerGroups::RandomHalves) => "random halves".to_owned(),
+            };
+            format!(
+                "servers split {split}{}",
+                lasting(*for_ms).unwrap_or_default()
+            )
+        }
+        Fault::SlowServerLinks {
+            server,
+            resolved,
+            min_ms,
+            max_ms,
+            loss_percent,
+            for_ms,
+        } => format!(
+            "{} slow ({}–{}, {loss_percent}% lost){}",
+            server.map_or("links between servers".to_owned(), |server| {
+                format!("links of {}", named(server, *resolved))
+            }),
+            millis(*min_ms),
+            millis(*max_ms),
+            lasting(*for_ms).unwrap_or_default()
+        ),
         Fault::Heal => "network healed".to_owned(),
         Fault::ExpireSession { client } => format!("server expires c{client}'s session"),
         Fault::Crash { client } => format!("c{client} crashed"),
@@ -529,6 +562,24 @@ mod tests {
             for_ms: None,
         };
         assert_eq!(fault(&cut), "partition c1 → server");
+        let split = Fault::SplitServers {
+            groups: ServerGroups::RandomHalves,
+            resolved: Some(vec![vec![1], vec![0, 2]]),
+            for_ms: None,
+        };
+        assert_eq!(fault(&split), "servers split [1] | [0, 2]");
+        let slow = Fault::SlowServerLinks {
+            server: Some(ServerSelector::Leader),
+            resolved: Some(2),
+            min_ms: 0,
+            max_ms: 300,
+            loss_percent: 10,
+            for_ms: None,
+        };
+        assert_eq!(
+            fault(&slow),
+            "links of the leader (server 2) slow (0.000s–0.300s, 10% lost)"
+        );
     }
 
     #[test]

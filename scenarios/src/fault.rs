@@ -83,6 +83,49 @@ pub enum Fault {
         #[serde(default)]
         for_ms: Option<u64>,
     },
+    /// Split the servers of an ensemble into groups: every link between servers of different
+    /// groups is cut (quorum and election traffic, both ways), as `isolate_from_peers` cuts
+    /// one server's, while clients still reach every server. A minority group's servers stop
+    /// serving after `sync_limit` ticks without a leader, as a cut-off follower does; a leader
+    /// in a minority loses its quorum, and a majority group elects a leader of its own.
+    SplitServers {
+        /// The groups: given, or Jepsen's random halves drawn when the fault starts.
+        groups: ServerGroups,
+        /// The groups the split cut when it started: recorded in traces, left out of
+        /// scenario files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resolved: Option<Vec<Vec<u16>>>,
+        /// Heal by itself after this long.
+        #[serde(default)]
+        for_ms: Option<u64>,
+    },
+    /// Slow and lossy links between the servers of an ensemble (all of them, or those of one
+    /// server): each message on a link is held a uniformly drawn extra delay within
+    /// `[min_ms, max_ms]`, and is lost with probability `loss_percent` / 100 — as TCP shows
+    /// a loss: the segment is retransmitted after the retransmission timeout (Linux's
+    /// minimum, 200 ms, on a LAN's short round trips), doubling on every further loss. A
+    /// link's messages keep their order: one held late holds those behind it (head-of-line
+    /// blocking), as ZAB's FIFO channels require.
+    SlowServerLinks {
+        /// Whose links, resolved when the fault starts; every link between servers when
+        /// absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        server: Option<ServerSelector>,
+        /// The server `server` named when the fault started: recorded in traces, left out
+        /// of scenario files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resolved: Option<u16>,
+        /// Smallest extra delay of a message, in ms.
+        min_ms: u64,
+        /// Largest extra delay of a message, in ms.
+        max_ms: u64,
+        /// Loss probability of a message (of each transmission) in percent, 0..=99.
+        #[serde(default)]
+        loss_percent: u8,
+        /// Heal by itself after this long.
+        #[serde(default)]
+        for_ms: Option<u64>,
+    },
     /// The machine of one server of an ensemble crashes: its connections and whatever is
     /// sent to it are lost, and `down_ms` later it starts again with its log (what it had
     /// logged and applied survives), rejoining the leader it finds or triggering an election.
@@ -196,6 +239,139 @@ impl ServerSelector {
     }
 }
 
+/// The groups a `split_servers` fault splits an ensemble into: a list of groups of server
+/// indices (`[[0], [1, 2]]`), or `"random_halves"`, Jepsen's nemesis: the servers shuffled
+/// when the fault starts and cut into a random minority (half, rounded down) and majority.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ServerGroups {
+    /// These groups.
+    Given(Vec<Vec<u16>>),
+    /// A minority and a majority drawn when the fault starts.
+    RandomHalves,
+}
+
+impl ServerGroups {
+    /// Whether these groups split `servers` servers: random halves, or at least two groups,
+    /// none empty, that hold each server below `servers` exactly once.
+    pub fn split(&self, servers: u16) -> bool {
+        let ServerGroups::Given(groups) = self else {
+            return true;
+        };
+        let mut members: Vec<u16> = groups.concat();
+        members.sort_unstable();
+        groups.len() >= 2
+            && groups.iter().all(|group| !group.is_empty())
+            && members.iter().copied().eq(0..servers)
+    }
+
+    /// The groups among `servers` servers: the given ones, or random halves drawn with
+    /// `draw` (a number in `[min, max]`, both included, from the run's seeded source).
+    pub fn resolve(&self, servers: u16, draw: impl FnMut(u64, u64) -> u64) -> Vec<Vec<u16>> {
+        match self {
+            ServerGroups::Given(groups) => groups.clone(),
+            ServerGroups::RandomHalves => random_halves(servers, draw),
+        }
+    }
+}
+
+/// Jepsen's random halves of `servers` servers: a shuffle (Fisher–Yates, drawing with
+/// `draw`), its first half (rounded down) the minority, the rest the majority, each sorted.
+pub fn random_halves(servers: u16, mut draw: impl FnMut(u64, u64) -> u64) -> Vec<Vec<u16>> {
+    let mut order: Vec<u16> = (0..servers).collect();
+    for i in (1..order.len()).rev() {
+        let j = draw(0, i as u64) as usize;
+        order.swap(i, j);
+    }
+    let (minority, majority) = order.split_at(order.len() / 2);
+    [minority, majority]
+        .map(|half| {
+            let mut half = half.to_vec();
+            half.sort_unstable();
+            half
+        })
+        .to_vec()
+}
+
+/// Whether servers `a` and `b` are in one of `groups` (a server in no group is with none).
+pub fn grouped_together(groups: &[Vec<u16>], a: u16, b: u16) -> bool {
+    (groups.iter()).any(|group| group.contains(&a) && group.contains(&b))
+}
+
+/// The extra delay, in ms, of one message on a link slowed by a `slow_server_links` fault
+/// (`min_ms`, `max_ms`, `loss_percent`), drawn with `draw` (a number in `[min, max]`, both
+/// included): the drawn delay, plus for each loss (each transmission lost with probability
+/// `loss_percent` / 100) a retransmission timeout, from [`LOSS_RTO_MS`] doubling, at most
+/// [`MAX_RETRANSMISSIONS`] of them.
+pub fn slow_link_delay_ms(
+    (min_ms, max_ms, loss_percent): (u64, u64, u8),
+    mut draw: impl FnMut(u64, u64) -> u64,
+) -> u64 {
+    let mut delay = draw(min_ms, max_ms);
+    if loss_percent == 0 {
+        return delay;
+    }
+    let mut rto = LOSS_RTO_MS;
+    for _ in 0..MAX_RETRANSMISSIONS {
+        if draw(0, 99) >= u64::from(loss_percent) {
+            break;
+        }
+        delay += rto;
+        rto *= 2;
+    }
+    delay
+}
+
+/// The retransmission timeout a lost message between servers waits before it is sent
+/// again: Linux's minimum (`TCP_RTO_MIN`, 200 ms), every segment's first RTO on a LAN whose
+/// round trips are far shorter.
+pub const LOSS_RTO_MS: u64 = 200;
+
+/// How many times a lost message between servers is retransmitted at most (Linux's
+/// `tcp_retries2`; a loss below 100 % makes more all but impossible).
+pub const MAX_RETRANSMISSIONS: u32 = 15;
+
+impl Serialize for ServerGroups {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ServerGroups::Given(groups) => groups.serialize(serializer),
+            ServerGroups::RandomHalves => serializer.serialize_str(RANDOM_HALVES),
+        }
+    }
+}
+
+const RANDOM_HALVES: &str = "random_halves";
+
+struct ServerGroupsVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ServerGroupsVisitor {
+    type Value = ServerGroups;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of groups of server indices, or \"random_halves\"")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<ServerGroups, E> {
+        match value {
+            RANDOM_HALVES => Ok(ServerGroups::RandomHalves),
+            _ => Err(E::invalid_value(serde::de::Unexpected::Str(value), &self)),
+        }
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<ServerGroups, A::Error> {
+        let mut groups = Vec::new();
+        while let Some(group) = seq.next_element::<Vec<u16>>()? {
+            groups.push(group);
+        }
+        Ok(ServerGroups::Given(groups))
+    }
+}
+
+impl<'de> Deserialize<'de> for ServerGroups {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<ServerGroups, D::Error> {
+        deserializer.deserialize_any(ServerGroupsVisitor)
+    }
+}
+
 /// How long a restarted server is down unless its fault says otherwise: 2 s, a ZooKeeper 3.8
 /// standalone server's usual restart (the JVM starts in about a second, loading the snapshot
 /// and replaying the transaction log of a small data tree takes a few hundred ms, then it
@@ -246,6 +422,8 @@ impl Fault {
             Fault::LagServer { .. } => "lag_server",
             Fault::CrashServer { .. } => "crash_server",
             Fault::PauseServer { .. } => "pause_server",
+            Fault::SplitServers { .. } => "split_servers",
+            Fault::SlowServerLinks { .. } => "slow_server_links",
             Fault::Heal => "heal",
             Fault::ExpireSession { .. } => "expire_session",
             Fault::Crash { .. } => "crash",
@@ -264,6 +442,8 @@ impl Fault {
             | Fault::Isolate { for_ms, .. }
             | Fault::IsolateFromPeers { for_ms, .. }
             | Fault::LagServer { for_ms, .. }
+            | Fault::SplitServers { for_ms, .. }
+            | Fault::SlowServerLinks { for_ms, .. }
             | Fault::Delay { for_ms, .. }
             | Fault::Drop { for_ms, .. } => for_ms,
             Fault::RestartServer { down_ms } | Fault::CrashServer { down_ms, .. } => Some(down_ms),
@@ -296,13 +476,15 @@ impl Fault {
     }
 
     /// The selector of a fault addressed to one server of an ensemble (`isolate_from_peers`,
-    /// `lag_server`, `crash_server`, `pause_server`); `None` for any other fault.
+    /// `lag_server`, `crash_server`, `pause_server`, a `slow_server_links` with a `server`);
+    /// `None` for any other fault.
     pub fn server_selector(&self) -> Option<ServerSelector> {
         match *self {
             Fault::IsolateFromPeers { server, .. }
             | Fault::LagServer { server, .. }
             | Fault::CrashServer { server, .. }
             | Fault::PauseServer { server, .. } => Some(server),
+            Fault::SlowServerLinks { server, .. } => server,
             _ => None,
         }
     }
@@ -315,7 +497,8 @@ impl Fault {
             Fault::IsolateFromPeers { resolved, .. }
             | Fault::LagServer { resolved, .. }
             | Fault::CrashServer { resolved, .. }
-            | Fault::PauseServer { resolved, .. } => *resolved = named,
+            | Fault::PauseServer { resolved, .. }
+            | Fault::SlowServerLinks { resolved, .. } => *resolved = named,
             _ => {}
         }
         fault
@@ -327,9 +510,38 @@ impl Fault {
             Fault::IsolateFromPeers { resolved, .. }
             | Fault::LagServer { resolved, .. }
             | Fault::CrashServer { resolved, .. }
-            | Fault::PauseServer { resolved, .. } => resolved,
+            | Fault::PauseServer { resolved, .. }
+            | Fault::SlowServerLinks { resolved, .. } => resolved,
             _ => None,
         }
+    }
+
+    /// A `slow_server_links`' `(min_ms, max_ms, loss_percent)`, as [`slow_link_delay_ms`]
+    /// takes them; `None` for any other fault.
+    pub fn slowness(&self) -> Option<(u64, u64, u8)> {
+        match *self {
+            Fault::SlowServerLinks {
+                min_ms,
+                max_ms,
+                loss_percent,
+                ..
+            } => Some((min_ms, max_ms, loss_percent)),
+            _ => None,
+        }
+    }
+
+    /// This `split_servers` with the groups it cuts when it starts among `servers` servers
+    /// (random halves drawn with `draw`, see [`ServerGroups::resolve`]), as traces record it;
+    /// any other fault is returned unchanged.
+    pub fn split_resolved(&self, servers: u16, draw: impl FnMut(u64, u64) -> u64) -> Fault {
+        let mut fault = self.clone();
+        if let Fault::SplitServers {
+            groups, resolved, ..
+        } = &mut fault
+        {
+            *resolved = Some(groups.resolve(servers, draw));
+        }
+        fault
     }
 }
 
@@ -399,5 +611,69 @@ impl RequestOp {
             18 => Some(RequestOp::RemoveWatches),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64;
+
+    #[test]
+    fn random_halves_are_a_minority_and_a_majority_holding_every_server_once() {
+        let mut rng = SplitMix64::new(11);
+        let mut minorities = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            let halves = random_halves(5, |min, max| rng.in_range(min, max));
+            let [minority, majority] = &halves[..] else {
+                panic!("{halves:?}")
+            };
+            assert_eq!((minority.len(), majority.len()), (2, 3), "{halves:?}");
+            let mut all: Vec<u16> = halves.concat();
+            all.sort_unstable();
+            assert_eq!(all, [0, 1, 2, 3, 4]);
+            assert!(minority.is_sorted() && majority.is_sorted());
+            minorities.insert(minority.clone());
+        }
+        assert_eq!(
+            minorities.len(),
+            10,
+            "every pair of 5 servers: {minorities:?}"
+        );
+    }
+
+    #[test]
+    fn a_lost_message_waits_a_doubling_retransmission_timeout_per_loss() {
+        // Draws: the delay, then one per transmission (below 30 lost).
+        let scripted = |draws: &[u64]| {
+            let mut draws = draws.iter().copied();
+            slow_link_delay_ms((10, 50, 30), move |_, _| draws.next().expect("a draw"))
+        };
+        assert_eq!(scripted(&[17, 30]), 17, "sent once");
+        assert_eq!(scripted(&[17, 29, 99]), 17 + 200, "lost once");
+        assert_eq!(scripted(&[17, 0, 5, 31]), 17 + 200 + 400, "lost twice");
+        let mut draws = 0;
+        let lossless = slow_link_delay_ms((10, 10, 0), |min, _| {
+            draws += 1;
+            min
+        });
+        assert_eq!((lossless, draws), (10, 1), "no loss draw without loss");
+    }
+
+    #[test]
+    fn server_groups_read_and_write_a_list_or_random_halves() {
+        let groups: Vec<ServerGroups> =
+            serde_json::from_str(r#"[[[0], [1, 2]], "random_halves"]"#).unwrap();
+        assert_eq!(
+            groups,
+            [
+                ServerGroups::Given(vec![vec![0], vec![1, 2]]),
+                ServerGroups::RandomHalves
+            ]
+        );
+        assert_eq!(
+            serde_json::to_string(&groups).unwrap(),
+            r#"[[[0],[1,2]],"random_halves"]"#
+        );
     }
 }

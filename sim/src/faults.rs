@@ -21,6 +21,14 @@
 //! - `pause_server`: the selector is resolved as for `isolate_from_peers`; madsim pauses that
 //!   server's node for `pause_ms` (a JVM's GC pause: it runs nothing, its clients and peers
 //!   notice by silence, what they send waits in its mailbox and is processed on resume).
+//! - `split_servers`: the groups are resolved when the fault starts (random halves drawn
+//!   from the run's seeded source; the trace records the groups as `resolved`), and every
+//!   link between servers of different groups is cut as `isolate_from_peers` cuts one
+//!   server's (`sim/src/links.rs`).
+//! - `slow_server_links`: the selector, if any, is resolved as for `isolate_from_peers`; each
+//!   message on a slowed link between servers is delivered a drawn delay late, plus a
+//!   retransmission timeout per loss, after the link's previous one (`sim/src/links.rs`,
+//!   `Wire::post`).
 //! - `restart_server`: the server process exits (every connection closed at once) and its
 //!   host refuses connections for `down_ms`; then madsim restarts the server node (state
 //!   kept, see [`crate::server`]).
@@ -34,13 +42,14 @@ use std::time::Duration;
 
 use futures::channel::mpsc::{UnboundedSender, unbounded};
 use futures::{FutureExt, StreamExt, select_biased};
+use madsim::rand::Rng;
 use madsim::runtime::Handle;
 use madsim::task::NodeId;
 use madsim::time::{Instant, sleep_until};
 use scenarios::fault::{Fault, Node, ScheduledFault};
 use trace::EventKind;
 
-use crate::links::{Effect, End, Links, Rule};
+use crate::links::{Effect, End, Links, Rule, SlowLinks};
 use crate::net::Network;
 use crate::pauses::Pauses;
 use crate::recorder::Recorder;
@@ -193,6 +202,20 @@ impl Injector {
                     resolved: Some(server),
                     ..
                 } => self.servers.pause(server, index, &self.handle),
+                Fault::SplitServers {
+                    resolved: Some(ref groups),
+                    ..
+                } => self.links().split_peers(index, groups.clone()),
+                Fault::SlowServerLinks {
+                    server, resolved, ..
+                } if server.is_none() || resolved.is_some() => {
+                    let slow = fault.slowness().expect("slow links");
+                    let slow = SlowLinks {
+                        server: resolved,
+                        slow,
+                    };
+                    self.links().slow_peer_links(index, slow);
+                }
                 _ => return self.record(EventKind::FaultEnd { fault }),
             }
             under_way.resolved.insert(index, fault);
@@ -229,7 +252,9 @@ impl Injector {
             Fault::IsolateFromPeers { .. }
             | Fault::LagServer { .. }
             | Fault::CrashServer { .. }
-            | Fault::PauseServer { .. } => {
+            | Fault::PauseServer { .. }
+            | Fault::SplitServers { .. }
+            | Fault::SlowServerLinks { .. } => {
                 unreachable!("started above")
             }
             Fault::Crash { client } => {
@@ -249,11 +274,23 @@ impl Injector {
         }
     }
 
-    /// A fault addressed to a server of the ensemble by a selector, with the server it names
-    /// now; `None` for any other fault.
+    /// A fault on the servers of the ensemble, as it starts now: one addressed to a server by
+    /// a selector with the server it names, a split with its groups (random halves drawn from
+    /// the run's seeded source), slow links between every server as they are; `None` for any
+    /// other fault.
     fn resolved(&self, fault: &Fault) -> Option<Fault> {
-        let server = fault.server_selector()?;
-        Some(fault.resolved_to(self.servers.resolve(server)))
+        match fault {
+            Fault::SplitServers { .. } => {
+                let servers = self.servers.nodes().len() as u16;
+                let mut rng = madsim::rand::thread_rng();
+                Some(fault.split_resolved(servers, |min, max| rng.gen_range(min..=max)))
+            }
+            Fault::SlowServerLinks { server: None, .. } => Some(fault.clone()),
+            _ => {
+                let server = fault.server_selector()?;
+                Some(fault.resolved_to(self.servers.resolve(server)))
+            }
+        }
     }
 
     fn links(&self) -> std::sync::MutexGuard<'_, Links> {
@@ -279,6 +316,8 @@ impl Injector {
             | Fault::Isolate { .. }
             | Fault::IsolateFromPeers { .. }
             | Fault::LagServer { .. }
+            | Fault::SplitServers { .. }
+            | Fault::SlowServerLinks { .. }
             | Fault::Delay { .. }
             | Fault::Drop { .. } => {
                 // False when a heal ended it already.

@@ -1,13 +1,14 @@
 //! The network faults in force: cut, delayed and lossy links between the server and the
-//! clients, and the nodes whose process is down (their host answers with a reset). The wire
-//! consults this table for every datagram it sends; the fault injector adds and removes
-//! rules.
+//! clients, the links between the servers of an ensemble that are cut (one server's, or
+//! those between groups), late or slow, and the nodes whose process is down (their host
+//! answers with a reset). The wire consults this table for every datagram it sends; the
+//! fault injector adds and removes rules.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use madsim::rand::{GlobalRng, Rng};
-use scenarios::fault::Node;
+use scenarios::fault::{Node, grouped_together, slow_link_delay_ms};
 
 /// Which end of a link a rule applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +58,17 @@ pub struct Rule {
     pub effect: Effect,
 }
 
+/// Slow and lossy links between the servers of an ensemble (a `slow_server_links` fault):
+/// those of one server, or all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlowLinks {
+    /// The server whose links are slow; every link between servers when `None`.
+    pub server: Option<u16>,
+    /// The smallest and largest extra delay of a message in ms, and the loss probability of
+    /// each transmission in percent ([`slow_link_delay_ms`]'s).
+    pub slow: (u64, u64, u8),
+}
+
 /// What happens to one datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -79,6 +91,10 @@ pub struct Links {
     /// The servers of an ensemble that hear their peers late, each with its lag and its
     /// fault's id.
     peer_lags: Vec<(usize, u16, Duration)>,
+    /// The splits of an ensemble's servers into groups, each with its fault's id.
+    peer_splits: Vec<(usize, Vec<Vec<u16>>)>,
+    /// The slow links between servers, each with its fault's id.
+    peer_slows: Vec<(usize, SlowLinks)>,
     down: BTreeMap<Node, usize>,
     rng: GlobalRng,
 }
@@ -90,6 +106,8 @@ impl Links {
             rules: Vec::new(),
             peer_cuts: Vec::new(),
             peer_lags: Vec::new(),
+            peer_splits: Vec::new(),
+            peer_slows: Vec::new(),
             down: BTreeMap::new(),
             rng,
         }
@@ -105,10 +123,40 @@ impl Links {
         self.peer_cuts.push((fault, server));
     }
 
+    /// Splits the servers of an ensemble into `groups` on behalf of fault `fault`: the links
+    /// between groups are cut.
+    pub fn split_peers(&mut self, fault: usize, groups: Vec<Vec<u16>>) {
+        self.peer_splits.push((fault, groups));
+    }
+
+    /// Slows links between servers of an ensemble on behalf of fault `fault`.
+    pub fn slow_peer_links(&mut self, fault: usize, slow: SlowLinks) {
+        self.peer_slows.push((fault, slow));
+    }
+
     /// Whether servers `a` and `b` of an ensemble reach each other: neither is cut off from
-    /// its peers.
+    /// its peers, and every split in force has them in one group.
     pub fn peers_linked(&self, a: u16, b: u16) -> bool {
         !(self.peer_cuts.iter()).any(|&(_, cut)| cut == a || cut == b)
+            && (self.peer_splits.iter()).all(|(_, groups)| grouped_together(groups, a, b))
+    }
+
+    /// The extra delay of one message from server `from` to server `to` of an ensemble on
+    /// the slow links in force: for each slow fault on the link, a delay and the
+    /// retransmissions of its losses, drawn from the seeded source (none drawn when no slow
+    /// fault is on the link).
+    pub fn peer_link_delay(&mut self, from: u16, to: u16) -> Duration {
+        let Links {
+            peer_slows, rng, ..
+        } = self;
+        let ms = (peer_slows.iter())
+            .filter(|(_, slow)| {
+                slow.server
+                    .is_none_or(|server| server == from || server == to)
+            })
+            .map(|(_, slow)| slow_link_delay_ms(slow.slow, |min, max| rng.gen_range(min..=max)))
+            .sum();
+        Duration::from_millis(ms)
     }
 
     /// Makes what server `server` of an ensemble hears from its peers reach it `lag` late,
@@ -128,25 +176,35 @@ impl Links {
     }
 
     fn len(&self) -> usize {
-        self.rules.len() + self.peer_cuts.len() + self.peer_lags.len()
+        self.rules.len()
+            + self.peer_cuts.len()
+            + self.peer_lags.len()
+            + self.peer_splits.len()
+            + self.peer_slows.len()
     }
 
-    /// Removes the rules, peer cuts and peer lags of fault `fault`; true when it had any.
+    /// Removes the rules, peer cuts, lags, splits and slow links of fault `fault`; true when
+    /// it had any.
     pub fn remove(&mut self, fault: usize) -> bool {
         let before = self.len();
         self.rules.retain(|(id, _)| *id != fault);
         self.peer_cuts.retain(|(id, _)| *id != fault);
         self.peer_lags.retain(|(id, ..)| *id != fault);
+        self.peer_splits.retain(|(id, _)| *id != fault);
+        self.peer_slows.retain(|(id, _)| *id != fault);
         self.len() != before
     }
 
-    /// Removes every rule, peer cut and peer lag; returns the ids of the faults that had
-    /// some, in order (the rules' faults first, then the cuts', then the lags').
+    /// Removes every rule, peer cut, lag, split and slow link; returns the ids of the faults
+    /// that had some, in order (the rules' faults first, then the cuts', the lags', the
+    /// splits', the slow links').
     pub fn clear(&mut self) -> Vec<usize> {
         let rules = self.rules.drain(..).map(|(id, _)| id);
         let mut ids: Vec<usize> = rules
             .chain(self.peer_cuts.drain(..).map(|(id, _)| id))
             .chain(self.peer_lags.drain(..).map(|(id, ..)| id))
+            .chain(self.peer_splits.drain(..).map(|(id, _)| id))
+            .chain(self.peer_slows.drain(..).map(|(id, _)| id))
             .collect();
         ids.dedup();
         ids

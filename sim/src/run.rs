@@ -296,6 +296,27 @@ impl Sim {
                 Fault::Drop { percent, .. } if percent > 100 => {
                     return fail(field("percent"), "0..=100");
                 }
+                Fault::SplitServers { .. } | Fault::SlowServerLinks { .. }
+                    if !self.server.is_ensemble() =>
+                {
+                    return fail(
+                        field("kind"),
+                        "a fault on the links between the servers of an ensemble \
+                         (server.ensemble at least 2)",
+                    );
+                }
+                Fault::SplitServers { ref groups, .. } if !groups.split(self.server.ensemble) => {
+                    return fail(
+                        field("groups"),
+                        "at least two groups holding each server exactly once, or random halves",
+                    );
+                }
+                Fault::SlowServerLinks { min_ms, max_ms, .. } if min_ms > max_ms => {
+                    return fail(field("min_ms"), "at most max_ms");
+                }
+                Fault::SlowServerLinks { loss_percent, .. } if loss_percent >= 100 => {
+                    return fail(field("loss_percent"), "0..=99");
+                }
                 Fault::RestartServer { .. } if self.server.is_ensemble() => {
                     return fail(
                         field("kind"),
@@ -306,8 +327,10 @@ impl Sim {
                 | Fault::LagServer { server, .. }
                 | Fault::CrashServer { server, .. }
                 | Fault::PauseServer { server, .. }
-                    if !self.selects(server) =>
-                {
+                | Fault::SlowServerLinks {
+                    server: Some(server),
+                    ..
+                } if !self.selects(server) => {
                     return fail(
                         field("server"),
                         &format!(

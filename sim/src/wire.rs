@@ -306,9 +306,11 @@ impl Wire {
 
     /// Sends `datagram` from server `from` of an ensemble to server `to` at `dst`, delivered
     /// no earlier than `earliest` (the link's previous datagram: the servers' links keep their
-    /// order, as TCP does) nor before `to`'s lag from its peers has passed; returns when it is
-    /// delivered (`None`: nobody listens there), or gives the datagram back when either server
-    /// is cut off from its peers, for its sender to hold (see `sim/src/server/member.rs`).
+    /// order, as TCP does) nor before `to`'s lag from its peers and the link's slowness (a
+    /// drawn delay and lost transmissions' timeouts) have passed; returns when it is
+    /// delivered (`None`: nobody listens there), or gives the datagram back when the link is
+    /// cut (a server cut off from its peers, or the two split apart), for its sender to hold
+    /// (see `sim/src/server/member.rs`).
     pub fn post<M: Send + Sync + 'static>(
         &self,
         (from, to): (u16, u16),
@@ -317,11 +319,11 @@ impl Wire {
         earliest: Option<Instant>,
     ) -> Result<Option<Instant>, Datagram<M>> {
         let lag = {
-            let links = self.network.links();
+            let mut links = self.network.links();
             if !links.peers_linked(from, to) {
                 return Err(datagram);
             }
-            links.peer_lag(to)
+            links.peer_lag(to) + links.peer_link_delay(from, to)
         };
         let earliest = match earliest {
             _ if lag.is_zero() => earliest,

@@ -42,6 +42,8 @@ impl FaultSpan {
             | Fault::RestartServer { .. }
             | Fault::IsolateFromPeers { .. }
             | Fault::LagServer { .. }
+            | Fault::SplitServers { .. }
+            | Fault::SlowServerLinks { .. }
             | Fault::CrashServer { .. }
             | Fault::PauseServer { .. } => {
                 vec![Lane::Server]

@@ -14,8 +14,11 @@
 //!
 //! In an ensemble, a template may address one server by its selector (resolved when the drawn
 //! fault starts): `{ "kind": "crash_server", "server": "leader", "down_ms": {...} }`,
-//! `pause_server` (`pause_ms`), `isolate_from_peers` (`for_ms`) and `lag_server` (`lag_ms`,
-//! `for_ms`).
+//! `pause_server` (`pause_ms`), `isolate_from_peers` (`for_ms`), `lag_server` (`lag_ms`,
+//! `for_ms`) and `slow_server_links` (`for_ms`; `server` optional, its delay and loss fixed);
+//! and `split_servers` splits the servers (`groups`, or `"random_halves"` drawn when the fault
+//! starts; `for_ms`). A generator draws them only when its `pick` lists them, so generators
+//! without them draw as before.
 //!
 //! A generator whose templates all cut one client's links can draw faults that start at that
 //! client's request: `"on_request": { "ops": ["create", "get_children"], "path_contains": "" }`
@@ -29,7 +32,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::span::Span;
 use crate::fault::{
-    DEFAULT_RESTART_DOWN_MS, Fault, Node, RequestOp, RequestTrigger, ScheduledFault, ServerSelector,
+    DEFAULT_RESTART_DOWN_MS, Fault, Node, RequestOp, RequestTrigger, ScheduledFault, ServerGroups,
+    ServerSelector,
 };
 use crate::rng::SplitMix64;
 
@@ -161,6 +165,30 @@ pub enum FaultTemplate {
         #[serde(default)]
         for_ms: Option<Span>,
     },
+    /// [`Fault::SplitServers`].
+    SplitServers {
+        /// The groups, or `"random_halves"` (drawn when the fault starts).
+        groups: ServerGroups,
+        /// Heal by itself after this long.
+        #[serde(default)]
+        for_ms: Option<Span>,
+    },
+    /// [`Fault::SlowServerLinks`].
+    SlowServerLinks {
+        /// Whose links; every link between servers when absent.
+        #[serde(default)]
+        server: Option<ServerSelector>,
+        /// Smallest extra delay of a message.
+        min_ms: u64,
+        /// Largest extra delay of a message.
+        max_ms: u64,
+        /// Loss probability of a message in percent.
+        #[serde(default)]
+        loss_percent: u8,
+        /// Heal by itself after this long.
+        #[serde(default)]
+        for_ms: Option<Span>,
+    },
     /// [`Fault::CrashServer`].
     CrashServer {
         /// Which server.
@@ -255,6 +283,25 @@ impl FaultTemplate {
                 lag_ms: lag_ms.draw(rng),
                 for_ms: for_ms.map(|d| d.draw(rng)),
             },
+            FaultTemplate::SplitServers { ref groups, for_ms } => Fault::SplitServers {
+                groups: groups.clone(),
+                resolved: None,
+                for_ms: for_ms.map(|d| d.draw(rng)),
+            },
+            FaultTemplate::SlowServerLinks {
+                server,
+                min_ms,
+                max_ms,
+                loss_percent,
+                for_ms,
+            } => Fault::SlowServerLinks {
+                server,
+                resolved: None,
+                min_ms,
+                max_ms,
+                loss_percent,
+                for_ms: for_ms.map(|d| d.draw(rng)),
+            },
             FaultTemplate::CrashServer { server, down_ms } => Fault::CrashServer {
                 server,
                 resolved: None,
@@ -328,7 +375,9 @@ impl FaultTemplate {
             FaultTemplate::RestartServer { down_ms }
             | FaultTemplate::CrashServer { down_ms, .. } => (vec![], vec![], spans(down_ms)),
             FaultTemplate::IsolateFromPeers { for_ms, .. }
-            | FaultTemplate::LagServer { for_ms, .. } => (vec![], vec![], spans(for_ms)),
+            | FaultTemplate::LagServer { for_ms, .. }
+            | FaultTemplate::SplitServers { for_ms, .. }
+            | FaultTemplate::SlowServerLinks { for_ms, .. } => (vec![], vec![], spans(for_ms)),
             FaultTemplate::PauseServer { pause_ms, .. } => (vec![], vec![], vec![*pause_ms]),
             FaultTemplate::Partition { a, b, for_ms, .. } => (vec![], vec![*a, *b], spans(for_ms)),
             FaultTemplate::Isolate { node, for_ms } => (vec![], vec![*node], spans(for_ms)),

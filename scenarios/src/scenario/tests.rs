@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::fault::{Fault, RequestOp, ServerSelector};
+use crate::fault::{Fault, RequestOp, ServerGroups, ServerSelector};
 
 fn base() -> Value {
     json!({
@@ -223,9 +223,9 @@ fn malformed_files_give_one_line_errors() {
         (
             set("/faults/0/fault/kind", json!("explode")),
             "unit.json: /faults/0/fault/kind: expected one of `pause`, `partition`, `isolate`, \
-             `isolate_from_peers`, `lag_server`, `crash_server`, `pause_server`, `heal`, \
-             `expire_session`, `crash`, `restart_server`, `delay`, `drop`, found unknown variant \
-             `explode`",
+             `isolate_from_peers`, `lag_server`, `split_servers`, `slow_server_links`, \
+             `crash_server`, `pause_server`, `heal`, `expire_session`, `crash`, \
+             `restart_server`, `delay`, `drop`, found unknown variant `explode`",
         ),
         (
             set(
@@ -633,4 +633,137 @@ fn random_server_faults_draw_in_an_ensemble_and_are_refused_outside_one() {
         "unit.json: /random_faults/0/pick/0/lag_ms: expected a lag of 1 ms up to below \
          server.sync_limit × server.tick_ms (500 ms), found 500"
     );
+}
+
+/// The error line of the base scenario in an ensemble of 3 with `fault` as its only fault.
+fn ensemble_fault_error(fault: Value) -> String {
+    let mut value = base();
+    value["server"]["ensemble"] = json!(3);
+    value["faults"] = json!([{"at_ms": 500, "fault": fault}]);
+    parse(&value).expect_err("must be rejected").to_string()
+}
+
+#[test]
+fn a_split_s_groups_hold_every_server_once_in_two_groups_or_more() {
+    let groups = |groups: Value| {
+        ensemble_fault_error(json!({"kind": "split_servers", "groups": groups, "for_ms": 100}))
+    };
+    let expected = "unit.json: /faults/0/fault/groups: expected at least two groups holding \
+                    each server below 3 exactly once (or \"random_halves\"), found";
+    for (wrong, found) in [
+        (json!([[0, 1, 2]]), "[[0, 1, 2]]"),
+        (json!([[0], [1]]), "[[0], [1]]"),
+        (json!([[0, 1], [1, 2]]), "[[0, 1], [1, 2]]"),
+        (json!([[0], [1, 2, 3]]), "[[0], [1, 2, 3]]"),
+        (json!([[0, 1, 2], []]), "[[0, 1, 2], []]"),
+    ] {
+        assert_eq!(groups(wrong), format!("{expected} {found}"));
+    }
+    assert_eq!(
+        groups(json!("halves")),
+        "unit.json: /faults/0/fault: expected a list of groups of server indices, or \
+         \"random_halves\", found string \"halves\""
+    );
+    let standalone = set(
+        "/faults/0/fault",
+        json!({"kind": "split_servers", "groups": "random_halves"}),
+    );
+    assert_eq!(
+        standalone,
+        "unit.json: /faults/0/fault/groups: expected a split of the servers of an ensemble \
+         (server.ensemble at least 2), found 1 server(s)"
+    );
+    let mut value = base();
+    value["server"]["ensemble"] = json!(3);
+    value["faults"] = json!([
+        {"at_ms": 500, "fault": {"kind": "split_servers", "groups": [[2], [0, 1]]}},
+        {"at_ms": 600, "fault": {"kind": "split_servers", "groups": "random_halves", "for_ms": 9}}
+    ]);
+    let scenario = parse(&value).expect("a split in an ensemble parses");
+    let splits: Vec<&ServerGroups> = (scenario.faults.iter())
+        .filter_map(|f| match &f.fault {
+            Fault::SplitServers { groups, .. } => Some(groups),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        splits,
+        [
+            &ServerGroups::Given(vec![vec![2], vec![0, 1]]),
+            &ServerGroups::RandomHalves
+        ]
+    );
+}
+
+#[test]
+fn slow_server_links_need_an_ensemble_an_ordered_span_and_a_loss_below_100() {
+    let slow = |fields: Value| {
+        let mut fault = json!({"kind": "slow_server_links", "min_ms": 10, "max_ms": 50});
+        for (key, value) in fields.as_object().unwrap() {
+            fault[key] = value.clone();
+        }
+        ensemble_fault_error(fault)
+    };
+    assert_eq!(
+        slow(json!({"min_ms": 60})),
+        "unit.json: /faults/0/fault/max_ms: expected max_ms >= min_ms, found min_ms 60 above \
+         max_ms 50"
+    );
+    assert_eq!(
+        slow(json!({"loss_percent": 100})),
+        "unit.json: /faults/0/fault/loss_percent: expected a percentage 0..=99 (TCP retransmits \
+         a lost segment until it arrives), found 100"
+    );
+    assert_eq!(
+        slow(json!({"server": {"server": 3}})),
+        "unit.json: /faults/0/fault/server/server: expected a server index below 3, found 3"
+    );
+    let standalone = set(
+        "/faults/0/fault",
+        json!({"kind": "slow_server_links", "min_ms": 1, "max_ms": 2}),
+    );
+    assert_eq!(
+        standalone,
+        "unit.json: /faults/0/fault/kind: expected slow_server_links in an ensemble \
+         (server.ensemble at least 2), found 1 server(s)"
+    );
+}
+
+#[test]
+fn split_and_slow_link_templates_draw_their_faults() {
+    let mut value = base();
+    value["server"]["ensemble"] = json!(3);
+    value["random_faults"][0]["pick"] = json!([
+        {"kind": "split_servers", "groups": "random_halves", "for_ms": {"min": 100, "max": 200}},
+        {"kind": "slow_server_links", "server": "leader", "min_ms": 5, "max_ms": 9,
+         "loss_percent": 3}
+    ]);
+    let scenario = parse(&value).expect("the templates parse in an ensemble");
+    let mut drawn = std::collections::BTreeSet::new();
+    for seed in 0..20 {
+        for scheduled in scenario.fault_schedule(seed) {
+            match &scheduled.fault {
+                Fault::SplitServers {
+                    groups,
+                    resolved: None,
+                    for_ms: Some(for_ms),
+                } => {
+                    assert_eq!(groups, &ServerGroups::RandomHalves);
+                    assert!((100..=200).contains(for_ms), "{for_ms}");
+                }
+                Fault::SlowServerLinks {
+                    server: Some(ServerSelector::Leader),
+                    resolved: None,
+                    min_ms: 5,
+                    max_ms: 9,
+                    loss_percent: 3,
+                    for_ms: None,
+                } => {}
+                Fault::Pause { .. } => continue,
+                other => panic!("{other:?}"),
+            }
+            drawn.insert(scheduled.fault.kind());
+        }
+    }
+    assert_eq!(drawn.len(), 2, "each template drawn: {drawn:?}");
 }

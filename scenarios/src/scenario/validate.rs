@@ -9,7 +9,7 @@ use coordination::framework::FrameworkConfig;
 use coordination::recipes::TimeoutScope;
 use coordination::retry::RetryPolicy;
 
-use crate::fault::{Fault, Node, RequestTrigger, ScheduledFault, ServerSelector};
+use crate::fault::{Fault, Node, RequestTrigger, ScheduledFault, ServerGroups, ServerSelector};
 use crate::rng::SplitMix64;
 use recipe_table::property::Expectation;
 
@@ -344,6 +344,73 @@ fn check_lag(s: &Scenario, lag_ms: u64, pointer: &str) -> Check {
     )
 }
 
+/// A split's groups, in an ensemble: random halves, or at least two groups that hold every
+/// server exactly once.
+fn check_groups(s: &Scenario, groups: &ServerGroups, pointer: &str) -> Check {
+    let servers = s.server.ensemble;
+    require(
+        s.server.is_ensemble(),
+        pointer,
+        "a split of the servers of an ensemble (server.ensemble at least 2)",
+        format!("{servers} server(s)"),
+    )?;
+    let expected = format!(
+        "at least two groups holding each server below {servers} exactly once (or \"random_halves\")"
+    );
+    require(
+        groups.split(servers),
+        pointer,
+        &expected,
+        groups_found(groups),
+    )
+}
+
+fn groups_found(groups: &ServerGroups) -> String {
+    match groups {
+        ServerGroups::Given(groups) => format!("{groups:?}"),
+        ServerGroups::RandomHalves => "random_halves".into(),
+    }
+}
+
+/// A delay's span: `min_ms` at most `max_ms`.
+fn check_span(min_ms: u64, max_ms: u64, at: &str) -> Check {
+    let found = format!("min_ms {min_ms} above max_ms {max_ms}");
+    require(
+        min_ms <= max_ms,
+        &format!("{at}/max_ms"),
+        "max_ms >= min_ms",
+        found,
+    )
+}
+
+/// A slow link's delay and loss: `min_ms` at most `max_ms`, a loss below 100 % (at 100 % a
+/// message would never arrive, and TCP would give the connection up).
+fn check_slow_links(
+    s: &Scenario,
+    server: Option<ServerSelector>,
+    slow: (u64, u64, u8),
+    at: &str,
+) -> Check {
+    let (min_ms, max_ms, loss_percent) = slow;
+    require(
+        s.server.is_ensemble(),
+        &format!("{at}/kind"),
+        "slow_server_links in an ensemble (server.ensemble at least 2)",
+        format!("{} server(s)", s.server.ensemble),
+    )?;
+    if let Some(server) = server {
+        let pointer = format!("{at}/server");
+        check_server_selector(s, server, (&pointer, "one server's links to its peers"))?;
+    }
+    check_span(min_ms, max_ms, at)?;
+    require(
+        loss_percent < 100,
+        &format!("{at}/loss_percent"),
+        "a percentage 0..=99 (TCP retransmits a lost segment until it arrives)",
+        loss_percent,
+    )
+}
+
 fn check_duration(for_ms: Option<u64>, pointer: &str) -> Check {
     for_ms.map_or(Ok(()), |d| positive(d, &format!("{pointer}/for_ms")))
 }
@@ -408,6 +475,23 @@ fn check_scheduled(s: &Scenario, scheduled: &ScheduledFault, at: &str) -> Check 
             check_server_selector(s, server, (&pointer, "one server"))?;
             positive(pause_ms, &format!("{at}/pause_ms"))
         }
+        Fault::SplitServers {
+            ref groups, for_ms, ..
+        } => {
+            check_groups(s, groups, &format!("{at}/groups"))?;
+            check_duration(for_ms, &at)
+        }
+        Fault::SlowServerLinks {
+            server,
+            min_ms,
+            max_ms,
+            loss_percent,
+            for_ms,
+            ..
+        } => {
+            check_slow_links(s, server, (min_ms, max_ms, loss_percent), &at)?;
+            check_duration(for_ms, &at)
+        }
         Fault::Partition { a, b, for_ms, .. } => {
             check_link(clients, (a, b), ("a", "b"), &at)?;
             check_duration(for_ms, &at)
@@ -420,13 +504,7 @@ fn check_scheduled(s: &Scenario, scheduled: &ScheduledFault, at: &str) -> Check 
             for_ms,
         } => {
             check_link(clients, (from, to), ("from", "to"), &at)?;
-            let found = format!("min_ms {min_ms} above max_ms {max_ms}");
-            require(
-                min_ms <= max_ms,
-                &format!("{at}/max_ms"),
-                "max_ms >= min_ms",
-                found,
-            )?;
+            check_span(min_ms, max_ms, &at)?;
             check_duration(for_ms, &at)
         }
         Fault::Drop {
@@ -522,15 +600,17 @@ fn check_template(s: &Scenario, template: &FaultTemplate, at: &str) -> Check {
         )?;
     }
     match *template {
-        FaultTemplate::Delay { min_ms, max_ms, .. } => {
-            let found = format!("min_ms {min_ms} above max_ms {max_ms}");
-            require(
-                min_ms <= max_ms,
-                &format!("{at}/max_ms"),
-                "max_ms >= min_ms",
-                found,
-            )
+        FaultTemplate::Delay { min_ms, max_ms, .. } => check_span(min_ms, max_ms, at),
+        FaultTemplate::SplitServers { ref groups, .. } => {
+            check_groups(s, groups, &format!("{at}/groups"))
         }
+        FaultTemplate::SlowServerLinks {
+            server,
+            min_ms,
+            max_ms,
+            loss_percent,
+            ..
+        } => check_slow_links(s, server, (min_ms, max_ms, loss_percent), at),
         FaultTemplate::Drop { percent, .. } => check_percent(percent, at),
         FaultTemplate::LagServer { lag_ms, .. } => {
             let pointer = format!("{at}/lag_ms");

@@ -17,6 +17,7 @@ use scenarios::catalog::Catalog;
 use scenarios::fault::Node;
 use scenarios::scenario::ServerSettings;
 use sim::client::{SimConnector, SimSession};
+use sim::links::SlowLinks;
 use sim::net::Network;
 use sim::recorder::{Recorder, SimClock};
 use sim::server::ServerHandle;
@@ -158,6 +159,17 @@ impl World {
     /// Ends the lag.
     pub(crate) fn end_lag(&self) {
         assert!(self.network.links().remove(LAG));
+    }
+
+    /// Splits the servers into `groups` from now on (ended by [`World::heal`]).
+    pub(crate) fn split(&self, groups: &[&[u16]]) {
+        let groups = groups.iter().map(|group| group.to_vec()).collect();
+        self.network.links().split_peers(CUT, groups);
+    }
+
+    /// Slows the links between servers as `slow` says from now on.
+    pub(crate) fn slow(&self, slow: SlowLinks) {
+        self.network.links().slow_peer_links(LAG, slow);
     }
 }
 

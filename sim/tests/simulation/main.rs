@@ -15,6 +15,7 @@ mod leader_selector;
 mod live_sessions;
 mod moved;
 mod multi_lock;
+mod peer_links;
 mod query;
 mod read_write_lock;
 mod revocation;
