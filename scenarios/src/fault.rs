@@ -66,10 +66,13 @@ pub enum Fault {
     /// into it, or a machine too loaded to keep up): the leader's proposals, commits and pings
     /// reach it late, so it acknowledges and applies each write `lag_ms` after the others,
     /// answers its clients' reads from state that old (their pings at once), and tells the
-    /// leader of its clients' sessions that much later. What it sends leaves on time. Below
-    /// syncLimit × tick, as validation requires: ZooKeeper's leader drops a follower whose
-    /// acknowledgements lag longer (`LearnerHandler`'s `SyncLimitCheck`), which is not
-    /// modelled.
+    /// leader of its clients' sessions that much later. What it sends leaves on time. A lag of
+    /// syncLimit × tick or more has the follower give up on the leader at its start (it hears
+    /// nothing that long), and, each time it joins again, the leader drop it (it hears nothing
+    /// from the follower for syncLimit after the follower took its log: `LearnerHandler`'s
+    /// read timeout): the follower reads the close a lag later, goes LOOKING (dropping its
+    /// clients) and joins again, while the lag lasts. A lagging leader hears its followers
+    /// that late, and loses its quorum the same way.
     LagServer {
         /// Which server, resolved when the fault starts.
         server: ServerSelector,
