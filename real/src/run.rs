@@ -206,6 +206,7 @@ fn may_end_session(fault: &Fault, client: u16) -> bool {
         Fault::Partition { .. } | Fault::Isolate { .. } | Fault::RestartServer { .. } => true,
         Fault::IsolateFromPeers { .. }
         | Fault::LagServer { .. }
+        | Fault::CutFromServer { .. }
         | Fault::CrashServer { .. }
         | Fault::PauseServer { .. } => true,
         Fault::Heal | Fault::Delay { .. } | Fault::Drop { .. } => false,
@@ -663,6 +664,7 @@ fn is_network(fault: &Fault) -> bool {
             | Fault::Heal
             | Fault::IsolateFromPeers { .. }
             | Fault::LagServer { .. }
+            | Fault::CutFromServer { .. }
             | Fault::CrashServer {
                 server: ServerSelector::ServerOf(_),
                 ..

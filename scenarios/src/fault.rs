@@ -86,6 +86,26 @@ pub enum Fault {
         #[serde(default)]
         for_ms: Option<u64>,
     },
+    /// Cut one client off from one server of an ensemble, both ways, as a partition between
+    /// them: the client's connection to it falls silent, its read timeout ends it, and its
+    /// ZooKeeper client moves on to the next server of its list (resuming its session there
+    /// if it does so within the session timeout); the server's peers and the client's other
+    /// servers are not cut.
+    CutFromServer {
+        /// The cut client.
+        client: u16,
+        /// Which server, resolved when the fault starts: the client's own server
+        /// (`{"server_of": client}`) unless given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        server: Option<ServerSelector>,
+        /// The server `server` named when the fault started: recorded in traces, left out
+        /// of scenario files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resolved: Option<u16>,
+        /// Heal by itself after this long.
+        #[serde(default)]
+        for_ms: Option<u64>,
+    },
     /// The machine of one server of an ensemble crashes: its connections and whatever is
     /// sent to it are lost, and `down_ms` later it starts again with its log (what it had
     /// logged and applied survives), rejoining the leader it finds or triggering an election.
@@ -247,6 +267,7 @@ impl Fault {
             Fault::Isolate { .. } => "isolate",
             Fault::IsolateFromPeers { .. } => "isolate_from_peers",
             Fault::LagServer { .. } => "lag_server",
+            Fault::CutFromServer { .. } => "cut_from_server",
             Fault::CrashServer { .. } => "crash_server",
             Fault::PauseServer { .. } => "pause_server",
             Fault::Heal => "heal",
@@ -267,6 +288,7 @@ impl Fault {
             | Fault::Isolate { for_ms, .. }
             | Fault::IsolateFromPeers { for_ms, .. }
             | Fault::LagServer { for_ms, .. }
+            | Fault::CutFromServer { for_ms, .. }
             | Fault::Delay { for_ms, .. }
             | Fault::Drop { for_ms, .. } => for_ms,
             Fault::RestartServer { down_ms } | Fault::CrashServer { down_ms, .. } => Some(down_ms),
@@ -299,13 +321,17 @@ impl Fault {
     }
 
     /// The selector of a fault addressed to one server of an ensemble (`isolate_from_peers`,
-    /// `lag_server`, `crash_server`, `pause_server`); `None` for any other fault.
+    /// `lag_server`, `cut_from_server`, `crash_server`, `pause_server`); `None` for any other
+    /// fault.
     pub fn server_selector(&self) -> Option<ServerSelector> {
         match *self {
             Fault::IsolateFromPeers { server, .. }
             | Fault::LagServer { server, .. }
             | Fault::CrashServer { server, .. }
             | Fault::PauseServer { server, .. } => Some(server),
+            Fault::CutFromServer { client, server, .. } => {
+                Some(server.unwrap_or(ServerSelector::ServerOf(client)))
+            }
             _ => None,
         }
     }
@@ -317,6 +343,7 @@ impl Fault {
         match &mut fault {
             Fault::IsolateFromPeers { resolved, .. }
             | Fault::LagServer { resolved, .. }
+            | Fault::CutFromServer { resolved, .. }
             | Fault::CrashServer { resolved, .. }
             | Fault::PauseServer { resolved, .. } => *resolved = named,
             _ => {}
@@ -329,6 +356,7 @@ impl Fault {
         match *self {
             Fault::IsolateFromPeers { resolved, .. }
             | Fault::LagServer { resolved, .. }
+            | Fault::CutFromServer { resolved, .. }
             | Fault::CrashServer { resolved, .. }
             | Fault::PauseServer { resolved, .. } => resolved,
             _ => None,

@@ -99,6 +99,7 @@ pub fn shorter(scheduled: &ScheduledFault) -> Vec<ScheduledFault> {
                 | Fault::Isolate { for_ms, .. }
                 | Fault::IsolateFromPeers { for_ms, .. }
                 | Fault::LagServer { for_ms, .. }
+                | Fault::CutFromServer { for_ms, .. }
                 | Fault::Delay { for_ms, .. }
                 | Fault::Drop { for_ms, .. } => *for_ms = Some(d),
                 Fault::RestartServer { down_ms } | Fault::CrashServer { down_ms, .. } => {

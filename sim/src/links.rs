@@ -1,5 +1,6 @@
 //! The network faults in force: cut, delayed and lossy links between the server and the
-//! clients, and the nodes whose process is down (their host answers with a reset). The wire
+//! clients (and between one client and one server of an ensemble), and the nodes whose
+//! process is down (their host answers with a reset). The wire
 //! consults this table for every datagram it sends; the fault injector adds and removes
 //! rules.
 
@@ -79,6 +80,8 @@ pub struct Links {
     /// The servers of an ensemble that hear their peers late, each with its lag and its
     /// fault's id.
     peer_lags: Vec<(usize, u16, Duration)>,
+    /// The clients cut off from one server of an ensemble: fault id, client, server.
+    client_cuts: Vec<(usize, u16, u16)>,
     down: BTreeMap<Node, usize>,
     rng: GlobalRng,
 }
@@ -90,6 +93,7 @@ impl Links {
             rules: Vec::new(),
             peer_cuts: Vec::new(),
             peer_lags: Vec::new(),
+            client_cuts: Vec::new(),
             down: BTreeMap::new(),
             rng,
         }
@@ -111,6 +115,16 @@ impl Links {
         !(self.peer_cuts.iter()).any(|&(_, cut)| cut == a || cut == b)
     }
 
+    /// Cuts client `client` off from server `server` of an ensemble, both ways.
+    pub fn cut_client_from(&mut self, fault: usize, client: u16, server: u16) {
+        self.client_cuts.push((fault, client, server));
+    }
+
+    /// Whether a datagram between client `client` and server `server` of an ensemble is cut.
+    pub fn client_cut_from(&self, client: u16, server: u16) -> bool {
+        (self.client_cuts.iter()).any(|&(_, c, s)| (c, s) == (client, server))
+    }
+
     /// Makes what server `server` of an ensemble hears from its peers reach it `lag` late,
     /// on behalf of fault `fault`.
     pub fn lag_from_peers(&mut self, fault: usize, server: u16, lag: Duration) {
@@ -128,25 +142,29 @@ impl Links {
     }
 
     fn len(&self) -> usize {
-        self.rules.len() + self.peer_cuts.len() + self.peer_lags.len()
+        self.rules.len() + self.peer_cuts.len() + self.peer_lags.len() + self.client_cuts.len()
     }
 
-    /// Removes the rules, peer cuts and peer lags of fault `fault`; true when it had any.
+    /// Removes the rules, peer cuts, peer lags and client cuts of fault `fault`; true when it
+    /// had any.
     pub fn remove(&mut self, fault: usize) -> bool {
         let before = self.len();
         self.rules.retain(|(id, _)| *id != fault);
         self.peer_cuts.retain(|(id, _)| *id != fault);
         self.peer_lags.retain(|(id, ..)| *id != fault);
+        self.client_cuts.retain(|(id, ..)| *id != fault);
         self.len() != before
     }
 
-    /// Removes every rule, peer cut and peer lag; returns the ids of the faults that had
-    /// some, in order (the rules' faults first, then the cuts', then the lags').
+    /// Removes every rule, peer cut, peer lag and client cut; returns the ids of the faults
+    /// that had some, in order (the rules' faults first, then the cuts', the lags', the client
+    /// cuts').
     pub fn clear(&mut self) -> Vec<usize> {
         let rules = self.rules.drain(..).map(|(id, _)| id);
         let mut ids: Vec<usize> = rules
             .chain(self.peer_cuts.drain(..).map(|(id, _)| id))
             .chain(self.peer_lags.drain(..).map(|(id, ..)| id))
+            .chain(self.client_cuts.drain(..).map(|(id, ..)| id))
             .collect();
         ids.dedup();
         ids

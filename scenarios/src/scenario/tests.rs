@@ -223,9 +223,25 @@ fn malformed_files_give_one_line_errors() {
         (
             set("/faults/0/fault/kind", json!("explode")),
             "unit.json: /faults/0/fault/kind: expected one of `pause`, `partition`, `isolate`, \
-             `isolate_from_peers`, `lag_server`, `crash_server`, `pause_server`, `heal`, \
-             `expire_session`, `crash`, `restart_server`, `delay`, `drop`, found unknown variant \
-             `explode`",
+             `isolate_from_peers`, `lag_server`, `cut_from_server`, `crash_server`, \
+             `pause_server`, `heal`, `expire_session`, `crash`, `restart_server`, `delay`, \
+             `drop`, found unknown variant `explode`",
+        ),
+        (
+            set(
+                "/faults/0/fault",
+                json!({"kind": "cut_from_server", "client": 0}),
+            ),
+            "unit.json: /faults/0/fault/server: expected a fault on one client's link to one \
+             server in an ensemble (server.ensemble at least 2), found ServerOf(0) with 1 \
+             server(s)",
+        ),
+        (
+            set(
+                "/faults/0/fault",
+                json!({"kind": "cut_from_server", "client": 9, "server": "leader"}),
+            ),
+            "unit.json: /faults/0/fault/client: expected a client index below 3, found 9",
         ),
         (
             set(

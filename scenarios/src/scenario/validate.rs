@@ -382,6 +382,13 @@ fn check_scheduled(s: &Scenario, scheduled: &ScheduledFault, at: &str) -> Check 
             positive(lag_ms, &format!("{at}/lag_ms"))?;
             check_duration(for_ms, &at)
         }
+        Fault::CutFromServer { client, for_ms, .. } => {
+            check_client(clients, client, &format!("{at}/client"))?;
+            let server = scheduled.fault.server_selector().expect("a selector");
+            let pointer = format!("{at}/server");
+            check_server_selector(s, server, (&pointer, "one client's link to one server"))?;
+            check_duration(for_ms, &at)
+        }
         Fault::CrashServer {
             server, down_ms, ..
         } => {
