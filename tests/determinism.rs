@@ -43,6 +43,8 @@ fn a_rerun_from_the_trace_is_identical() {
         "mutex-follower-cut-split-brain",
         "mutex-follower-cut-split-brain-realistic",
         "mutex-lagging-follower-split-brain",
+        "mutex-lagging-follower-past-sync-limit",
+        "mutex-holder-cut-from-its-server",
         "leader-selector-lagging-follower-split-brain",
         "mutex-leader-crash",
         "mutex-leader-crash-realistic",

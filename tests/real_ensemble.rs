@@ -16,6 +16,9 @@
 //! (`mutex-split-leader-in-minority`), random halves drawn from the seed, the same in a rerun
 //! (`mutex-random-halves`), and slow, lossy links (`mutex-slow-lossy-server-links`): each is
 //! recorded as it was carried out (a split with its groups), and the fence holds.
+//! And a client cut off from its own server (`mutex-holder-cut-from-its-server`,
+//! `cut_from_server`): the trace records the cut with the server it named, and the client
+//! resumes its session on another server.
 
 mod support;
 
@@ -103,6 +106,41 @@ fn run_through_a_fault_on_the_holder_s_server(
     assert_eq!(started[0]["server"], json!({"server_of": 0}));
     let resolved = started[0]["resolved"].as_u64();
     assert!(resolved.is_some_and(|s| s < 3), "{}", started[0]);
+}
+
+/// The sessions client `client` was connected with, in order, and the times it lost a
+/// connection, from its `raw_session` events.
+fn connections(trace: &Value, client: u64) -> (Vec<u64>, Vec<u64>) {
+    let states = (trace["events"].as_array().unwrap().iter())
+        .filter(|e| e["kind"] == "raw_session" && e["client"] == client);
+    let (mut sessions, mut lost) = (Vec::new(), Vec::new());
+    for event in states {
+        match event["state"]["state"].as_str() {
+            Some("connected") => sessions.extend(event["state"]["session"].as_u64()),
+            Some("disconnected") => lost.extend(event["t"].as_u64()),
+            _ => {}
+        }
+    }
+    (sessions, lost)
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_client_cut_from_its_server_resumes_its_session_on_another() {
+    let scenario = "mutex-holder-cut-from-its-server";
+    let (_, trace) = on_an_ensemble("client-cut", scenario, &[], "mutual_exclusion_fenced");
+    let started = faults(&trace, "fault_start", "cut_from_server");
+    assert_eq!(started.len(), 1, "{started:?}");
+    let resolved = started[0]["resolved"].as_u64();
+    assert!(resolved.is_some_and(|s| s < 3), "{}", started[0]);
+    let (sessions, lost) = connections(&trace, 0);
+    assert!(!lost.is_empty(), "the cut connection was lost");
+    // Its first session, resumed on another server while the cut held its own.
+    assert!(sessions.len() >= 2, "{sessions:?}");
+    assert_eq!(
+        sessions[0], sessions[1],
+        "resumed, not a new session: {sessions:?}"
+    );
 }
 
 #[test]

@@ -16,8 +16,8 @@
 //!   exchange nothing). A cut with an `on_request` is armed at its time and starts (and is
 //!   recorded) when the client's matching request reaches the proxy, which holds it; one
 //!   whose request has not come when every workload is done never starts.
-//! - `isolate_from_peers`, `lag_server`, `crash_server`, `pause_server` (on a local
-//!   ensemble): the selector
+//! - `isolate_from_peers`, `lag_server`, `cut_from_server`, `crash_server`, `pause_server`
+//!   (on a local ensemble): the selector
 //!   is resolved when the fault fires, from the servers' `srvr` modes and the server of the
 //!   client's newest connection through its proxies, and the fault is recorded with the
 //!   server it named; a selector that names no server starts and ends at once, as in the
@@ -26,6 +26,11 @@
 //!   - `isolate_from_peers`: the proxies between the servers (`real::peers`) hold every byte
 //!     of that server's pairs until the fault's `for_ms` ends the cut or a `heal` ends every
 //!     cut.
+//!   - `cut_from_server`: the client's proxy to that server (by default the client's own,
+//!     its newest connection's) holds every byte of its connections to it, both ways, as
+//!     `partition` does for all of them, until `for_ms` or a `heal` ends the cut; its
+//!     connections to the other servers pass, so its ZooKeeper client, once its read
+//!     timeout ends the silent connection, moves on to another server.
 //!   - `lag_server`: the same proxies pass on what that server's peers send it (their
 //!     proposals, commits and pings, and the answers to its own messages) `lag_ms` after they
 //!     read it, in order, until `for_ms` or a `heal` ends the lag; what was held then drains
@@ -162,6 +167,7 @@ fn missing_counterpart(fault: &Fault, local: Option<u16>) -> Option<&'static str
         | Fault::LagServer { .. }
         | Fault::SplitServers { .. }
         | Fault::SlowServerLinks { .. }
+        | Fault::CutFromServer { .. }
         | Fault::CrashServer { .. }
         | Fault::PauseServer { .. } => local.is_none_or(|servers| servers <= 1).then_some(
             "needs an ensemble the harness started, with proxies between its servers: use \
@@ -544,6 +550,7 @@ impl<'a> Injector<'a> {
             Fault::IsolateFromPeers { .. }
             | Fault::LagServer { .. }
             | Fault::SlowServerLinks { .. }
+            | Fault::CutFromServer { .. }
             | Fault::CrashServer { .. }
             | Fault::PauseServer { .. } => {
                 return self.on_a_server(index, fault).await;
@@ -647,6 +654,20 @@ impl<'a> Injector<'a> {
                         cuts.slow(index, Some(server), slow, draws);
                     }
                 }))
+            }
+            Fault::CutFromServer { client, .. } => {
+                let proxies =
+                    (self.proxies.clone()).ok_or("no proxy between clients and servers")?;
+                self.record(fault_start(&fault));
+                proxies.cut_from_server(index, client, usize::from(server));
+                (self.resolved.lock().expect("resolved faults")).insert(index, fault.clone());
+                let Some(for_ms) = fault.duration_ms() else {
+                    return Ok(None);
+                };
+                let recorder = self.recorder.clone();
+                let heal = move || proxies.heal(index);
+                let healed = heal_after(Some(for_ms), heal, recorder, fault_end(&fault));
+                Ok(Some(Box::pin(healed)))
             }
             _ => Ok(self.on_peer_links(index, &members, fault, |cuts| {
                 cuts.cut_off(index, server);

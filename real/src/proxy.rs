@@ -87,6 +87,9 @@ pub(crate) struct Links {
     /// The lags in force, by the index of the fault that made them: the directions and by
     /// how much.
     lags: Mutex<BTreeMap<usize, (Vec<Cut>, Late)>>,
+    /// The links cut from one of their targets only, both ways, by the index of the fault
+    /// that made them (a client cut off from one server: `cut_from_server`).
+    target_cuts: Mutex<BTreeMap<usize, (u16, usize)>>,
     armed: Mutex<Vec<ArmedCut>>,
     changed: watch::Sender<()>,
     /// The open connections by the order they were accepted in: their link and target.
@@ -101,6 +104,7 @@ impl Links {
         Arc::new(Links {
             cuts: Mutex::default(),
             lags: Mutex::default(),
+            target_cuts: Mutex::default(),
             armed: Mutex::default(),
             changed: watch::Sender::new(()),
             open: Mutex::default(),
@@ -120,20 +124,31 @@ impl Links {
         self.lags.lock().expect("lags").insert(index, (cuts, lag));
     }
 
+    /// Cuts `link` from its target `target` only, both ways, as the cut of fault `index`.
+    pub fn cut_from_target(&self, index: usize, link: u16, target: usize) {
+        (self.target_cuts.lock().expect("target cuts")).insert(index, (link, target));
+        self.changed.send_replace(());
+    }
+
     /// Ends the cuts or the lag of fault `index`; false when a heal had ended them already.
     pub fn heal(&self, index: usize) -> bool {
         let cut = self.cuts.lock().expect("cuts").remove(&index);
         let lag = self.lags.lock().expect("lags").remove(&index);
+        let target_cut = (self.target_cuts.lock().expect("target cuts")).remove(&index);
         self.changed.send_replace(());
-        cut.is_some() || lag.is_some()
+        cut.is_some() || lag.is_some() || target_cut.is_some()
     }
 
     /// Ends every cut and lag; the indices of the faults that made them, in order.
     pub fn heal_all(&self) -> Vec<usize> {
         let cuts = std::mem::take(&mut *self.cuts.lock().expect("cuts"));
         let lags = std::mem::take(&mut *self.lags.lock().expect("lags"));
+        let target_cuts = std::mem::take(&mut *self.target_cuts.lock().expect("target cuts"));
         self.changed.send_replace(());
-        let healed: BTreeSet<usize> = cuts.into_keys().chain(lags.into_keys()).collect();
+        let healed: BTreeSet<usize> = (cuts.into_keys())
+            .chain(lags.into_keys())
+            .chain(target_cuts.into_keys())
+            .collect();
         healed.into_iter().collect()
     }
 
@@ -160,11 +175,13 @@ impl Links {
         (open.values().rev()).find_map(|&(l, target)| (l == link).then_some(target))
     }
 
-    fn is_cut(&self, client: u16, direction: Direction) -> bool {
+    /// Whether `cut`'s direction of a connection to its link's target `target` is cut: by a
+    /// cut of that direction, or by a cut of the link from that target.
+    fn is_cut(&self, cut: Cut, target: usize) -> bool {
         let cuts = self.cuts.lock().expect("cuts");
-        cuts.values()
-            .flatten()
-            .any(|&cut| cut == (client, direction))
+        let target_cuts = self.target_cuts.lock().expect("target cuts");
+        cuts.values().flatten().any(|&c| c == cut)
+            || (target_cuts.values()).any(|&(link, t)| (link, t) == (cut.0, target))
     }
 
     /// Starts every cut armed for `client`'s `request`, about to be passed on.
@@ -234,6 +251,12 @@ impl Proxies {
     pub fn cut(&self, index: usize, fault: &Fault) {
         let clients = u16::try_from(self.connect_strings.len()).unwrap_or(u16::MAX);
         self.links.cut(index, cuts_of(fault, clients));
+    }
+
+    /// Cuts `client` off from server `server` (its index in the servers' order) only, both
+    /// ways, as the cut of fault `index`: its connections to the other servers pass.
+    pub fn cut_from_server(&self, index: usize, client: u16, server: usize) {
+        self.links.cut_from_target(index, client, server);
     }
 
     /// The server (its index in the servers' order) of `client`'s newest open connection.
@@ -362,8 +385,20 @@ pub(crate) async fn accept(listener: TcpListener, route: Route, links: Arc<Links
             let key = links.serials.fetch_add(1, Ordering::Relaxed);
             (links.open.lock().expect("open connections")).insert(key, (route.link, route.target));
             futures::join!(
-                pump(client_read, server_write, up, links.clone(), route.reads),
-                pump(server_read, client_write, down, links.clone(), Reads::Bytes),
+                pump(
+                    client_read,
+                    server_write,
+                    (up, route.target),
+                    links.clone(),
+                    route.reads
+                ),
+                pump(
+                    server_read,
+                    client_write,
+                    (down, route.target),
+                    links.clone(),
+                    Reads::Bytes
+                ),
             );
             links.open.lock().expect("open connections").remove(&key);
         });
@@ -404,11 +439,18 @@ async fn connect(route: &Route) -> Option<TcpStream> {
 /// first message is rewritten ([`Reads::Election`]); else whatever each read returns. Ends
 /// once the end of stream is passed on, or when `to` fails or the proxies are gone (then
 /// nothing more is read).
-async fn pump(from: OwnedReadHalf, to: OwnedWriteHalf, cut: Cut, links: Arc<Links>, reads: Reads) {
+async fn pump(
+    from: OwnedReadHalf,
+    to: OwnedWriteHalf,
+    (cut, target): (Cut, usize),
+    links: Arc<Links>,
+    reads: Reads,
+) {
     let (queue, pieces) = mpsc::unbounded_channel();
     let link = Link {
         to,
         cut,
+        target,
         changes: links.changed.subscribe(),
         links: &links,
     };
@@ -506,6 +548,8 @@ async fn write_pieces(mut pieces: mpsc::UnboundedReceiver<Piece>, mut link: Link
 struct Link<'a> {
     to: OwnedWriteHalf,
     cut: Cut,
+    /// Which of its link's targets the connection goes to.
+    target: usize,
     links: &'a Links,
     changes: watch::Receiver<()>,
 }
@@ -516,7 +560,7 @@ impl Link<'_> {
     async fn pass(&mut self, bytes: &[u8]) -> bool {
         loop {
             self.changes.borrow_and_update();
-            if !self.links.is_cut(self.cut.0, self.cut.1) {
+            if !self.links.is_cut(self.cut, self.target) {
                 break;
             }
             if self.changes.changed().await.is_err() {
@@ -626,7 +670,10 @@ mod tests {
             .unwrap();
         assert_eq!(received, before);
         started.await.expect("the create started the cut");
-        assert!(proxies.links.is_cut(0, Direction::Up), "the create is held");
+        assert!(
+            proxies.links.is_cut((0, Direction::Up), 0),
+            "the create is held"
+        );
         assert!(proxies.heal(3));
         let mut received = vec![0; create.len()];
         inbound.read_exact(&mut received).await.unwrap();
@@ -670,5 +717,62 @@ mod tests {
         waited.await.expect("not held").unwrap();
         assert_eq!(&reply, b"reply");
         assert_eq!(proxies.heal_all(), vec![5]);
+    }
+
+    /// Writes `bytes` on `from` and says whether they reach `to` within `within`.
+    async fn passes(from: &mut TcpStream, to: &mut TcpStream, bytes: &[u8], within: u64) -> bool {
+        from.write_all(bytes).await.unwrap();
+        let mut received = vec![0; bytes.len()];
+        let read = to.read_exact(&mut received);
+        match tokio::time::timeout(Duration::from_millis(within), read).await {
+            Ok(read) => {
+                read.unwrap();
+                assert_eq!(received, bytes);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_client_cut_from_one_server_reaches_the_others_and_that_one_at_the_heal() {
+        let servers = [
+            TcpListener::bind("127.0.0.1:0").await.unwrap(),
+            TcpListener::bind("127.0.0.1:0").await.unwrap(),
+        ];
+        let addresses: Vec<String> = (servers.iter())
+            .map(|s| s.local_addr().unwrap().to_string())
+            .collect();
+        let proxies = Proxies::start(&addresses.join(","), 2).await.unwrap();
+        let listeners: Vec<&str> = proxies.connect_string(0).split(',').collect();
+        let mut to_cut = TcpStream::connect(listeners[0]).await.unwrap();
+        let (mut cut_end, _) = servers[0].accept().await.unwrap();
+        let mut to_other = TcpStream::connect(listeners[1]).await.unwrap();
+        let (mut other_end, _) = servers[1].accept().await.unwrap();
+        let other_client = proxies
+            .connect_string(1)
+            .split(',')
+            .next()
+            .unwrap()
+            .to_owned();
+        let mut other_client = TcpStream::connect(other_client).await.unwrap();
+        let (mut other_client_end, _) = servers[0].accept().await.unwrap();
+        proxies.cut_from_server(4, 0, 0);
+        // What a client sends is read as ZooKeeper's frames.
+        let (up, other, c1) = (frame(b"up"), frame(b"other"), frame(b"c1"));
+        assert!(
+            !passes(&mut to_cut, &mut cut_end, &up, 300).await,
+            "held up"
+        );
+        assert!(
+            !passes(&mut cut_end, &mut to_cut, b"down", 300).await,
+            "held down"
+        );
+        assert!(passes(&mut to_other, &mut other_end, &other, 30_000).await);
+        assert!(passes(&mut other_client, &mut other_client_end, &c1, 30_000).await);
+        assert_eq!(proxies.heal_all(), vec![4]);
+        let mut held = vec![0; up.len()];
+        cut_end.read_exact(&mut held).await.unwrap();
+        assert_eq!(held, up, "passed on at the heal");
     }
 }

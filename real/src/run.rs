@@ -208,6 +208,7 @@ fn may_end_session(fault: &Fault, client: u16) -> bool {
         | Fault::LagServer { .. }
         | Fault::SplitServers { .. }
         | Fault::SlowServerLinks { .. }
+        | Fault::CutFromServer { .. }
         | Fault::CrashServer { .. }
         | Fault::PauseServer { .. } => true,
         Fault::Heal | Fault::Delay { .. } | Fault::Drop { .. } => false,
@@ -666,6 +667,7 @@ fn is_network(fault: &Fault) -> bool {
             | Fault::Heal
             | Fault::IsolateFromPeers { .. }
             | Fault::LagServer { .. }
+            | Fault::CutFromServer { .. }
             | Fault::CrashServer {
                 server: ServerSelector::ServerOf(_),
                 ..

@@ -105,6 +105,19 @@ pub(crate) fn fault(fault: &Fault) -> String {
             named(*server, *resolved),
             lasting(*for_ms).unwrap_or_default()
         ),
+        Fault::CutFromServer {
+            client,
+            resolved,
+            for_ms,
+            ..
+        } => {
+            let server = fault.server_selector().expect("a selector");
+            format!(
+                "c{client} cut off from {}{}",
+                named(server, *resolved),
+                lasting(*for_ms).unwrap_or_default()
+            )
+        }
         Fault::LagServer {
             server,
             resolved,

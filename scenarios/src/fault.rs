@@ -66,10 +66,13 @@ pub enum Fault {
     /// into it, or a machine too loaded to keep up): the leader's proposals, commits and pings
     /// reach it late, so it acknowledges and applies each write `lag_ms` after the others,
     /// answers its clients' reads from state that old (their pings at once), and tells the
-    /// leader of its clients' sessions that much later. What it sends leaves on time. Below
-    /// syncLimit × tick, as validation requires: ZooKeeper's leader drops a follower whose
-    /// acknowledgements lag longer (`LearnerHandler`'s `SyncLimitCheck`), which is not
-    /// modelled.
+    /// leader of its clients' sessions that much later. What it sends leaves on time. A lag of
+    /// syncLimit × tick or more has the follower give up on the leader at its start (it hears
+    /// nothing that long), and, each time it joins again, the leader drop it (it hears nothing
+    /// from the follower for syncLimit after the follower took its log: `LearnerHandler`'s
+    /// read timeout): the follower reads the close a lag later, goes LOOKING (dropping its
+    /// clients) and joins again, while the lag lasts. A lagging leader hears its followers
+    /// that late, and loses its quorum the same way.
     LagServer {
         /// Which server, resolved when the fault starts.
         server: ServerSelector,
@@ -122,6 +125,26 @@ pub enum Fault {
         /// Loss probability of a message (of each transmission) in percent, 0..=99.
         #[serde(default)]
         loss_percent: u8,
+        /// Heal by itself after this long.
+        #[serde(default)]
+        for_ms: Option<u64>,
+    },
+    /// Cut one client off from one server of an ensemble, both ways, as a partition between
+    /// them: the client's connection to it falls silent, its read timeout ends it, and its
+    /// ZooKeeper client moves on to the next server of its list (resuming its session there
+    /// if it does so within the session timeout); the server's peers and the client's other
+    /// servers are not cut.
+    CutFromServer {
+        /// The cut client.
+        client: u16,
+        /// Which server, resolved when the fault starts: the client's own server
+        /// (`{"server_of": client}`) unless given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        server: Option<ServerSelector>,
+        /// The server `server` named when the fault started: recorded in traces, left out
+        /// of scenario files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resolved: Option<u16>,
         /// Heal by itself after this long.
         #[serde(default)]
         for_ms: Option<u64>,
@@ -420,6 +443,7 @@ impl Fault {
             Fault::Isolate { .. } => "isolate",
             Fault::IsolateFromPeers { .. } => "isolate_from_peers",
             Fault::LagServer { .. } => "lag_server",
+            Fault::CutFromServer { .. } => "cut_from_server",
             Fault::CrashServer { .. } => "crash_server",
             Fault::PauseServer { .. } => "pause_server",
             Fault::SplitServers { .. } => "split_servers",
@@ -444,6 +468,7 @@ impl Fault {
             | Fault::LagServer { for_ms, .. }
             | Fault::SplitServers { for_ms, .. }
             | Fault::SlowServerLinks { for_ms, .. }
+            | Fault::CutFromServer { for_ms, .. }
             | Fault::Delay { for_ms, .. }
             | Fault::Drop { for_ms, .. } => for_ms,
             Fault::RestartServer { down_ms } | Fault::CrashServer { down_ms, .. } => Some(down_ms),
@@ -476,8 +501,8 @@ impl Fault {
     }
 
     /// The selector of a fault addressed to one server of an ensemble (`isolate_from_peers`,
-    /// `lag_server`, `crash_server`, `pause_server`, a `slow_server_links` with a `server`);
-    /// `None` for any other fault.
+    /// `lag_server`, `cut_from_server`, `crash_server`, `pause_server`, a `slow_server_links`
+    /// with a `server`); `None` for any other fault.
     pub fn server_selector(&self) -> Option<ServerSelector> {
         match *self {
             Fault::IsolateFromPeers { server, .. }
@@ -485,6 +510,9 @@ impl Fault {
             | Fault::CrashServer { server, .. }
             | Fault::PauseServer { server, .. } => Some(server),
             Fault::SlowServerLinks { server, .. } => server,
+            Fault::CutFromServer { client, server, .. } => {
+                Some(server.unwrap_or(ServerSelector::ServerOf(client)))
+            }
             _ => None,
         }
     }
@@ -496,6 +524,7 @@ impl Fault {
         match &mut fault {
             Fault::IsolateFromPeers { resolved, .. }
             | Fault::LagServer { resolved, .. }
+            | Fault::CutFromServer { resolved, .. }
             | Fault::CrashServer { resolved, .. }
             | Fault::PauseServer { resolved, .. }
             | Fault::SlowServerLinks { resolved, .. } => *resolved = named,
@@ -509,6 +538,7 @@ impl Fault {
         match *self {
             Fault::IsolateFromPeers { resolved, .. }
             | Fault::LagServer { resolved, .. }
+            | Fault::CutFromServer { resolved, .. }
             | Fault::CrashServer { resolved, .. }
             | Fault::PauseServer { resolved, .. }
             | Fault::SlowServerLinks { resolved, .. } => resolved,

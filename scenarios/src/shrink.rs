@@ -101,6 +101,7 @@ pub fn shorter(scheduled: &ScheduledFault) -> Vec<ScheduledFault> {
                 | Fault::LagServer { for_ms, .. }
                 | Fault::SplitServers { for_ms, .. }
                 | Fault::SlowServerLinks { for_ms, .. }
+                | Fault::CutFromServer { for_ms, .. }
                 | Fault::Delay { for_ms, .. }
                 | Fault::Drop { for_ms, .. } => *for_ms = Some(d),
                 Fault::RestartServer { down_ms } | Fault::CrashServer { down_ms, .. } => {

@@ -14,6 +14,10 @@
 //!   fault starts (the trace records the fault with the server it named), whose messages to
 //!   and from its peers are lost from then on (`sim/src/links.rs`); a selector that names no
 //!   server (a client attached to none) starts and ends at once.
+//! - `cut_from_server`: the selector (by default the client's own server) is resolved as for
+//!   `isolate_from_peers`; what passes between that client and that server is lost from then
+//!   on, both ways (`sim/src/links.rs`), so the client's connection to it falls silent and
+//!   its read timeout sends it to the next server of its list.
 //! - `crash_server`: the selector is resolved as for `isolate_from_peers`; that server's
 //!   machine goes down (its node stops; its connections and what is sent to it are lost,
 //!   its log and applied state stay) and starts again `down_ms` later, LOOKING (see
@@ -192,6 +196,11 @@ impl Injector {
                     lag_ms,
                     ..
                 } => (self.links()).lag_from_peers(index, server, Duration::from_millis(lag_ms)),
+                Fault::CutFromServer {
+                    client,
+                    resolved: Some(server),
+                    ..
+                } => self.links().cut_client_from(index, client, server),
                 Fault::CrashServer {
                     resolved: Some(server),
                     ..
@@ -251,6 +260,7 @@ impl Injector {
             }
             Fault::IsolateFromPeers { .. }
             | Fault::LagServer { .. }
+            | Fault::CutFromServer { .. }
             | Fault::CrashServer { .. }
             | Fault::PauseServer { .. }
             | Fault::SplitServers { .. }
@@ -318,6 +328,7 @@ impl Injector {
             | Fault::LagServer { .. }
             | Fault::SplitServers { .. }
             | Fault::SlowServerLinks { .. }
+            | Fault::CutFromServer { .. }
             | Fault::Delay { .. }
             | Fault::Drop { .. } => {
                 // False when a heal ended it already.

@@ -1,8 +1,8 @@
 //! The network faults in force: cut, delayed and lossy links between the server and the
-//! clients, the links between the servers of an ensemble that are cut (one server's, or
-//! those between groups), late or slow, and the nodes whose process is down (their host
-//! answers with a reset). The wire consults this table for every datagram it sends; the
-//! fault injector adds and removes rules.
+//! clients (and between one client and one server of an ensemble), the links between the
+//! servers of an ensemble that are cut (one server's, or those between groups), late or slow,
+//! and the nodes whose process is down (their host answers with a reset). The wire consults
+//! this table for every datagram it sends; the fault injector adds and removes rules.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -95,6 +95,8 @@ pub struct Links {
     peer_splits: Vec<(usize, Vec<Vec<u16>>)>,
     /// The slow links between servers, each with its fault's id.
     peer_slows: Vec<(usize, SlowLinks)>,
+    /// The clients cut off from one server of an ensemble: fault id, client, server.
+    client_cuts: Vec<(usize, u16, u16)>,
     down: BTreeMap<Node, usize>,
     rng: GlobalRng,
 }
@@ -108,6 +110,7 @@ impl Links {
             peer_lags: Vec::new(),
             peer_splits: Vec::new(),
             peer_slows: Vec::new(),
+            client_cuts: Vec::new(),
             down: BTreeMap::new(),
             rng,
         }
@@ -159,6 +162,16 @@ impl Links {
         Duration::from_millis(ms)
     }
 
+    /// Cuts client `client` off from server `server` of an ensemble, both ways.
+    pub fn cut_client_from(&mut self, fault: usize, client: u16, server: u16) {
+        self.client_cuts.push((fault, client, server));
+    }
+
+    /// Whether a datagram between client `client` and server `server` of an ensemble is cut.
+    pub fn client_cut_from(&self, client: u16, server: u16) -> bool {
+        (self.client_cuts.iter()).any(|&(_, c, s)| (c, s) == (client, server))
+    }
+
     /// Makes what server `server` of an ensemble hears from its peers reach it `lag` late,
     /// on behalf of fault `fault`.
     pub fn lag_from_peers(&mut self, fault: usize, server: u16, lag: Duration) {
@@ -181,10 +194,11 @@ impl Links {
             + self.peer_lags.len()
             + self.peer_splits.len()
             + self.peer_slows.len()
+            + self.client_cuts.len()
     }
 
-    /// Removes the rules, peer cuts, lags, splits and slow links of fault `fault`; true when
-    /// it had any.
+    /// Removes the rules, peer cuts, lags, splits, slow links and client cuts of fault
+    /// `fault`; true when it had any.
     pub fn remove(&mut self, fault: usize) -> bool {
         let before = self.len();
         self.rules.retain(|(id, _)| *id != fault);
@@ -192,12 +206,13 @@ impl Links {
         self.peer_lags.retain(|(id, ..)| *id != fault);
         self.peer_splits.retain(|(id, _)| *id != fault);
         self.peer_slows.retain(|(id, _)| *id != fault);
+        self.client_cuts.retain(|(id, ..)| *id != fault);
         self.len() != before
     }
 
-    /// Removes every rule, peer cut, lag, split and slow link; returns the ids of the faults
-    /// that had some, in order (the rules' faults first, then the cuts', the lags', the
-    /// splits', the slow links').
+    /// Removes every rule, peer cut, lag, split, slow link and client cut; returns the ids of
+    /// the faults that had some, in order (the rules' faults first, then the cuts', the lags',
+    /// the splits', the slow links', the client cuts').
     pub fn clear(&mut self) -> Vec<usize> {
         let rules = self.rules.drain(..).map(|(id, _)| id);
         let mut ids: Vec<usize> = rules
@@ -205,6 +220,7 @@ impl Links {
             .chain(self.peer_lags.drain(..).map(|(id, ..)| id))
             .chain(self.peer_splits.drain(..).map(|(id, _)| id))
             .chain(self.peer_slows.drain(..).map(|(id, _)| id))
+            .chain(self.client_cuts.drain(..).map(|(id, ..)| id))
             .collect();
         ids.dedup();
         ids

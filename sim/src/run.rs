@@ -275,6 +275,7 @@ impl Sim {
                 Fault::Pause { client, .. }
                 | Fault::ExpireSession { client }
                 | Fault::Crash { client }
+                | Fault::CutFromServer { client, .. }
                     if client >= clients =>
                 {
                     return fail(field("client"), &client_range);
@@ -323,14 +324,7 @@ impl Sim {
                         "a fault the ensemble models (crash_server restarts one of its servers)",
                     );
                 }
-                Fault::IsolateFromPeers { server, .. }
-                | Fault::LagServer { server, .. }
-                | Fault::CrashServer { server, .. }
-                | Fault::PauseServer { server, .. }
-                | Fault::SlowServerLinks {
-                    server: Some(server),
-                    ..
-                } if !self.selects(server) => {
+                _ if (scheduled.fault.server_selector()).is_some_and(|s| !self.selects(s)) => {
                     return fail(
                         field("server"),
                         &format!(

@@ -21,6 +21,7 @@
 mod election;
 mod member;
 mod protocol;
+mod sync_limit;
 
 pub use election::ELECTION_MS;
 pub use member::{Recorded, recorded};

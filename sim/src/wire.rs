@@ -85,6 +85,18 @@ pub fn node_ip(node: Node) -> IpAddr {
     }
 }
 
+/// The server of an ensemble whose IP address `addr` has (server `n` at
+/// [`member_addr`]`(n, _)`), if any.
+pub fn member_of(addr: SocketAddr) -> Option<u16> {
+    match addr.ip() {
+        IpAddr::V4(ip) => match ip.octets() {
+            [10, 0, 0, host] => host.checked_sub(1).map(u16::from),
+            _ => None,
+        },
+        IpAddr::V6(_) => None,
+    }
+}
+
 /// The client whose IP address `addr` has, if any.
 pub fn client_of(addr: SocketAddr) -> Option<u16> {
     match addr.ip() {
@@ -353,8 +365,19 @@ impl Wire {
         crate::alarm::Alarm::new(self.network.time().clone())
     }
 
-    fn verdict(&self, to: Node) -> Verdict {
-        self.network.links().verdict(self.me, to)
+    /// The fate of a datagram to node `to` at `dst`: lost when it is between a client and a
+    /// server of an ensemble that `cut_from_server` cuts apart, else as the link table says.
+    fn verdict(&self, to: Node, dst: SocketAddr) -> Verdict {
+        let mut links = self.network.links();
+        let (client, server) = match (self.me, to) {
+            (Node::Client(client), Node::Server) => (client, member_of(dst)),
+            (Node::Server, Node::Client(client)) => (client, member_of(self.socket.local_addr())),
+            _ => return links.verdict(self.me, to),
+        };
+        if server.is_some_and(|server| links.client_cut_from(client, server)) {
+            return Verdict::Lost;
+        }
+        links.verdict(self.me, to)
     }
 
     /// Sends at once when nothing is in the way; otherwise a task of its own carries the
@@ -366,7 +389,7 @@ impl Wire {
         datagram: Datagram<M>,
         retry: Retry,
     ) {
-        match self.verdict(to) {
+        match self.verdict(to, dst) {
             Verdict::Send(delay) if delay.is_zero() => self.deliver(dst, datagram),
             verdict => {
                 let wire = self.clone();
@@ -406,7 +429,7 @@ impl Wire {
                     madsim::time::sleep(rto).await;
                     rto = (rto * 2).min(MAX_RTO);
                     retransmissions += 1;
-                    verdict = self.verdict(to);
+                    verdict = self.verdict(to, dst);
                 }
             }
         }

@@ -35,6 +35,7 @@ impl FaultSpan {
             | Fault::Crash { client } => vec![Lane::Client(client)],
             Fault::Partition { a, b, .. } => vec![node(a), node(b)],
             Fault::Isolate { node: n, .. } => vec![node(n)],
+            Fault::CutFromServer { client, .. } => vec![Lane::Client(client), Lane::Server],
             Fault::Delay { from, to, .. } | Fault::Drop { from, to, .. } => {
                 vec![node(from), node(to)]
             }

@@ -36,7 +36,8 @@ use frontend::FrontEnd;
 use madsim::rand::Rng;
 use madsim::time::Instant;
 
-use super::member::{Entry, Peer};
+use super::member::{Entry, Member, Peer};
+use super::sync_limit::SyncLimitCheck;
 use super::{Out, State};
 use crate::settings::tick;
 
@@ -74,12 +75,13 @@ pub(super) enum Role {
     Following { leader: u16, synced: bool },
     /// Leading since `since`, deciding on `prep` (its committed state with every change it
     /// proposed since), with per follower how much of its log it acknowledged (`None`: sent
-    /// the log, not acknowledged yet), and per session the server that owns it (where the
-    /// session was opened or last revalidated).
+    /// the log, not acknowledged yet) and, once it has, the check that it keeps up, and per
+    /// session the server that owns it (where the session was opened or last revalidated).
     Leading {
         since: Instant,
         prep: Box<FrontEnd>,
         followers: BTreeMap<u16, Option<usize>>,
+        checks: BTreeMap<u16, SyncLimitCheck>,
         owners: BTreeMap<SessionId, u16>,
     },
 }
@@ -115,8 +117,11 @@ impl State {
                 votes.insert(from, (vote, now));
                 self.elect();
             }
-            Role::Leading { followers, .. } => {
+            Role::Leading {
+                followers, checks, ..
+            } => {
                 followers.remove(&from);
+                checks.remove(&from);
                 member.post(from, Peer::Leading { from: me, epoch });
             }
             Role::Following { .. } => {}
@@ -138,14 +143,19 @@ impl State {
         }
     }
 
-    /// A follower joins this leader: it gets the log and how far it is committed.
+    /// A follower joins this leader: it gets the log and how far it is committed; the check
+    /// that it keeps up starts once it acknowledges that log.
     pub(super) fn on_join(&mut self, from: u16) {
         let now = self.time.now();
         let member = self.member();
-        let Role::Leading { followers, .. } = &mut member.role else {
+        let Role::Leading {
+            followers, checks, ..
+        } = &mut member.role
+        else {
             return;
         };
         followers.insert(from, None);
+        checks.remove(&from);
         member.heard.insert(from, now);
         let sync = Peer::Sync {
             from: member.id,
@@ -204,26 +214,32 @@ impl State {
     }
 
     /// A follower acknowledges the log up to `logged`: the leader commits what a quorum has.
+    /// Its first acknowledgement (of the log it joined with) starts its [`SyncLimitCheck`].
     pub(super) fn on_ack(&mut self, from: u16, epoch: u32, logged: usize, out: &mut Vec<Out>) {
         let now = self.time.now();
         let member = self.member();
         if member.epoch != epoch {
             return;
         }
-        let Role::Leading { followers, .. } = &mut member.role else {
+        let Role::Leading {
+            followers, checks, ..
+        } = &mut member.role
+        else {
             return;
         };
         let Some(acked) = followers.get_mut(&from) else {
             return;
         };
         *acked = Some(acked.unwrap_or(0).max(logged));
+        checks.entry(from).or_default().acked(logged);
         member.heard.insert(from, now);
         self.advance(out);
     }
 
-    /// Every tick/2: the leader pings its followers and checks it hears a quorum, a follower
-    /// checks it hears its leader (either goes LOOKING when it does not), and a LOOKING
-    /// server sends its vote to every peer and decides if it can.
+    /// Every tick/2: the leader drops each follower that left a proposal unacknowledged for
+    /// syncLimit ([`SyncLimitCheck`]) or went unheard that long, pings the others and checks it hears a quorum, a
+    /// follower checks it hears its leader (either goes LOOKING when it does not), and a
+    /// LOOKING server sends its vote to every peer and decides if it can.
     pub(super) fn beat(&mut self) -> Vec<Out> {
         let now = self.time.now();
         let member = self.member();
@@ -237,20 +253,18 @@ impl State {
         for peer in silent {
             member.tear_down(peer);
         }
-        let (me, epoch, upto) = (member.id, member.epoch, member.committed);
+        member.drop_overdue(now);
+        let me = member.id;
         let quorum = member.quorum();
         let alive = match &member.role {
             Role::Leading {
                 since, followers, ..
             } => {
                 let since = *since;
-                let followers: Vec<u16> = followers.keys().copied().collect();
-                let heard = (followers.iter())
+                let heard = (followers.keys())
                     .filter(|f| member.heard.get(f).is_some_and(heard_within))
                     .count();
-                for follower in followers {
-                    member.post(follower, Peer::Commit { epoch, upto });
-                }
+                member.post_commits();
                 heard_within(&since) || heard + 1 >= quorum
             }
             Role::Following { leader, .. } => member.heard.get(leader).is_some_and(heard_within),
@@ -295,11 +309,48 @@ impl State {
             since: now,
             prep,
             followers: BTreeMap::new(),
+            checks: BTreeMap::new(),
             owners: BTreeMap::new(),
         };
         let (me, epoch) = (member.id, member.epoch);
         for peer in member.peers() {
             member.post(peer, Peer::Leading { from: me, epoch });
+        }
+    }
+}
+
+impl Member {
+    /// A leader drops each follower that left a proposal unacknowledged for syncLimit
+    /// ([`SyncLimitCheck`]), or that it has not heard for syncLimit since it acknowledged the
+    /// leader's log (its `LearnerHandler`'s read timeout on the follower's socket):
+    /// `LearnerHandler.shutdown()` closes the connection, so the leader proposes nothing more
+    /// to it, and the follower reads the close after what was sent before it. The follower
+    /// counts again once it joins.
+    fn drop_overdue(&mut self, now: Instant) {
+        let limit = self.sync_limit;
+        let heard = &self.heard;
+        let Role::Leading {
+            followers, checks, ..
+        } = &mut self.role
+        else {
+            return;
+        };
+        let silent = |follower: &u16| {
+            heard
+                .get(follower)
+                .is_none_or(|at| now.duration_since(*at) >= limit)
+        };
+        let overdue: Vec<u16> = (checks.iter())
+            .filter(|(follower, check)| check.overdue(now, limit) || silent(follower))
+            .map(|(&follower, _)| follower)
+            .collect();
+        for follower in &overdue {
+            followers.remove(follower);
+            checks.remove(follower);
+        }
+        let epoch = self.epoch;
+        for follower in overdue {
+            self.post(follower, Peer::Close { epoch });
         }
     }
 }

@@ -34,10 +34,14 @@
 //! (syncLimit ticks without hearing the peer), which loses them: a follower that rejoins
 //! takes the leader's whole log again, and one that finds a gap in the numbered proposals
 //! goes LOOKING to rejoin. A lagging server (`lag_server`) hears its peers late on
-//! these links (`Wire::post`). Not modelled: a leader dropping a follower whose
-//! acknowledgements lag past syncLimit (ZooKeeper's `SyncLimitCheck`; validation keeps a lag
-//! below it), a session's requests ordered across its connections, snapshots (the log is
-//! never trimmed) and the byte-stream clients of programs.
+//! these links (`Wire::post`). The leader drops a follower it has not heard for syncLimit
+//! (its `LearnerHandler`'s read timeout) or that leaves a proposal unacknowledged that long
+//! (`SyncLimitCheck`, `sim/src/server/sync_limit.rs`): it stops proposing to it and closes
+//! its connection, and the follower, reading that close after what was sent before it, goes
+//! LOOKING and joins again; a joining follower answers no ping sent before the leader had its
+//! acknowledgement of the log (ZooKeeper's follower answers none before `UPTODATE`). Not
+//! modelled: a session's requests ordered across its connections, snapshots (the
+//! log is never trimmed) and the byte-stream clients of programs.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::SocketAddr;
@@ -58,6 +62,7 @@ use scenarios::scenario::ServerSettings;
 use trace::ServerSession;
 
 use super::election::{Role, Vote};
+use super::sync_limit::SyncLimitCheck;
 use super::{Control, Out, ServerHandle, Session, State, millis, send_all, yield_now};
 use crate::net::Network;
 use crate::pauses::Pauses;
@@ -169,10 +174,20 @@ pub(super) enum Peer {
         logged: usize,
     },
     /// Leader to follower, every tick/2 and after each commit: how far the log is committed
-    /// (`PING` and `COMMIT`).
-    Commit { epoch: u32, upto: usize },
+    /// (`PING` and `COMMIT`). The follower answers it (`answer`) only if the leader had its
+    /// acknowledgement of the leader's log when it sent it: ZooKeeper's follower answers no
+    /// ping before `UPTODATE`, which the leader sends on that acknowledgement.
+    Commit {
+        epoch: u32,
+        upto: usize,
+        answer: bool,
+    },
     /// Follower to leader, answering a `Commit`: the sessions its clients touched since.
     Touch { from: u16, sessions: Vec<SessionId> },
+    /// Leader to follower: the leader closed its connection to the follower, which left a
+    /// proposal unacknowledged for syncLimit (`LearnerHandler.shutdown()`); the follower reads
+    /// the end of that connection after what was sent on it before.
+    Close { epoch: u32 },
     /// Follower to leader: a client of connection `conn` asks for a session.
     Open {
         from: u16,
@@ -250,6 +265,26 @@ impl Member {
     /// Queues `message` for peer `to`.
     pub(super) fn post(&mut self, to: u16, message: Peer) {
         self.outbox.entry(to).or_default().push_back(message);
+    }
+
+    /// A leader tells every follower how far its log is committed (a ping, or a commit),
+    /// to be answered by those that acknowledged its log ([`Peer::Commit`]'s `answer`).
+    pub(super) fn post_commits(&mut self) {
+        let (epoch, upto) = (self.epoch, self.committed);
+        let followers: Vec<(u16, bool)> = match &self.role {
+            Role::Leading { followers, .. } => (followers.iter())
+                .map(|(&follower, acked)| (follower, acked.is_some()))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (follower, answer) in followers {
+            let commit = Peer::Commit {
+                epoch,
+                upto,
+                answer,
+            };
+            self.post(follower, commit);
+        }
     }
 
     /// Every other server's id.
@@ -360,10 +395,14 @@ impl ServerHandle {
         let role = if id == leader {
             let prep = Box::new(handle.lock().front.clone());
             let followers = (0..leader).map(|n| (n, Some(0))).collect();
+            let checks = (0..leader)
+                .map(|n| (n, SyncLimitCheck::default()))
+                .collect();
             Role::Leading {
                 since: now,
                 prep,
                 followers,
+                checks,
                 owners: BTreeMap::new(),
             }
         } else {
@@ -786,14 +825,27 @@ impl State {
                     });
                 }
             }
-            Peer::Commit { epoch, upto } => {
+            Peer::Commit {
+                epoch,
+                upto,
+                answer,
+            } => {
                 if self.follows_in(epoch) {
                     let member = self.member();
                     member.committed = member.committed.max(upto).min(member.log.len());
-                    let sessions = std::mem::take(&mut member.touched).into_iter().collect();
-                    let from = member.id;
-                    self.post_to_leader(Peer::Touch { from, sessions });
+                    if answer {
+                        let sessions = std::mem::take(&mut member.touched).into_iter().collect();
+                        let from = member.id;
+                        self.post_to_leader(Peer::Touch { from, sessions });
+                    }
                     self.catch_up(&mut out);
+                }
+            }
+            Peer::Close { epoch } => {
+                if self.follows_in(epoch) {
+                    // Its connection to the leader ended: it goes LOOKING (dropping its
+                    // clients) and joins again.
+                    out.extend(self.look());
                 }
             }
             Peer::Touch { from, sessions } => {
@@ -995,6 +1047,7 @@ impl State {
     /// The leader logs `txn`, decided on its prepared state, proposes it to every follower,
     /// and commits what a quorum has logged.
     fn propose(&mut self, txn: Txn, origin: Option<(u16, ConnId)>, out: &mut Vec<Out>) {
+        let now = self.time.now();
         let member = self.member();
         let entry = Entry {
             epoch: member.epoch,
@@ -1003,8 +1056,15 @@ impl State {
         };
         member.log.push(entry.clone());
         let (epoch, at) = (member.epoch, member.log.len() - 1);
-        let followers: Vec<u16> = match &member.role {
-            Role::Leading { followers, .. } => followers.keys().copied().collect(),
+        let followers: Vec<u16> = match &mut member.role {
+            Role::Leading {
+                followers, checks, ..
+            } => {
+                for check in checks.values_mut() {
+                    check.proposed(at, now);
+                }
+                followers.keys().copied().collect()
+            }
             _ => Vec::new(),
         };
         for follower in followers {
@@ -1028,13 +1088,9 @@ impl State {
         logged.push(member.log.len());
         logged.sort_unstable_by(|a, b| b.cmp(a));
         let synced = logged.len() >= quorum;
-        let followers: Vec<u16> = followers.keys().copied().collect();
         if synced && logged[quorum - 1] > member.committed {
             member.committed = logged[quorum - 1];
-            let (epoch, upto) = (member.epoch, member.committed);
-            for follower in followers {
-                member.post(follower, Peer::Commit { epoch, upto });
-            }
+            member.post_commits();
             self.catch_up(out);
         }
         if synced && !self.member().serving {

@@ -1,16 +1,18 @@
 //! A follower that hears its peers late (`lag_server`, `Links::lag_from_peers`): it applies
 //! each write its lag after the leader, so its clients read older state and wait that much
 //! longer for their own writes; and the leader, hearing of the follower's sessions that much
-//! later, expires a session whose client is connected and answered all along.
+//! later, expires a session whose client is connected and answered all along. A lag past
+//! syncLimit gets the follower dropped by the leader (`SyncLimitCheck`), and its clients move.
 
 use std::time::Duration;
 
 use coordination::session::{RawEvent, RawState};
 use madsim::time::{Instant, sleep};
+use scenarios::scenario::ServerSettings;
 
 use crate::ensemble::{
-    FOLLOWER, LEADER, SYNC_LIMIT, World, call, create, created, event, event_within, finds,
-    simulate,
+    FOLLOWER, LEADER, SETTINGS, SYNC_LIMIT, World, call, create, created, event, event_within,
+    finds, simulate,
 };
 
 /// Below syncLimit (2 s), above a round trip and a tick.
@@ -147,5 +149,53 @@ fn the_leader_expires_a_session_a_lagging_follower_keeps_serving() {
             }
         };
         assert_eq!(told, RawState::Expired);
+    });
+}
+
+/// syncLimit 5 ticks (500 ms) and sessions of 2 s: a lag between the two outlasts the
+/// leader's patience with a proposal but not the session.
+const SHORT_SYNC_LIMIT: ServerSettings = ServerSettings {
+    sync_limit: 5,
+    session_timeout_ms: 2_000,
+    ..SETTINGS
+};
+
+/// How many times `server` goes from following a leader to LOOKING within `within`, looked at
+/// every 50 ms.
+async fn drops_of(world: &World, server: u16, within: Duration) -> usize {
+    let server = &world.servers[usize::from(server)];
+    let step = Duration::from_millis(50);
+    let (mut drops, mut was) = (0, server.leader());
+    for _ in 0..within.as_millis() / step.as_millis() {
+        sleep(step).await;
+        let now = server.leader();
+        if was.is_some() && now.is_none() {
+            drops += 1;
+        }
+        was = now;
+    }
+    drops
+}
+
+#[test]
+fn a_follower_lagging_past_sync_limit_is_dropped_each_time_it_rejoins() {
+    simulate(16, || async {
+        let world = World::start_with(SHORT_SYNC_LIMIT).await;
+        world.lag(FOLLOWER, Duration::from_millis(800));
+        // At the lag's start the follower hears nothing for 800 ms, past syncLimit (500 ms),
+        // and gives up on the leader by its own read timeout. It finds the leader and takes
+        // its log, each a lag late, acknowledges at once, and answers the leader's pings,
+        // which it gets only from then on, a lag late: the leader, hearing nothing from it
+        // for syncLimit since the acknowledgement, drops it (`LearnerHandler`'s read
+        // timeout), and the follower reads the close a lag later; and so on while the lag
+        // lasts. Without the leader's check it would follow on after its first drop, a lag
+        // behind.
+        let drops = drops_of(&world, FOLLOWER, Duration::from_secs(5)).await;
+        assert!(drops >= 2, "dropped {drops} time(s)");
+        // Once the lag ends, it rejoins for good.
+        world.end_lag();
+        sleep(Duration::from_secs(3)).await;
+        assert_eq!(drops_of(&world, FOLLOWER, Duration::from_secs(3)).await, 0);
+        assert_eq!(world.servers[usize::from(FOLLOWER)].leader(), Some(LEADER));
     });
 }

@@ -4,6 +4,7 @@
 
 mod byte_streams;
 mod catalog;
+mod client_cut;
 mod determinism;
 mod elections;
 mod ensemble;
