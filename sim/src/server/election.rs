@@ -74,16 +74,25 @@ pub(super) enum Role {
     /// Following `leader`; `synced` once it took the leader's log.
     Following { leader: u16, synced: bool },
     /// Leading since `since`, deciding on `prep` (its committed state with every change it
-    /// proposed since), with per follower how much of its log it acknowledged (`None`: sent
-    /// the log, not acknowledged yet) and, once it has, the check that it keeps up, and per
-    /// session the server that owns it (where the session was opened or last revalidated).
+    /// proposed since), with per follower what it acknowledged (`None`: sent the log, not
+    /// acknowledged yet), and per session the server that owns it (where the session was
+    /// opened or last revalidated).
     Leading {
         since: Instant,
         prep: Box<FrontEnd>,
-        followers: BTreeMap<u16, Option<usize>>,
-        checks: BTreeMap<u16, SyncLimitCheck>,
+        followers: BTreeMap<u16, Option<Acked>>,
         owners: BTreeMap<SessionId, u16>,
     },
+}
+
+/// A follower that has acknowledged its leader's log: how much of it, and the check that it
+/// keeps up, which starts with that acknowledgement.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Acked {
+    /// How many entries of the log it acknowledged.
+    pub(super) logged: usize,
+    /// Whether it acknowledges the proposals sent since in time.
+    pub(super) check: SyncLimitCheck,
 }
 
 impl State {
@@ -117,11 +126,8 @@ impl State {
                 votes.insert(from, (vote, now));
                 self.elect();
             }
-            Role::Leading {
-                followers, checks, ..
-            } => {
+            Role::Leading { followers, .. } => {
                 followers.remove(&from);
-                checks.remove(&from);
                 member.post(from, Peer::Leading { from: me, epoch });
             }
             Role::Following { .. } => {}
@@ -148,14 +154,10 @@ impl State {
     pub(super) fn on_join(&mut self, from: u16) {
         let now = self.time.now();
         let member = self.member();
-        let Role::Leading {
-            followers, checks, ..
-        } = &mut member.role
-        else {
+        let Role::Leading { followers, .. } = &mut member.role else {
             return;
         };
         followers.insert(from, None);
-        checks.remove(&from);
         member.heard.insert(from, now);
         let sync = Peer::Sync {
             from: member.id,
@@ -221,24 +223,22 @@ impl State {
         if member.epoch != epoch {
             return;
         }
-        let Role::Leading {
-            followers, checks, ..
-        } = &mut member.role
-        else {
+        let Role::Leading { followers, .. } = &mut member.role else {
             return;
         };
         let Some(acked) = followers.get_mut(&from) else {
             return;
         };
-        *acked = Some(acked.unwrap_or(0).max(logged));
-        checks.entry(from).or_default().acked(logged);
+        let acked = acked.get_or_insert_with(Acked::default);
+        acked.logged = acked.logged.max(logged);
+        acked.check.acked(logged);
         member.heard.insert(from, now);
         self.advance(out);
     }
 
     /// Every tick/2: the leader drops each follower that left a proposal unacknowledged for
-    /// syncLimit ([`SyncLimitCheck`]) or went unheard that long, pings the others and checks it hears a quorum, a
-    /// follower checks it hears its leader (either goes LOOKING when it does not), and a
+    /// syncLimit ([`SyncLimitCheck`]) or went unheard that long, pings the others and checks
+    /// it hears a quorum, a follower checks it hears its leader (either goes LOOKING when it does not), and a
     /// LOOKING server sends its vote to every peer and decides if it can.
     pub(super) fn beat(&mut self) -> Vec<Out> {
         let now = self.time.now();
@@ -309,7 +309,6 @@ impl State {
             since: now,
             prep,
             followers: BTreeMap::new(),
-            checks: BTreeMap::new(),
             owners: BTreeMap::new(),
         };
         let (me, epoch) = (member.id, member.epoch);
@@ -329,10 +328,7 @@ impl Member {
     fn drop_overdue(&mut self, now: Instant) {
         let limit = self.sync_limit;
         let heard = &self.heard;
-        let Role::Leading {
-            followers, checks, ..
-        } = &mut self.role
-        else {
+        let Role::Leading { followers, .. } = &mut self.role else {
             return;
         };
         let silent = |follower: &u16| {
@@ -340,13 +336,14 @@ impl Member {
                 .get(follower)
                 .is_none_or(|at| now.duration_since(*at) >= limit)
         };
-        let overdue: Vec<u16> = (checks.iter())
-            .filter(|(follower, check)| check.overdue(now, limit) || silent(follower))
-            .map(|(&follower, _)| follower)
+        // Only a follower that acknowledged the log is checked.
+        let overdue: Vec<u16> = (followers.iter())
+            .filter_map(|(&follower, acked)| Some((follower, (*acked)?)))
+            .filter(|(follower, acked)| acked.check.overdue(now, limit) || silent(follower))
+            .map(|(follower, _)| follower)
             .collect();
         for follower in &overdue {
             followers.remove(follower);
-            checks.remove(follower);
         }
         let epoch = self.epoch;
         for follower in overdue {

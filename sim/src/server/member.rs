@@ -61,8 +61,7 @@ use scenarios::fault::Node;
 use scenarios::scenario::ServerSettings;
 use trace::ServerSession;
 
-use super::election::{Role, Vote};
-use super::sync_limit::SyncLimitCheck;
+use super::election::{Acked, Role, Vote};
 use super::{Control, Out, ServerHandle, Session, State, millis, send_all, yield_now};
 use crate::net::Network;
 use crate::pauses::Pauses;
@@ -394,15 +393,11 @@ impl ServerHandle {
         let leader = settings.ensemble - 1;
         let role = if id == leader {
             let prep = Box::new(handle.lock().front.clone());
-            let followers = (0..leader).map(|n| (n, Some(0))).collect();
-            let checks = (0..leader)
-                .map(|n| (n, SyncLimitCheck::default()))
-                .collect();
+            let followers = (0..leader).map(|n| (n, Some(Acked::default()))).collect();
             Role::Leading {
                 since: now,
                 prep,
                 followers,
-                checks,
                 owners: BTreeMap::new(),
             }
         } else {
@@ -1057,11 +1052,9 @@ impl State {
         member.log.push(entry.clone());
         let (epoch, at) = (member.epoch, member.log.len() - 1);
         let followers: Vec<u16> = match &mut member.role {
-            Role::Leading {
-                followers, checks, ..
-            } => {
-                for check in checks.values_mut() {
-                    check.proposed(at, now);
+            Role::Leading { followers, .. } => {
+                for acked in followers.values_mut().flatten() {
+                    acked.check.proposed(at, now);
                 }
                 followers.keys().copied().collect()
             }
@@ -1084,7 +1077,7 @@ impl State {
         let Role::Leading { followers, .. } = &member.role else {
             return;
         };
-        let mut logged: Vec<usize> = followers.values().flatten().copied().collect();
+        let mut logged: Vec<usize> = followers.values().flatten().map(|a| a.logged).collect();
         logged.push(member.log.len());
         logged.sort_unstable_by(|a, b| b.cmp(a));
         let synced = logged.len() >= quorum;
