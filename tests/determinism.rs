@@ -52,6 +52,9 @@ fn a_rerun_from_the_trace_is_identical() {
         "random-lagging-servers-leader-latch",
         "mutex-random-halves",
         "mutex-slow-lossy-server-links",
+        "mutex-quorum-loss-old-session",
+        "leader-latch-quorum-loss-old-session",
+        "mutex-rolling-restart",
     ] {
         let scenario = catalog.get(name).unwrap();
         for seed in 0..4 {

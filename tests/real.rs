@@ -763,7 +763,16 @@ fn a_scenario_passes_on_an_ensemble_whose_leader_is_killed_mid_run() {
 /// clients, on a server the command starts, which must leave an expectation unmet (exit 1):
 /// the runs' summaries.
 fn curators_unmet_runs(name: &str) -> Vec<Value> {
-    let args = [name, "--start-local", "--curator-in-place"];
+    curators_unmet_runs_on(name, &[])
+}
+
+/// [`curators_unmet_runs`] with `servers`' flags (`--ensemble 3`, or none for a standalone
+/// server).
+fn curators_unmet_runs_on(name: &str, servers: &[&str]) -> Vec<Value> {
+    let args: Vec<&str> = [name, "--start-local", "--curator-in-place"]
+        .into_iter()
+        .chain(servers.iter().copied())
+        .collect();
     let (code, out, runs) = real_runs(&format!("curator-{name}"), &args);
     assert_eq!(code, 1, "an expectation unmet: {out}");
     runs
@@ -776,15 +785,38 @@ const OLD_SESSION: &str = "leader-latch-downtime-old-session";
 /// Curator 5.4's own `LeaderLatch` in place of the clients of
 /// `leader-latch-downtime-old-session` leads through its old session's node after the server's
 /// downtime, and the other participant leads beside it once the server expires that session,
-/// in every run: `leader_unique_belief` and `live_session_exclusion` violated, the fence
-/// holding (the stale leader's token, its old node's czxid, is the older one). [`RUNS`] run; a
-/// failure shows the run's timeline, since its trace stays on the machine that ran it.
+/// in every run. [`RUNS`] run, checked by [`leads_through_its_old_node_beside_the_next`].
 #[test]
 #[ignore = "needs zookeeper and curator: scripts/test installs Debian's zookeeper and \
             libcurator-{recipes,framework,client}-java"]
 fn curator_5_4s_latch_leads_through_its_old_sessions_node_beside_the_next_leader() {
     let _serial = real::testing::one_server_at_a_time();
-    for run in &curators_unmet_runs(OLD_SESSION) {
+    leads_through_its_old_node_beside_the_next(&curators_unmet_runs(OLD_SESSION));
+}
+
+/// The same page's ensemble command: Curator 5.4's `LeaderLatch` in place of the clients of
+/// `leader-latch-quorum-loss-old-session` on three servers split from one another longer than
+/// T: the leader elected at the heal re-arms the old sessions, and the latch leads through its
+/// old session's node as after a standalone server's downtime. [`RUNS`] run.
+#[test]
+#[ignore = "needs zookeeper and curator: scripts/test installs Debian's zookeeper and \
+            libcurator-{recipes,framework,client}-java"]
+fn curator_5_4s_latch_leads_through_its_old_sessions_node_after_a_quorum_loss() {
+    let _serial = real::testing::one_server_at_a_time();
+    let runs = curators_unmet_runs_on(QUORUM_LOSS, &["--ensemble", "3"]);
+    leads_through_its_old_node_beside_the_next(&runs);
+}
+
+/// The ensemble scenario of the same page.
+const QUORUM_LOSS: &str = "leader-latch-quorum-loss-old-session";
+
+/// Each of Curator's latch `runs` shows CURATOR-696's chain: `leader_unique_belief` and
+/// `live_session_exclusion` violated, the fence holding (the stale leader's token, its old
+/// node's czxid, is the older one), and the leaderships in order: the first leader, the same
+/// participant again with its old node's token, then the other on a newer node. A failure
+/// shows the run's timeline, since its trace stays on the machine that ran it.
+fn leads_through_its_old_node_beside_the_next(runs: &[Value]) {
+    for run in runs {
         let trace = trace_of(run);
         let events = trace["events"].as_array().unwrap();
         let shown = format!("{run}\n{}", timeline(events));
