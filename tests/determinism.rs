@@ -55,6 +55,7 @@ fn a_rerun_from_the_trace_is_identical() {
         "mutex-quorum-loss-old-session",
         "leader-latch-quorum-loss-old-session",
         "mutex-rolling-restart",
+        "mutex-waiter-moves-to-another-server",
     ] {
         let scenario = catalog.get(name).unwrap();
         for seed in 0..4 {

@@ -4,9 +4,9 @@
 
 mod support;
 
-use support::{splitbrain, stderr, ten_run_page_sweep};
+use support::{json_of, scratch, splitbrain, stderr, ten_run_page_sweep};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// Runs `splitbrain real <scenario> --start-local --library zookeeper-async <placement>`
 /// expecting one line on stderr and exit code 2.
@@ -131,4 +131,96 @@ fn an_expired_leader_latch_is_never_told_and_stalls_the_election() {
     assert!(violating(&sweep, "progress") > 0, "{sweep:?}");
     assert_eq!(violating(&sweep, "live_session_exclusion"), 0, "{sweep:?}");
     assert_eq!(violating(&sweep, "leader_unique_fenced"), 0, "{sweep:?}");
+}
+
+/// One run of `splitbrain real <scenario> --start-local <servers> --library zookeeper-async
+/// --in-place` (a command of book/src/findings/zookeeper-async.md), with `--json` and a fresh
+/// `--out`, which must leave an expectation unmet: its summary, its trace's events, and a
+/// line per violation for failure messages.
+fn unmet_run(scenario: &str, servers: &[&str]) -> (Value, Vec<Value>) {
+    let out = scratch(&format!("zookeeper-async-{scenario}"));
+    let mut args = vec!["real", scenario, "--start-local"];
+    args.extend_from_slice(servers);
+    args.extend([
+        "--library",
+        "zookeeper-async",
+        "--in-place",
+        "--json",
+        "--out",
+    ]);
+    args.push(out.to_str().unwrap());
+    let output = splitbrain(&args);
+    let summary = json_of(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "an expectation unmet: {summary}"
+    );
+    let path = summary["trace"]
+        .as_str()
+        .expect("the summary names its trace");
+    let trace: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let events = trace["events"].as_array().unwrap().clone();
+    (summary, events)
+}
+
+/// Whether the run's summary lists `property` among its violations.
+fn violated(summary: &Value, property: &str) -> bool {
+    let violations = summary["violations"].as_array().unwrap();
+    violations.iter().any(|v| v["property"] == property)
+}
+
+/// The waiter breaks `progress` while the server's decisions and the fence hold.
+fn stalls_with_the_server_s_decisions_kept(summary: &Value) {
+    assert!(violated(summary, "progress"), "{summary}");
+    assert!(!violated(summary, "live_session_exclusion"), "{summary}");
+    assert!(!violated(summary, "mutual_exclusion_fenced"), "{summary}");
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_shared_lock_waiter_s_watch_is_lost_at_a_reconnect_and_it_never_acquires() {
+    // The server restarts within the session timeout: both clients keep their sessions, and
+    // the crate, which has no SetWatches, never sets the waiter's watch again. At the horizon
+    // the waiter's node is the only one, on its live session, the server holds no watch, and
+    // the waiter was never granted the lock.
+    let _serial = real::testing::one_server_at_a_time();
+    let (summary, events) = unmet_run("mutex-waiter-across-server-restart", &[]);
+    stalls_with_the_server_s_decisions_kept(&summary);
+    assert!(violated(&summary, "answered"), "{summary}");
+    let last = |kind: &str| {
+        let found = events.iter().rev().find(|e| e["kind"] == kind);
+        found
+            .unwrap_or_else(|| panic!("a {kind}: {summary}"))
+            .clone()
+    };
+    assert_eq!(last("watch_snapshot")["watches"], json!([]), "{summary}");
+    let sessions_of_the_waiter = (events.iter())
+        .filter(|e| e["client"] == 1 && e["kind"] == "raw_session")
+        .filter_map(|e| e["state"]["session"].as_u64())
+        .collect::<Vec<_>>();
+    let tree = last("tree_snapshot");
+    let owners = (tree["nodes"].as_array().unwrap().iter())
+        .filter_map(|node| node["ephemeral_owner"].as_u64())
+        .collect::<Vec<_>>();
+    assert_eq!(owners.len(), 1, "one lock node left: {tree}");
+    assert!(
+        sessions_of_the_waiter.contains(&owners[0]),
+        "the waiter's, on its session: {tree} {sessions_of_the_waiter:?}"
+    );
+    let granted = (events.iter())
+        .any(|e| e["client"] == 1 && e["kind"] == "notice" && e["notice"]["notice"] == "acquired");
+    assert!(!granted, "the waiter never acquires: {summary}");
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn a_shared_lock_waiter_cut_from_its_server_never_acquires() {
+    // Cut off from its server of three for longer than T: the crate notices the silent server
+    // no sooner than T (io.rs:371), so the session expires; had it moved in time, its watch
+    // would be lost as above. Either way the waiter never acquires.
+    let _serial = real::testing::one_server_at_a_time();
+    let ensemble = ["--ensemble", "3"];
+    let (summary, _) = unmet_run("mutex-waiter-moves-to-another-server", &ensemble);
+    stalls_with_the_server_s_decisions_kept(&summary);
 }
