@@ -56,6 +56,8 @@ fn a_rerun_from_the_trace_is_identical() {
         "leader-latch-quorum-loss-old-session",
         "mutex-rolling-restart",
         "mutex-waiter-moves-to-another-server",
+        "leader-selector-leader-crash",
+        "semaphore-rolling-restart",
     ] {
         let scenario = catalog.get(name).unwrap();
         for seed in 0..4 {

@@ -315,7 +315,7 @@ mod tests {
         let on_ensembles = (matrix.rows.iter())
             .filter(|row| row.args.server.ensemble == Some(3))
             .count();
-        assert_eq!((matrix.rows.len(), on_ensembles), (115, 47));
+        assert_eq!((matrix.rows.len(), on_ensembles), (127, 59));
     }
 
     #[test]
