@@ -217,8 +217,8 @@ fn a_shared_lock_waiter_s_watch_is_lost_at_a_reconnect_and_it_never_acquires() {
 #[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
 fn a_shared_lock_waiter_cut_from_its_server_never_acquires() {
     // Cut off from its server of three for longer than T: the crate notices the silent server
-    // no sooner than T (io.rs:371), so the session expires; had it moved in time, its watch
-    // would be lost as above. Either way the waiter never acquires.
+    // only about T after it fell silent (io.rs:371), so the session expires; had it moved in
+    // time, its watch would be lost as above. Either way the waiter never acquires.
     let _serial = real::testing::one_server_at_a_time();
     let ensemble = ["--ensemble", "3"];
     let (summary, _) = unmet_run("mutex-waiter-moves-to-another-server", &ensemble);
