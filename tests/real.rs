@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use scenarios::catalog::Catalog;
 use serde_json::{Value, json};
-use support::{json_of, scratch, section, splitbrain, stderr};
+use support::{json_of, real, scratch, section, splitbrain, stderr, trace_of, violated};
 
 /// Writes a scenario file of two `mutex` clients on `/locks/<name>`, each making
 /// `acquisitions` fenced holds of `hold_ms`, with the horizon and `properties`, in a fresh
@@ -50,21 +50,6 @@ fn releasing_at_lost(name: &str, test: &str) -> PathBuf {
     let file = scratch(test).join(format!("{name}.json"));
     std::fs::write(&file, serde_json::to_string(&scenario).unwrap()).unwrap();
     file
-}
-
-/// `splitbrain real <args> --json --out <a fresh directory>`: exit code and JSON.
-fn real(test: &str, args: &[&str]) -> (i32, Value) {
-    let dir = scratch(test);
-    let mut all = vec!["real", "--json", "--out", dir.to_str().unwrap()];
-    all.extend_from_slice(args);
-    let output = splitbrain(&all);
-    (output.status.code().unwrap_or(-1), json_of(&output))
-}
-
-/// The trace a `real --json` summary names, parsed.
-fn trace_of(out: &Value) -> Value {
-    let path = out["trace"].as_str().expect("the summary names its trace");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]
@@ -276,12 +261,6 @@ fn real_runs(test: &str, args: &[&str]) -> (i32, Value, Vec<Value>) {
     };
     assert_eq!(all.len(), RUNS, "{out}");
     (code, out, all)
-}
-
-/// Whether a run's summary lists `property` among its violations.
-fn violated(run: &Value, property: &str) -> bool {
-    let violations = run["violations"].as_array().unwrap();
-    violations.iter().any(|v| v["property"] == property)
 }
 
 /// `splitbrain real <scenario> --start-local --curator-in-place --runs <RUNS>` ([`real_runs`]): Curator's own

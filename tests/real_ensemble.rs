@@ -25,27 +25,19 @@ mod support;
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
-use support::{json_of, scratch, splitbrain, ten_run_page_sweep};
+use support::{real, ten_run_page_sweep, trace_of, violated};
 
 /// `splitbrain real <scenario> --start-local --ensemble 3 <extra> --json`, checked to have run
 /// on the ensemble without breaking `fence`: its summary and its trace.
 fn on_an_ensemble(test: &str, scenario: &str, extra: &[&str], fence: &str) -> (Value, Value) {
     let _serial = real::testing::one_server_at_a_time();
-    let dir = scratch(test);
-    let mut args = vec!["real", scenario, "--json", "--out", dir.to_str().unwrap()];
-    args.extend(["--start-local", "--ensemble", "3"]);
+    let mut args = vec![scenario, "--start-local", "--ensemble", "3"];
     args.extend_from_slice(extra);
-    let output = splitbrain(&args);
-    let out = json_of(&output);
-    assert!(matches!(output.status.code(), Some(0 | 1)), "{out}");
+    let (code, out) = real(test, &args);
+    assert!(matches!(code, 0 | 1), "{out}");
     assert_eq!(out["target"], "ensemble-3", "{out}");
-    let violations = out["violations"].as_array().unwrap();
-    assert!(
-        violations.iter().all(|v| v["property"] != fence),
-        "{fence}: {out}"
-    );
-    let path = out["trace"].as_str().expect("the summary names its trace");
-    let trace = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(!violated(&out, fence), "{fence}: {out}");
+    let trace = trace_of(&out);
     (out, trace)
 }
 

@@ -658,16 +658,9 @@ impl<'a> Injector<'a> {
             Fault::CutFromServer { client, .. } => {
                 let proxies =
                     (self.proxies.clone()).ok_or("no proxy between clients and servers")?;
-                self.record(fault_start(&fault));
-                proxies.cut_from_server(index, client, usize::from(server));
-                (self.resolved.lock().expect("resolved faults")).insert(index, fault.clone());
-                let Some(for_ms) = fault.duration_ms() else {
-                    return Ok(None);
-                };
-                let recorder = self.recorder.clone();
-                let heal = move || proxies.heal(index);
-                let healed = heal_after(Some(for_ms), heal, recorder, fault_end(&fault));
-                Ok(Some(Box::pin(healed)))
+                let start = || proxies.cut_from_server(index, client, usize::from(server));
+                let healer = proxies.clone();
+                Ok(self.start_lasting(index, fault, start, move || healer.heal(index)))
             }
             _ => Ok(self.on_peer_links(index, &members, fault, |cuts| {
                 cuts.cut_off(index, server);
@@ -713,17 +706,27 @@ impl<'a> Injector<'a> {
         fault: Fault,
         start: impl FnOnce(&PeerCuts),
     ) -> Option<Lasting<'a>> {
+        let cuts = members.cuts().clone();
+        let start_on = || start(members.cuts());
+        self.start_lasting(index, fault, start_on, move || cuts.heal(index))
+    }
+
+    /// Records fault `index`'s start (`fault`, with the server or groups it named), starts it
+    /// by `start`, and keeps it for a `heal` to record its end; the part that lasts ends it by
+    /// `heal` after the fault's `for_ms`, recording its end unless a `heal` ended it first
+    /// (without a `for_ms`, only a `heal` ends it).
+    fn start_lasting(
+        &self,
+        index: usize,
+        fault: Fault,
+        start: impl FnOnce(),
+        heal: impl FnOnce() -> bool + 'a,
+    ) -> Option<Lasting<'a>> {
         self.record(fault_start(&fault));
-        start(members.cuts());
+        start();
         (self.resolved.lock().expect("resolved faults")).insert(index, fault.clone());
         let for_ms = fault.duration_ms()?;
-        let (recorder, cuts) = (self.recorder.clone(), members.cuts().clone());
-        let healed = heal_after(
-            Some(for_ms),
-            move || cuts.heal(index),
-            recorder,
-            fault_end(&fault),
-        );
+        let healed = heal_after(Some(for_ms), heal, self.recorder.clone(), fault_end(&fault));
         Some(Box::pin(healed))
     }
 

@@ -92,3 +92,28 @@ pub fn ten_run_page_sweep(name: &str, scenario: &str, flags: &[&str]) -> serde_j
     );
     swept
 }
+
+/// `splitbrain real <args> --json --out <a fresh directory for the test `test`>`: its exit
+/// code and the JSON it printed.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn real(test: &str, args: &[&str]) -> (i32, serde_json::Value) {
+    let dir = scratch(test);
+    let mut all = vec!["real", "--json", "--out", dir.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let output = splitbrain(&all);
+    (output.status.code().unwrap_or(-1), json_of(&output))
+}
+
+/// The trace a `real --json` run's summary names, parsed.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn trace_of(out: &serde_json::Value) -> serde_json::Value {
+    let path = out["trace"].as_str().expect("the summary names its trace");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Whether a run's summary lists `property` among its violations.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn violated(run: &serde_json::Value, property: &str) -> bool {
+    let violations = run["violations"].as_array().unwrap();
+    violations.iter().any(|v| v["property"] == property)
+}

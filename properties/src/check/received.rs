@@ -13,12 +13,13 @@ use trace::{EventKind, ServerSession, Trace};
 use super::client_sessions::Sessions;
 
 /// The fired watches (those with a zxid) whose event reached the client of their session: the
-/// index of each one's `WatchFired`, with that of the client's `WatchDelivered`. Each connection delivers in order, so a client's watch event is the first
-/// fired for its session, of the same kind on the same node, not yet received. One still
-/// unreceived when the client's connection drops, when the server takes a new connection to
-/// the session, or when the client gives the session up, was sent on a connection that is gone
-/// and never arrives. (One fired after the server took the new connection arrives after the
-/// client records it connected: a `Connected` of the client's own forgets nothing.)
+/// index of each one's `WatchFired`, with that of the client's `WatchDelivered`. Each
+/// connection delivers in order, so a client's watch event is the first fired for its
+/// session, of the same kind on the same node, not yet received. One still unreceived when
+/// the client's connection drops, when the server takes a new connection to the session, or
+/// when the client gives the session up, was sent on a connection that is gone and never
+/// arrives. (One fired after the server took the new connection arrives after the client
+/// records it connected: a `Connected` of the client's own forgets nothing.)
 pub(super) fn received(trace: &Trace) -> BTreeMap<usize, usize> {
     let mut sessions = Sessions::default();
     let mut pending: BTreeMap<ClientSlot, Vec<(ZkEventKind, &Path, usize)>> = BTreeMap::new();

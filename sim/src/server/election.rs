@@ -238,8 +238,8 @@ impl State {
 
     /// Every tick/2: the leader drops each follower that left a proposal unacknowledged for
     /// syncLimit ([`SyncLimitCheck`]) or went unheard that long, pings the others and checks
-    /// it hears a quorum, a follower checks it hears its leader (either goes LOOKING when it does not), and a
-    /// LOOKING server sends its vote to every peer and decides if it can.
+    /// it hears a quorum, a follower checks it hears its leader (either goes LOOKING when it
+    /// does not), and a LOOKING server sends its vote to every peer and decides if it can.
     pub(super) fn beat(&mut self) -> Vec<Out> {
         let now = self.time.now();
         let member = self.member();
