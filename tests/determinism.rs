@@ -53,6 +53,7 @@ fn a_rerun_from_the_trace_is_identical() {
         "mutex-random-halves",
         "mutex-slow-lossy-server-links",
         "mutex-quorum-loss-old-session",
+        "mutex-quorum-loss-by-crashes",
         "leader-latch-quorum-loss-old-session",
         "mutex-rolling-restart",
         "mutex-waiter-moves-to-another-server",

@@ -18,7 +18,8 @@
 //! recorded as it was carried out (a split with its groups), and the fence holds.
 //! And a client cut off from its own server (`mutex-holder-cut-from-its-server`,
 //! `cut_from_server`): the trace records the cut with the server it named, and the client
-//! resumes its session on another server.
+//! resumes its session on another server. And two servers of three crashed together
+//! (`mutex-quorum-loss-by-crashes`): both are recorded, both serve again, and the fence holds.
 
 mod support;
 
@@ -211,6 +212,35 @@ fn the_leader_split_into_a_minority_is_recorded_and_the_fence_holds() {
     let scenario = "mutex-split-leader-in-minority";
     let (_, trace) = on_an_ensemble("split", scenario, &[], "mutual_exclusion_fenced");
     assert_eq!(split_groups(&trace), [json!([[2], [0, 1]])]);
+}
+
+#[test]
+#[ignore = "needs zookeeper: scripts/test installs Debian's zookeeper"]
+fn two_servers_crashed_together_come_back_and_the_fence_holds() {
+    let scenario = "mutex-quorum-loss-by-crashes";
+    let (_, trace) = on_an_ensemble("crashes", scenario, &[], "mutual_exclusion_fenced");
+    let resolved = |kind| -> Vec<Value> {
+        (faults(&trace, kind, "crash_server").iter())
+            .map(|f| f["resolved"].clone())
+            .collect()
+    };
+    assert_eq!(
+        resolved("fault_start"),
+        [json!(2), json!(1)],
+        "both down at once"
+    );
+    assert_eq!(
+        resolved("fault_end"),
+        [json!(2), json!(1)],
+        "both serve again"
+    );
+    let modes = (trace["events"].as_array().unwrap().iter())
+        .find(|e| e["kind"] == "server_modes")
+        .expect("the servers' modes at the horizon");
+    let serving = (modes["modes"].as_array().unwrap().iter())
+        .filter(|mode| *mode == "leader" || *mode == "follower")
+        .count();
+    assert_eq!(serving, 3, "{modes}");
 }
 
 /// A seed of `mutex-random-halves` whose schedule draws two splits.

@@ -85,8 +85,9 @@
 //! and keeps its lasting part (a pause's or a cut's duration, a restart's downtime, an
 //! expiry's round trip to the client's process) beside the schedule until it ends, when its
 //! end is recorded. Only a crash's start takes a few ms before the next fault can start (the
-//! dead process's last reports are read first), and a selector's resolution as long as the
-//! servers take to answer `srvr` (a paused server answers nothing: up to a second). The hard
+//! dead process's last reports are read first), and the resolution of a `leader` or
+//! `follower(k)` selector as long as the servers take to answer `srvr` (a paused server
+//! answers nothing: up to a second). The hard
 //! cases:
 //!
 //! - **Two pauses of one client** that overlap: the process is stopped at the first start and
@@ -101,16 +102,21 @@
 //!   ends with the dead process (its sessions expire on the server by themselves).
 //! - **A crash while the server restarts**: the new process starts at once and connects when
 //!   the server serves again, as a restarted simulated client does.
-//! - **Overlapping server downtimes are refused** before the run, in one line naming both
-//!   faults ([`refusal`]): a `restart_server` or `crash_server` scheduled before an earlier
-//!   one's `down_ms` is over. The simulator merges the crashes of one server into one
-//!   downtime; on a real ensemble a second SIGKILL of "the leader" would kill a second server
-//!   (the new leader) and take a 3-server ensemble's quorum away, a different fault, and a
-//!   second crash of the same server would kill it again as it starts; and the harness
-//!   restarts one server at a time, so serializing them would start the second late, which
-//!   this injector avoids. A downtime scheduled after the earlier one's `down_ms` but while
-//!   that server is still starting (0.4–1.6 s) waits until it serves, then kills its server:
-//!   its start is recorded then, late by that much.
+//! - **Overlapping crashes of distinct servers** run as in the simulator: each server falls
+//!   silent at its crash's start and is killed and started again at its end, and the
+//!   harness takes its hold on the ensemble only to kill, to start and to check on one server
+//!   (`Restarter::crash_and_restart`), so one server's restart never delays another's. A
+//!   server started again while too few others run waits (up to 40 s) until a quorum of them
+//!   does, and its fault ends when it has rejoined.
+//! - **Overlapping downtimes that may name one server are refused** before the run, in one
+//!   line naming both faults ([`refusal`]): a `restart_server`, or a `crash_server`
+//!   scheduled before an earlier downtime's `down_ms` is over that may name a server the
+//!   earlier brought down (the same `server(i)`, a `server(i)` after a crash of the leader
+//!   or of a follower, a `server_of` a client). The simulator merges the crashes of one
+//!   server into one downtime; on a real server a second SIGKILL would kill it again as it
+//!   starts, a different fault, and a `restart_server` of an ensemble's leader while another
+//!   server is down would take a second server down. A crash of the leader or of a follower
+//!   never names a server that is down (it answers no `srvr`), so it overlaps freely.
 //! - **Two pauses of one server** that overlap: as two pauses of one client, stopped at the
 //!   first start and continued at the last end. **A crash of a paused server** kills the
 //!   stopped JVM; the one started in its place is not stopped and the pause's end continues
@@ -229,55 +235,77 @@ pub fn refusal(
 
 /// One line naming the first two server downtimes in `schedule` (in time order: restarts of
 /// the server, crashes of one server of an ensemble) where the later starts before the
-/// earlier one's `down_ms` is over; see the module doc for why they are refused.
+/// earlier one's `down_ms` is over and both may bring down one server; see the module doc for
+/// why they are refused.
 fn overlapping_downtimes(
     scenario: &Scenario,
     seed: u64,
     schedule: &[ScheduledFault],
 ) -> Option<String> {
-    let downtimes = schedule
+    let downtimes: Vec<(&ScheduledFault, u64)> = schedule
         .iter()
         .filter_map(|scheduled| match scheduled.fault {
             Fault::RestartServer { down_ms } | Fault::CrashServer { down_ms, .. } => {
                 Some((scheduled, down_ms))
             }
             _ => None,
+        })
+        .collect();
+    for (later_at, &(scheduled, _)) in downtimes.iter().enumerate() {
+        let overlapped = downtimes[..later_at].iter().find(|(earlier, down_ms)| {
+            scheduled.at_ms < earlier.at_ms.saturating_add(*down_ms)
+                && !down_on_distinct_servers(&earlier.fault, &scheduled.fault)
         });
-    let mut down: Option<(&ScheduledFault, u64)> = None;
-    for (scheduled, down_ms) in downtimes {
-        if let Some((earlier, earlier_down_ms)) = down
-            && scheduled.at_ms < earlier.at_ms.saturating_add(earlier_down_ms)
-        {
-            let (kind, earlier_kind) = (scheduled.fault.kind(), earlier.fault.kind());
-            let why = match (&scheduled.fault, &earlier.fault) {
-                (Fault::RestartServer { .. }, Fault::RestartServer { .. }) => {
-                    "keeps the server down: overlapping server restarts are refused on a real \
-                     server (a second SIGKILL of an ensemble's leader kills a second server, not \
-                     one longer downtime as in the simulator)"
-                }
-                _ => {
-                    "keeps a server down: overlapping server crashes are refused on a real \
-                     ensemble (of the same server, a second SIGKILL, not one longer downtime as \
-                     in the simulator; of another, a second server down, which takes a \
-                     3-server ensemble's quorum away, and the harness restarts one server at a \
-                     time, so the later crash would start late)"
-                }
-            };
-            return Some(format!(
-                "{} ({kind} at {} ms) starts while {} ({earlier_kind} at {} ms, down \
-                 {earlier_down_ms} ms) {why}",
-                origin(scenario, seed, scheduled),
-                scheduled.at_ms,
-                origin(scenario, seed, earlier),
-                earlier.at_ms,
-            ));
-        }
-        let ends = |(f, d): (&ScheduledFault, u64)| f.at_ms.saturating_add(d);
-        if down.is_none_or(|earlier| ends(earlier) < ends((scheduled, down_ms))) {
-            down = Some((scheduled, down_ms));
-        }
+        let Some(&(earlier, earlier_down_ms)) = overlapped else {
+            continue;
+        };
+        let (kind, earlier_kind) = (scheduled.fault.kind(), earlier.fault.kind());
+        let why = match (&scheduled.fault, &earlier.fault) {
+            (Fault::CrashServer { .. }, Fault::CrashServer { .. }) => {
+                "keeps a server down: overlapping crashes are refused on a real ensemble when \
+                 they may name one server (the same `server(i)`, a `server(i)` after a role \
+                 that may have named it, or a `server_of` a client, whose server may be the \
+                 one down): a second SIGKILL as it starts again, not one longer downtime as in \
+                 the simulator"
+            }
+            _ => {
+                "keeps a server down: a restart overlapping another downtime is refused on a \
+                 real server (a second SIGKILL of an ensemble's leader kills a second server, \
+                 and of a standalone server the same one as it starts again, not one longer \
+                 downtime as in the simulator)"
+            }
+        };
+        return Some(format!(
+            "{} ({kind} at {} ms) starts while {} ({earlier_kind} at {} ms, down \
+             {earlier_down_ms} ms) {why}",
+            origin(scenario, seed, scheduled),
+            scheduled.at_ms,
+            origin(scenario, seed, earlier),
+            earlier.at_ms,
+        ));
     }
     None
+}
+
+/// Whether two crashes that overlap bring down two distinct servers, whatever the ensemble
+/// does meanwhile: each names a server by number and they differ, or the later names the
+/// leader or a follower (which the server the earlier brought down is not while it is down).
+fn down_on_distinct_servers(earlier: &Fault, later: &Fault) -> bool {
+    let (
+        Fault::CrashServer {
+            server: earlier, ..
+        },
+        Fault::CrashServer { server: later, .. },
+    ) = (earlier, later)
+    else {
+        return false;
+    };
+    match (earlier, later) {
+        (ServerSelector::ServerOf(_), _) | (_, ServerSelector::ServerOf(_)) => false,
+        (ServerSelector::Server(a), ServerSelector::Server(b)) => a != b,
+        (_, ServerSelector::Leader | ServerSelector::Follower(_)) => true,
+        (ServerSelector::Leader | ServerSelector::Follower(_), ServerSelector::Server(_)) => false,
+    }
 }
 
 /// Names a fault of seed `seed`'s schedule of `scenario`: `faults[i]` when the scenario lists
@@ -603,9 +631,16 @@ impl<'a> Injector<'a> {
         let selector = fault
             .server_selector()
             .ok_or("a fault addressed to no server")?;
-        let asked = members.clone();
-        let modes = (tokio::task::spawn_blocking(move || asked.modes()).await)
-            .map_err(|e| format!("reading the servers' modes: {e}"))?;
+        let modes = match selector {
+            ServerSelector::Leader | ServerSelector::Follower(_) => {
+                let asked = members.clone();
+                (tokio::task::spawn_blocking(move || asked.modes()).await)
+                    .map_err(|e| format!("reading the servers' modes: {e}"))?
+            }
+            // Named without the servers' roles: asking them would hold the fault up to a
+            // second per server that does not answer (one down, paused or crashed).
+            ServerSelector::Server(_) | ServerSelector::ServerOf(_) => vec![None; members.count()],
+        };
         let server_of = |client| (self.proxies.as_ref())?.server_of(client);
         let named = resolve(selector, &modes, server_of);
         let fault = fault.resolved_to(named);

@@ -52,7 +52,7 @@ pub const NOT_INSTALLED: &str =
 /// How long a standalone server may take to serve.
 const STANDALONE_START: Duration = Duration::from_secs(20);
 /// How long an ensemble may take to elect a leader and serve on every server.
-const ENSEMBLE_START: Duration = Duration::from_secs(40);
+pub(crate) const ENSEMBLE_START: Duration = Duration::from_secs(40);
 /// How many times a start is tried when a chosen port was taken before the server bound it.
 pub const START_ATTEMPTS: u32 = 3;
 /// Connect and read timeout of one four-letter-word exchange.
@@ -323,23 +323,39 @@ impl Server {
         within: Duration,
         accept: impl Fn(ServerMode) -> bool,
     ) -> Result<ServerMode, HarnessError> {
-        let deadline = Instant::now() + within;
-        loop {
-            self.check_alive()?;
-            if let Some(mode) = self.mode().filter(|m| accept(*m)) {
-                return Ok(mode);
-            }
-            if Instant::now() >= deadline {
-                return Err(HarnessError(format!(
-                    "zookeeper server {} did not serve on {} within {} s; its log: {}",
-                    self.id,
-                    self.client_addr(),
-                    within.as_secs(),
-                    self.log_path().display()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        let probe = || self.check_alive().map(|()| self.mode());
+        poll_serving(within, accept, probe)?.ok_or_else(|| self.not_serving(within))
+    }
+
+    /// The failure of a server that did not serve within `within`.
+    fn not_serving(&self, within: Duration) -> HarnessError {
+        HarnessError(format!(
+            "zookeeper server {} did not serve on {} within {} s; its log: {}",
+            self.id,
+            self.client_addr(),
+            within.as_secs(),
+            self.log_path().display()
+        ))
+    }
+}
+
+/// Asks `probe` for a server's mode every 50 ms until it gives one `accept`s (`Some`), or
+/// `within` has passed (`None`); a failure of `probe` (the server's process exited) ends the
+/// wait.
+pub(crate) fn poll_serving(
+    within: Duration,
+    accept: impl Fn(ServerMode) -> bool,
+    mut probe: impl FnMut() -> Result<Option<ServerMode>, HarnessError>,
+) -> Result<Option<ServerMode>, HarnessError> {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(mode) = probe()?.filter(|m| accept(*m)) {
+            return Ok(Some(mode));
         }
+        if Instant::now() >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -671,7 +687,8 @@ pub struct Ensemble {
     servers: Servers,
 }
 
-fn in_quorum(mode: ServerMode) -> bool {
+/// Whether a server in `mode` has rejoined its ensemble: it leads or follows.
+pub(crate) fn in_quorum(mode: ServerMode) -> bool {
     matches!(mode, ServerMode::Leader | ServerMode::Follower)
 }
 
@@ -796,13 +813,37 @@ impl Ensemble {
     /// Kills server `server` (if it runs), keeps it down for `down`, then starts it again on
     /// its data directory and waits until it has rejoined (serves as leader or follower).
     pub fn restart(&mut self, server: usize, down: Duration) -> Result<(), HarnessError> {
-        let server = self.servers.server(server)?;
-        server.kill();
+        self.kill(server)?;
         std::thread::sleep(down);
-        let result = server
-            .spawn()
-            .and_then(|()| server.wait_serving(ENSEMBLE_START, in_quorum));
-        self.servers.keep_on_error(result).map(drop)
+        self.spawn(server)?;
+        let probe = || self.alive(server).map(mode);
+        match poll_serving(ENSEMBLE_START, in_quorum, probe)? {
+            Some(_) => Ok(()),
+            None => Err(self.not_rejoined(server, ENSEMBLE_START)),
+        }
+    }
+
+    /// Starts server `server` again on its data directory, once [`Ensemble::kill`] killed it.
+    pub fn spawn(&mut self, server: usize) -> Result<(), HarnessError> {
+        let result = self.servers.server(server)?.spawn();
+        self.servers.keep_on_error(result)
+    }
+
+    /// Server `server`'s client address, or a failure when its process has exited.
+    pub fn alive(&mut self, server: usize) -> Result<SocketAddr, HarnessError> {
+        let server = self.servers.server(server)?;
+        let result = server.check_alive().map(|()| server.client_addr());
+        self.servers.keep_on_error(result)
+    }
+
+    /// The failure of server `server`, started again, not rejoining its ensemble (serving as
+    /// leader or follower) within `within`; its directory is kept.
+    pub fn not_rejoined(&mut self, server: usize, within: Duration) -> HarnessError {
+        self.servers.keep = true;
+        match self.servers.server(server) {
+            Ok(server) => server.not_serving(within),
+            Err(no_such_server) => no_such_server,
+        }
     }
 
     /// Stops every server. Idempotent; also done on drop.

@@ -4,10 +4,13 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use crate::local::{Ensemble, HarnessError, ServerMode, Settings, Standalone};
+use crate::local::{
+    ENSEMBLE_START, Ensemble, HarnessError, ServerMode, Settings, Standalone, in_quorum, mode,
+    poll_serving,
+};
 use crate::peers::PeerCuts;
 use crate::server_stops::ServerStops;
 
@@ -130,20 +133,22 @@ impl Restarter {
     /// SIGKILLs server `server` (`None`: in an ensemble, the leader `srvr` names; a
     /// standalone server is server 0, whatever `server` says), calls `killed`, and starts
     /// the server again on its data directory after `down`; returns once it serves again.
-    /// Blocks the calling thread, and holds the target meanwhile: a second restart waits
-    /// until this one's server serves.
+    /// Blocks the calling thread. A standalone server's restart holds the target throughout;
+    /// an ensemble's takes it only to kill, to start and to check on its server, so that
+    /// the restarts of distinct servers overlap (a server started again while another is
+    /// down rejoins once a quorum of them runs).
     pub fn crash_and_restart(
         &self,
         server: Option<usize>,
         down: Duration,
         killed: impl FnOnce(),
     ) -> Result<(), HarnessError> {
-        match &mut *self.0.lock().expect("local server") {
+        let server = match &mut *self.local() {
             Local::Standalone(standalone) => {
                 standalone.kill();
                 killed();
                 // `restart` kills the server first: it is dead already.
-                standalone.restart(down)
+                return standalone.restart(down);
             }
             Local::Ensemble(ensemble) => {
                 let server = match server {
@@ -153,16 +158,41 @@ impl Restarter {
                     })?,
                 };
                 ensemble.kill(server)?;
-                killed();
-                ensemble.restart(server, down)
+                server
             }
+        };
+        killed();
+        std::thread::sleep(down);
+        self.on_ensemble(|ensemble| ensemble.spawn(server))?;
+        let probe = || {
+            self.on_ensemble(|ensemble| ensemble.alive(server))
+                .map(mode)
+        };
+        match poll_serving(ENSEMBLE_START, in_quorum, probe)? {
+            Some(_) => Ok(()),
+            None => self.on_ensemble(|e| Err(e.not_rejoined(server, ENSEMBLE_START))),
+        }
+    }
+
+    fn local(&self) -> MutexGuard<'_, Local> {
+        self.0.lock().expect("local server")
+    }
+
+    /// `act` on the local ensemble, with the target held meanwhile.
+    fn on_ensemble<T>(
+        &self,
+        act: impl FnOnce(&mut Ensemble) -> Result<T, HarnessError>,
+    ) -> Result<T, HarnessError> {
+        match &mut *self.local() {
+            Local::Ensemble(ensemble) => act(ensemble),
+            Local::Standalone(_) => Err(HarnessError("the local server is standalone".into())),
         }
     }
 }
 
 /// The servers of a local ensemble as a fault addressed to one of them sees them: where to
 /// ask each for its mode, the cuts between them and their processes' pauses; read without the
-/// target's lock, which a restart of a server holds.
+/// target's lock, which a restart of a server takes.
 #[derive(Clone, Debug)]
 pub(crate) struct Members {
     client_addrs: Vec<SocketAddr>,

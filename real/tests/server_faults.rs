@@ -248,33 +248,42 @@ fn a_run_that_ends_during_a_server_pause_leaves_no_server_stopped() {
 }
 
 #[test]
-fn overlapping_server_crashes_are_refused_naming_both() {
-    let mut crashes = scenario("mutex-leader-crash");
+fn overlapping_crashes_run_on_distinct_servers_and_are_refused_naming_both_otherwise() {
     let refused = |scenario: &Scenario| {
         let schedule = scenario.fault_schedule(0);
         real::faults::refusal(scenario, 0, &schedule, Some(3))
     };
+    let crash = |at, server, down_ms| {
+        let fault = Fault::CrashServer {
+            server,
+            resolved: None,
+            down_ms,
+        };
+        ScheduledFault::at(at, fault)
+    };
+    let mut crashes = scenario("mutex-leader-crash");
     assert_eq!(
         refused(&crashes),
         None,
         "one crash runs on a local ensemble"
     );
-    // Its leader's crash at 500 ms keeps that server down for 3000 ms.
-    let follower = Fault::CrashServer {
-        server: ServerSelector::Follower(0),
-        resolved: None,
-        down_ms: 1000,
-    };
-    crashes.faults.push(ScheduledFault::at(2000, follower));
+    // Its leader's crash at 500 ms keeps that server down for 3000 ms: a follower, which
+    // that server is not while it is down, may go down beside it.
+    crashes
+        .faults
+        .push(crash(2000, ServerSelector::Follower(0), 1000));
+    assert_eq!(refused(&crashes), None);
+    // A server named by number may be the leader the first crash brought down.
+    crashes.faults[1] = crash(2000, ServerSelector::Server(1), 1000);
     assert_eq!(
         refused(&crashes).as_deref(),
         Some(
             "faults[1] (crash_server at 2000 ms) starts while faults[0] (crash_server at 500 \
-             ms, down 3000 ms) keeps a server down: overlapping server crashes are refused on \
-             a real ensemble (of the same server, a second SIGKILL, not one longer downtime as \
-             in the simulator; of another, a second server down, which takes a 3-server \
-             ensemble's quorum away, and the harness restarts one server at a time, so the \
-             later crash would start late)"
+             ms, down 3000 ms) keeps a server down: overlapping crashes are refused on a real \
+             ensemble when they may name one server (the same `server(i)`, a `server(i)` after \
+             a role that may have named it, or a `server_of` a client, whose server may be the \
+             one down): a second SIGKILL as it starts again, not one longer downtime as in the \
+             simulator"
         )
     );
     // Back to back (the second at the first's end) is no overlap; a pause overlaps freely.
@@ -286,6 +295,26 @@ fn overlapping_server_crashes_are_refused_naming_both() {
     };
     crashes.faults.push(ScheduledFault::at(1000, pause));
     assert_eq!(refused(&crashes), None);
+    // Servers named by number: distinct ones overlap, one of them twice does not, even when
+    // a crash of another comes between (the check is against every downtime in force).
+    let mut numbered = scenario("mutex-quorum-loss-by-crashes");
+    assert_eq!(refused(&numbered), None, "servers 2 and 1 down together");
+    numbered
+        .faults
+        .push(crash(4000, ServerSelector::Server(2), 1000));
+    let refusal = refused(&numbered).unwrap();
+    assert!(
+        refusal.starts_with(
+            "faults[2] (crash_server at 4000 ms) starts while faults[0] (crash_server at 1000 \
+             ms, down 8000 ms) keeps a server down"
+        ),
+        "{refusal}"
+    );
+    numbered.faults[2] = crash(4000, ServerSelector::ServerOf(0), 1000);
+    assert!(
+        refused(&numbered).is_some(),
+        "a client's server may be one that is down"
+    );
     // `--kill-leader-at 300` adds a restart of the leader, which the crash overlaps.
     let mut killed = scenario("mutex-leader-crash");
     let kill = Fault::RestartServer { down_ms: 2000 };
@@ -294,7 +323,7 @@ fn overlapping_server_crashes_are_refused_naming_both() {
     assert!(
         refusal.starts_with(
             "faults[0] (crash_server at 500 ms) starts while faults[1] (restart_server at 300 \
-             ms, down 2000 ms) keeps a server down"
+             ms, down 2000 ms) keeps a server down: a restart overlapping another downtime"
         ),
         "{refusal}"
     );
