@@ -54,6 +54,7 @@ fn a_rerun_from_the_trace_is_identical() {
         "mutex-slow-lossy-server-links",
         "mutex-quorum-loss-old-session",
         "mutex-quorum-loss-by-crashes",
+        "mutex-create-survives-election",
         "leader-latch-quorum-loss-old-session",
         "mutex-rolling-restart",
         "mutex-waiter-moves-to-another-server",

@@ -208,6 +208,13 @@ pub fn refusal(
         ));
     }
     for (index, scheduled) in scenario.faults.iter().enumerate() {
+        if scheduled.on_request.is_some() && scheduled.fault.starts_at_proposal() {
+            let kind = scheduled.fault.kind();
+            return Some(format!(
+                "faults[{index}]: {kind} with on_request has no real counterpart yet (it starts \
+                 at the leader's proposal of a write, which the proxies do not see)"
+            ));
+        }
         if let Some(why) = missing_counterpart(&scheduled.fault, local) {
             let kind = scheduled.fault.kind();
             return Some(format!(

@@ -415,10 +415,13 @@ pub struct ScheduledFault {
     pub at_ms: u64,
     /// What.
     pub fault: Fault,
-    /// When given, the fault starts not at `at_ms` but at the first request matching it that
-    /// the fault's client sends from then on (a partition between one client and the server,
-    /// or an isolation of one client): the cut is in force before that request leaves, so
-    /// the request itself is held. A fault whose request never comes never starts.
+    /// When given, the fault starts not at `at_ms` but at the first request matching it from
+    /// then on. A cut of one client's links (a partition between one client and the server,
+    /// or an isolation of one client) starts as that client sends it: the cut is in force
+    /// before the request leaves, so the request itself is held. A `crash_server` starts as
+    /// the ensemble's leader proposes any client's matching write (it has logged it and sent
+    /// its proposal to the followers, and does nothing more): whether the write survives is
+    /// the election's to decide. A fault whose request never comes never starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_request: Option<RequestTrigger>,
 }
@@ -475,6 +478,19 @@ impl Fault {
             Fault::PauseServer { pause_ms, .. } => Some(pause_ms),
             Fault::Heal | Fault::ExpireSession { .. } | Fault::Crash { .. } => None,
         }
+    }
+
+    /// Whether a request may start this fault ([`ScheduledFault::on_request`]): a cut of one
+    /// client's links, as that client sends it, or a crash of a server, as the leader
+    /// proposes it ([`Fault::starts_at_proposal`]).
+    pub fn may_start_at_request(&self) -> bool {
+        self.requesting_client().is_some() || self.starts_at_proposal()
+    }
+
+    /// Whether a request starts this fault as the ensemble's leader proposes it, not as a
+    /// client sends it: a `crash_server`.
+    pub fn starts_at_proposal(&self) -> bool {
+        matches!(self, Fault::CrashServer { .. })
     }
 
     /// The client a request of which may start this fault (see

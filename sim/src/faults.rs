@@ -38,8 +38,9 @@
 //!   kept, see [`crate::server`]).
 //!
 //! Instantaneous faults record their start and end at the same instant. A network fault with
-//! an `on_request` is armed at its time and starts at its client's request
-//! (`sim/src/trigger.rs`); it ends `for_ms` after that.
+//! an `on_request` is armed at its time and starts at its client's request, a `crash_server`
+//! with one at the leader's proposal of a matching write (`sim/src/trigger.rs`); each ends
+//! its `for_ms` (`down_ms`) after that.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -127,6 +128,10 @@ impl Injector {
                 index = started.next() => {
                     let index: usize = index.expect("the injector holds a sender");
                     armed -= 1;
+                    let fault = &schedule[index].fault;
+                    if fault.starts_at_proposal() {
+                        self.start(index, fault, &schedule, &mut under_way);
+                    }
                     if let Some(lasts) = schedule[index].fault.duration_ms() {
                         let end = self.network.time().now() + Duration::from_millis(lasts);
                         timeline.insert((end, Step::End, index));
@@ -151,15 +156,15 @@ impl Injector {
         }
     }
 
-    /// Arms fault `index`, which starts at its client's request (see `sim/src/trigger.rs`);
-    /// `started` is told when it starts.
+    /// Arms fault `index`, which starts at a request (see `sim/src/trigger.rs`): a cut at its
+    /// client's, a server's crash at the leader's proposal of any client's; `started` is told
+    /// when it fires (a cut has started then, a crash is started on that word).
     fn arm(&self, index: usize, scheduled: &ScheduledFault, started: UnboundedSender<usize>) {
-        let (Some(trigger), Some(client)) = (
-            scheduled.on_request.clone(),
-            scheduled.fault.requesting_client(),
-        ) else {
-            unreachable!("validated: on_request only on a cut of one client's links");
+        let Some(trigger) = scheduled.on_request.clone() else {
+            unreachable!("armed: it has an on_request");
         };
+        let client = scheduled.fault.requesting_client();
+        debug_assert!(client.is_some() || scheduled.fault.starts_at_proposal());
         self.network.triggers().arm(Armed {
             index,
             fault: scheduled.fault.clone(),

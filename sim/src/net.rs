@@ -78,7 +78,7 @@ impl Network {
         self.links.lock().expect("links lock")
     }
 
-    /// The faults armed to start at a client's request.
+    /// The faults armed to start at a request.
     pub(crate) fn triggers(&self) -> &Triggers {
         &self.triggers
     }

@@ -336,11 +336,11 @@ impl Sim {
                 }
                 _ => {}
             }
-            if scheduled.on_request.is_some() && scheduled.fault.requesting_client().is_none() {
+            if scheduled.on_request.is_some() && !scheduled.fault.may_start_at_request() {
                 return fail(
                     field("on_request"),
-                    "only on a partition between one client and the server or an isolation of \
-                     one client",
+                    "only on a partition between one client and the server, an isolation of one \
+                     client or a crash_server",
                 );
             }
         }

@@ -1,8 +1,11 @@
 //! Faults that start at a request (a scenario fault's `on_request`): the injector arms them
-//! at their `at_ms`, and the client's session task fires them just before a matching request
-//! leaves, so that the cut is in force for that request itself. A trigger fires once, the
-//! first time a request of its client matches it; a heal does not disarm one that has not
-//! fired (it ends faults in force, and this one is not yet).
+//! at their `at_ms`. A cut of one client's links is fired by the client's session task just
+//! before a matching request leaves, so that the cut is in force for that request itself; a
+//! crash of a server is fired by the ensemble's leader as it proposes a matching write of any
+//! client, after it has handed its proposal to the network, and the injector carries it out
+//! at that instant, before the leader runs again. A trigger fires once, the first time a
+//! request matches it; a heal does not disarm one that has not fired (it ends faults in
+//! force, and this one is not yet).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,10 +22,12 @@ use crate::recorder::Recorder;
 pub(crate) struct Armed {
     /// Its index in the run's schedule (the key of its rules in the link table).
     pub index: usize,
-    /// The fault, recorded when it starts.
+    /// The fault, recorded when it starts (a crash of a server, by the injector as it
+    /// starts it).
     pub fault: Fault,
-    /// The client whose request starts it.
-    pub client: u16,
+    /// The client whose request starts it: `None` for one the leader fires, on any client's
+    /// proposal.
+    pub client: Option<u16>,
     /// Which requests start it.
     pub trigger: RequestTrigger,
     /// The rules it puts in the link table.
@@ -49,21 +54,10 @@ impl Triggers {
         self.any.store(true, Ordering::Relaxed);
     }
 
-    /// Starts every armed fault that `client`'s `request`, about to be sent, matches: each is
+    /// Starts every armed cut that `client`'s `request`, about to be sent, matches: each is
     /// recorded, its rules enter `links`, and its injector is told.
     pub(crate) fn fire(&self, client: u16, request: &Request, links: &Mutex<Links>) {
-        if !self.any.load(Ordering::Relaxed) {
-            return;
-        }
-        let fired: Vec<Armed> = {
-            let mut armed = self.armed();
-            let (op, path) = (RequestOp::of(request), request.path().as_str());
-            let matches = |a: &mut Armed| a.client == client && a.trigger.matches(op, path);
-            let fired = armed.extract_if(.., matches).collect();
-            self.any.store(!armed.is_empty(), Ordering::Relaxed);
-            fired
-        };
-        for armed in fired {
+        for armed in self.take_matching(Some(client), request) {
             let fault = armed.fault.clone();
             armed.recorder.record(None, EventKind::FaultStart { fault });
             let mut links = links.lock().expect("links lock");
@@ -72,6 +66,28 @@ impl Triggers {
             }
             let _ = armed.started.unbounded_send(armed.index);
         }
+    }
+
+    /// Tells the injector of every armed server fault that the leader's proposal of
+    /// `request` matches, for it to start the fault now.
+    pub(crate) fn fire_at_proposal(&self, request: &Request) {
+        for armed in self.take_matching(None, request) {
+            let _ = armed.started.unbounded_send(armed.index);
+        }
+    }
+
+    /// Disarms and returns the triggers of `client` (`None`: the leader's) that `request`
+    /// matches.
+    fn take_matching(&self, client: Option<u16>, request: &Request) -> Vec<Armed> {
+        if !self.any.load(Ordering::Relaxed) {
+            return Vec::new();
+        }
+        let mut armed = self.armed();
+        let (op, path) = (RequestOp::of(request), request.path().as_str());
+        let matches = |a: &mut Armed| a.client == client && a.trigger.matches(op, path);
+        let fired = armed.extract_if(.., matches).collect();
+        self.any.store(!armed.is_empty(), Ordering::Relaxed);
+        fired
     }
 
     fn armed(&self) -> std::sync::MutexGuard<'_, Vec<Armed>> {

@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::catalog::Catalog;
 use crate::fault::{Fault, RequestOp, ServerGroups, ServerSelector};
 
 fn base() -> Value {
@@ -486,7 +487,7 @@ fn seed_ranges_parse_like_the_command_line() {
 }
 
 #[test]
-fn a_cut_can_start_at_its_client_s_request_and_only_a_cut_can() {
+fn a_cut_or_a_server_s_crash_can_start_at_a_request_and_nothing_else_can() {
     let mut value = base();
     value["faults"] = json!([{
         "at_ms": 0,
@@ -509,13 +510,23 @@ fn a_cut_can_start_at_its_client_s_request_and_only_a_cut_can() {
         "no on_request written"
     );
 
+    let crash_at_proposal = (Catalog::builtin().expect("the embedded catalog parses"))
+        .get("mutex-create-survives-election")
+        .expect("in the catalog")
+        .faults[0]
+        .clone();
+    assert!(crash_at_proposal.on_request.is_some());
+    assert!(crash_at_proposal.fault.starts_at_proposal());
+    assert_eq!(crash_at_proposal.fault.requesting_client(), None);
+
     let on_pause = error_after("/faults/0", |fault| {
         fault["on_request"] = json!({"op": "create"});
     });
     assert_eq!(
         on_pause,
         "unit.json: /faults/0/on_request: expected on_request only on a partition between one \
-         client and the server or an isolation of one client, found on_request on pause"
+         client and the server, an isolation of one client or a crash_server, found on_request \
+         on pause"
     );
     let unknown_op = error_after("/faults/0", |fault| {
         fault["fault"] = json!({"kind": "isolate", "node": {"client": 0}});

@@ -515,13 +515,13 @@ fn check_scheduled(s: &Scenario, scheduled: &ScheduledFault, at: &str) -> Check 
     }
 }
 
-/// A request can start only a cut of one client's links.
+/// A request can start only a cut of one client's links or a crash of a server.
 fn check_trigger(scheduled: &ScheduledFault, trigger: &RequestTrigger, at: &str) -> Check {
     require(
-        scheduled.fault.requesting_client().is_some(),
+        scheduled.fault.may_start_at_request(),
         &format!("{at}/on_request"),
-        "on_request only on a partition between one client and the server or an isolation \
-         of one client",
+        "on_request only on a partition between one client and the server, an isolation of \
+         one client or a crash_server",
         format!("on_request on {}", scheduled.fault.kind()),
     )?;
     let found = format!("{:?}", trigger.path_contains);

@@ -68,6 +68,7 @@ use crate::pauses::Pauses;
 use crate::recorder::Recorder;
 use crate::settings::{negotiate, tick};
 use crate::stream::Segment;
+use crate::trigger::Triggers;
 use crate::wire::{
     ConnId, Datagram, QUORUM_PORT, Resume, SERVER_PORT, ToClient, ToServer, Wire, member_addr,
 };
@@ -258,6 +259,8 @@ pub(super) struct Member {
     pauses: Pauses,
     /// Whether its node has started once (a later start is a restart after a crash).
     started: bool,
+    /// The run's faults armed to start at a request, which a leader's proposal may fire.
+    triggers: Triggers,
 }
 
 impl Member {
@@ -431,6 +434,7 @@ impl ServerHandle {
             down: 0,
             pauses: Pauses::default(),
             started: false,
+            triggers: handle.network.triggers().clone(),
         };
         handle.lock().member = Some(member);
         handle
@@ -1063,6 +1067,11 @@ impl State {
         for follower in followers {
             let entry = entry.clone();
             member.post(follower, Peer::Propose { epoch, at, entry });
+        }
+        // A crash armed for this write's proposal is carried out once the leader yields, by
+        // when its proposals have gone out (`sim/src/trigger.rs`).
+        if let Txn::Write { request, .. } = &entry.txn {
+            self.member().triggers.fire_at_proposal(request);
         }
         self.advance(out);
     }

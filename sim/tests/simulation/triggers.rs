@@ -1,12 +1,18 @@
-//! Faults that start at a client's request (a scheduled fault's `on_request`): the cut is in
-//! force before the request leaves, so the server sees it only once the cut heals; a cut
-//! whose request never comes never starts.
+//! Faults that start at a request (a scheduled fault's `on_request`): a cut is in force
+//! before its client's request leaves, so the server sees it only once the cut heals; a cut
+//! whose request never comes never starts. A crash of the leader at its proposal of a create
+//! leaves the create to the election, which commits it.
 
-use coordination::zk::Request;
-use scenarios::fault::{RequestOp, RequestTrigger, ScheduledFault};
-use trace::{EventKind, Trace};
+use coordination::ids::ClientSlot;
+use coordination::recipes::Notice;
+use coordination::session::RawState;
+use coordination::zk::{OpOk, Request, ZkError};
+use scenarios::fault::{Fault, RequestOp, RequestTrigger, ScheduledFault};
+use trace::{Event, EventKind, Trace};
 
-use crate::query::{at, cut_off, find, index, on, run, sim, workload};
+use crate::query::{
+    at, catalog_scenario, cut_off, find, index, on, run, run_checked, sim, workload,
+};
 
 /// Client 1 cut off for `for_ms` from its first request of kind `op` on a path containing
 /// `path_contains` (armed from the start).
@@ -94,4 +100,81 @@ fn a_cut_whose_request_never_comes_never_starts() {
         .filter(|e| matches!(&e.kind, EventKind::Notice { notice } if crate::query::is_acquired(notice)))
         .count();
     assert_eq!(granted, 2, "the armed cut holds nothing up");
+}
+
+/// `mutex-create-survives-election`, seeds 0..5: the leader crashes as it proposes client 1's
+/// lock-node create, after the client sent it and before any server applied it; the client is
+/// answered `connection_loss`; the next leader applies the create all the same, and client 1
+/// holds through that node (protected mode found it), creating no other, every property
+/// holding.
+#[test]
+fn a_create_the_leader_proposed_as_it_crashed_is_committed_by_the_next_leader() {
+    let scenario = catalog_scenario("mutex-create-survives-election");
+    let client = Some(ClientSlot(1));
+    for seed in 0..5 {
+        let trace = run_checked(&scenario, seed);
+        let mine = |e: &&Event| e.client == client;
+        let creates: Vec<(u64, _)> = (trace.events.iter().filter(mine))
+            .filter_map(|e| match &e.kind {
+                EventKind::OpSent {
+                    op,
+                    request: Request::Create { path, .. },
+                } if path.as_str().contains("-lock-") => Some((e.t, *op)),
+                _ => None,
+            })
+            .collect();
+        let [(sent, op)] = creates[..] else {
+            panic!("seed {seed}: one lock-node create of client 1, found {creates:?}");
+        };
+        let crashed = first(&trace, |e| match &e.kind {
+            EventKind::FaultStart {
+                fault: Fault::CrashServer { .. },
+            } => Some(e.t),
+            _ => None,
+        });
+        let answered = first(&trace, |e| match &e.kind {
+            EventKind::Reply { op: o, result } if mine(&e) && *o == op => Some(result.clone()),
+            _ => None,
+        });
+        let session = first(&trace, |e| match &e.kind {
+            EventKind::RawSession {
+                state: RawState::Connected { session, .. },
+            } if mine(&e) => Some(*session),
+            _ => None,
+        });
+        let (applied, created) = first(&trace, |e| match &e.kind {
+            EventKind::OpApplied {
+                session: s,
+                op: o,
+                result: Ok(OpOk::Created { stat, .. }),
+                ..
+            } if *s == session && *o == op => Some((e.t, stat.czxid)),
+            _ => None,
+        });
+        let token = first(&trace, |e| match &e.kind {
+            EventKind::Notice {
+                notice: Notice::Acquired { token, .. },
+            } if mine(&e) => Some(*token),
+            _ => None,
+        });
+        assert!(
+            sent < crashed && crashed < applied,
+            "seed {seed}: {sent} {crashed} {applied}"
+        );
+        assert_eq!(answered, Err(ZkError::ConnectionLoss), "seed {seed}");
+        assert_eq!(
+            token,
+            created.into(),
+            "seed {seed}: holds through the surviving node"
+        );
+    }
+}
+
+/// What `pick` picks from the first event of `trace` it picks from.
+fn first<T>(trace: &Trace, pick: impl Fn(&Event) -> Option<T>) -> T {
+    trace
+        .events
+        .iter()
+        .find_map(pick)
+        .expect("an event of the kind")
 }
