@@ -47,7 +47,12 @@
 //!     again at once on its data directory, by the machinery of `restart_server`, and the
 //!     fault ends when it serves again (as leader or follower). A bare SIGKILL would be a
 //!     process's crash instead, whose host resets its connections at once: that is
-//!     `restart_server` (`--kill-leader-at`).
+//!     `restart_server` (`--kill-leader-at`). With an `on_request` it is armed at its time
+//!     and starts as the leader first sends a follower a proposal carrying the trigger's
+//!     path text, whatever the request (the peer proxies search what leaders send,
+//!     `real::peers`): the proxy stops that leader before it passes the proposal on, so the
+//!     follower logs it and no server commits it, and the fault is recorded with that
+//!     server; one whose proposal has not come when every workload is done never starts.
 //!   - `pause_server`: that server's JVM (its process group) is stopped (SIGSTOP) for
 //!     `pause_ms`, then continued (SIGCONT); its clients and peers hear nothing meanwhile, and
 //!     what they sent waits in its sockets, as in the simulator.
@@ -208,13 +213,6 @@ pub fn refusal(
         ));
     }
     for (index, scheduled) in scenario.faults.iter().enumerate() {
-        if scheduled.on_request.is_some() && scheduled.fault.starts_at_proposal() {
-            let kind = scheduled.fault.kind();
-            return Some(format!(
-                "faults[{index}]: {kind} with on_request has no real counterpart yet (it starts \
-                 at the leader's proposal of a write, which the proxies do not see)"
-            ));
-        }
         if let Some(why) = missing_counterpart(&scheduled.fault, local) {
             let kind = scheduled.fault.kind();
             return Some(format!(
@@ -464,15 +462,16 @@ impl<'a> Injector<'a> {
                 Some(ended) = lasting.next(), if !lasting.is_empty() => ended?,
                 () = &mut no_more, if starting => {
                     starting = false;
-                    // A cut armed for a request that has not come never starts now.
-                    if let Some(proxies) = &self.proxies {
-                        proxies.disarm_all();
-                    }
+                    // A fault armed for a request that has not come never starts now.
+                    self.disarm_all();
                 }
                 () = tokio::time::sleep_until(at.unwrap_or(start).into()), if at.is_some() => {
                     let (index, scheduled) = due.next().expect("a fault is due");
                     let named = move |why: String| format!("fault_schedule[{index}] ({}): {why}", scheduled.fault.kind());
                     let started = match &scheduled.on_request {
+                        Some(trigger) if scheduled.fault.starts_at_proposal() => {
+                            self.arm_at_proposal(&scheduled.fault, trigger).map(Some)
+                        }
                         Some(trigger) => self.arm(index, &scheduled.fault, trigger.clone()).map(Some),
                         None => self.start(index, &scheduled.fault, schedule).await,
                     };
@@ -484,11 +483,12 @@ impl<'a> Injector<'a> {
         }
     }
 
-    /// Continues every server a pause stops now, and waits until no restart of a server is
-    /// under way (a run that ended during one leaves its thread running): the server serves
-    /// again, or failed to start. The future borrows nothing, so the client processes can be
-    /// killed before it is awaited.
+    /// Disarms what has not started, continues every server a pause stops now, and waits
+    /// until no restart of a server is under way (a run that ended during one leaves its
+    /// thread running): the server serves again, or failed to start. The future borrows
+    /// nothing, so the client processes can be killed before it is awaited.
     pub fn settle(self) -> impl Future<Output = ()> + use<> {
+        self.disarm_all();
         if let Some(members) = &self.members {
             members.stops().resume_all();
         }
@@ -595,6 +595,16 @@ impl<'a> Injector<'a> {
             }
         };
         Ok(Some(lasting))
+    }
+
+    /// Disarms every fault armed for a request that has not come: it never starts.
+    fn disarm_all(&self) {
+        if let Some(proxies) = &self.proxies {
+            proxies.disarm_all();
+        }
+        if let Some(members) = &self.members {
+            members.cuts().disarm_proposals();
+        }
     }
 
     /// Arms fault `index` (a cut of one client's links) to start at that client's request
@@ -783,10 +793,27 @@ impl<'a> Injector<'a> {
         server: Option<usize>,
         down: Down,
     ) -> Result<Lasting<'a>, String> {
+        let fault = fault.clone();
+        self.restart_when(down, move || Some(Ok((server, fault))))
+    }
+
+    /// [`Injector::restart`] of the server `named` names, with the fault to record, once it
+    /// does (on the restart's thread, which it blocks): `None` when it never will, and the
+    /// restart ends without a record; an error ends it with that error.
+    fn restart_when(
+        &self,
+        down: Down,
+        named: impl FnOnce() -> Option<Result<(Option<usize>, Fault), String>> + Send + 'static,
+    ) -> Result<Lasting<'a>, String> {
         let restarter = self.restarter.clone().ok_or("no local server to restart")?;
-        let (recorder, fault) = (self.recorder.clone(), fault.clone());
+        let recorder = self.recorder.clone();
         let (outcome, restarted) = oneshot::channel();
         let thread = tokio::task::spawn_blocking(move || {
+            let (server, fault) = match named() {
+                None => return drop(outcome.send(Ok(()))),
+                Some(Err(error)) => return drop(outcome.send(Err(error))),
+                Some(Ok(named)) => named,
+            };
             let downtime = match down {
                 Down::Killed(downtime) => downtime,
                 Down::SilentFor(silent) => {
@@ -809,6 +836,41 @@ impl<'a> Injector<'a> {
         Ok(Box::pin(async move {
             (restarted.await).unwrap_or_else(|_| Err("the restart stopped".into()))
         }))
+    }
+
+    /// Arms fault `index`'s crash of a server to start as the ensemble's leader sends a
+    /// follower a proposal carrying `trigger`'s path text (the peer proxies read it): the
+    /// leader is stopped there, before the proxy passes the proposal on and so before any
+    /// commit of it, its start recorded with that server; then it is down as any
+    /// `crash_server`. A crash disarmed before its proposal came ends without a record.
+    fn arm_at_proposal(
+        &self,
+        fault: &Fault,
+        trigger: &RequestTrigger,
+    ) -> Result<Lasting<'a>, String> {
+        let members = (self.members.clone()).ok_or("no local ensemble to act on a server of")?;
+        let Fault::CrashServer { down_ms, .. } = *fault else {
+            return Err("only a crash_server starts at a proposal".into());
+        };
+        let (named_tx, named) = std::sync::mpsc::channel();
+        let (stops, recorder, armed) = (
+            members.stops().clone(),
+            self.recorder.clone(),
+            fault.clone(),
+        );
+        members
+            .cuts()
+            .arm_proposal(&trigger.path_contains, move |leader| {
+                let fault = armed.resolved_to(u16::try_from(leader).ok());
+                // Never given back: the process is killed stopped.
+                let stopped = stops.pause(leader).map(|_stopped_until_killed| {
+                    recorder.record(None, fault_start(&fault));
+                    (Some(leader), fault)
+                });
+                let _ = named_tx.send(stopped);
+            });
+        let silent = Down::SilentFor(Duration::from_millis(down_ms));
+        self.restart_when(silent, move || named.recv().ok())
     }
 
     fn client(&self, client: u16) -> Client<'a> {

@@ -1,7 +1,9 @@
 //! Proxies between the servers of a local ensemble, so that a server can be cut off from its
 //! peers while its clients still reach it (a scenario's `isolate_from_peers`), the servers
 //! split into groups (`split_servers`), a server hear its peers late (`lag_server`), or the
-//! links between servers be slow and lossy (`slow_server_links`).
+//! links between servers be slow and lossy (`slow_server_links`); and so that a fault can
+//! start as the leader sends its followers a proposal (`crash_server` with `on_request`):
+//! what a leader sends a follower is searched for the text armed for it.
 //!
 //! Each server's configuration lists itself at its real quorum and election ports and each
 //! peer at two listeners of these proxies: one proxy per ordered pair of servers and port
@@ -123,6 +125,19 @@ impl PeerCuts {
         self.links.heal_all()
     }
 
+    /// Arms `started` to be called, with the leader's index, on the peer proxies' thread as a
+    /// leader first sends a follower a proposal carrying `text` (a path, or part of one), and
+    /// before the proxy passes it on: a fault started there acts while the proposal is on its
+    /// way and before any commit of it.
+    pub fn arm_proposal(&self, text: &str, started: impl FnOnce(usize) + Send + 'static) {
+        self.links.arm_proposal(text.as_bytes().to_vec(), started);
+    }
+
+    /// Disarms every fault armed for a proposal that has not come.
+    pub fn disarm_proposals(&self) {
+        self.links.disarm_proposals();
+    }
+
     /// Both directions of the links of `pairs` (ordered pairs of servers).
     fn both_ways(&self, pairs: impl Iterator<Item = (u16, u16)>) -> Vec<Cut> {
         pairs
@@ -181,7 +196,7 @@ impl PeerProxies {
                 link,
                 reads,
             };
-            routes.push((quorum, route(to.quorum, Reads::Bytes)));
+            routes.push((quorum, route(to.quorum, Reads::Quorum)));
             let reply_at = back.election.to_string();
             routes.push((election, route(to.election, Reads::Election { reply_at })));
         }

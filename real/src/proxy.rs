@@ -63,6 +63,14 @@ struct ArmedCut {
     started: Box<dyn FnOnce() + Send>,
 }
 
+/// A fault armed to start as a leader sends its followers a text (`Links::arm_proposal`).
+struct ArmedProposal {
+    text: Vec<u8>,
+    /// Called with the leader's index as the first piece carrying the text is read, before it
+    /// is passed on.
+    started: Box<dyn FnOnce(usize) + Send>,
+}
+
 /// How late a lagging direction passes on each piece it reads.
 #[derive(Clone, Debug)]
 pub(crate) enum Late {
@@ -91,6 +99,8 @@ pub(crate) struct Links {
     /// that made them (a client cut off from one server: `cut_from_server`).
     target_cuts: Mutex<BTreeMap<usize, (u16, usize)>>,
     armed: Mutex<Vec<ArmedCut>>,
+    /// The faults armed to start at a leader's proposal (peer proxies only).
+    proposals: Mutex<Vec<ArmedProposal>>,
     changed: watch::Sender<()>,
     /// The open connections by the order they were accepted in: their link and target.
     open: Mutex<BTreeMap<u64, (u16, usize)>>,
@@ -106,6 +116,7 @@ impl Links {
             lags: Mutex::default(),
             target_cuts: Mutex::default(),
             armed: Mutex::default(),
+            proposals: Mutex::default(),
             changed: watch::Sender::new(()),
             open: Mutex::default(),
             serials: AtomicU64::new(0),
@@ -182,6 +193,39 @@ impl Links {
         let target_cuts = self.target_cuts.lock().expect("target cuts");
         cuts.values().flatten().any(|&c| c == cut)
             || (target_cuts.values()).any(|&(link, t)| (link, t) == (cut.0, target))
+    }
+
+    /// Arms `started` to be called with a leader's index as the leader's stream to a follower
+    /// first carries `text` (its proposal of a write on a path with that text: a request's own
+    /// path reaches the leader on the follower's side of the connection, not this one).
+    pub fn arm_proposal(&self, text: Vec<u8>, started: impl FnOnce(usize) + Send + 'static) {
+        (self.proposals.lock().expect("armed proposals")).push(ArmedProposal {
+            text,
+            started: Box::new(started),
+        });
+    }
+
+    /// Disarms every fault armed for a proposal that has not come (their `started` is never
+    /// called).
+    pub fn disarm_proposals(&self) {
+        self.proposals.lock().expect("armed proposals").clear();
+    }
+
+    /// Starts the faults armed for a text that `leader`'s stream carries in `read`, or across
+    /// the end of what came `before` it and `read`.
+    fn spot_proposals(&self, leader: usize, before: &[u8], read: &[u8]) {
+        let fired: Vec<ArmedProposal> = {
+            let mut armed = self.proposals.lock().expect("armed proposals");
+            let carried = |a: &mut ArmedProposal| {
+                let kept = before.len().min(a.text.len().saturating_sub(1));
+                let window = [&before[before.len() - kept..], read].concat();
+                !a.text.is_empty() && window.windows(a.text.len()).any(|w| w == a.text)
+            };
+            armed.extract_if(.., carried).collect()
+        };
+        for armed in fired {
+            (armed.started)(leader);
+        }
     }
 
     /// Starts every cut armed for `client`'s `request`, about to be passed on.
@@ -355,8 +399,17 @@ pub(crate) struct Route {
 pub(crate) enum Reads {
     /// A ZooKeeper client's frames: their requests start the cuts armed for them.
     ClientRequests,
-    /// Bytes the proxy does not read (a server's quorum traffic).
+    /// Bytes the proxy does not read.
     Bytes,
+    /// A follower's quorum connection to its leader: bytes, and what the leader sends back is
+    /// read for the texts armed to start a fault at its proposal ([`Reads::FromLeader`]).
+    Quorum,
+    /// What leader `leader` sends a follower ([`Direction::Down`] of a quorum connection):
+    /// bytes, each read searched for the texts armed for a proposal before it is passed on.
+    FromLeader {
+        /// The leader's index.
+        leader: usize,
+    },
     /// A server's election connection: its first message names the server's own election
     /// address, which the peer connects back to, so the proxy puts `reply_at` there (the
     /// proxy by which that peer reaches the server); then bytes.
@@ -364,6 +417,16 @@ pub(crate) enum Reads {
         /// `host:port` of the proxy the peer must connect back through.
         reply_at: String,
     },
+}
+
+impl Reads {
+    /// What the connected side of a connection to `target` sends back ([`Direction::Down`]).
+    fn back_from(&self, target: usize) -> Reads {
+        match self {
+            Reads::Quorum => Reads::FromLeader { leader: target },
+            _ => Reads::Bytes,
+        }
+    }
 }
 
 /// Accepts connections on `listener` and pairs each with one to `route.to` (see [`connect`]);
@@ -380,6 +443,7 @@ pub(crate) async fn accept(listener: TcpListener, route: Route, links: Arc<Links
             let _ = outbound.set_nodelay(true);
             let (client_read, client_write) = inbound.into_split();
             let (server_read, server_write) = outbound.into_split();
+            let back = route.reads.back_from(route.target);
             let up = (route.link, Direction::Up);
             let down = (route.link, Direction::Down);
             let key = links.serials.fetch_add(1, Ordering::Relaxed);
@@ -397,7 +461,7 @@ pub(crate) async fn accept(listener: TcpListener, route: Route, links: Arc<Links
                     client_write,
                     (down, route.target),
                     links.clone(),
-                    Reads::Bytes
+                    back
                 ),
             );
             links.open.lock().expect("open connections").remove(&key);
@@ -419,7 +483,9 @@ const PEER_CONNECT_RETRY: std::time::Duration = std::time::Duration::from_millis
 async fn connect(route: &Route) -> Option<TcpStream> {
     let attempts = match route.reads {
         Reads::ClientRequests => 1,
-        Reads::Bytes | Reads::Election { .. } => PEER_CONNECT_ATTEMPTS,
+        Reads::Bytes | Reads::Quorum | Reads::FromLeader { .. } | Reads::Election { .. } => {
+            PEER_CONNECT_ATTEMPTS
+        }
     };
     for attempt in 0..attempts {
         if attempt > 0 {
@@ -474,6 +540,10 @@ struct Piece {
 
 /// Reads `from` into `queue` as [`pump`] says, each piece stamped with its due time, until
 /// the end of the stream (queued too) or until the writer is gone.
+/// How much of a leader's last read is kept to find a text that spans two reads: longer
+/// than any path a scenario names.
+const SPANNED: usize = 4096;
+
 async fn read_pieces(
     mut from: OwnedReadHalf,
     cut: Cut,
@@ -499,8 +569,15 @@ async fn read_pieces(
     }
     let mut chunk = vec![0; 64 * 1024];
     let mut frames = matches!(reads, Reads::ClientRequests).then(Frames::default);
+    // What a leader sent last, for a text that spans two reads.
+    let mut before: Vec<u8> = Vec::new();
     loop {
         let read = from.read(&mut chunk).await.unwrap_or(0);
+        if let Reads::FromLeader { leader } = reads {
+            links.spot_proposals(leader, &before, &chunk[..read]);
+            before.extend_from_slice(&chunk[..read]);
+            before.drain(..before.len().saturating_sub(SPANNED));
+        }
         let passed = match frames.as_mut() {
             Some(frames) if read == 0 => queued(Some(frames.rest()), None),
             None => queued(Some(chunk[..read].to_vec()), None),

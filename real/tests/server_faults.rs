@@ -328,16 +328,3 @@ fn overlapping_crashes_run_on_distinct_servers_and_are_refused_naming_both_other
         "{refusal}"
     );
 }
-
-#[test]
-fn a_crash_at_the_leader_s_proposal_is_refused_before_the_run() {
-    let scenario = scenario("mutex-create-survives-election");
-    let schedule = scenario.fault_schedule(0);
-    assert_eq!(
-        real::faults::refusal(&scenario, 0, &schedule, Some(3)).as_deref(),
-        Some(
-            "faults[0]: crash_server with on_request has no real counterpart yet (it starts at \
-             the leader's proposal of a write, which the proxies do not see)"
-        )
-    );
-}
