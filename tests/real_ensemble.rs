@@ -103,6 +103,16 @@ fn run_through_a_fault_on_the_holder_s_server(
     assert!(resolved.is_some_and(|s| s < 3), "{}", started[0]);
 }
 
+/// The one fault of kind `fault` that `trace` records starting, checked to have named a
+/// server of the three.
+fn the_one_started<'a>(trace: &'a Value, fault: &str) -> &'a Value {
+    let started = faults(trace, "fault_start", fault);
+    assert_eq!(started.len(), 1, "{started:?}");
+    let resolved = started[0]["resolved"].as_u64();
+    assert!(resolved.is_some_and(|s| s < 3), "{}", started[0]);
+    started[0]
+}
+
 /// The sessions client `client` was connected with, in order, and the times it lost a
 /// connection, from its `raw_session` events.
 fn connections(trace: &Value, client: u64) -> (Vec<u64>, Vec<u64>) {
@@ -124,10 +134,7 @@ fn connections(trace: &Value, client: u64) -> (Vec<u64>, Vec<u64>) {
 fn a_client_cut_from_its_server_resumes_its_session_on_another() {
     let scenario = "mutex-holder-cut-from-its-server";
     let (_, trace) = on_an_ensemble("client-cut", scenario, &[], "mutual_exclusion_fenced");
-    let started = faults(&trace, "fault_start", "cut_from_server");
-    assert_eq!(started.len(), 1, "{started:?}");
-    let resolved = started[0]["resolved"].as_u64();
-    assert!(resolved.is_some_and(|s| s < 3), "{}", started[0]);
+    the_one_started(&trace, "cut_from_server");
     let (sessions, lost) = connections(&trace, 0);
     assert!(!lost.is_empty(), "the cut connection was lost");
     // Its first session, resumed on another server while the cut held its own.
@@ -255,9 +262,7 @@ fn two_servers_crashed_together_come_back_and_the_fence_holds() {
 fn a_create_the_leader_proposed_as_it_stopped_is_committed_by_the_next_leader() {
     let scenario = "mutex-create-survives-election";
     let (_, trace) = on_an_ensemble("at-proposal", scenario, &[], "mutual_exclusion_fenced");
-    let crashed = faults(&trace, "fault_start", "crash_server");
-    assert_eq!(crashed.len(), 1, "{crashed:?}");
-    assert!(crashed[0]["resolved"].as_u64().is_some_and(|s| s < 3));
+    the_one_started(&trace, "crash_server");
     assert_eq!(faults(&trace, "fault_end", "crash_server").len(), 1);
     let client_1: Vec<&Value> = (trace["events"].as_array().unwrap().iter())
         .filter(|e| e["client"] == 1)
