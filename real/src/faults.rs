@@ -273,11 +273,15 @@ fn overlapping_downtimes(
                  one down): a second SIGKILL as it starts again, not one longer downtime as in \
                  the simulator"
             }
+            (Fault::RestartServer { .. }, Fault::RestartServer { .. }) => {
+                "keeps the server down: overlapping server restarts are refused on a real \
+                 server (a second SIGKILL of an ensemble's leader kills a second server, not \
+                 one longer downtime as in the simulator)"
+            }
             _ => {
                 "keeps a server down: a restart overlapping another downtime is refused on a \
-                 real server (a second SIGKILL of an ensemble's leader kills a second server, \
-                 and of a standalone server the same one as it starts again, not one longer \
-                 downtime as in the simulator)"
+                 real ensemble (a SIGKILL of the leader while another server is down, or of a \
+                 server as it starts again, not one longer downtime as in the simulator)"
             }
         };
         return Some(format!(
