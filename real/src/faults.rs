@@ -92,8 +92,7 @@
 //! end is recorded. Only a crash's start takes a few ms before the next fault can start (the
 //! dead process's last reports are read first), and the resolution of a `leader` or
 //! `follower(k)` selector as long as the servers take to answer `srvr` (a paused server
-//! answers nothing: up to a second). The hard
-//! cases:
+//! answers nothing: up to a second). The hard cases:
 //!
 //! - **Two pauses of one client** that overlap: the process is stopped at the first start and
 //!   continued only when the last one ends (each pause's end is still recorded at its own

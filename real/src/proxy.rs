@@ -538,12 +538,12 @@ struct Piece {
     request: Option<FoundRequest>,
 }
 
-/// Reads `from` into `queue` as [`pump`] says, each piece stamped with its due time, until
-/// the end of the stream (queued too) or until the writer is gone.
 /// How much of a leader's last read is kept to find a text that spans two reads: longer
 /// than any path a scenario names.
 const SPANNED: usize = 4096;
 
+/// Reads `from` into `queue` as [`pump`] says, each piece stamped with its due time, until
+/// the end of the stream (queued too) or until the writer is gone.
 async fn read_pieces(
     mut from: OwnedReadHalf,
     cut: Cut,
@@ -575,7 +575,8 @@ async fn read_pieces(
         let read = from.read(&mut chunk).await.unwrap_or(0);
         if let Reads::FromLeader { leader } = reads {
             links.spot_proposals(leader, &before, &chunk[..read]);
-            before.extend_from_slice(&chunk[..read]);
+            // Only the last SPANNED bytes are kept: copy no more of a large read than that.
+            before.extend_from_slice(&chunk[read.saturating_sub(SPANNED)..read]);
             before.drain(..before.len().saturating_sub(SPANNED));
         }
         let passed = match frames.as_mut() {

@@ -3,15 +3,14 @@
 //! whose request never comes never starts. A crash of the leader at its proposal of a create
 //! leaves the create to the election, which commits it.
 
-use coordination::ids::ClientSlot;
 use coordination::recipes::Notice;
-use coordination::session::RawState;
 use coordination::zk::{OpOk, Request, ZkError};
 use scenarios::fault::{Fault, RequestOp, RequestTrigger, ScheduledFault};
 use trace::{Event, EventKind, Trace};
 
 use crate::query::{
-    at, catalog_scenario, cut_off, find, index, on, run, run_checked, sim, workload,
+    at, catalog_scenario, cut_off, find, index, notice, on, run, run_checked, sessions_of, sim,
+    workload,
 };
 
 /// Client 1 cut off for `for_ms` from its first request of kind `op` on a path containing
@@ -110,11 +109,9 @@ fn a_cut_whose_request_never_comes_never_starts() {
 #[test]
 fn a_create_the_leader_proposed_as_it_crashed_is_committed_by_the_next_leader() {
     let scenario = catalog_scenario("mutex-create-survives-election");
-    let client = Some(ClientSlot(1));
     for seed in 0..5 {
         let trace = run_checked(&scenario, seed);
-        let mine = |e: &&Event| e.client == client;
-        let creates: Vec<(u64, _)> = (trace.events.iter().filter(mine))
+        let creates: Vec<(u64, _)> = (trace.events.iter().filter(|e| on(e, 1)))
             .filter_map(|e| match &e.kind {
                 EventKind::OpSent {
                     op,
@@ -133,15 +130,10 @@ fn a_create_the_leader_proposed_as_it_crashed_is_committed_by_the_next_leader() 
             _ => None,
         });
         let answered = first(&trace, |e| match &e.kind {
-            EventKind::Reply { op: o, result } if mine(&e) && *o == op => Some(result.clone()),
+            EventKind::Reply { op: o, result } if on(e, 1) && *o == op => Some(result.clone()),
             _ => None,
         });
-        let session = first(&trace, |e| match &e.kind {
-            EventKind::RawSession {
-                state: RawState::Connected { session, .. },
-            } if mine(&e) => Some(*session),
-            _ => None,
-        });
+        let session = sessions_of(&trace, 1)[0];
         let (applied, created) = first(&trace, |e| match &e.kind {
             EventKind::OpApplied {
                 session: s,
@@ -151,10 +143,8 @@ fn a_create_the_leader_proposed_as_it_crashed_is_committed_by_the_next_leader() 
             } if *s == session && *o == op => Some((e.t, stat.czxid)),
             _ => None,
         });
-        let token = first(&trace, |e| match &e.kind {
-            EventKind::Notice {
-                notice: Notice::Acquired { token, .. },
-            } if mine(&e) => Some(*token),
+        let token = first(&trace, |e| match notice(e, 1) {
+            Some(Notice::Acquired { token, .. }) => Some(token),
             _ => None,
         });
         assert!(
