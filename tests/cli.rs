@@ -421,7 +421,7 @@ fn hunt_over_the_catalog_meets_every_expectation() {
     let table = stdout(&output);
     assert!(output.status.success(), "{table}{}", stderr(&output));
     assert!(
-        table.contains("every expectation met: 115 scenario(s), 20250 runs"),
+        table.contains("every expectation met: 198 scenario(s), 30400 runs"),
         "{table}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

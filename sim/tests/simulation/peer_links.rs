@@ -11,12 +11,12 @@ use madsim::time::{Instant, sleep};
 use scenarios::fault::{Fault, ServerSelector};
 use scenarios::scenario::ServerSettings;
 use sim::links::SlowLinks;
-use trace::EventKind;
+use trace::{EventKind, ServerSession};
 
 use crate::ensemble::{
     FOLLOWER, LEADER, SYNC_LIMIT, World, call, create, created, event, event_within, simulate,
 };
-use crate::query::catalog_scenario;
+use crate::query::{catalog_scenario, run_checked};
 
 /// The follower that is not [`FOLLOWER`].
 const OTHER: u16 = 1;
@@ -100,6 +100,54 @@ fn random_halves_are_drawn_from_the_seed_and_recorded_as_groups() {
         );
     }
     assert_eq!(minorities.len(), 3, "each server alone: {minorities:?}");
+}
+
+/// ZAB commits a proposal only its leader logged when that server leads the next epoch. With T
+/// (6 s) below `sync_limit` x tick (10 s), the leader of an ensemble split into three expires
+/// the sessions of its followers' clients, untouched since the split, before it notices that it
+/// has lost its quorum; nobody commits those expiries during the split, but after the heal the
+/// old leader has the longest log, is elected, and commits them at once, not T after the heal
+/// as a session it re-armed would end. In this seed the waiter's old session ends so, and with
+/// it the node its new session would have held through: exclusion holds.
+#[test]
+fn an_expiry_the_leader_proposed_before_it_lost_its_quorum_is_committed_when_it_leads_again() {
+    let scenario = catalog_scenario("mutex-quorum-loss-old-session-realistic");
+    let [split] = &scenario.faults[..] else {
+        panic!("one split: {:?}", scenario.faults)
+    };
+    let Fault::SplitServers {
+        for_ms: Some(for_ms),
+        ..
+    } = split.fault
+    else {
+        panic!("a split that heals: {split:?}")
+    };
+    let ms = |ms: u64| ms * 1_000_000;
+    let (start, heal) = (ms(split.at_ms), ms(split.at_ms + for_ms));
+    let trace = run_checked(&scenario, 0);
+    let expiries: Vec<u64> = (trace.events.iter())
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::ServerSession {
+                    change: ServerSession::Expired,
+                    ..
+                }
+            )
+        })
+        .map(|e| e.t)
+        .collect();
+    assert!(
+        !expiries.iter().any(|&t| (start..heal).contains(&t)),
+        "nothing is committed without a quorum: {expiries:?}"
+    );
+    let timeout = scenario.server.session_timeout_ms;
+    assert!(
+        expiries
+            .iter()
+            .any(|&t| (heal..heal + ms(timeout) / 6).contains(&t)),
+        "a session ends within T/6 of the heal: {expiries:?}"
+    );
 }
 
 #[test]
