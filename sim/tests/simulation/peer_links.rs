@@ -16,7 +16,7 @@ use trace::{EventKind, ServerSession};
 use crate::ensemble::{
     FOLLOWER, LEADER, SYNC_LIMIT, World, call, create, created, event, event_within, simulate,
 };
-use crate::query::{catalog_scenario, run_checked};
+use crate::query::{catalog_scenario, run_checked, server_changes};
 
 /// The follower that is not [`FOLLOWER`].
 const OTHER: u16 = 1;
@@ -125,16 +125,7 @@ fn an_expiry_the_leader_proposed_before_it_lost_its_quorum_is_committed_when_it_
     let ms = |ms: u64| ms * 1_000_000;
     let (start, heal) = (ms(split.at_ms), ms(split.at_ms + for_ms));
     let trace = run_checked(&scenario, 0);
-    let expiries: Vec<u64> = (trace.events.iter())
-        .filter(|e| {
-            matches!(
-                e.kind,
-                EventKind::ServerSession {
-                    change: ServerSession::Expired,
-                    ..
-                }
-            )
-        })
+    let expiries: Vec<u64> = server_changes(&trace, ServerSession::Expired)
         .map(|e| e.t)
         .collect();
     assert!(

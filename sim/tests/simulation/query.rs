@@ -110,11 +110,16 @@ pub fn server_session(event: &Event, session: SessionId, change: ServerSession) 
     )
 }
 
+/// The server-side session changes of kind `change`, in trace order.
+pub fn server_changes(trace: &Trace, change: ServerSession) -> impl Iterator<Item = &Event> {
+    (trace.events.iter()).filter(
+        move |e| matches!(&e.kind, EventKind::ServerSession { change: c, .. } if *c == change),
+    )
+}
+
 /// Count of server-side session changes of kind `change`.
 pub fn count_server(trace: &Trace, change: ServerSession) -> usize {
-    (trace.events.iter())
-        .filter(|e| matches!(&e.kind, EventKind::ServerSession { change: c, .. } if *c == change))
-        .count()
+    server_changes(trace, change).count()
 }
 
 /// The zxids of every change the server applied, in trace order.
