@@ -1,11 +1,12 @@
 //! Leader election in a simulated ensemble (`sim/src/server/member.rs`), after ZooKeeper
 //! 3.8's `QuorumPeer`, `FastLeaderElection`, `Leader` and `Learner`.
 //!
-//! - **Failure detection.** Every tick/2 a follower checks that it heard its leader within
-//!   syncLimit ticks (`Learner`'s read timeout on the leader's socket), and a leader that it
-//!   heard a quorum of followers (`Leader.lead()`'s check of its synced followers); one that
-//!   does not goes LOOKING: it drops its clients and serves none until it follows or leads
-//!   again. A follower's LOOKING vote tells its leader that it left (ZooKeeper's follower
+//! - **Failure detection.** A follower goes LOOKING syncLimit ticks after it last heard its
+//!   leader, at that instant (`Learner`'s read timeout on the leader's socket). A leader checks
+//!   on every other ping, once a tick (`Leader.lead()`'s `tickSkip`), that it hears a quorum of
+//!   followers, and goes LOOKING when it does not: up to a tick after the followers it stopped
+//!   hearing gave up on it, a window in which it still serves its clients. A server that goes
+//!   LOOKING drops its clients and serves none until it follows or leads again. A follower's LOOKING vote tells its leader that it left (ZooKeeper's follower
 //!   closes its socket to the leader), so a leader resumed from a pause steps down at its
 //!   next check. A crashed server is a machine that went down (no reset closes its peers'
 //!   links), so its peers notice it by that silence too; a restarted one starts LOOKING.
@@ -73,16 +74,36 @@ pub(super) enum Role {
     },
     /// Following `leader`; `synced` once it took the leader's log.
     Following { leader: u16, synced: bool },
-    /// Leading since `since`, deciding on `prep` (its committed state with every change it
+    /// Leading since `since`, checking its quorum on every other ping (`tick_skip`: whether
+    /// the next ping skips the check, as `Leader.lead()`'s loop counts ticks), deciding on
+    /// `prep` (its committed state with every change it
     /// proposed since), with per follower what it acknowledged (`None`: sent the log, not
     /// acknowledged yet), and per session the server that owns it (where the session was
     /// opened or last revalidated).
     Leading {
         since: Instant,
+        tick_skip: bool,
         prep: Box<FrontEnd>,
         followers: BTreeMap<u16, Option<Acked>>,
         owners: BTreeMap<SessionId, u16>,
     },
+}
+
+impl Role {
+    /// Leading from `since`, deciding on `prep`, with `followers` (no session owned yet).
+    pub(super) fn leading(
+        since: Instant,
+        prep: Box<FrontEnd>,
+        followers: BTreeMap<u16, Option<Acked>>,
+    ) -> Self {
+        Role::Leading {
+            since,
+            tick_skip: true,
+            prep,
+            followers,
+            owners: BTreeMap::new(),
+        }
+    }
 }
 
 /// A follower that has acknowledged its leader's log: how much of it, and the check that it
@@ -237,9 +258,12 @@ impl State {
     }
 
     /// Every tick/2: the leader drops each follower that left a proposal unacknowledged for
-    /// syncLimit ([`SyncLimitCheck`]) or went unheard that long, pings the others and checks
-    /// it hears a quorum, a follower checks it hears its leader (either goes LOOKING when it
-    /// does not), and a LOOKING server sends its vote to every peer and decides if it can.
+    /// syncLimit ([`SyncLimitCheck`]) or went unheard that long and pings the others, and on
+    /// every other ping (once a tick, as `Leader.lead()` counts ticks) checks that it hears a
+    /// quorum; a LOOKING server sends its vote to every peer and decides if it can. A leader
+    /// that lost its quorum goes LOOKING: up to a tick after the followers it stopped hearing
+    /// timed out on it ([`State::read_timeout`]), a window in which it still serves its
+    /// clients, and answers their sessions from its own tracker.
     pub(super) fn beat(&mut self) -> Vec<Out> {
         let now = self.time.now();
         let member = self.member();
@@ -256,18 +280,23 @@ impl State {
         member.drop_overdue(now);
         let me = member.id;
         let quorum = member.quorum();
-        let alive = match &member.role {
+        let heard = &member.heard;
+        let alive = match &mut member.role {
             Role::Leading {
-                since, followers, ..
+                since,
+                tick_skip,
+                followers,
+                ..
             } => {
-                let since = *since;
-                let heard = (followers.keys())
-                    .filter(|f| member.heard.get(f).is_some_and(heard_within))
+                let checks = !std::mem::replace(tick_skip, !*tick_skip);
+                let synced = (followers.keys())
+                    .filter(|f| heard.get(f).is_some_and(heard_within))
                     .count();
+                let alive = !checks || heard_within(since) || synced + 1 >= quorum;
                 member.post_commits();
-                heard_within(&since) || heard + 1 >= quorum
+                alive
             }
-            Role::Following { leader, .. } => member.heard.get(leader).is_some_and(heard_within),
+            Role::Following { .. } => true,
             Role::Looking { .. } => {
                 let vote = member.vote();
                 for peer in member.peers() {
@@ -278,6 +307,17 @@ impl State {
             }
         };
         if alive { Vec::new() } else { self.look() }
+    }
+
+    /// A follower's read timeout on its leader's socket (`Learner`'s, syncLimit × tick, timed
+    /// to the instant, not to a ping): one that has not heard its leader for that long goes
+    /// LOOKING.
+    pub(super) fn read_timeout(&mut self) -> Vec<Out> {
+        let now = self.time.now();
+        match self.member().read_deadline() {
+            Some(deadline) if deadline <= now => self.look(),
+            _ => Vec::new(),
+        }
     }
 
     /// A LOOKING server past its decision time that has heard fresh votes from a quorum
@@ -305,12 +345,7 @@ impl State {
         let prep = Box::new(self.prepared());
         let member = self.member();
         member.epoch = mine.epoch + 1;
-        member.role = Role::Leading {
-            since: now,
-            prep,
-            followers: BTreeMap::new(),
-            owners: BTreeMap::new(),
-        };
+        member.role = Role::leading(now, prep, BTreeMap::new());
         let (me, epoch) = (member.id, member.epoch);
         for peer in member.peers() {
             member.post(peer, Peer::Leading { from: me, epoch });
@@ -319,6 +354,16 @@ impl State {
 }
 
 impl Member {
+    /// When a follower's read timeout on its leader ends unless it hears the leader before
+    /// ([`State::read_timeout`]); `None` for a leader or a LOOKING server.
+    pub(super) fn read_deadline(&self) -> Option<Instant> {
+        let Role::Following { leader, .. } = self.role else {
+            return None;
+        };
+        // Every peer is in `heard` from the start.
+        (self.heard.get(&leader)).map(|&at| at + self.sync_limit)
+    }
+
     /// A leader drops each follower that left a proposal unacknowledged for syncLimit
     /// ([`SyncLimitCheck`]), or that it has not heard for syncLimit since it acknowledged the
     /// leader's log (its `LearnerHandler`'s read timeout on the follower's socket):

@@ -397,12 +397,7 @@ impl ServerHandle {
         let role = if id == leader {
             let prep = Box::new(handle.lock().front.clone());
             let followers = (0..leader).map(|n| (n, Some(Acked::default()))).collect();
-            Role::Leading {
-                since: now,
-                prep,
-                followers,
-                owners: BTreeMap::new(),
-            }
+            Role::leading(now, prep, followers)
         } else {
             Role::Following {
                 leader,
@@ -454,6 +449,12 @@ impl ServerHandle {
             yield_now().await;
         }
         node
+    }
+
+    /// Whether this server of an ensemble serves clients now: it leads or follows, synced,
+    /// and is up.
+    pub fn serves(&self) -> bool {
+        !self.lock().refuses()
     }
 
     /// Whether this server serves client `client` now.
@@ -569,6 +570,8 @@ impl ServerHandle {
         let mut alarm = wire.alarm();
         loop {
             let next = next_beat.min(next_tick).min(next_sweep);
+            let deadline = self.lock().member().read_deadline();
+            let wake = deadline.map_or(next, |deadline| deadline.min(next));
             let out = select_biased! {
                 command = control.next() => match command {
                     Some(Control::ExpireClient(client)) => self.lock().expire_client(client),
@@ -588,9 +591,11 @@ impl ServerHandle {
                         Datagram::Reset { .. } => Vec::new(),
                     }
                 }
-                () = alarm.until(Some(next)).fuse() => {
+                () = alarm.until(Some(wake)).fuse() => {
                     let mut state = self.lock();
-                    if next == next_beat {
+                    if wake < next {
+                        state.read_timeout()
+                    } else if next == next_beat {
                         next_beat += beat;
                         state.beat()
                     } else if next == next_tick {

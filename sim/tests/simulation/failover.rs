@@ -323,7 +323,7 @@ fn a_paused_leader_is_replaced_and_follows_the_new_leader_on_resume() {
 #[test]
 fn a_leader_crash_alone_leaves_two_lease_takers_waiting_for_ever() {
     let scenario = catalog_scenario("semaphore-mutex-leader-crash");
-    let trace = run_scenario(&scenario, 57);
+    let trace = run_scenario(&scenario, 12);
     assert!(violations(&scenario, &trace, Property::Progress) > 0);
     for safety in [
         Property::MutualExclusionBelief,

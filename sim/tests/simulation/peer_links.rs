@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use coordination::session::{Coordination, RawEvent, RawState};
-use madsim::time::{Instant, sleep};
+use madsim::time::{Instant, sleep, sleep_until};
 use scenarios::fault::{Fault, ServerSelector};
 use scenarios::scenario::ServerSettings;
 use sim::links::SlowLinks;
@@ -17,6 +17,9 @@ use crate::ensemble::{
     FOLLOWER, LEADER, SYNC_LIMIT, World, call, create, created, event, event_within, simulate,
 };
 use crate::query::{catalog_scenario, run_checked, server_changes};
+
+/// The ensemble's tick.
+const TICK: Duration = Duration::from_millis(100);
 
 /// The follower that is not [`FOLLOWER`].
 const OTHER: u16 = 1;
@@ -44,11 +47,15 @@ fn a_leader_split_into_a_minority_loses_its_quorum_while_the_majority_elects() {
             }
         );
         assert!(split.elapsed() >= SYNC_LIMIT - Duration::from_millis(100));
-        // The majority elects one of its own, which serves the follower's client, while the
-        // old leader still reaches no one.
+        // The majority elects one of its own, which serves the follower's client once the
+        // follower has joined it, while the old leader still reaches no one.
         let leader = loop {
             match world.ensemble.resolve(ServerSelector::Leader) {
-                Some(leader) if leader != LEADER => break leader,
+                Some(leader)
+                    if leader != LEADER && world.servers[usize::from(FOLLOWER)].serves() =>
+                {
+                    break leader;
+                }
                 _ => sleep(Duration::from_millis(100)).await,
             }
         };
@@ -61,6 +68,45 @@ fn a_leader_split_into_a_minority_loses_its_quorum_while_the_majority_elects() {
             split.elapsed() < SYNC_LIMIT * 3,
             "written {:?} after the split",
             split.elapsed()
+        );
+    });
+}
+
+/// ZooKeeper's follower times out on its leader's socket syncLimit × tick after it last heard
+/// the leader, to the instant, while the leader checks its quorum on every other ping, once a
+/// tick (`Leader.lead()`), against followers its own read timeouts dropped: an isolated leader
+/// serves its clients for up to a tick after its followers dropped theirs.
+#[test]
+fn an_isolated_leader_serves_for_up_to_a_tick_after_its_followers_dropped_their_clients() {
+    simulate(21, || async {
+        let start = Instant::now();
+        let world = World::start().await;
+        let (on_leader, _) = world.session(0, LEADER).await;
+        let (on_follower, _) = world.session(1, FOLLOWER).await;
+        // Just after a ping (every tick/2 from the start): the follower heard its leader
+        // moments before the split.
+        sleep_until(start + Duration::from_millis(1_020)).await;
+        world.split(&[&[LEADER], &[FOLLOWER, OTHER]]);
+        let split = Instant::now();
+        let disconnected = RawEvent::State {
+            state: RawState::Disconnected,
+        };
+        assert_eq!(event(&on_follower).await, disconnected);
+        let followers_dropped = split.elapsed();
+        assert!(
+            followers_dropped < SYNC_LIMIT,
+            "the follower drops its clients syncLimit after it last heard the leader, not at \
+             its next ping: {followers_dropped:?} after the split"
+        );
+        assert!(
+            world.servers[usize::from(LEADER)].serves(),
+            "the isolated leader still serves"
+        );
+        assert_eq!(event(&on_leader).await, disconnected);
+        let window = split.elapsed() - followers_dropped;
+        assert!(
+            TICK / 4 < window && window <= TICK,
+            "the leader drops its clients {window:?} after its followers"
         );
     });
 }
