@@ -9,12 +9,15 @@
 //! (a standalone server answers every read from its latest state), so only simulated ensemble
 //! traces are judged; a session's replies and watch events count from the instant its client
 //! received them (a watch event from the server's record of the change, matched to what
-//! arrived, as `herd_free` matches them).
+//! arrived, as `herd_free` matches them). A read counts only if its answer arrived: one a
+//! server applied after its client's connection was gone (a paused server answering on
+//! resume) reached nobody, and its client's `ConnectionLoss` or `SessionExpired` for it is not
+//! the server's answer.
 
 use std::collections::BTreeMap;
 
 use coordination::ids::{ClientSlot, OpId};
-use coordination::zk::{Path, SessionId, Zxid};
+use coordination::zk::{Path, SessionId, ZkError, Zxid};
 use recipe_table::property::{Property, Violation};
 use trace::{EventKind, ReadFrom, Trace};
 
@@ -31,8 +34,9 @@ pub fn check(trace: &Trace) -> Vec<Violation> {
         })
         .collect();
     let mut sessions = Sessions::default();
-    // The zxid each applied request's reply will tell its session, until the reply arrives.
-    let mut replies: BTreeMap<(SessionId, OpId), Zxid> = BTreeMap::new();
+    // The zxid each applied request's reply will tell its session, and for a read older than
+    // what the session had been told then, its violation, until the reply arrives.
+    let mut replies: BTreeMap<(SessionId, OpId), (Zxid, Option<Violation>)> = BTreeMap::new();
     // The newest zxid each session was told of, with the event that told it.
     let mut told: BTreeMap<SessionId, Told> = BTreeMap::new();
     let mut violations = Vec::new();
@@ -58,22 +62,28 @@ pub fn check(trace: &Trace) -> Vec<Violation> {
                 },
                 _,
             ) => {
-                if let Some(read) = read_from
-                    && let Some(&told) = told.get(session)
-                    && read.zxid < told.zxid
-                {
-                    let client = sessions.client_on(*session);
-                    let read = (index, *session, request.path(), *read);
-                    violations.push(time_travel(trace, read, client, told));
-                }
+                let stale = (read_from.as_ref())
+                    .zip(told.get(session).copied())
+                    .filter(|(read, told)| read.zxid < told.zxid)
+                    .map(|(read, told)| {
+                        let client = sessions.client_on(*session);
+                        let read = (index, *session, request.path(), *read);
+                        time_travel(trace, read, client, told)
+                    });
                 if let Some(zxid) = read_from.map(|read| read.zxid).or(*zxid) {
-                    replies.insert((*session, *op), zxid);
+                    replies.insert((*session, *op), (zxid, stale));
                 }
             }
-            (EventKind::Reply { op, .. }, Some(client)) => {
-                if let Some(session) = sessions.of(client)
-                    && let Some(zxid) = replies.remove(&(session, *op))
+            (EventKind::Reply { op, result }, Some(client)) => {
+                let answered = !matches!(
+                    result,
+                    Err(ZkError::ConnectionLoss | ZkError::SessionExpired)
+                );
+                if answered
+                    && let Some(session) = sessions.of(client)
+                    && let Some((zxid, stale)) = replies.remove(&(session, *op))
                 {
+                    violations.extend(stale);
                     tell(session, zxid);
                 }
             }
@@ -128,6 +138,7 @@ fn time_travel(
 mod tests {
     use super::*;
     use coordination::zk::EventKind as ZkEventKind;
+    use coordination::zk::{OpOk, Request};
     use trace::build::Build;
 
     const LOCK: &str = "/lock";
@@ -208,6 +219,44 @@ mod tests {
             .read_from((1, 11, 3), LOCK, 2, 6)
             .trace();
         assert_eq!(check(&trace), []);
+    }
+
+    #[test]
+    fn a_read_whose_answer_never_arrived_read_nothing() {
+        let (op, request) = (
+            OpId(3),
+            Request::GetChildren {
+                path: Path::new(LOCK).expect("a valid path"),
+                watch: false,
+            },
+        );
+        let connection_lost = EventKind::Reply {
+            op,
+            result: Err(ZkError::ConnectionLoss),
+        };
+        let stale_read = EventKind::OpApplied {
+            session: SessionId(11),
+            op,
+            request: request.clone(),
+            result: Ok(OpOk::Children {
+                names: Vec::new(),
+                pzxid: Some(Zxid(6)),
+            }),
+            zxid: None,
+            read_from: Some(ReadFrom {
+                server: 2,
+                zxid: Zxid(6),
+            }),
+        };
+        let sent = told_by_watch().push(Some(1), EventKind::OpSent { op, request });
+        // Applied by a server resumed after the client gave the connection up, or applied and
+        // then lost with the connection: either way the client never read it.
+        let applied_late = (sent.clone())
+            .push(Some(1), connection_lost.clone())
+            .push(None, stale_read.clone());
+        let answer_lost = sent.push(None, stale_read).push(Some(1), connection_lost);
+        assert_eq!(check(&applied_late.trace()), []);
+        assert_eq!(check(&answer_lost.trace()), []);
     }
 
     #[test]
