@@ -6,10 +6,11 @@
 //!   on every other ping, once a tick (`Leader.lead()`'s `tickSkip`), that it hears a quorum of
 //!   followers, and goes LOOKING when it does not: up to a tick after the followers it stopped
 //!   hearing gave up on it, a window in which it still serves its clients. A server that goes
-//!   LOOKING drops its clients and serves none until it follows or leads again. A follower's LOOKING vote tells its leader that it left (ZooKeeper's follower
-//!   closes its socket to the leader), so a leader resumed from a pause steps down at its
-//!   next check. A crashed server is a machine that went down (no reset closes its peers'
-//!   links), so its peers notice it by that silence too; a restarted one starts LOOKING.
+//!   LOOKING drops its clients and serves none until it follows or leads again. A follower's
+//!   LOOKING vote tells its leader that it left (ZooKeeper's follower closes its socket to
+//!   the leader), so a leader resumed from a pause steps down at its next check. A crashed
+//!   server is a machine that went down (no reset closes its peers' links), so its peers
+//!   notice it by that silence too; a restarted one starts LOOKING.
 //! - **The vote.** A LOOKING server sends its vote — its epoch, its last logged entry's epoch
 //!   and its log's length (ZooKeeper's last zxid), its id — to every peer every tick/2. Once
 //!   it has heard fresh votes (within a tick) from a quorum including itself and
@@ -76,10 +77,9 @@ pub(super) enum Role {
     Following { leader: u16, synced: bool },
     /// Leading since `since`, checking its quorum on every other ping (`tick_skip`: whether
     /// the next ping skips the check, as `Leader.lead()`'s loop counts ticks), deciding on
-    /// `prep` (its committed state with every change it
-    /// proposed since), with per follower what it acknowledged (`None`: sent the log, not
-    /// acknowledged yet), and per session the server that owns it (where the session was
-    /// opened or last revalidated).
+    /// `prep` (its committed state with every change it proposed since), with per follower
+    /// what it acknowledged (`None`: sent the log, not acknowledged yet), and per session the
+    /// server that owns it (where the session was opened or last revalidated).
     Leading {
         since: Instant,
         tick_skip: bool,
