@@ -7,7 +7,7 @@ use coordination::recipes::{Call, FailReason, Mode, Notice};
 use coordination::session::RawState;
 use coordination::zk::{
     CreateMode, EventKind as ZkEventKind, OpOk, OpResult, Path, Request, SessionId, Stat,
-    WatchedEvent, Zxid,
+    WatchedEvent, ZkError, Zxid,
 };
 use serde_json::Value;
 
@@ -30,6 +30,33 @@ pub const OWNER: Owner = Owner(1);
 /// A ZooKeeper path from text that is known to be one.
 pub fn path(text: &str) -> Path {
     Path::new(text).unwrap()
+}
+
+/// [`Build::read_from`]'s read on `session`: the request sent as `op`, applied by `server` at
+/// `zxid`, and its answer.
+fn read_events((session, op): (u64, u32), node: &str, server: u16, zxid: u64) -> [EventKind; 3] {
+    let (op, zxid) = (OpId(op), Zxid(zxid));
+    let request = Request::GetChildren {
+        path: path(node),
+        watch: false,
+    };
+    let result = Ok(OpOk::Children {
+        names: Vec::new(),
+        pzxid: Some(zxid),
+    });
+    let applied = EventKind::OpApplied {
+        session: SessionId(session),
+        op,
+        request: request.clone(),
+        result: result.clone(),
+        zxid: None,
+        read_from: Some(ReadFrom { server, zxid }),
+    };
+    [
+        EventKind::OpSent { op, request },
+        applied,
+        EventKind::Reply { op, result },
+    ]
 }
 
 impl Default for Build {
@@ -288,26 +315,33 @@ impl Build {
         server: u16,
         zxid: u64,
     ) -> Build {
-        let (op, zxid) = (OpId(op), Zxid(zxid));
-        let request = Request::GetChildren {
-            path: path(node),
-            watch: false,
-        };
-        let result = Ok(OpOk::Children {
-            names: Vec::new(),
-            pzxid: Some(zxid),
-        });
-        let applied = EventKind::OpApplied {
-            session: SessionId(session),
-            op,
-            request: request.clone(),
-            result: result.clone(),
-            zxid: None,
-            read_from: Some(ReadFrom { server, zxid }),
-        };
-        self.push(Some(client), EventKind::OpSent { op, request })
+        let [sent, applied, answer] = read_events((session, op), node, server, zxid);
+        self.push(Some(client), sent)
             .push(None, applied)
-            .push(Some(client), EventKind::Reply { op, result })
+            .push(Some(client), answer)
+    }
+
+    /// The read of [`Build::read_from`], whose answer never reaches `client`: its connection
+    /// is lost (the client gives the request `ConnectionLoss`) before `server` applies it
+    /// when `lost_first`, after it otherwise.
+    pub fn read_unanswered(
+        self,
+        (client, session, op): (u16, u64, u32),
+        node: &str,
+        (server, zxid): (u16, u64),
+        lost_first: bool,
+    ) -> Build {
+        let [sent, applied, _] = read_events((session, op), node, server, zxid);
+        let lost = EventKind::Reply {
+            op: OpId(op),
+            result: Err(ZkError::ConnectionLoss),
+        };
+        let sent = self.push(Some(client), sent);
+        if lost_first {
+            sent.push(Some(client), lost).push(None, applied)
+        } else {
+            sent.push(None, applied).push(Some(client), lost)
+        }
     }
 
     /// `client` sends `request` as `op` and is answered with `result`.

@@ -138,7 +138,6 @@ fn time_travel(
 mod tests {
     use super::*;
     use coordination::zk::EventKind as ZkEventKind;
-    use coordination::zk::{OpOk, Request};
     use trace::build::Build;
 
     const LOCK: &str = "/lock";
@@ -223,40 +222,14 @@ mod tests {
 
     #[test]
     fn a_read_whose_answer_never_arrived_read_nothing() {
-        let (op, request) = (
-            OpId(3),
-            Request::GetChildren {
-                path: Path::new(LOCK).expect("a valid path"),
-                watch: false,
-            },
-        );
-        let connection_lost = EventKind::Reply {
-            op,
-            result: Err(ZkError::ConnectionLoss),
-        };
-        let stale_read = EventKind::OpApplied {
-            session: SessionId(11),
-            op,
-            request: request.clone(),
-            result: Ok(OpOk::Children {
-                names: Vec::new(),
-                pzxid: Some(Zxid(6)),
-            }),
-            zxid: None,
-            read_from: Some(ReadFrom {
-                server: 2,
-                zxid: Zxid(6),
-            }),
-        };
-        let sent = told_by_watch().push(Some(1), EventKind::OpSent { op, request });
         // Applied by a server resumed after the client gave the connection up, or applied and
         // then lost with the connection: either way the client never read it.
-        let applied_late = (sent.clone())
-            .push(Some(1), connection_lost.clone())
-            .push(None, stale_read.clone());
-        let answer_lost = sent.push(None, stale_read).push(Some(1), connection_lost);
-        assert_eq!(check(&applied_late.trace()), []);
-        assert_eq!(check(&answer_lost.trace()), []);
+        for lost_first in [true, false] {
+            let trace = told_by_watch()
+                .read_unanswered((1, 11, 3), LOCK, (2, 6), lost_first)
+                .trace();
+            assert_eq!(check(&trace), [], "lost first: {lost_first}");
+        }
     }
 
     #[test]

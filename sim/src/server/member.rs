@@ -568,9 +568,9 @@ impl ServerHandle {
         let mut next_tick = wire.now() + tick;
         let mut next_sweep = wire.now() + sweep;
         let mut alarm = wire.alarm();
+        let mut deadline = self.lock().member().read_deadline();
         loop {
             let next = next_beat.min(next_tick).min(next_sweep);
-            let deadline = self.lock().member().read_deadline();
             let wake = deadline.map_or(next, |deadline| deadline.min(next));
             let out = select_biased! {
                 command = control.next() => match command {
@@ -608,7 +608,10 @@ impl ServerHandle {
                 },
             };
             send_all(&wire, out);
-            self.lock().member().flush(&peers);
+            let mut state = self.lock();
+            let member = state.member();
+            member.flush(&peers);
+            deadline = member.read_deadline();
         }
     }
 }

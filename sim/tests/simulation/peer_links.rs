@@ -14,12 +14,13 @@ use sim::links::SlowLinks;
 use trace::{EventKind, ServerSession};
 
 use crate::ensemble::{
-    FOLLOWER, LEADER, SYNC_LIMIT, World, call, create, created, event, event_within, simulate,
+    FOLLOWER, LEADER, SETTINGS, SYNC_LIMIT, World, call, create, created, event, event_within,
+    simulate,
 };
 use crate::query::{catalog_scenario, run_checked, server_changes};
 
 /// The ensemble's tick.
-const TICK: Duration = Duration::from_millis(100);
+const TICK: Duration = Duration::from_millis(SETTINGS.tick_ms);
 
 /// The follower that is not [`FOLLOWER`].
 const OTHER: u16 = 1;
